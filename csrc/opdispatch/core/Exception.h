@@ -1,0 +1,73 @@
+// The exceptions opdispatch throws, and the OPDISPATCH_CHECK* macros that
+// build their messages. The Python bindings map each class to a Python type.
+#pragma once
+
+#include <exception>
+#include <sstream>
+#include <string>
+
+#include <opdispatch/Macros.h>
+
+namespace opdispatch {
+
+/// Base of every opdispatch error; reaches Python as RuntimeError.
+class Error : public std::exception {
+ public:
+  explicit Error(std::string msg) : msg_(std::move(msg)) {}
+  const char* what() const noexcept override { return msg_.c_str(); }
+  const std::string& msg() const { return msg_; }
+
+ private:
+  std::string msg_;
+};
+
+/// No kernel for a dispatch key, or a feature that is not supported; Python NotImplementedError.
+class NotImplementedError : public Error {
+  using Error::Error;
+};
+/// An argument of the wrong type; Python TypeError.
+class TypeError : public Error {
+  using Error::Error;
+};
+/// An argument with a bad value (including unparseable names); Python ValueError.
+class ValueError : public Error {
+  using Error::Error;
+};
+/// An index out of range; Python IndexError.
+class IndexError : public Error {
+  using Error::Error;
+};
+
+namespace detail {
+/// Concatenates its arguments with operator<<.
+template <class... Args>
+std::string str(const Args&... args) {
+  std::ostringstream ss;
+  (ss << ... << args);
+  return ss.str();
+}
+inline std::string str() { return std::string(); }
+inline const std::string& str(const std::string& s) { return s; }
+inline std::string str(const char* s) { return s; }
+} // namespace detail
+
+} // namespace opdispatch
+
+#define OPDISPATCH_CHECK_WITH(ErrorType, cond, ...)                        \
+  do {                                                                     \
+    if (OPDISPATCH_UNLIKELY(!(cond))) {                                    \
+      throw ::opdispatch::ErrorType(::opdispatch::detail::str(__VA_ARGS__)); \
+    }                                                                      \
+  } while (false)
+
+/// Throws opdispatch::Error(message) unless `cond` holds.
+#define OPDISPATCH_CHECK(cond, ...) OPDISPATCH_CHECK_WITH(Error, cond, __VA_ARGS__)
+#define OPDISPATCH_CHECK_TYPE(cond, ...) OPDISPATCH_CHECK_WITH(TypeError, cond, __VA_ARGS__)
+#define OPDISPATCH_CHECK_VALUE(cond, ...) OPDISPATCH_CHECK_WITH(ValueError, cond, __VA_ARGS__)
+#define OPDISPATCH_CHECK_INDEX(cond, ...) OPDISPATCH_CHECK_WITH(IndexError, cond, __VA_ARGS__)
+#define OPDISPATCH_CHECK_NOT_IMPLEMENTED(cond, ...) \
+  OPDISPATCH_CHECK_WITH(NotImplementedError, cond, __VA_ARGS__)
+/// For conditions that only a bug in opdispatch can break.
+#define OPDISPATCH_INTERNAL_ASSERT(cond, ...)                                  \
+  OPDISPATCH_CHECK_WITH(Error, cond, "INTERNAL ASSERT FAILED at ", __FILE__, ":", \
+                        __LINE__, ": " #cond ". ", ##__VA_ARGS__)

@@ -1,0 +1,11 @@
+// The process-wide Python hooks (empty until opdispatch._C loads).
+#include <opdispatch/core/PyObjectSlot.h>
+
+namespace opdispatch {
+
+PyInterpreterHooks& pyInterpreterHooks() {
+  static PyInterpreterHooks hooks;
+  return hooks;
+}
+
+} // namespace opdispatch

@@ -1,0 +1,95 @@
+// TensorImpl: a strided view of a Storage (none for `meta`) with a dtype, a
+// device, its DispatchKeySet, a requires_grad bit, a version counter and the
+// two slots the Python layer uses.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include <opdispatch/core/ArrayRef.h>
+#include <opdispatch/core/Device.h>
+#include <opdispatch/core/DispatchKeySet.h>
+#include <opdispatch/core/PyObjectSlot.h>
+#include <opdispatch/core/ScalarType.h>
+#include <opdispatch/core/Storage.h>
+#include <opdispatch/core/intrusive_ptr.h>
+
+namespace opdispatch {
+
+/// Counts in-place modifications; shared by a tensor and its views.
+struct VersionCounter final : intrusive_ptr_target {
+  std::atomic<uint32_t> version{0};
+};
+
+// Note [Tensor key sets]
+// A tensor's key set is its backend key; plus ADInplaceOrView and the
+// backend's Autograd* key only while it requires grad, so a call on plain
+// tensors skips autograd without visiting it (PyTorch keeps the autograd key
+// always and checks inside); plus Python and PythonTLSSnapshot for a Python
+// subclass that handles dispatch itself.
+class TensorImpl final : public intrusive_ptr_target {
+ public:
+  /// `storage` may be null only on `meta`. `strides` are in elements and
+  /// must have as many entries as `sizes`. Throws ValueError otherwise.
+  TensorImpl(intrusive_ptr<StorageImpl> storage, ScalarType dtype, Device device,
+             std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t storage_offset);
+  TensorImpl(const TensorImpl&) = delete;
+  TensorImpl& operator=(const TensorImpl&) = delete;
+
+  DispatchKeySet key_set() const { return key_set_; }
+  IntArrayRef sizes() const { return sizes_; }
+  IntArrayRef strides() const { return strides_; }
+  int64_t dim() const { return static_cast<int64_t>(sizes_.size()); }
+  int64_t numel() const { return numel_; }
+  int64_t storage_offset() const { return storage_offset_; }
+  ScalarType dtype() const { return dtype_; }
+  Device device() const { return device_; }
+  size_t itemsize() const { return elementSize(dtype_); }
+  bool has_storage() const { return storage_.defined(); }
+  const intrusive_ptr<StorageImpl>& storage() const { return storage_; }
+  /// Address of element 0. Throws on a tensor with no storage (meta).
+  void* data_ptr() const;
+  bool is_contiguous() const { return is_contiguous_; }
+
+  bool requires_grad() const { return requires_grad_; }
+  /// Sets requires_grad and updates the key set (Note [Tensor key sets]).
+  /// Throws TypeError for a tensor whose dtype is not floating or complex.
+  void set_requires_grad(bool requires_grad);
+  /// Adds or removes the Python keys (a subclass that handles dispatch).
+  void set_python_dispatch(bool enabled);
+
+  uint32_t version() const { return version_counter_->version.load(std::memory_order_relaxed); }
+  void bump_version() { version_counter_->version.fetch_add(1, std::memory_order_relaxed); }
+  const intrusive_ptr<VersionCounter>& version_counter() const { return version_counter_; }
+  void set_version_counter(intrusive_ptr<VersionCounter> vc) { version_counter_ = std::move(vc); }
+
+  /// The Python object wrapping this tensor, or null: a borrowed pointer,
+  /// read and written only with the GIL held, cleared when the wrapper dies.
+  void* pyobj() const { return pyobj_; }
+  void set_pyobj(void* obj) { pyobj_ = obj; }
+  /// Autograd state owned by the Python layer (grad, grad_fn, ...).
+  OwnedPyObject& autograd_meta() { return autograd_meta_; }
+
+ private:
+  void refreshContiguous();
+
+  DispatchKeySet key_set_;
+  intrusive_ptr<StorageImpl> storage_;
+  intrusive_ptr<VersionCounter> version_counter_;
+  std::vector<int64_t> sizes_;
+  std::vector<int64_t> strides_;
+  int64_t storage_offset_ = 0;
+  int64_t numel_ = 1;
+  ScalarType dtype_;
+  Device device_;
+  bool requires_grad_ = false;
+  bool is_contiguous_ = true;
+  void* pyobj_ = nullptr;
+  OwnedPyObject autograd_meta_;
+};
+
+/// Row-major (C-order) strides, in elements, for `sizes`.
+std::vector<int64_t> contiguousStrides(IntArrayRef sizes);
+
+} // namespace opdispatch
