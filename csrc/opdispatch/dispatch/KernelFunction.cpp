@@ -1,0 +1,47 @@
+// The fallthrough and ambiguous-autogradother kernels, and KernelFunction state dumps.
+#include <opdispatch/dispatch/KernelFunction.h>
+
+#include <opdispatch/core/Exception.h>
+#include <opdispatch/dispatch/Dispatcher.h>
+
+namespace opdispatch {
+
+namespace {
+void fallthroughKernel(OperatorKernel*, const OperatorHandle& op, DispatchKeySet ks, Stack*) {
+  OPDISPATCH_INTERNAL_ASSERT(false, "a fallthrough kernel was called for ", op.operator_name(), " with ", ks,
+                             "; fallthrough keys should have been masked out of the dispatch key set");
+}
+
+void ambiguousAutogradOtherKernel(OperatorKernel*, const OperatorHandle& op, DispatchKeySet, Stack*) {
+  OPDISPATCH_CHECK_NOT_IMPLEMENTED(
+      false, op.operator_name(),
+      " has kernels registered to both CompositeImplicitAutograd and a backend mapped to AutogradOther. "
+      "This makes the backend kernel unreachable; the dispatcher does not know whether the backend kernel "
+      "needs an autograd kernel. To fix this, register a kernel for AutogradOther (or Autograd) as well, or "
+      "register the backend kernel under its own autograd key.");
+}
+} // namespace
+
+bool KernelFunction::isFallthrough() const { return boxed_kernel_func_ == &fallthroughKernel; }
+
+KernelFunction KernelFunction::makeFallthrough() { return KernelFunction(nullptr, &fallthroughKernel, nullptr); }
+
+KernelFunction KernelFunction::makeAmbiguousAutogradOther() {
+  return KernelFunction(nullptr, &ambiguousAutogradOtherKernel, nullptr);
+}
+
+std::string KernelFunction::dumpState() const {
+  std::string s;
+  if (isFallthrough()) {
+    return "fallthrough ";
+  }
+  if (boxed_kernel_func_) {
+    s += "boxed ";
+  }
+  if (unboxed_kernel_func_) {
+    s += "unboxed ";
+  }
+  return s;
+}
+
+} // namespace opdispatch

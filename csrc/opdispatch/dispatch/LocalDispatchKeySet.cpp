@@ -1,0 +1,54 @@
+// The thread-local include/exclude sets and their guards.
+#include <opdispatch/dispatch/LocalDispatchKeySet.h>
+
+#include <opdispatch/core/Exception.h>
+
+namespace opdispatch {
+
+__thread PODLocalDispatchKeySet raw_local_dispatch_key_set __attribute__((tls_model("initial-exec"))) = {0, 0};
+
+void _force_tls_local_dispatch_key_set(LocalDispatchKeySet ks) {
+  raw_local_dispatch_key_set = {ks.included_.raw_repr(), ks.excluded_.raw_repr()};
+}
+
+bool tls_is_dispatch_key_included(DispatchKey k) {
+  return tls_local_dispatch_key_set().included_.has(k);
+}
+bool tls_is_dispatch_key_excluded(DispatchKey k) {
+  return tls_local_dispatch_key_set().excluded_.has(k);
+}
+
+static void setBit(uint64_t& word, DispatchKey k, bool on) {
+  OPDISPATCH_CHECK_VALUE(isRuntimeDispatchKey(k), "only runtime dispatch keys can be included or excluded "
+                                                  "in thread-local state; got ",
+                         k);
+  uint64_t bit = DispatchKeySet(k).raw_repr();
+  word = on ? (word | bit) : (word & ~bit);
+}
+
+void tls_set_dispatch_key_included(DispatchKey k, bool desired_state) {
+  setBit(raw_local_dispatch_key_set.included_, k, desired_state);
+}
+void tls_set_dispatch_key_excluded(DispatchKey k, bool desired_state) {
+  setBit(raw_local_dispatch_key_set.excluded_, k, desired_state);
+}
+
+IncludeDispatchKeyGuard::IncludeDispatchKeyGuard(DispatchKeySet ks) {
+  DispatchKeySet current(DispatchKeySet::RAW, raw_local_dispatch_key_set.included_);
+  added_ = ks - current;
+  raw_local_dispatch_key_set.included_ |= added_.raw_repr();
+}
+IncludeDispatchKeyGuard::~IncludeDispatchKeyGuard() {
+  raw_local_dispatch_key_set.included_ &= ~added_.raw_repr();
+}
+
+ExcludeDispatchKeyGuard::ExcludeDispatchKeyGuard(DispatchKeySet ks) {
+  DispatchKeySet current(DispatchKeySet::RAW, raw_local_dispatch_key_set.excluded_);
+  added_ = ks - current;
+  raw_local_dispatch_key_set.excluded_ |= added_.raw_repr();
+}
+ExcludeDispatchKeyGuard::~ExcludeDispatchKeyGuard() {
+  raw_local_dispatch_key_set.excluded_ &= ~added_.raw_repr();
+}
+
+} // namespace opdispatch

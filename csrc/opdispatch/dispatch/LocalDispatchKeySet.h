@@ -1,0 +1,79 @@
+// Thread-local dispatch state: keys force-included into, and excluded from,
+// every call on this thread, with RAII guards to change them for a scope.
+#pragma once
+
+#include <cstdint>
+
+#include <opdispatch/core/DispatchKeySet.h>
+
+namespace opdispatch {
+
+/// The raw thread-local words (zero = both sets empty), kept POD so that
+/// reading them on the call path is one load with no TLS initialisation check.
+struct PODLocalDispatchKeySet {
+  uint64_t included_;
+  uint64_t excluded_;
+};
+
+// initial-exec: one instruction to reach the slot, also from user extensions.
+extern __thread PODLocalDispatchKeySet raw_local_dispatch_key_set __attribute__((tls_model("initial-exec")));
+
+struct LocalDispatchKeySet {
+  DispatchKeySet included_;
+  DispatchKeySet excluded_;
+};
+
+inline LocalDispatchKeySet tls_local_dispatch_key_set() {
+  return {DispatchKeySet(DispatchKeySet::RAW, raw_local_dispatch_key_set.included_),
+          DispatchKeySet(DispatchKeySet::RAW, raw_local_dispatch_key_set.excluded_)};
+}
+/// Replaces this thread's sets (used to carry TLS state across threads).
+void _force_tls_local_dispatch_key_set(LocalDispatchKeySet ks);
+
+bool tls_is_dispatch_key_included(DispatchKey k);
+bool tls_is_dispatch_key_excluded(DispatchKey k);
+/// Adds or removes runtime key `k`; throws ValueError for an alias key or Undefined.
+void tls_set_dispatch_key_included(DispatchKey k, bool desired_state);
+void tls_set_dispatch_key_excluded(DispatchKey k, bool desired_state);
+
+/// Includes `ks` for its scope; on exit removes only the keys it added.
+class IncludeDispatchKeyGuard {
+ public:
+  explicit IncludeDispatchKeyGuard(DispatchKeySet ks);
+  explicit IncludeDispatchKeyGuard(DispatchKey k) : IncludeDispatchKeyGuard(DispatchKeySet(k)) {}
+  IncludeDispatchKeyGuard(const IncludeDispatchKeyGuard&) = delete;
+  IncludeDispatchKeyGuard& operator=(const IncludeDispatchKeyGuard&) = delete;
+  ~IncludeDispatchKeyGuard();
+
+ private:
+  DispatchKeySet added_;
+};
+
+/// Excludes `ks` for its scope; on exit re-allows only the keys it excluded.
+class ExcludeDispatchKeyGuard {
+ public:
+  explicit ExcludeDispatchKeyGuard(DispatchKeySet ks);
+  explicit ExcludeDispatchKeyGuard(DispatchKey k) : ExcludeDispatchKeyGuard(DispatchKeySet(k)) {}
+  ExcludeDispatchKeyGuard(const ExcludeDispatchKeyGuard&) = delete;
+  ExcludeDispatchKeyGuard& operator=(const ExcludeDispatchKeyGuard&) = delete;
+  ~ExcludeDispatchKeyGuard();
+
+ private:
+  DispatchKeySet added_;
+};
+
+/// Skips every autograd key in its scope (what an autograd kernel uses
+/// before calling the backend). PyTorch: at::AutoDispatchBelowAutograd.
+struct AutoDispatchBelowAutograd {
+  AutoDispatchBelowAutograd() : guard_(autograd_dispatch_keyset) {}
+  ExcludeDispatchKeyGuard guard_;
+};
+
+/// Skips autograd and ADInplaceOrView. PyTorch: at::AutoDispatchBelowADInplaceOrView.
+struct AutoDispatchBelowADInplaceOrView {
+  AutoDispatchBelowADInplaceOrView()
+      : guard_(autograd_dispatch_keyset.add(DispatchKey::ADInplaceOrView)) {}
+  ExcludeDispatchKeyGuard guard_;
+};
+
+} // namespace opdispatch

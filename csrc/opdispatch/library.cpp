@@ -1,0 +1,166 @@
+// Library: namespace checks, debug strings and registration of defs, impls
+// and fallbacks with the Dispatcher.
+#include <opdispatch/library.h>
+
+#include <mutex>
+
+#include <opdispatch/core/Exception.h>
+
+namespace opdispatch {
+
+const char* toString(Library::Kind kind) {
+  switch (kind) {
+    case Library::DEF:
+      return "OPDISPATCH_LIBRARY";
+    case Library::IMPL:
+      return "OPDISPATCH_LIBRARY_IMPL";
+    case Library::FRAGMENT:
+      return "OPDISPATCH_LIBRARY_FRAGMENT";
+  }
+  return "Library";
+}
+
+Library::Library(Kind kind, std::string ns, std::optional<DispatchKey> k, const char* file, uint32_t line)
+    : kind_(kind), ns_(std::move(ns)), dispatch_key_(k), file_(file), line_(line) {
+  if (kind_ == DEF) {
+    OPDISPATCH_CHECK_VALUE(ns_ != "_", "the namespace '_' is reserved for fallback (IMPL) libraries (",
+                           debugString(), ")");
+    registrars_.emplace_back(Dispatcher::singleton().registerLibrary(ns_, debugString()));
+  }
+}
+
+Library::~Library() { reset(); }
+
+std::string Library::debugString() const { return detail::str("registered at ", file_, ":", line_); }
+
+OperatorName Library::qualifyName(OperatorName name) const {
+  auto pos = name.name.find("::");
+  if (pos == std::string::npos) {
+    name.name = ns_ + "::" + name.name;
+    return name;
+  }
+  std::string given = name.name.substr(0, pos);
+  OPDISPATCH_CHECK(given == ns_, "Explicitly provided namespace (", given, ") in operator name ", name,
+                   " does not match the namespace of the enclosing ", toString(kind_), " block (", ns_,
+                   "); move it to a library for namespace ", given, " or drop the namespace from the name. (",
+                   debugString(), ")");
+  return name;
+}
+
+FunctionSchema Library::qualify(FunctionSchema schema) const {
+  return schema.cloneWithName(qualifyName(schema.operator_name()));
+}
+
+Library& Library::def(const std::string& schema, const std::vector<std::string>& tags) & {
+  return def(parseSchema(schema), tags);
+}
+
+Library& Library::def(FunctionSchema schema, const std::vector<std::string>& tags) & {
+  OPDISPATCH_CHECK(kind_ != IMPL, "Cannot define an operator inside an ", toString(kind_),
+                   " block. All def()s belong in the OPDISPATCH_LIBRARY (or _FRAGMENT) block of their namespace. (",
+                   debugString(), ")");
+  registrars_.emplace_back(Dispatcher::singleton().registerDef(qualify(std::move(schema)), debugString(), tags));
+  return *this;
+}
+
+Library& Library::_def(std::variant<OperatorName, FunctionSchema>&& name_or_schema, CppFunction&& f,
+                       const std::vector<std::string>& tags) & {
+  OPDISPATCH_CHECK(kind_ != IMPL, "Cannot define an operator inside an ", toString(kind_), " block (",
+                   debugString(), ")");
+  FunctionSchema schema = [&] {
+    if (auto* s = std::get_if<FunctionSchema>(&name_or_schema)) {
+      return std::move(*s);
+    }
+    OPDISPATCH_CHECK(f.schema_ != nullptr, "def(\"", std::get<OperatorName>(name_or_schema),
+                     "\", f) needs a typed C++ function to infer the schema from; pass a full schema string "
+                     "for a boxed kernel");
+    return f.schema_->cloneWithName(std::get<OperatorName>(name_or_schema));
+  }();
+  FunctionSchema qualified = qualify(std::move(schema));
+  OperatorName name = qualified.operator_name();
+  RegistrationHandleRAII def_handle = Dispatcher::singleton().registerDef(std::move(qualified), debugString(), tags);
+  std::string debug = f.debug_.empty() ? debugString() : f.debug_;
+  RegistrationHandleRAII impl_handle =
+      Dispatcher::singleton().registerImpl(name, f.dispatch_key_, std::move(f.func_), f.cpp_signature_,
+                                           std::move(f.schema_), std::move(debug));
+  registrars_.emplace_back(std::move(def_handle));
+  registrars_.emplace_back(std::move(impl_handle));
+  return *this;
+}
+
+Library& Library::_impl(const std::string& name, CppFunction&& f) & {
+  OPDISPATCH_CHECK(ns_ != "_", "impl() is not allowed in a fallback library (namespace '_'); use fallback() (",
+                   debugString(), ")");
+  OperatorName op = qualifyName(parseName(name));
+  std::optional<DispatchKey> key = f.dispatch_key_ ? f.dispatch_key_ : dispatch_key_;
+  OPDISPATCH_CHECK(!f.dispatch_key_ || !dispatch_key_ || *f.dispatch_key_ == *dispatch_key_,
+                   "Explicitly provided dispatch key (", *f.dispatch_key_, ") for ", op,
+                   " is inconsistent with the dispatch key of the enclosing ", toString(kind_), " block (",
+                   *dispatch_key_, "). (", debugString(), ")");
+  std::string debug = f.debug_.empty() ? debugString() : f.debug_;
+  registrars_.emplace_back(Dispatcher::singleton().registerImpl(std::move(op), key, std::move(f.func_),
+                                                                f.cpp_signature_, std::move(f.schema_),
+                                                                std::move(debug)));
+  return *this;
+}
+
+Library& Library::_fallback(CppFunction&& f) & {
+  OPDISPATCH_CHECK(kind_ == IMPL && ns_ == "_", "fallback() is only allowed in OPDISPATCH_LIBRARY_IMPL(_, KEY, m) "
+                   "(a library of kind IMPL for namespace '_'); this is a ", toString(kind_), " block for ", ns_,
+                   " (", debugString(), ")");
+  std::optional<DispatchKey> key = f.dispatch_key_ ? f.dispatch_key_ : dispatch_key_;
+  OPDISPATCH_CHECK(key.has_value(), "a backend fallback needs a dispatch key (", debugString(), ")");
+  std::string debug = f.debug_.empty() ? debugString() : f.debug_;
+  DispatchKeySet keys = getRuntimeDispatchKeySet(*key);
+  OPDISPATCH_CHECK_VALUE(!keys.empty(), "cannot register a fallback for dispatch key ", *key, " (", debugString(),
+                         ")");
+  std::vector<RegistrationHandleRAII> handles;
+  for (DispatchKey k : keys) {
+    handles.emplace_back(Dispatcher::singleton().registerFallback(k, f.func_, debug));
+  }
+  for (auto& h : handles) {
+    registrars_.emplace_back(std::move(h));
+  }
+  return *this;
+}
+
+void Library::reset() {
+  while (!registrars_.empty()) {
+    registrars_.pop_back();
+  }
+}
+
+namespace detail {
+
+namespace {
+std::mutex& errorsMutex() {
+  static std::mutex m;
+  return m;
+}
+std::vector<std::string>& staticErrors() {
+  static std::vector<std::string> errors;
+  return errors;
+}
+} // namespace
+
+LibraryInit::LibraryInit(Library::Kind kind, InitFn* fn, const char* ns, std::optional<DispatchKey> k,
+                         const char* file, uint32_t line) {
+  try {
+    lib_.emplace(kind, ns, k, file, line);
+    fn(*lib_);
+  } catch (const std::exception& e) {
+    lib_.reset();
+    std::lock_guard<std::mutex> g(errorsMutex());
+    staticErrors().push_back(str(toString(kind), "(", ns, ") at ", file, ":", line, " failed: ", e.what()));
+  }
+}
+
+std::vector<std::string> takeStaticRegistrationErrors() {
+  std::lock_guard<std::mutex> g(errorsMutex());
+  std::vector<std::string> out;
+  out.swap(staticErrors());
+  return out;
+}
+
+} // namespace detail
+} // namespace opdispatch

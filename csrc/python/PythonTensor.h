@@ -1,0 +1,62 @@
+// The Python tensor type opdispatch._C.TensorBase (base of opdispatch.Tensor):
+// a Python object owning one reference to a TensorImpl, which points back to
+// it, so a TensorImpl always surfaces in Python as the same object while
+// that object lives.
+#pragma once
+
+#include <Python.h>
+
+#include <pybind11/pybind11.h>
+
+#include <opdispatch/core/Tensor.h>
+
+namespace opdispatch::python {
+
+struct TensorObject {
+  PyObject_HEAD
+  /// Owned reference; never null for a constructed object.
+  TensorImpl* impl;
+};
+
+/// opdispatch._C.TensorBase.
+extern PyTypeObject* TensorBaseType;
+
+inline bool isTensor(PyObject* obj) { return PyObject_TypeCheck(obj, TensorBaseType); }
+/// Borrowed TensorImpl of a tensor object (precondition: isTensor(obj)).
+inline TensorImpl* unpackImpl(PyObject* obj) { return reinterpret_cast<TensorObject*>(obj)->impl; }
+/// A new handle to the tensor of `obj` (precondition: isTensor(obj)).
+inline Tensor unpackTensor(PyObject* obj) { return Tensor(intrusive_ptr<TensorImpl>(unpackImpl(obj))); }
+/// New reference to the Python object of `t`: the existing wrapper if it is
+/// alive, else a new instance of the registered tensor class; None for an
+/// undefined tensor.
+PyObject* wrapTensor(const Tensor& t);
+/// Same, taking the caller's reference.
+PyObject* wrapTensor(Tensor&& t);
+
+/// Defines TensorBase and the tensor functions of the module.
+void initTensorBindings(pybind11::module_& m);
+
+} // namespace opdispatch::python
+
+namespace pybind11::detail {
+/// Lets pybind11-bound functions take and return opdispatch::Tensor as the
+/// Python tensor type (undefined <-> None).
+template <>
+struct type_caster<opdispatch::Tensor> {
+  PYBIND11_TYPE_CASTER(opdispatch::Tensor, const_name("opdispatch.Tensor"));
+  bool load(handle src, bool) {
+    if (src.is_none()) {
+      value = opdispatch::Tensor();
+      return true;
+    }
+    if (!opdispatch::python::isTensor(src.ptr())) {
+      return false;
+    }
+    value = opdispatch::python::unpackTensor(src.ptr());
+    return true;
+  }
+  static handle cast(const opdispatch::Tensor& t, return_value_policy, handle) {
+    return opdispatch::python::wrapTensor(t);
+  }
+};
+} // namespace pybind11::detail

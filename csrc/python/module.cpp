@@ -1,0 +1,49 @@
+// opdispatch._C: the pybind11 module over libopdispatch.
+#include <pybind11/pybind11.h>
+
+#include <opdispatch/core/PyObjectSlot.h>
+
+#include "Exceptions.h"
+#include "PythonTensor.h"
+#include "PythonTypes.h"
+#include "python_dispatch.h"
+
+namespace py = pybind11;
+
+namespace {
+
+bool interpreterAlive() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsInitialized() && !Py_IsFinalizing();
+#else
+  return Py_IsInitialized() && !_Py_IsFinalizing();
+#endif
+}
+
+void decrefWithGil(void* obj) {
+  if (!interpreterAlive()) {
+    return;
+  }
+  PyGILState_STATE s = PyGILState_Ensure();
+  Py_DECREF(static_cast<PyObject*>(obj));
+  PyGILState_Release(s);
+}
+
+void increfWithGil(void* obj) {
+  PyGILState_STATE s = PyGILState_Ensure();
+  Py_INCREF(static_cast<PyObject*>(obj));
+  PyGILState_Release(s);
+}
+
+} // namespace
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "opdispatch's C++ core: dispatcher, tensors, schemas.";
+  opdispatch::pyInterpreterHooks().decref = &decrefWithGil;
+  opdispatch::pyInterpreterHooks().incref = &increfWithGil;
+  opdispatch::python::initExceptionTranslation(m);
+  opdispatch::python::initTypeBindings(m);
+  opdispatch::python::initTensorBindings(m);
+  opdispatch::python::initSchemaBindings(m);
+  opdispatch::python::initDispatchBindings(m);
+}

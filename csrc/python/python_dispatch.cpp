@@ -1,0 +1,404 @@
+// The _dispatch_* API of opdispatch._C (PyTorch: torch/csrc/utils/
+// python_dispatch.cpp): libraries, Python kernels and fallbacks, registry
+// inspection, DispatchKey / DispatchKeySet, TLS guards, boxed calls.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <opdispatch/core/Exception.h>
+#include <opdispatch/dispatch/Dispatcher.h>
+#include <opdispatch/library.h>
+#include <opdispatch/schema/SchemaParser.h>
+
+#include "IValueConversion.h"
+#include "PythonKernelHolder.h"
+#include "PythonTensor.h"
+#include "python_dispatch.h"
+
+namespace py = pybind11;
+
+namespace opdispatch::python {
+
+namespace {
+
+PyObject* gFallthroughKernel = nullptr;
+
+Library::Kind parseKind(const std::string& k) {
+  if (k == "DEF") {
+    return Library::DEF;
+  }
+  if (k == "IMPL") {
+    return Library::IMPL;
+  }
+  if (k == "FRAGMENT") {
+    return Library::FRAGMENT;
+  }
+  throw ValueError(detail::str("could not parse library kind '", k, "'; expected DEF, IMPL or FRAGMENT"));
+}
+
+void checkAliasAnalysis(const std::string& a) {
+  OPDISPATCH_CHECK_VALUE(a.empty() || a == "FROM_SCHEMA" || a == "CONSERVATIVE" || a == "PURE_FUNCTION",
+                         "could not parse alias analysis kind '", a,
+                         "'; expected '', FROM_SCHEMA, CONSERVATIVE or PURE_FUNCTION");
+}
+
+std::optional<DispatchKey> optionalKey(const std::string& k) {
+  if (k.empty()) {
+    return std::nullopt;
+  }
+  return parseDispatchKey(k);
+}
+
+/// A CppFunction at `dispatch` ("" = the library's key).
+CppFunction withKey(const std::string& dispatch, CppFunction f) {
+  if (auto k = optionalKey(dispatch)) {
+    return opdispatch::dispatch(*k, std::move(f));
+  }
+  return f;
+}
+
+Tensor identity(const Tensor& a) { return a; }
+
+CppFunction identityKernel(const std::string& dispatch, const std::string& debug) {
+  return withKey(dispatch, CppFunction(OPDISPATCH_FN(identity)).debug(debug));
+}
+
+/// The key a Python kernel is registered at: the given one, else the library's, else CompositeImplicitAutograd.
+DispatchKey effectiveKey(const Library& lib, const std::string& dispatch) {
+  if (auto k = optionalKey(dispatch)) {
+    return *k;
+  }
+  return lib.dispatch_key().value_or(DispatchKey::CompositeImplicitAutograd);
+}
+
+OperatorName parseOpName(const std::string& name) { return parseName(name); }
+
+std::optional<OperatorHandle> findOp(const std::string& name) {
+  return Dispatcher::singleton().findOp(parseOpName(name));
+}
+
+OperatorHandle findOpOrThrow(const std::string& name) {
+  auto op = findOp(name);
+  OPDISPATCH_CHECK(op.has_value(), "operator ", name, " does not exist");
+  return *op;
+}
+
+/// An opdispatch._C context manager applying an RAII guard between __enter__ and __exit__.
+template <class Guard, class Arg>
+struct PyGuard {
+  Arg arg;
+  std::unique_ptr<Guard> guard;
+};
+
+template <class Guard, class Arg>
+void bindGuard(py::module_& m, const char* name, const char* doc) {
+  using G = PyGuard<Guard, Arg>;
+  py::class_<G>(m, name, doc)
+      .def(py::init([](Arg a) { return std::make_unique<G>(G{a, nullptr}); }))
+      .def("__enter__", [](G& g) { g.guard = std::make_unique<Guard>(g.arg); })
+      .def("__exit__", [](G& g, py::args) { g.guard.reset(); });
+}
+
+} // namespace
+
+py::object callBoxedFromPython(const OperatorHandle& op, py::args args, py::kwargs kwargs) {
+  const FunctionSchema& schema = op.schema();
+  Stack stack;
+  pushArgumentsForSchema(schema, args.ptr(), kwargs.ptr(), stack);
+  op.callBoxed(&stack);
+  return py::reinterpret_steal<py::object>(popResultsToPython(schema, stack));
+}
+
+py::object redispatchBoxedFromPython(const OperatorHandle& op, DispatchKeySet ks, py::args args, py::kwargs kwargs) {
+  const FunctionSchema& schema = op.schema();
+  Stack stack;
+  pushArgumentsForSchema(schema, args.ptr(), kwargs.ptr(), stack);
+  op.redispatchBoxed(ks, &stack);
+  return py::reinterpret_steal<py::object>(popResultsToPython(schema, stack));
+}
+
+void initDispatchBindings(py::module_& m) {
+  // --- keys ---------------------------------------------------------------------
+  py::enum_<DispatchKey> keys(m, "DispatchKey", "Dispatch keys: runtime keys by priority, then alias keys.");
+  for (int i = 0; i < kNumDispatchKeys; ++i) {
+    auto k = static_cast<DispatchKey>(i);
+    keys.value(toString(k), k);
+  }
+
+  py::class_<DispatchKeySet>(m, "DispatchKeySet", "A set of runtime dispatch keys (one bit each).")
+      .def(py::init([](DispatchKey k) {
+             OPDISPATCH_CHECK_VALUE(k == DispatchKey::Undefined || isRuntimeDispatchKey(k),
+                                    "a DispatchKeySet holds runtime keys; ", k,
+                                    " is an alias key (use _dispatch_get_runtime_keyset or its runtime keys)");
+             return DispatchKeySet(k);
+           }),
+           py::arg("key"))
+      .def("__or__", &DispatchKeySet::operator|)
+      .def("__sub__", &DispatchKeySet::operator-)
+      .def("__and__", &DispatchKeySet::operator&)
+      .def("__eq__", [](DispatchKeySet a, DispatchKeySet b) { return a == b; })
+      .def("__hash__", [](DispatchKeySet a) { return a.raw_repr(); })
+      .def("highestPriorityTypeId", &DispatchKeySet::highestPriorityTypeId)
+      .def("remove", [](DispatchKeySet s, DispatchKey k) { return s.remove(k); })
+      .def("add", [](DispatchKeySet s, DispatchKey k) { return s.add(k); })
+      .def("has", &DispatchKeySet::has)
+      .def("empty", &DispatchKeySet::empty)
+      .def("raw_repr", &DispatchKeySet::raw_repr)
+      .def("__iter__", [](DispatchKeySet s) { return py::iter(py::cast(std::vector<DispatchKey>(s.begin(), s.end()))); })
+      .def("__repr__", [](DispatchKeySet s) { return toString(s); });
+
+  m.attr("_dispatch_autogradother_backends") = py::cast(autogradother_backends);
+  m.attr("_after_autograd_keyset") = py::cast(after_autograd_keyset);
+  m.attr("_after_ADInplaceOrView_keyset") = py::cast(after_ADInplaceOrView_keyset);
+
+  m.def("_dispatch_key_name", [](DispatchKey k) { return std::string(toString(k)); });
+  m.def("_dispatch_key_parse", [](DispatchKey k) { return k; });
+  m.def("_dispatch_key_for_device", [](const std::string& device_type) {
+    Device d(device_type);
+    OPDISPATCH_CHECK_VALUE(!d.has_index(), "Expected device_type string to not have a device index; got ",
+                           device_type);
+    return std::string(toString(backendKeyForDevice(d.type)));
+  });
+  m.def("_parse_dispatch_key", [](const std::string& name) -> std::optional<DispatchKey> {
+    try {
+      return parseDispatchKey(name);
+    } catch (const ValueError&) {
+      return std::nullopt;
+    }
+  });
+  m.def("_dispatch_is_alias_key", &isAliasDispatchKey);
+  m.def("_dispatch_is_included_in_alias", &isIncludedInAlias);
+  m.def("_dispatch_keyset_full", [] { return DispatchKeySet(DispatchKeySet::FULL); });
+  m.def("_dispatch_keyset_full_after", [](DispatchKey k) { return DispatchKeySet(DispatchKeySet::FULL_AFTER, k); });
+  m.def("_dispatch_keyset_to_string", [](DispatchKeySet ks) { return toString(ks); });
+  m.def("_dispatch_get_backend_keyset_from_autograd", &getBackendKeySetFromAutograd);
+  m.def("_dispatch_get_runtime_keyset", &getRuntimeDispatchKeySet);
+  m.def("_dispatch_keys", [](const Tensor& t) {
+    OPDISPATCH_CHECK_VALUE(t.defined(), "_dispatch_keys needs a tensor");
+    return t.key_set();
+  });
+  m.def("_dispatch_has_backend_fallback",
+        [](DispatchKey k) { return Dispatcher::singleton().hasBackendFallbackForDispatchKey(k); });
+
+  // --- TLS ---------------------------------------------------------------------------
+  m.def("_dispatch_tls_set_dispatch_key_excluded", &tls_set_dispatch_key_excluded);
+  m.def("_dispatch_tls_is_dispatch_key_excluded", &tls_is_dispatch_key_excluded);
+  m.def("_dispatch_tls_set_dispatch_key_included", &tls_set_dispatch_key_included);
+  m.def("_dispatch_tls_is_dispatch_key_included", &tls_is_dispatch_key_included);
+  m.def("_dispatch_tls_local_include_set", [] { return tls_local_dispatch_key_set().included_; });
+  m.def("_dispatch_tls_local_exclude_set", [] { return tls_local_dispatch_key_set().excluded_; });
+  bindGuard<ExcludeDispatchKeyGuard, DispatchKeySet>(
+      m, "_ExcludeDispatchKeyGuard", "with _ExcludeDispatchKeyGuard(keyset): excludes the keys for the block.");
+  bindGuard<IncludeDispatchKeyGuard, DispatchKeySet>(
+      m, "_IncludeDispatchKeyGuard", "with _IncludeDispatchKeyGuard(keyset): includes the keys for the block.");
+  using BelowAutograd = PyGuard<AutoDispatchBelowAutograd, int>;
+  py::class_<BelowAutograd>(m, "_AutoDispatchBelowAutograd", "with _AutoDispatchBelowAutograd(): skips autograd keys.")
+      .def(py::init([] { return std::make_unique<BelowAutograd>(BelowAutograd{0, nullptr}); }))
+      .def("__enter__", [](BelowAutograd& g) { g.guard = std::make_unique<AutoDispatchBelowAutograd>(); })
+      .def("__exit__", [](BelowAutograd& g, py::args) { g.guard.reset(); });
+
+  // --- registry inspection ---------------------------------------------------------
+  m.def("_dispatch_dump", [](const std::string& name) {
+    auto op = findOp(name);
+    return op ? op->dumpState() : std::string();
+  });
+  m.def("_dispatch_dump_table", [](const std::string& name) {
+    auto op = findOp(name);
+    return op ? op->dumpComputedTable() : std::string();
+  });
+  m.def("_dispatch_check_invariants", [](const std::string& name) {
+    if (auto op = findOp(name)) {
+      op->checkInvariants();
+    }
+  });
+  m.def("_dispatch_check_all_invariants", [] { Dispatcher::singleton().checkInvariants(); });
+  m.def("_dispatch_has_kernel", [](const std::string& name) { return findOp(name).has_value(); });
+  m.def("_dispatch_has_kernel_for_dispatch_key", [](const std::string& name, DispatchKey k) {
+    return findOpOrThrow(name).hasKernelForDispatchKey(k);
+  });
+  m.def("_dispatch_has_kernel_for_dispatch_key",
+        [](const std::string& name, const std::string& k) { return findOpOrThrow(name).hasKernelForDispatchKey(parseDispatchKey(k)); });
+  m.def("_dispatch_kernel_for_dispatch_key_is_fallthrough", [](const std::string& name, DispatchKey k) {
+    return findOpOrThrow(name).isKernelFallthroughKernel(k);
+  });
+  m.def("_dispatch_has_kernel_for_any_dispatch_key", [](const std::string& name, DispatchKeySet ks) {
+    return findOpOrThrow(name).hasKernelForAnyDispatchKey(ks);
+  });
+  m.def("_dispatch_has_computed_kernel_for_dispatch_key", [](const std::string& name, const std::string& k) {
+    return findOpOrThrow(name).hasComputedKernelForDispatchKey(parseDispatchKey(k));
+  });
+  m.def("_dispatch_find_dangling_impls", [] {
+    std::vector<std::string> out;
+    for (const auto& op : Dispatcher::singleton().findDanglingImpls()) {
+      out.push_back(op.dumpState());
+    }
+    return out;
+  });
+  m.def("_dispatch_get_all_op_names", [] {
+    std::vector<std::string> out;
+    for (const auto& n : Dispatcher::singleton().getAllOpNames()) {
+      out.push_back(n.toString());
+    }
+    return out;
+  });
+  m.def("_dispatch_registration_generation", [] { return Dispatcher::singleton().registrationGeneration(); },
+        "A counter that changes whenever an operator is defined or undefined.");
+  m.def("_dispatch_take_static_registration_errors", &detail::takeStaticRegistrationErrors,
+        "Errors of OPDISPATCH_LIBRARY blocks that failed while a shared library loaded (cleared by the call).");
+
+  // --- operator handles -------------------------------------------------------------
+  py::class_<OperatorHandle>(m, "_OperatorHandle", "A handle to a defined operator.")
+      .def_property_readonly("schema", [](const OperatorHandle& op) { return op.schema(); })
+      .def_property_readonly("name", [](const OperatorHandle& op) { return op.operator_name().name; })
+      .def_property_readonly("overload_name", [](const OperatorHandle& op) { return op.operator_name().overload_name; })
+      .def_property_readonly("tags", [](const OperatorHandle& op) { return op.tags(); })
+      .def_property_readonly("debug", [](const OperatorHandle& op) { return op.debug(); })
+      .def("has_schema", &OperatorHandle::hasSchema)
+      .def("call_boxed", &callBoxedFromPython,
+           "Calls the operator: binds args/kwargs to the schema, dispatches, returns the result(s).")
+      .def("redispatch_boxed", &redispatchBoxedFromPython,
+           "Calls the kernel for `keyset` (already restricted by the caller).")
+      .def("has_kernel_for_dispatch_key", &OperatorHandle::hasKernelForDispatchKey)
+      .def("has_kernel_for_any_dispatch_key", &OperatorHandle::hasKernelForAnyDispatchKey)
+      .def("has_computed_kernel_for_dispatch_key", &OperatorHandle::hasComputedKernelForDispatchKey)
+      .def("dump_state", &OperatorHandle::dumpState)
+      .def("dump_table", &OperatorHandle::dumpComputedTable)
+      .def("__eq__", [](const OperatorHandle& a, const OperatorHandle& b) { return a == b; })
+      .def("__repr__", [](const OperatorHandle& op) { return "<_OperatorHandle " + op.operator_name().toString() + ">"; });
+  m.def("_dispatch_find_schema_or_throw", [](const std::string& name, const std::string& overload) {
+    return Dispatcher::singleton().findSchemaOrThrow(name, overload);
+  });
+
+  // --- libraries ------------------------------------------------------------------------
+  m.def("_set_fallthrough_kernel", [](py::object f) {
+    Py_XDECREF(gFallthroughKernel);
+    gFallthroughKernel = f.release().ptr();
+  }, "Registers the Python object that means 'fallthrough' when passed as a kernel.");
+  m.def("_set_opoverload_resolver", [](py::object f) { setOpOverloadResolver(f.ptr()); },
+        "Registers f(name, overload_name) -> OpOverload, used for the first argument of Python fallbacks.");
+
+  py::class_<Library>(m, "_DispatchLibrary", "A set of registrations for one namespace, undone by reset() or "
+                                             "when the object dies.")
+      .def(
+          "define",
+          [](Library& self, const std::string& schema, const std::string& alias_analysis,
+             const std::vector<std::string>& tags) {
+            checkAliasAnalysis(alias_analysis);
+            FunctionSchema parsed = parseSchema(schema);
+            std::string name = parsed.name();
+            self.def(std::move(parsed), tags);
+            return name;
+          },
+          py::arg("schema"), py::arg("alias_analysis") = "", py::arg("tags") = std::vector<std::string>{})
+      .def(
+          "impl",
+          [](Library& self, const std::string& name, const std::string& dispatch, py::object func,
+             bool with_keyset) {
+            if (gFallthroughKernel != nullptr && func.ptr() == gFallthroughKernel) {
+              self.impl(name, withKey(dispatch, CppFunction::makeFallthrough()));
+              return;
+            }
+            OPDISPATCH_CHECK_TYPE(PyCallable_Check(func.ptr()), "impl(", name, "): the kernel must be callable, not ",
+                                  pyTypeName(func.ptr()));
+            DispatchKey key = effectiveKey(self, dispatch);
+            self.impl(name, withKey(dispatch, CppFunction::makeFromKernelFunction(
+                                                  PythonKernelHolder::makeKernel(func.ptr(), key, with_keyset))
+                                                  .debug(pythonCallSite())));
+          },
+          py::arg("name"), py::arg("dispatch"), py::arg("func"), py::arg("with_keyset") = false)
+      .def(
+          "fallback",
+          [](Library& self, const std::string& dispatch, py::object func, bool with_keyset) {
+            OPDISPATCH_CHECK_TYPE(PyCallable_Check(func.ptr()), "fallback(): the kernel must be callable, not ",
+                                  pyTypeName(func.ptr()));
+            DispatchKey key = effectiveKey(self, dispatch);
+            self.fallback(withKey(dispatch, CppFunction::makeFromKernelFunction(PythonKernelHolder::makeKernel(
+                                                func.ptr(), key, with_keyset, /*is_fallback=*/true))
+                                                .debug(pythonCallSite())));
+          },
+          py::arg("dispatch"), py::arg("func"), py::arg("with_keyset") = false)
+      .def(
+          "fallback_fallthrough",
+          [](Library& self, const std::string& dispatch) {
+            self.fallback(withKey(dispatch, CppFunction::makeFallthrough()));
+          },
+          py::arg("dispatch") = "")
+      .def("reset", &Library::reset)
+      .def_property_readonly("ns", &Library::ns)
+      .def_property_readonly("kind", [](const Library& l) {
+        return std::string(l.kind() == Library::DEF ? "DEF" : l.kind() == Library::IMPL ? "IMPL" : "FRAGMENT");
+      })
+      .def_property_readonly("dispatch_key", &Library::dispatch_key)
+      .def(
+          "def_",
+          [](py::object self, const std::string& schema, const std::string& alias) {
+            checkAliasAnalysis(alias);
+            self.cast<Library&>().def(schema);
+            return self;
+          },
+          py::arg("schema"), py::arg("alias") = "")
+      .def(
+          "def_legacy",
+          [](py::object self, const std::string& schema) {
+            self.cast<Library&>().def(schema);
+            return self;
+          },
+          py::arg("schema"))
+      .def(
+          "def_name_t_t",
+          [](py::object self, const std::string& name, const std::string& dispatch, const std::string& debug) {
+            self.cast<Library&>()._def(parseName(name), identityKernel(dispatch, debug));
+            return self;
+          },
+          py::arg("name"), py::arg("dispatch") = "", py::arg("debug") = "default_def_name_t_t")
+      .def(
+          "def_schema_t_t",
+          [](py::object self, const std::string& schema, const std::string& dispatch, const std::string& alias,
+             const std::string& debug) {
+            checkAliasAnalysis(alias);
+            self.cast<Library&>()._def(parseSchema(schema), identityKernel(dispatch, debug));
+            return self;
+          },
+          py::arg("name"), py::arg("dispatch") = "", py::arg("alias") = "", py::arg("debug") = "default_def_schema_t_t")
+      .def(
+          "impl_t_t",
+          [](py::object self, const std::string& name, const std::string& dispatch, const std::string& debug) {
+            self.cast<Library&>().impl(name, identityKernel(dispatch, debug));
+            return self;
+          },
+          py::arg("name"), py::arg("dispatch") = "", py::arg("debug") = "impl_t_t");
+
+  m.def(
+      "_dispatch_library",
+      [](const std::string& kind, const std::string& ns, const std::string& dispatch, const std::string& file,
+         uint32_t linenum) {
+        return std::make_unique<Library>(parseKind(kind), ns, optionalKey(dispatch), file.c_str(), linenum);
+      },
+      py::arg("kind"), py::arg("name"), py::arg("dispatch"), py::arg("file") = "/dev/null", py::arg("linenum") = 0,
+      "A registration library: kind 'DEF' | 'IMPL' | 'FRAGMENT', namespace, dispatch key name ('' for none).");
+}
+
+std::string pythonCallSite() {
+  // The innermost Python frame outside opdispatch's own package: where the user registered.
+  PyFrameObject* frame = PyEval_GetFrame();
+  Py_XINCREF(frame);
+  while (frame != nullptr) {
+    PyCodeObject* code = PyFrame_GetCode(frame);
+    std::string file = py::cast<std::string>(py::handle(code->co_filename));
+    Py_DECREF(code);
+    bool internal = file.find("/opdispatch/library.py") != std::string::npos ||
+                    file.find("/opdispatch/_library/") != std::string::npos ||
+                    file.find("/opdispatch/_custom_ops.py") != std::string::npos ||
+                    file.find("/opdispatch/_ops.py") != std::string::npos;
+    if (!internal) {
+      int line = PyFrame_GetLineNumber(frame);
+      Py_DECREF(frame);
+      return detail::str("registered at ", file, ":", line);
+    }
+    PyFrameObject* back = PyFrame_GetBack(frame);
+    Py_DECREF(frame);
+    frame = back;
+  }
+  return "registered from Python";
+}
+
+} // namespace opdispatch::python

@@ -1,0 +1,135 @@
+// DispatchKey / DispatchKeySet: set algebra, priority order, iteration,
+// FULL_AFTER, alias-key expansion, names.
+#include <gtest/gtest.h>
+
+#include <opdispatch/core/DispatchKeySet.h>
+#include <opdispatch/core/Exception.h>
+
+using namespace opdispatch;
+
+TEST(DispatchKeySet, EmptyAndSingle) {
+  DispatchKeySet empty;
+  EXPECT_TRUE(empty.empty());
+  EXPECT_EQ(empty.highestPriorityTypeId(), DispatchKey::Undefined);
+  EXPECT_EQ(empty.getDispatchTableIndex(), 0);
+  for (int i = 1; i <= kNumRuntimeKeys; ++i) {
+    auto k = static_cast<DispatchKey>(i);
+    DispatchKeySet s(k);
+    EXPECT_TRUE(s.has(k)) << toString(k);
+    EXPECT_EQ(s.highestPriorityTypeId(), k);
+    EXPECT_EQ(s.getDispatchTableIndex(), i);
+    EXPECT_EQ(s.remove(k), empty);
+  }
+}
+
+TEST(DispatchKeySet, UndefinedAndAliasKeysHaveNoBit) {
+  EXPECT_TRUE(DispatchKeySet(DispatchKey::Undefined).empty());
+  EXPECT_TRUE(DispatchKeySet(DispatchKey::Autograd).empty());
+  EXPECT_TRUE(DispatchKeySet(DispatchKey::CompositeImplicitAutograd).empty());
+  EXPECT_FALSE(DispatchKeySet(DispatchKeySet::FULL).has(DispatchKey::Autograd));
+}
+
+TEST(DispatchKeySet, Algebra) {
+  DispatchKeySet a{DispatchKey::CPU, DispatchKey::AutogradCPU};
+  DispatchKeySet b{DispatchKey::CPU, DispatchKey::Meta};
+  EXPECT_EQ(a | b, (DispatchKeySet{DispatchKey::CPU, DispatchKey::Meta, DispatchKey::AutogradCPU}));
+  EXPECT_EQ(a & b, DispatchKeySet(DispatchKey::CPU));
+  EXPECT_EQ(a - b, DispatchKeySet(DispatchKey::AutogradCPU));
+  EXPECT_EQ(a ^ b, (DispatchKeySet{DispatchKey::Meta, DispatchKey::AutogradCPU}));
+  EXPECT_TRUE(a.has_any(b));
+  EXPECT_FALSE(a.has_all(b));
+  EXPECT_TRUE((a | b).isSupersetOf(a));
+  EXPECT_EQ(a.add(DispatchKey::Meta).remove(DispatchKey::AutogradCPU), b);
+}
+
+TEST(DispatchKeySet, PriorityFollowsPyTorchOrder) {
+  // Higher in the enum = higher priority, and the order is PyTorch's.
+  const DispatchKey order[] = {DispatchKey::CPU,           DispatchKey::SparseCPU,       DispatchKey::BackendSelect,
+                               DispatchKey::Python,        DispatchKey::Functionalize,   DispatchKey::ADInplaceOrView,
+                               DispatchKey::AutogradOther, DispatchKey::AutogradCPU,     DispatchKey::AutocastCPU,
+                               DispatchKey::FuncTorchBatched, DispatchKey::PythonTLSSnapshot, DispatchKey::PreDispatch,
+                               DispatchKey::PythonDispatcher};
+  DispatchKeySet acc;
+  for (DispatchKey k : order) {
+    acc = acc.add(k);
+    EXPECT_EQ(acc.highestPriorityTypeId(), k);
+  }
+}
+
+TEST(DispatchKeySet, IterationIsLowestFirst) {
+  DispatchKeySet s{DispatchKey::AutogradCPU, DispatchKey::CPU, DispatchKey::ADInplaceOrView};
+  std::vector<DispatchKey> seen(s.begin(), s.end());
+  EXPECT_EQ(seen, (std::vector<DispatchKey>{DispatchKey::CPU, DispatchKey::ADInplaceOrView, DispatchKey::AutogradCPU}));
+  EXPECT_EQ(toString(s), "DispatchKeySet(CPU, ADInplaceOrView, AutogradCPU)");
+  EXPECT_EQ(toString(DispatchKeySet()), "DispatchKeySet()");
+}
+
+TEST(DispatchKeySet, FullAndFullAfter) {
+  DispatchKeySet full(DispatchKeySet::FULL);
+  int n = 0;
+  for (DispatchKey k : full) {
+    EXPECT_TRUE(isRuntimeDispatchKey(k));
+    ++n;
+  }
+  EXPECT_EQ(n, kNumRuntimeKeys);
+  DispatchKeySet after(DispatchKeySet::FULL_AFTER, DispatchKey::AutogradCPU);
+  EXPECT_FALSE(after.has(DispatchKey::AutogradCPU));
+  EXPECT_TRUE(after.has(DispatchKey::AutogradOther));
+  EXPECT_TRUE(after.has(DispatchKey::CPU));
+  EXPECT_FALSE(after.has(DispatchKey::AutocastCPU));
+  EXPECT_TRUE(DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::CPU).empty());
+  // after_autograd_keyset: everything below every autograd key.
+  EXPECT_FALSE(after_autograd_keyset.has_any(autograd_dispatch_keyset));
+  EXPECT_TRUE(after_autograd_keyset.has(DispatchKey::ADInplaceOrView));
+  EXPECT_TRUE(after_autograd_keyset.has(DispatchKey::CPU));
+  EXPECT_FALSE(after_ADInplaceOrView_keyset.has(DispatchKey::ADInplaceOrView));
+  EXPECT_TRUE(after_ADInplaceOrView_keyset.has(DispatchKey::Python));
+}
+
+TEST(DispatchKeySet, AliasExpansion) {
+  EXPECT_EQ(getRuntimeDispatchKeySet(DispatchKey::Autograd), autograd_dispatch_keyset);
+  EXPECT_EQ(getRuntimeDispatchKeySet(DispatchKey::CompositeImplicitAutograd),
+            backend_dispatch_keyset | autograd_dispatch_keyset);
+  EXPECT_EQ(getRuntimeDispatchKeySet(DispatchKey::CompositeExplicitAutograd), backend_dispatch_keyset);
+  EXPECT_EQ(getRuntimeDispatchKeySet(DispatchKey::CompositeExplicitAutogradNonFunctional), backend_dispatch_keyset);
+  EXPECT_EQ(getRuntimeDispatchKeySet(DispatchKey::FuncTorchBatchedDecomposition),
+            DispatchKeySet(DispatchKey::FuncTorchBatched));
+  EXPECT_EQ(getRuntimeDispatchKeySet(DispatchKey::CPU), DispatchKeySet(DispatchKey::CPU));
+  EXPECT_TRUE(isIncludedInAlias(DispatchKey::AutogradCPU, DispatchKey::Autograd));
+  EXPECT_TRUE(isIncludedInAlias(DispatchKey::AutogradCPU, DispatchKey::CompositeImplicitAutograd));
+  EXPECT_FALSE(isIncludedInAlias(DispatchKey::AutogradCPU, DispatchKey::CompositeExplicitAutograd));
+  EXPECT_FALSE(isIncludedInAlias(DispatchKey::Undefined, DispatchKey::CompositeImplicitAutograd));
+  EXPECT_FALSE(isIncludedInAlias(DispatchKey::Python, DispatchKey::CompositeImplicitAutograd));
+  for (int i = static_cast<int>(kFirstAliasKey); i <= static_cast<int>(kLastAliasKey); ++i) {
+    EXPECT_TRUE(isAliasDispatchKey(static_cast<DispatchKey>(i)));
+  }
+  EXPECT_FALSE(isAliasDispatchKey(DispatchKey::CPU));
+}
+
+TEST(DispatchKeySet, BackendAndAutogradRelations) {
+  EXPECT_EQ(getAutogradKeyFromBackend(DispatchKey::CPU), DispatchKey::AutogradCPU);
+  EXPECT_EQ(getAutogradKeyFromBackend(DispatchKey::Meta), DispatchKey::AutogradMeta);
+  EXPECT_EQ(getAutogradKeyFromBackend(DispatchKey::QuantizedCPU), DispatchKey::AutogradOther);
+  EXPECT_EQ(getAutogradKeyFromBackend(DispatchKey::SparseCPU), DispatchKey::AutogradOther);
+  EXPECT_EQ(getAutogradKeyFromBackend(DispatchKey::Python), DispatchKey::Undefined);
+  EXPECT_EQ(getBackendKeySetFromAutograd(DispatchKey::AutogradCPU), DispatchKeySet(DispatchKey::CPU));
+  EXPECT_EQ(getBackendKeySetFromAutograd(DispatchKey::AutogradOther), autogradother_backends);
+  EXPECT_TRUE(getBackendKeySetFromAutograd(DispatchKey::CPU).empty());
+  EXPECT_EQ(tensorKeySet(DispatchKey::CPU, false), DispatchKeySet(DispatchKey::CPU));
+  EXPECT_EQ(tensorKeySet(DispatchKey::CPU, true),
+            (DispatchKeySet{DispatchKey::CPU, DispatchKey::ADInplaceOrView, DispatchKey::AutogradCPU}));
+}
+
+TEST(DispatchKey, NamesRoundTrip) {
+  for (int i = 0; i < kNumDispatchKeys; ++i) {
+    auto k = static_cast<DispatchKey>(i);
+    EXPECT_EQ(parseDispatchKey(toString(k)), k);
+  }
+  try {
+    parseDispatchKey("CPUU");
+    FAIL() << "expected ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("'CPUU'"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("AutogradCPU"), std::string::npos);
+  }
+}

@@ -1,0 +1,302 @@
+// Dispatcher: def/impl/call, typed unboxed handles, TLS guards, redispatch,
+// fallthrough, backend fallbacks, static OPDISPATCH_LIBRARY registration,
+// errors that leave the registry unchanged, and calls racing registrations.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include <opdispatch/library.h>
+
+using namespace opdispatch;
+
+namespace {
+
+Tensor cpuTensor(bool requires_grad = false) {
+  Tensor t = empty({3}, ScalarType::Float);
+  t.set_requires_grad(requires_grad);
+  return t;
+}
+
+int64_t tagOf(const Tensor&) { return 0; }
+
+std::string dumpOf(const std::string& name) {
+  auto op = Dispatcher::singleton().findOp(OperatorName(name, ""));
+  return op ? op->dumpState() + op->dumpComputedTable() : std::string("(absent)");
+}
+
+} // namespace
+
+// --- an operator registered statically, called through a typed handle ---------
+
+namespace {
+Tensor staticAddOne(const Tensor& x) {
+  Tensor out = empty(x.sizes(), x.dtype(), x.device());
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    out.data_ptr<float>()[i] = x.data_ptr<float>()[i] + 1.0f;
+  }
+  return out;
+}
+} // namespace
+
+OPDISPATCH_LIBRARY(static_test, m) { m.def("add_one(Tensor x) -> Tensor"); }
+OPDISPATCH_LIBRARY_IMPL(static_test, CPU, m) { m.impl("add_one", OPDISPATCH_FN(staticAddOne)); }
+
+TEST(Dispatcher, StaticLibraryTypedUnboxedCall) {
+  auto op = Dispatcher::singleton().findSchemaOrThrow("static_test::add_one", "").typed<Tensor(const Tensor&)>();
+  Tensor x = cpuTensor();
+  for (int i = 0; i < 3; ++i) {
+    x.data_ptr<float>()[i] = float(i);
+  }
+  Tensor y = op.call(x);
+  EXPECT_FLOAT_EQ(y.data_ptr<float>()[2], 3.0f);
+  EXPECT_NE(op.dumpState().find("static_test::add_one(Tensor x) -> Tensor"), std::string::npos);
+  EXPECT_NE(op.dumpState().find("CPU: registered at"), std::string::npos);
+  EXPECT_NE(op.dumpState().find(":: (Tensor _0) -> Tensor _0 [ boxed unboxed ]"), std::string::npos);
+}
+
+TEST(Dispatcher, TypedHandleWithWrongSignatureIsRejected) {
+  auto op = Dispatcher::singleton().findSchemaOrThrow("static_test::add_one", "");
+  EXPECT_THROW(op.typed<Tensor(Tensor)>(), Error);
+  EXPECT_THROW(op.typed<int64_t(const Tensor&)>(), Error);
+}
+
+// --- dispatch on keys -----------------------------------------------------------
+
+TEST(Dispatcher, BackendAndAutogradRedispatch) {
+  Library lib(Library::DEF, "disp_a", std::nullopt, __FILE__, __LINE__);
+  lib.def("f(Tensor x) -> int");
+  lib.impl("f", dispatch(DispatchKey::CPU, [](const Tensor&) -> int64_t { return 1; }));
+  auto typed = Dispatcher::singleton().findSchemaOrThrow("disp_a::f", "").typed<int64_t(const Tensor&)>();
+  lib.impl("f", dispatch(DispatchKey::AutogradCPU, [typed](DispatchKeySet ks, const Tensor& x) -> int64_t {
+             EXPECT_TRUE(ks.has(DispatchKey::AutogradCPU));
+             return 10 + typed.redispatch(ks & DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::AutogradCPU), x);
+           }));
+  EXPECT_EQ(typed.call(cpuTensor(false)), 1);  // plain tensors skip autograd entirely
+  EXPECT_EQ(typed.call(cpuTensor(true)), 11);  // autograd kernel, then redispatch to CPU
+  {
+    AutoDispatchBelowAutograd guard;
+    EXPECT_EQ(typed.call(cpuTensor(true)), 1);
+  }
+  EXPECT_EQ(typed.call(cpuTensor(true)), 11);
+}
+
+TEST(Dispatcher, TlsIncludeAndExcludeGuards) {
+  Library lib(Library::DEF, "disp_b", std::nullopt, __FILE__, __LINE__);
+  lib.def("f(Tensor x) -> int");
+  lib.impl("f", dispatch(DispatchKey::CPU, [](const Tensor&) -> int64_t { return 1; }));
+  lib.impl("f", dispatch(DispatchKey::Meta, [](const Tensor&) -> int64_t { return 2; }));
+  lib.impl("f", dispatch(DispatchKey::PythonDispatcher, [](const Tensor&) -> int64_t { return 3; }));
+  auto op = Dispatcher::singleton().findSchemaOrThrow("disp_b::f", "").typed<int64_t(const Tensor&)>();
+  Tensor x = cpuTensor();
+  EXPECT_EQ(op.call(x), 1);
+  {
+    IncludeDispatchKeyGuard g(DispatchKey::Meta);
+    EXPECT_TRUE(tls_is_dispatch_key_included(DispatchKey::Meta));
+    EXPECT_EQ(op.call(x), 2);
+    {
+      IncludeDispatchKeyGuard g2(DispatchKey::PythonDispatcher);
+      EXPECT_EQ(op.call(x), 3);
+      ExcludeDispatchKeyGuard e(DispatchKey::PythonDispatcher);
+      EXPECT_EQ(op.call(x), 2);
+    }
+    ExcludeDispatchKeyGuard e(DispatchKeySet{DispatchKey::Meta, DispatchKey::CPU});
+    EXPECT_THROW(op.call(x), NotImplementedError);
+  }
+  EXPECT_FALSE(tls_is_dispatch_key_included(DispatchKey::Meta));
+  EXPECT_FALSE(tls_is_dispatch_key_excluded(DispatchKey::CPU));
+  // A nested guard for an already-included key does not remove it on exit.
+  tls_set_dispatch_key_included(DispatchKey::Meta, true);
+  { IncludeDispatchKeyGuard g(DispatchKey::Meta); }
+  EXPECT_TRUE(tls_is_dispatch_key_included(DispatchKey::Meta));
+  tls_set_dispatch_key_included(DispatchKey::Meta, false);
+  EXPECT_THROW(tls_set_dispatch_key_included(DispatchKey::Autograd, true), ValueError);
+}
+
+TEST(Dispatcher, FallthroughSkipsTheKey) {
+  Library lib(Library::DEF, "disp_c", std::nullopt, __FILE__, __LINE__);
+  lib.def("f(Tensor x) -> int");
+  lib.impl("f", dispatch(DispatchKey::CPU, [](const Tensor&) -> int64_t { return 1; }));
+  lib.impl("f", dispatch(DispatchKey::AutogradCPU, [](const Tensor&) -> int64_t { return 2; }));
+  auto op = Dispatcher::singleton().findSchemaOrThrow("disp_c::f", "").typed<int64_t(const Tensor&)>();
+  EXPECT_EQ(op.call(cpuTensor(true)), 2);
+  {
+    Library impl(Library::IMPL, "disp_c", DispatchKey::AutogradCPU, __FILE__, __LINE__);
+    impl.impl("f", CppFunction::makeFallthrough());
+    EXPECT_TRUE(op.isKernelFallthroughKernel(DispatchKey::AutogradCPU));
+    EXPECT_FALSE(op.entry().nonFallthroughKeys().has(DispatchKey::AutogradCPU));
+    EXPECT_EQ(op.call(cpuTensor(true)), 1);
+  }
+  EXPECT_EQ(op.call(cpuTensor(true)), 2);  // deregistration restores the previous kernel
+}
+
+namespace {
+void countingFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
+  auto args = pop(*stack, op.schema().arguments().size());
+  push(*stack, int64_t(100));
+}
+} // namespace
+
+TEST(Dispatcher, BackendFallbackServesOperatorsWithoutKernel) {
+  Library lib(Library::DEF, "disp_d", std::nullopt, __FILE__, __LINE__);
+  lib.def("f(Tensor x) -> int");
+  lib.def("g(Tensor x) -> int");
+  lib.impl("g", dispatch(DispatchKey::PrivateUse1, [](const Tensor&) -> int64_t { return 7; }));
+  auto f = Dispatcher::singleton().findSchemaOrThrow("disp_d::f", "").typed<int64_t(const Tensor&)>();
+  auto g = Dispatcher::singleton().findSchemaOrThrow("disp_d::g", "").typed<int64_t(const Tensor&)>();
+  IncludeDispatchKeyGuard include(DispatchKey::PrivateUse1);
+  EXPECT_THROW(f.call(cpuTensor()), NotImplementedError);
+  {
+    Library fb(Library::IMPL, "_", DispatchKey::PrivateUse1, __FILE__, __LINE__);
+    fb.fallback(CppFunction::makeFromBoxedFunctionWithKeyset<&countingFallback>());
+    EXPECT_TRUE(Dispatcher::singleton().hasBackendFallbackForDispatchKey(DispatchKey::PrivateUse1));
+    EXPECT_EQ(f.call(cpuTensor()), 100);
+    EXPECT_EQ(g.call(cpuTensor()), 7);  // a kernel beats the fallback
+    EXPECT_NE(f.dumpComputedTable().find("PrivateUse1: registered at"), std::string::npos);
+    EXPECT_NE(f.dumpComputedTable().find("[backend fallback]"), std::string::npos);
+    Library fb2(Library::IMPL, "_", DispatchKey::PrivateUse1, __FILE__, __LINE__);
+    EXPECT_THROW(fb2.fallback(CppFunction::makeFallthrough()), Error);
+  }
+  EXPECT_FALSE(Dispatcher::singleton().hasBackendFallbackForDispatchKey(DispatchKey::PrivateUse1));
+  EXPECT_THROW(f.call(cpuTensor()), NotImplementedError);
+}
+
+TEST(Dispatcher, NoTensorArgumentsUseTheUndefinedEntry) {
+  Library lib(Library::DEF, "disp_e", std::nullopt, __FILE__, __LINE__);
+  lib.def("f(int n) -> int");
+  auto op = Dispatcher::singleton().findSchemaOrThrow("disp_e::f", "").typed<int64_t(int64_t)>();
+  try {
+    op.call(1);
+    FAIL();
+  } catch (const NotImplementedError& e) {
+    EXPECT_NE(std::string(e.what()).find("no tensor arguments"), std::string::npos);
+  }
+  lib.impl("f", dispatch(DispatchKey::CompositeExplicitAutograd, [](int64_t n) { return n + 1; }));
+  EXPECT_EQ(op.call(1), 2);
+}
+
+// --- errors leave the registry unchanged ----------------------------------------
+
+TEST(Dispatcher, SecondDefLibraryForANamespaceIsAnError) {
+  Library lib(Library::DEF, "disp_f", std::nullopt, "first.cpp", 1);
+  try {
+    Library again(Library::DEF, "disp_f", std::nullopt, "second.cpp", 2);
+    FAIL();
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("disp_f"), std::string::npos);
+    EXPECT_NE(msg.find("first.cpp:1"), std::string::npos);
+    EXPECT_NE(msg.find("second.cpp:2"), std::string::npos);
+  }
+  Library fragment(Library::FRAGMENT, "disp_f", std::nullopt, __FILE__, __LINE__);
+  fragment.def("g(Tensor x) -> Tensor");
+}
+
+TEST(Dispatcher, DuplicateDefIsAnErrorAndChangesNothing) {
+  Library lib(Library::DEF, "disp_g", std::nullopt, "lib.cpp", 10);
+  lib.def("f(Tensor x) -> Tensor");
+  std::string before = dumpOf("disp_g::f");
+  Library frag(Library::FRAGMENT, "disp_g", std::nullopt, "frag.cpp", 20);
+  try {
+    frag.def("f(Tensor x) -> Tensor");
+    FAIL();
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("disp_g::f"), std::string::npos);
+    EXPECT_NE(msg.find("lib.cpp:10"), std::string::npos);
+    EXPECT_NE(msg.find("frag.cpp:20"), std::string::npos);
+  }
+  EXPECT_EQ(dumpOf("disp_g::f"), before);
+}
+
+TEST(Dispatcher, ImplWithMismatchedSchemaIsAnErrorAndChangesNothing) {
+  Library lib(Library::DEF, "disp_h", std::nullopt, __FILE__, __LINE__);
+  lib.def("f(Tensor x, float alpha) -> Tensor");
+  std::string before = dumpOf("disp_h::f");
+  try {
+    lib.impl("f", dispatch(DispatchKey::CPU, [](const Tensor& x, int64_t) { return x; }));
+    FAIL();
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("disp_h::f"), std::string::npos);
+    EXPECT_NE(msg.find("(Tensor _0, int _1) -> Tensor _0"), std::string::npos);
+    EXPECT_NE(msg.find("Type mismatch in argument 2 (alpha): float vs int"), std::string::npos);
+  }
+  EXPECT_EQ(dumpOf("disp_h::f"), before);
+  // A kernel registered before the def is checked when the def arrives.
+  Library impl(Library::IMPL, "disp_h", DispatchKey::CPU, __FILE__, __LINE__);
+  impl.impl("g", [](const Tensor& x) { return x; });
+  std::string dangling = dumpOf("disp_h::g");
+  EXPECT_EQ(Dispatcher::singleton().findDanglingImpls().size() >= 1, true);
+  EXPECT_THROW(lib.def("g(Tensor x, Tensor y) -> Tensor"), Error);
+  EXPECT_EQ(dumpOf("disp_h::g"), dangling);
+  lib.def("g(Tensor x) -> Tensor");
+}
+
+TEST(Dispatcher, MissingKernelErrorNamesOperatorAndKeys) {
+  Library lib(Library::DEF, "disp_i", std::nullopt, __FILE__, __LINE__);
+  lib.def("f(Tensor x) -> int");
+  lib.impl("f", dispatch(DispatchKey::Meta, &tagOf));
+  auto op = Dispatcher::singleton().findSchemaOrThrow("disp_i::f", "");
+  Stack s{cpuTensor()};
+  try {
+    op.callBoxed(&s);
+    FAIL();
+  } catch (const NotImplementedError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("disp_i::f"), std::string::npos);
+    EXPECT_NE(msg.find("'CPU'"), std::string::npos);
+    EXPECT_NE(msg.find("[Meta"), std::string::npos);
+  }
+}
+
+TEST(Dispatcher, FindSchemaOrThrowListsOverloads) {
+  Library lib(Library::DEF, "disp_j", std::nullopt, __FILE__, __LINE__);
+  lib.def("f(Tensor x) -> Tensor");
+  lib.def("f.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)");
+  try {
+    Dispatcher::singleton().findSchemaOrThrow("disp_j::f", "Scalar");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("default, out"), std::string::npos);
+  }
+}
+
+TEST(Dispatcher, DeregistrationForgetsTheOperator) {
+  {
+    Library lib(Library::DEF, "disp_k", std::nullopt, __FILE__, __LINE__);
+    lib.def("f(Tensor x) -> Tensor");
+    EXPECT_TRUE(Dispatcher::singleton().findOp(OperatorName("disp_k::f", "")).has_value());
+  }
+  EXPECT_FALSE(Dispatcher::singleton().findOp(OperatorName("disp_k::f", "")).has_value());
+  EXPECT_FALSE(Dispatcher::singleton().findSchema(OperatorName("disp_k::f", "")).has_value());
+  // The namespace is free again.
+  Library again(Library::DEF, "disp_k", std::nullopt, __FILE__, __LINE__);
+}
+
+TEST(Dispatcher, CallsRacingRegistrationsSeeOldOrNewKernel) {
+  Library lib(Library::DEF, "disp_race", std::nullopt, __FILE__, __LINE__);
+  lib.def("f(Tensor x) -> int");
+  lib.impl("f", dispatch(DispatchKey::CPU, [](const Tensor&) -> int64_t { return 1; }));
+  auto op = Dispatcher::singleton().findSchemaOrThrow("disp_race::f", "").typed<int64_t(const Tensor&)>();
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> bad{0};
+  std::thread caller([&] {
+    Tensor x = cpuTensor();
+    while (!stop.load()) {
+      int64_t r = op.call(x);
+      if (r != 1 && r != 2) {
+        bad.fetch_add(1);
+      }
+    }
+  });
+  for (int i = 0; i < 2000; ++i) {
+    Library impl(Library::IMPL, "disp_race", DispatchKey::CPU, __FILE__, __LINE__);
+    int64_t two = 2;
+    impl.impl("f", [two](const Tensor&) -> int64_t { return two; });
+  }
+  stop.store(true);
+  caller.join();
+  EXPECT_EQ(bad.load(), 0);
+  Dispatcher::singleton().checkInvariants();
+}
