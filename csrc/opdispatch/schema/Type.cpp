@@ -14,10 +14,12 @@ struct BaseTypeName {
 constexpr BaseTypeName kBaseNames[] = {
     {TypeKind::Tensor, "Tensor"},     {TypeKind::Int, "int"},
     {TypeKind::SymInt, "SymInt"},     {TypeKind::Float, "float"},
-    {TypeKind::Bool, "bool"},         {TypeKind::Str, "str"},
+    {TypeKind::Bool, "bool"},         {TypeKind::SymBool, "SymBool"},
+    {TypeKind::Str, "str"},
     {TypeKind::Scalar, "Scalar"},     {TypeKind::ScalarType, "ScalarType"},
     {TypeKind::Device, "Device"},     {TypeKind::Layout, "Layout"},
-    {TypeKind::MemoryFormat, "MemoryFormat"}, {TypeKind::Generator, "Generator"},
+    {TypeKind::MemoryFormat, "MemoryFormat"}, {TypeKind::QScheme, "QScheme"},
+    {TypeKind::Generator, "Generator"},
     {TypeKind::Any, "Any"},
 };
 
