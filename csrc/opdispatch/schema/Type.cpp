@@ -23,6 +23,10 @@ constexpr BaseTypeName kBaseNames[] = {
     {TypeKind::Any, "Any"},
 };
 
+// The caches are never destroyed: interned types live for the whole process,
+// and a destroyed cache would leave them unreachable (a leak to LeakSanitizer).
+using InternCache = std::map<TypePtr, const Type*>;
+
 std::mutex& internMutex() {
   static std::mutex m;
   return m;
@@ -41,9 +45,9 @@ TypePtr Type::get(TypeKind kind) {
 }
 
 TypePtr Type::optionalOf(TypePtr elem) {
-  static std::map<TypePtr, const Type*> cache;
+  static auto* cache = new InternCache();
   std::lock_guard<std::mutex> g(internMutex());
-  auto& slot = cache[elem];
+  auto& slot = (*cache)[elem];
   if (!slot) {
     slot = new Type(TypeKind::Optional, elem);
   }
@@ -51,9 +55,9 @@ TypePtr Type::optionalOf(TypePtr elem) {
 }
 
 TypePtr Type::listOf(TypePtr elem) {
-  static std::map<TypePtr, const Type*> cache;
+  static auto* cache = new InternCache();
   std::lock_guard<std::mutex> g(internMutex());
-  auto& slot = cache[elem];
+  auto& slot = (*cache)[elem];
   if (!slot) {
     slot = new Type(TypeKind::List, elem);
   }
