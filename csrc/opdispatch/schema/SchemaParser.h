@@ -12,7 +12,9 @@ namespace opdispatch {
 /// Parses a full schema, e.g. "aten::add.Tensor(Tensor self, Tensor other,
 /// *, Scalar alpha=1) -> Tensor". Grammar and default-value rules are
 /// PyTorch's (torch/csrc/jit/frontend/function_schema_parser.cpp).
-/// Throws ValueError: "<reason> at position <col> (near '<token>'):\n<schema>\n<caret line>".
+/// Throws ValueError: "<reason> at position <col>:\n<schema>\n<caret line>",
+/// where the reason names the offending token ("expected ')' but found 'x'")
+/// and <col> is its 0-based offset.
 FunctionSchema parseSchema(const std::string& schema);
 
 /// Parses "ns::name" or "ns::name.overload" (no argument list).

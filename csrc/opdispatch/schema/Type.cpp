@@ -14,12 +14,18 @@ struct BaseTypeName {
 constexpr BaseTypeName kBaseNames[] = {
     {TypeKind::Tensor, "Tensor"},     {TypeKind::Int, "int"},
     {TypeKind::SymInt, "SymInt"},     {TypeKind::Float, "float"},
-    {TypeKind::Bool, "bool"},         {TypeKind::Str, "str"},
+    {TypeKind::Bool, "bool"},         {TypeKind::SymBool, "SymBool"},
+    {TypeKind::Str, "str"},
     {TypeKind::Scalar, "Scalar"},     {TypeKind::ScalarType, "ScalarType"},
     {TypeKind::Device, "Device"},     {TypeKind::Layout, "Layout"},
-    {TypeKind::MemoryFormat, "MemoryFormat"}, {TypeKind::Generator, "Generator"},
+    {TypeKind::MemoryFormat, "MemoryFormat"}, {TypeKind::QScheme, "QScheme"},
+    {TypeKind::Generator, "Generator"},
     {TypeKind::Any, "Any"},
 };
+
+// The caches are never destroyed: interned types live for the whole process,
+// and a destroyed cache would leave them unreachable (a leak to LeakSanitizer).
+using InternCache = std::map<TypePtr, const Type*>;
 
 std::mutex& internMutex() {
   static std::mutex m;
@@ -39,9 +45,9 @@ TypePtr Type::get(TypeKind kind) {
 }
 
 TypePtr Type::optionalOf(TypePtr elem) {
-  static std::map<TypePtr, const Type*> cache;
+  static auto* cache = new InternCache();
   std::lock_guard<std::mutex> g(internMutex());
-  auto& slot = cache[elem];
+  auto& slot = (*cache)[elem];
   if (!slot) {
     slot = new Type(TypeKind::Optional, elem);
   }
@@ -49,9 +55,9 @@ TypePtr Type::optionalOf(TypePtr elem) {
 }
 
 TypePtr Type::listOf(TypePtr elem) {
-  static std::map<TypePtr, const Type*> cache;
+  static auto* cache = new InternCache();
   std::lock_guard<std::mutex> g(internMutex());
-  auto& slot = cache[elem];
+  auto& slot = (*cache)[elem];
   if (!slot) {
     slot = new Type(TypeKind::List, elem);
   }

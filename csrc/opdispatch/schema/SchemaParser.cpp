@@ -1,0 +1,801 @@
+// The schema parser: a lexer and a recursive-descent parser for PyTorch's
+// schema grammar (torch/csrc/jit/frontend/function_schema_parser.cpp and
+// schema_type_parser.cpp), with typed default values and positioned errors.
+#include <opdispatch/schema/SchemaParser.h>
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+#include <string_view>
+
+namespace opdispatch {
+
+namespace {
+
+// Note [Schema grammar]
+//   declaration := name [ '(' arguments ')' '->' returns ]
+//   name        := ident [ '::' ident ] [ '.' ident ]
+//   arguments   := [ argument { ',' argument } ]      argument may also be '*'
+//   argument    := type [ '[' N ']' [alias] ['?'] ] ident [ '=' default ]
+//   returns     := '(' [ return { ',' return } ] ')' | return
+//   return      := type [ '[' N ']' [alias] ['?'] ] [ ident ]
+//   type        := basetype [alias] { '[' ']' [alias] | '?' }
+//   alias       := '(' set [ '!' ] [ '->' set ] ')'      set := aliasname { '|' aliasname }
+// `[N]` (a list of fixed size N) can only end a type, as in PyTorch. The
+// grammar is PyTorch's; the checks on top of it are ours: default values must
+// fit their type, `*` appears at most once and is followed by an argument.
+// Argument names may repeat, as in PyTorch: a real schema does
+// (static_runtime::clamp_nan_to_num has two `posinf`).
+
+/// At most this many `[]` and `?` on one type; deeper types only leak
+/// interned types (and no real schema nests more than three).
+constexpr int kMaxTypeNesting = 8;
+/// Largest N to which a single default value is broadcast (`int[N] x=0`).
+constexpr int32_t kMaxBroadcastDefault = 1 << 16;
+
+bool isIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool isDigit(char c) { return c >= '0' && c <= '9'; }
+bool isIdentChar(char c) { return isIdentStart(c) || isDigit(c); }
+bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+/// `text` with every byte outside printable ASCII escaped, so that error
+/// messages are ASCII and the caret lines up with the schema line.
+std::string printable(const std::string& text) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (char ch : text) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7f) {
+      out += ch;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    }
+  }
+  return out;
+}
+
+enum class TokenKind : uint8_t {
+  Ident,
+  Number, ///< digits [ '.' digits ] [ exponent ]
+  String, ///< a quoted literal; `value` holds the decoded text
+  Arrow, ///< ->
+  ColonColon, ///< ::
+  Punct, ///< one of ( ) [ ] , * ? ! | = . -
+  Error, ///< a lexical error; `value` holds the reason
+  End,
+};
+
+struct Token {
+  TokenKind kind;
+  size_t pos; ///< offset of the first byte in the schema
+  std::string text; ///< the source text
+  std::string value;
+
+  bool is(char punct) const { return kind == TokenKind::Punct && text[0] == punct; }
+  bool isWord(const char* word) const { return kind == TokenKind::Ident && text == word; }
+};
+
+/// Splits `src` into tokens, always ending with End. A lexical error becomes
+/// an Error token (and ends the list) so that the parser reports whichever
+/// error comes first in the text.
+class Lexer {
+ public:
+  explicit Lexer(const std::string& src) : src_(src) {}
+
+  std::vector<Token> tokenize() {
+    std::vector<Token> tokens;
+    while (true) {
+      while (i_ < src_.size() && isSpace(src_[i_])) {
+        ++i_;
+      }
+      if (i_ == src_.size()) {
+        tokens.push_back({TokenKind::End, i_, "", ""});
+        return tokens;
+      }
+      tokens.push_back(next());
+      if (tokens.back().kind == TokenKind::Error) {
+        tokens.push_back({TokenKind::End, src_.size(), "", ""});
+        return tokens;
+      }
+    }
+  }
+
+ private:
+  char at(size_t k) const { return k < src_.size() ? src_[k] : '\0'; }
+
+  Token make(TokenKind kind, size_t start, std::string value = "") {
+    return {kind, start, src_.substr(start, i_ - start), std::move(value)};
+  }
+
+  Token error(size_t start, size_t len, std::string reason) {
+    return {TokenKind::Error, start, src_.substr(start, len), std::move(reason)};
+  }
+
+  Token next() {
+    size_t start = i_;
+    char c = src_[i_];
+    if (isIdentStart(c)) {
+      while (i_ < src_.size() && isIdentChar(src_[i_])) {
+        ++i_;
+      }
+      return make(TokenKind::Ident, start);
+    }
+    if (isDigit(c)) {
+      return number(start);
+    }
+    if (c == '"' || c == '\'') {
+      return string(start);
+    }
+    if (c == '-' && at(i_ + 1) == '>') {
+      i_ += 2;
+      return make(TokenKind::Arrow, start);
+    }
+    if (c == ':' && at(i_ + 1) == ':') {
+      i_ += 2;
+      return make(TokenKind::ColonColon, start);
+    }
+    if (std::string_view("()[],*?!|=.-").find(c) != std::string_view::npos) {
+      ++i_;
+      return make(TokenKind::Punct, start);
+    }
+    return error(start, 1, "unexpected character '" + printable(std::string(1, c)) + "'");
+  }
+
+  Token number(size_t start) {
+    auto digits = [&] {
+      while (isDigit(at(i_))) {
+        ++i_;
+      }
+    };
+    digits();
+    if (at(i_) == '.') {
+      ++i_;
+      digits();
+    }
+    char e = at(i_);
+    char sign = at(i_ + 1);
+    if ((e == 'e' || e == 'E') && (isDigit(sign) || ((sign == '+' || sign == '-') && isDigit(at(i_ + 2))))) {
+      i_ += isDigit(sign) ? 1 : 2;
+      digits();
+    }
+    return make(TokenKind::Number, start);
+  }
+
+  // PyTorch's escapes (parseStringLiteral) plus \r: everything
+  // printQuotedString writes. Returns '\0' for none of them.
+  static char simpleEscape(char c) {
+    switch (c) {
+      case '\\':
+      case '\'':
+      case '"':
+        return c;
+      case 'a':
+        return '\a';
+      case 'b':
+        return '\b';
+      case 'f':
+        return '\f';
+      case 'n':
+        return '\n';
+      case 'r':
+        return '\r';
+      case 't':
+        return '\t';
+      case 'v':
+        return '\v';
+      default:
+        return '\0';
+    }
+  }
+
+  Token string(size_t start) {
+    char quote = src_[i_++];
+    std::string value;
+    while (true) {
+      if (i_ >= src_.size()) {
+        return error(start, src_.size() - start, "unterminated string literal");
+      }
+      char c = src_[i_];
+      if (c == quote) {
+        ++i_;
+        return make(TokenKind::String, start, std::move(value));
+      }
+      if (c != '\\') {
+        value += c;
+        ++i_;
+        continue;
+      }
+      if (i_ + 1 >= src_.size()) {
+        return error(start, src_.size() - start, "unterminated string literal");
+      }
+      if (char simple = simpleEscape(src_[i_ + 1])) {
+        value += simple;
+        i_ += 2;
+        continue;
+      }
+      int code = 0;
+      bool octal = true;
+      for (size_t k = 1; k <= 3; ++k) {
+        char d = at(i_ + k);
+        octal = octal && d >= '0' && d <= '7';
+        code = code * 8 + (d - '0');
+      }
+      if (!octal || code > 0xff) {
+        size_t len = std::min<size_t>(octal ? 4 : 2, src_.size() - i_);
+        return error(i_, len, "invalid escape sequence '" + printable(src_.substr(i_, len)) +
+                                  "' in a string literal");
+      }
+      value += static_cast<char>(code);
+      i_ += 4;
+    }
+  }
+
+  const std::string& src_;
+  size_t i_ = 0;
+};
+
+/// A type as written before an argument's name, with its alias annotation.
+struct AnnotatedType {
+  TypePtr type;
+  std::optional<AliasInfo> alias;
+};
+
+class SchemaParser {
+ public:
+  explicit SchemaParser(const std::string& src) : src_(src), tokens_(Lexer(src).tokenize()) {}
+
+  std::variant<OperatorName, FunctionSchema> parseDeclaration() {
+    OperatorName name = parseName();
+    if (!cur().is('(')) {
+      expectEnd("'(' or end of input");
+      return name;
+    }
+    FunctionSchema schema = parseSignature(std::move(name));
+    expectEnd("end of input");
+    return schema;
+  }
+
+  FunctionSchema parseSchemaOnly() {
+    OperatorName name = parseName();
+    if (!cur().is('(')) {
+      unexpected("'('");
+    }
+    FunctionSchema schema = parseSignature(std::move(name));
+    expectEnd("end of input");
+    return schema;
+  }
+
+  OperatorName parseNameOnly() {
+    OperatorName name = parseName();
+    expectEnd("end of input after the operator name");
+    return name;
+  }
+
+ private:
+  // --- tokens ---------------------------------------------------------------
+  const Token& cur() const { return tokens_[i_]; }
+  const Token& peek() const { return tokens_[std::min(i_ + 1, tokens_.size() - 1)]; }
+  const Token& advance() {
+    const Token& t = tokens_[i_];
+    if (t.kind != TokenKind::End) {
+      ++i_;
+    }
+    return t;
+  }
+  bool nextIf(char punct) {
+    if (cur().is(punct)) {
+      advance();
+      return true;
+    }
+    return false;
+  }
+  const Token& expect(char punct) {
+    if (!cur().is(punct)) {
+      unexpected(std::string("'") + punct + "'");
+    }
+    return advance();
+  }
+  const Token& expectIdent(const std::string& what) {
+    if (cur().kind != TokenKind::Ident) {
+      unexpected(what);
+    }
+    return advance();
+  }
+  void expectEnd(const std::string& what) {
+    if (cur().kind != TokenKind::End) {
+      unexpected(what);
+    }
+  }
+
+  // --- errors ---------------------------------------------------------------
+  static std::string describe(const Token& t) {
+    if (t.kind == TokenKind::End) {
+      return "end of input";
+    }
+    std::string text = printable(t.text);
+    if (text.size() > 40) {
+      text = text.substr(0, 37) + "...";
+    }
+    return "'" + text + "'";
+  }
+
+  [[noreturn]] void fail(size_t pos, const std::string& reason) const {
+    std::string caret(printable(src_.substr(0, pos)).size(), ' ');
+    throw ValueError(detail::str(reason, " at position ", pos, ":\n", printable(src_), "\n", caret, "^"));
+  }
+  [[noreturn]] void fail(const Token& at, const std::string& reason) const { fail(at.pos, reason); }
+
+  /// The current token is not what the grammar allows here.
+  [[noreturn]] void unexpected(const std::string& expected) const {
+    const Token& t = cur();
+    if (t.kind == TokenKind::Error) {
+      fail(t, t.value);
+    }
+    fail(t, "expected " + expected + " but found " + describe(t));
+  }
+
+  // --- names ----------------------------------------------------------------
+  OperatorName parseName() {
+    std::string name = expectIdent("an operator name").text;
+    if (cur().kind == TokenKind::ColonColon) {
+      advance();
+      name += "::" + expectIdent("an operator name after '::'").text;
+    }
+    std::string overload;
+    if (nextIf('.')) {
+      const Token& t = expectIdent("an overload name after '.'");
+      // PyTorch: `default` names the overload "" in Python, and dunder names
+      // are Python attributes.
+      if (t.text == "default" || t.text.rfind("__", 0) == 0) {
+        fail(t, "'" + t.text + "' is not a legal overload name");
+      }
+      overload = t.text;
+    }
+    return OperatorName(std::move(name), std::move(overload));
+  }
+
+  // --- arguments and returns ------------------------------------------------
+  FunctionSchema parseSignature(OperatorName name) {
+    std::vector<Argument> arguments;
+    expect('(');
+    bool kwargOnly = false;
+    bool seenDefault = false;
+    if (!cur().is(')')) {
+      do {
+        if (cur().is('*')) {
+          if (kwargOnly) {
+            fail(cur(), "duplicate '*'");
+          }
+          advance();
+          kwargOnly = true;
+          if (!cur().is(',')) {
+            fail(cur(), "expected ',' and a keyword-only argument after '*' but found " + describe(cur()));
+          }
+          continue;
+        }
+        const Token& start = cur();
+        Argument arg = parseArgument(/*isReturn=*/false, kwargOnly);
+        // PyTorch: FunctionSchema::checkSchema (lists are exempt for BC).
+        if (arg.default_value()) {
+          seenDefault = true;
+        } else if (seenDefault && !kwargOnly && !arg.type()->isList()) {
+          fail(start, "non-default argument '" + arg.name() + "' follows default argument");
+        }
+        arguments.push_back(std::move(arg));
+      } while (nextIf(','));
+    }
+    expect(')');
+    if (cur().kind != TokenKind::Arrow) {
+      unexpected("'->'");
+    }
+    advance();
+    std::vector<Argument> returns;
+    if (nextIf('(')) {
+      if (!cur().is(')')) {
+        do {
+          returns.push_back(parseArgument(/*isReturn=*/true, false));
+        } while (nextIf(','));
+      }
+      expect(')');
+    } else {
+      returns.push_back(parseArgument(/*isReturn=*/true, false));
+    }
+    return FunctionSchema(std::move(name), std::move(arguments), std::move(returns));
+  }
+
+  /// One argument or return.
+  Argument parseArgument(bool isReturn, bool kwargOnly) {
+    AnnotatedType t = parseType();
+    std::optional<int32_t> N;
+    if (cur().is('[')) {
+      advance();
+      N = parseListSize();
+      expect(']');
+      t.type = Type::listOf(t.type);
+      t.alias = wrapInList(std::move(t.alias));
+      if (nextIf('?')) {
+        t.type = Type::optionalOf(t.type);
+      }
+    }
+    std::string name;
+    if (!isReturn || cur().kind == TokenKind::Ident) {
+      name = expectIdent("an argument name").text;
+    }
+    std::optional<IValue> defaultValue;
+    if (!isReturn && nextIf('=')) {
+      defaultValue = parseDefault(t.type, N, name);
+    }
+    return Argument(std::move(name), t.type, N, std::move(defaultValue), kwargOnly && !isReturn,
+                    std::move(t.alias));
+  }
+
+  int32_t parseListSize() {
+    const Token& t = cur();
+    int32_t n = 0;
+    const char* last = t.text.data() + t.text.size();
+    auto r = std::from_chars(t.text.data(), last, n);
+    bool ok = t.kind == TokenKind::Number && r.ec == std::errc() && r.ptr == last;
+    if (t.kind == TokenKind::Number && !ok) {
+      fail(t, "expected a list size (an integer from 0 to 2147483647) but found " + describe(t));
+    }
+    if (!ok) {
+      unexpected("a list size or ']'");
+    }
+    advance();
+    return n;
+  }
+
+  // --- types ----------------------------------------------------------------
+  AnnotatedType parseType() {
+    if (cur().kind != TokenKind::Ident) {
+      unexpected("a type");
+    }
+    const Token& base = advance();
+    AnnotatedType t{Type::fromName(base.text), std::nullopt};
+    if (!t.type) {
+      failUnknownType(base);
+    }
+    t.alias = parseAliasAnnotation();
+    int nesting = 0;
+    while (true) {
+      if (cur().is('[') && peek().is(']')) {
+        advance();
+        advance();
+        t.type = Type::listOf(t.type);
+        t.alias = wrapInList(std::move(t.alias));
+      } else if (cur().is('?')) {
+        advance();
+        t.type = Type::optionalOf(t.type);
+      } else {
+        return t;
+      }
+      if (++nesting > kMaxTypeNesting) {
+        fail(tokens_[i_ - 1], detail::str("type nested too deeply (more than ", kMaxTypeNesting,
+                                          " levels of '[]' and '?')"));
+      }
+    }
+  }
+
+  [[noreturn]] void failUnknownType(const Token& t) const {
+    // PyTorch: SchemaTypeParser::parseBaseType, with its hints.
+    if (t.text == "double") {
+      fail(t, "unknown type 'double'; use 'float' (a C++ double) in a schema");
+    }
+    if (t.text == "int64_t") {
+      fail(t, "unknown type 'int64_t'; use 'int' (a C++ int64_t) or 'SymInt' in a schema");
+    }
+    fail(t, "unknown type " + describe(t) +
+                "; valid types are Tensor, int, SymInt, float, bool, str, Scalar, ScalarType, "
+                "Device, Layout, MemoryFormat, Generator, Any, with '?', '[]' and '[N]'");
+  }
+
+  /// The annotation of a list whose elements were annotated `element`
+  /// (parsed after its `[]`): PyTorch keeps the element annotation as the
+  /// list's contained type and copies is_write when the list has none.
+  std::optional<AliasInfo> wrapInList(std::optional<AliasInfo> element) {
+    std::optional<AliasInfo> container = parseAliasAnnotation();
+    if (element) {
+      if (!container) {
+        container = AliasInfo();
+        container->is_write = element->is_write;
+      }
+      container->contained_types.push_back(std::move(*element));
+    }
+    return container;
+  }
+
+  std::optional<AliasInfo> parseAliasAnnotation() {
+    if (!nextIf('(')) {
+      return std::nullopt;
+    }
+    AliasInfo info;
+    parseAliasSet(info.before_set);
+    info.is_write = nextIf('!');
+    if (cur().kind == TokenKind::Arrow) {
+      advance();
+      parseAliasSet(info.after_set);
+    } else {
+      info.after_set = info.before_set;
+    }
+    expect(')');
+    return info;
+  }
+
+  // PyTorch: sets are sets, and a wildcard makes later names irrelevant.
+  void parseAliasSet(std::vector<std::string>& set) {
+    do {
+      std::string name;
+      if (nextIf('*')) {
+        name = "*";
+      } else {
+        name = expectIdent("an alias set name or '*'").text;
+      }
+      bool wildcard = std::find(set.begin(), set.end(), "*") != set.end();
+      if (!wildcard && std::find(set.begin(), set.end(), name) == set.end()) {
+        set.push_back(std::move(name));
+      }
+    } while (nextIf('|'));
+  }
+
+  // --- default values -------------------------------------------------------
+  // Note [Default values]
+  // As PyTorch parses them (parseDefaultValue): by the argument's type, with
+  // SymInt, ScalarType, Layout and MemoryFormat read as int; `int[N] x=1`
+  // broadcasts to N copies; inside `T?` a literal keeps its own kind (so
+  // `float? x=1` is the int 1, printed back as `1`), elsewhere an int
+  // literal for a float is a double. Unlike PyTorch we reject values that
+  // do not fit the type (PyTorch accepts `int x="a"`), accept list values for
+  // optional lists, and also accept `str` lists, dtype names for ScalarType
+  // (`float32`), `inf`/`nan` and Device strings.
+
+  IValue parseDefault(TypePtr type, std::optional<int32_t> N, const std::string& arg) {
+    if (type->isOptional()) {
+      if (cur().isWord("None")) {
+        advance();
+        return IValue();
+      }
+      TypePtr elem = type->elem();
+      return elem->isList() ? parseListDefault(elem, N, arg) : parseConstant(elem, false, arg);
+    }
+    return type->isList() ? parseListDefault(type, N, arg) : parseConstant(type, true, arg);
+  }
+
+  enum class ListKind { Int, Float, Bool, Str, Unsupported };
+
+  static bool isIntLike(TypeKind k) {
+    return k == TypeKind::Int || k == TypeKind::SymInt || k == TypeKind::ScalarType ||
+           k == TypeKind::Layout || k == TypeKind::MemoryFormat;
+  }
+
+  static ListKind listKind(TypePtr elem) {
+    if (isIntLike(elem->kind())) {
+      return ListKind::Int;
+    }
+    switch (elem->kind()) {
+      case TypeKind::Float:
+        return ListKind::Float;
+      case TypeKind::Bool:
+      case TypeKind::SymBool:
+        return ListKind::Bool;
+      case TypeKind::Str:
+        return ListKind::Str;
+      default:
+        return ListKind::Unsupported;
+    }
+  }
+
+  IValue parseListDefault(TypePtr listType, std::optional<int32_t> N, const std::string& arg) {
+    TypePtr elem = listType->elem();
+    ListKind kind = listKind(elem);
+    if (kind == ListKind::Unsupported) {
+      fail(cur(), "argument '" + arg + "' of type " + listType->toString() +
+                      " cannot have a default value other than None; only int, float, bool and "
+                      "str lists can");
+    }
+    std::vector<IValue> elems;
+    if (N && !cur().is('[')) {
+      const Token& at = cur();
+      IValue v = parseConstant(elem, true, arg);
+      if (*N > kMaxBroadcastDefault) {
+        fail(at, detail::str("cannot broadcast the default value of argument '", arg, "' to ", *N,
+                             " elements (at most ", kMaxBroadcastDefault, ")"));
+      }
+      elems.assign(static_cast<size_t>(*N), v);
+    } else {
+      if (!cur().is('[')) {
+        failDefault(listType, arg);
+      }
+      advance();
+      if (!cur().is(']')) {
+        do {
+          elems.push_back(parseConstant(elem, true, arg));
+        } while (nextIf(','));
+      }
+      expect(']');
+    }
+    switch (kind) {
+      case ListKind::Int: {
+        std::vector<int64_t> v;
+        for (const auto& e : elems) {
+          v.push_back(e.toInt());
+        }
+        return IValue(std::move(v));
+      }
+      case ListKind::Float: {
+        std::vector<double> v;
+        for (const auto& e : elems) {
+          v.push_back(e.toDouble());
+        }
+        return IValue(std::move(v));
+      }
+      case ListKind::Bool: {
+        std::vector<bool> v;
+        for (const auto& e : elems) {
+          v.push_back(e.toBool());
+        }
+        return IValue(std::move(v));
+      }
+      default:
+        return IValue::genericList(std::move(elems));
+    }
+  }
+
+  [[noreturn]] void failDefault(TypePtr type, const std::string& arg) const {
+    if (cur().kind == TokenKind::Error) {
+      fail(cur(), cur().value);
+    }
+    fail(cur(), "expected a default value of type " + type->toString() + " for argument '" + arg +
+                    "' but found " + describe(cur()));
+  }
+
+  /// One value of a non-list, non-optional type. `intToFloat`: an int
+  /// literal for a float becomes a double (not inside `float?`).
+  IValue parseConstant(TypePtr type, bool intToFloat, const std::string& arg) {
+    const Token& t = cur();
+    TypeKind kind = type->kind();
+    if (isIntLike(kind) && t.kind == TokenKind::Ident) {
+      if (auto v = intKeyword(t.text, kind)) {
+        advance();
+        return *v;
+      }
+      failDefault(type, arg);
+    }
+    switch (kind) {
+      case TypeKind::Tensor:
+      case TypeKind::Generator:
+        // PyTorch: parseTensorDefault accepts None even without '?'.
+        if (t.isWord("None")) {
+          advance();
+          return IValue();
+        }
+        break;
+      case TypeKind::Str:
+        if (t.kind == TokenKind::String) {
+          advance();
+          return IValue(t.value);
+        }
+        break;
+      case TypeKind::Device:
+        if (t.kind == TokenKind::String) {
+          try {
+            Device d(t.value);
+            advance();
+            return IValue(d);
+          } catch (const ValueError& e) {
+            fail(t, "invalid default value for argument '" + arg + "': " + e.msg());
+          }
+        }
+        break;
+      case TypeKind::Bool:
+      case TypeKind::SymBool:
+      case TypeKind::Scalar:
+        if (t.isWord("True") || t.isWord("False")) {
+          advance();
+          return IValue(t.text == "True");
+        }
+        if (kind == TypeKind::Scalar) {
+          return parseNumber(type, /*intToFloat=*/false, arg);
+        }
+        break;
+      case TypeKind::Float:
+        return parseNumber(type, intToFloat, arg);
+      default:
+        if (isIntLike(kind)) {
+          return parseNumber(type, false, arg);
+        }
+        break;
+    }
+    failDefault(type, arg);
+  }
+
+  /// PyTorch's identifiers for int defaults (parseSingleConstant), and dtype
+  /// names for ScalarType.
+  static std::optional<int64_t> intKeyword(const std::string& word, TypeKind kind) {
+    static const std::pair<const char*, int64_t> kKeywords[] = {
+        {"float", static_cast<int64_t>(ScalarType::Float)},
+        {"complex", static_cast<int64_t>(ScalarType::ComplexFloat)},
+        {"long", static_cast<int64_t>(ScalarType::Long)},
+        {"strided", 0}, // Layout::Strided
+        {"Mean", 1}, // Reduction::Mean
+        {"contiguous_format", 0}, // MemoryFormat::Contiguous
+    };
+    for (const auto& k : kKeywords) {
+      if (word == k.first) {
+        return k.second;
+      }
+    }
+    if (kind == TypeKind::ScalarType) {
+      try {
+        return static_cast<int64_t>(parseScalarType(word));
+      } catch (const ValueError&) {
+        return std::nullopt;
+      }
+    }
+    return std::nullopt;
+  }
+
+  /// An optionally negative number (or inf/nan for float and Scalar) for
+  /// `type`: an int unless the type is float (and `intToFloat`) or the
+  /// literal has a '.' or an exponent.
+  IValue parseNumber(TypePtr type, bool intToFloat, const std::string& arg) {
+    bool floating = type->kind() == TypeKind::Float || type->kind() == TypeKind::Scalar;
+    bool negative = nextIf('-');
+    const Token& t = cur();
+    if (floating && (t.isWord("inf") || t.isWord("nan"))) {
+      advance();
+      double v = t.text == "inf" ? std::numeric_limits<double>::infinity()
+                                 : std::numeric_limits<double>::quiet_NaN();
+      return IValue(negative ? -v : v);
+    }
+    if (t.kind != TokenKind::Number) {
+      failDefault(type, arg);
+    }
+    std::string text = (negative ? "-" : "") + t.text;
+    const char* first = text.data();
+    const char* last = text.data() + text.size();
+    bool isFloatLiteral = text.find_first_of(".eE") != std::string::npos;
+    if (isFloatLiteral || (type->kind() == TypeKind::Float && intToFloat)) {
+      if (!floating) {
+        failDefault(type, arg);
+      }
+      double v = 0;
+      auto r = std::from_chars(first, last, v);
+      if (r.ec != std::errc() || r.ptr != last) {
+        fail(t, "float literal " + describe(t) + " is out of range");
+      }
+      advance();
+      return IValue(v);
+    }
+    int64_t v = 0;
+    auto r = std::from_chars(first, last, v);
+    if (r.ec != std::errc() || r.ptr != last) {
+      fail(t, "integer literal " + describe(t) + " is out of range for a 64-bit int");
+    }
+    advance();
+    return IValue(v);
+  }
+
+  const std::string& src_;
+  std::vector<Token> tokens_;
+  size_t i_ = 0;
+};
+
+} // namespace
+
+FunctionSchema parseSchema(const std::string& schema) { return SchemaParser(schema).parseSchemaOnly(); }
+
+OperatorName parseName(const std::string& name) { return SchemaParser(name).parseNameOnly(); }
+
+std::variant<OperatorName, FunctionSchema> parseSchemaOrName(const std::string& text) {
+  return SchemaParser(text).parseDeclaration();
+}
+
+} // namespace opdispatch
