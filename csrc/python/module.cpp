@@ -1,9 +1,10 @@
 // opdispatch._C: the pybind11 module over libopdispatch.
 #include <pybind11/pybind11.h>
 
-#include <opdispatch/core/PyObjectSlot.h>
+#include <opdispatch/core/PyInterpreter.h>
 
 #include "Exceptions.h"
+#include "PythonOperator.h"
 #include "PythonTensor.h"
 #include "PythonTypes.h"
 #include "python_dispatch.h"
@@ -35,15 +36,27 @@ void increfWithGil(void* obj) {
   PyGILState_Release(s);
 }
 
+void* releaseGil() {
+  if (!interpreterAlive() || !PyGILState_Check()) {
+    return nullptr;
+  }
+  return PyEval_SaveThread();
+}
+
+void reacquireGil(void* token) { PyEval_RestoreThread(static_cast<PyThreadState*>(token)); }
+
 } // namespace
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "opdispatch's C++ core: dispatcher, tensors, schemas.";
   opdispatch::pyInterpreterHooks().decref = &decrefWithGil;
   opdispatch::pyInterpreterHooks().incref = &increfWithGil;
+  opdispatch::pyInterpreterHooks().releaseGil = &releaseGil;
+  opdispatch::pyInterpreterHooks().reacquireGil = &reacquireGil;
   opdispatch::python::initExceptionTranslation(m);
   opdispatch::python::initTypeBindings(m);
   opdispatch::python::initTensorBindings(m);
   opdispatch::python::initSchemaBindings(m);
   opdispatch::python::initDispatchBindings(m);
+  opdispatch::python::initOperatorBindings(m);
 }

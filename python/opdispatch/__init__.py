@@ -21,6 +21,7 @@ from ._C import (
     uint8,
 )
 from ._tensor import Tensor
+from ._ops import ops
 
 __all__ = [
     "Tensor",
@@ -35,6 +36,7 @@ __all__ = [
     "float64",
     "from_numpy",
     "int8",
+    "ops",
     "int16",
     "int32",
     "int64",

@@ -16,7 +16,7 @@
 #include <opdispatch/core/ArrayRef.h>
 #include <opdispatch/core/Device.h>
 #include <opdispatch/core/Exception.h>
-#include <opdispatch/core/PyObjectSlot.h>
+#include <opdispatch/core/PyInterpreter.h>
 #include <opdispatch/core/Scalar.h>
 #include <opdispatch/core/ScalarType.h>
 #include <opdispatch/core/Tensor.h>

@@ -10,7 +10,7 @@
 #include <opdispatch/core/ArrayRef.h>
 #include <opdispatch/core/Device.h>
 #include <opdispatch/core/DispatchKeySet.h>
-#include <opdispatch/core/PyObjectSlot.h>
+#include <opdispatch/core/PyInterpreter.h>
 #include <opdispatch/core/ScalarType.h>
 #include <opdispatch/core/Storage.h>
 #include <opdispatch/core/intrusive_ptr.h>

@@ -1,6 +1,6 @@
-// OwnedPyObject: a strong reference to a Python object held by the core,
-// which has no Python in it. The Python bindings install the hooks that
-// decref with the GIL held.
+// The core's only contact with Python (it has no Python in it): hooks the
+// Python bindings install, OwnedPyObject (a strong reference to a Python
+// object) and ReleaseGIL (lets a C++ kernel run without the GIL).
 #pragma once
 
 #include <utility>
@@ -13,6 +13,10 @@ struct PyInterpreterHooks {
   void (*decref)(void* obj) = nullptr;
   /// Adds one reference to `obj`, taking the GIL.
   void (*incref)(void* obj) = nullptr;
+  /// Releases the GIL if this thread holds it; returns a token for reacquireGil (null if nothing was released).
+  void* (*releaseGil)() = nullptr;
+  /// Takes the GIL back with the token of releaseGil.
+  void (*reacquireGil)(void* token) = nullptr;
 };
 
 /// The process-wide hooks (in libopdispatch, shared by every extension).
@@ -58,6 +62,29 @@ class OwnedPyObject {
 
  private:
   void* obj_ = nullptr;
+};
+
+/// Releases the GIL for its scope when Python is loaded and this thread holds
+/// it; a no-op otherwise. For long-running C++ kernels called from Python:
+///   Tensor my_kernel(const Tensor& x) { opdispatch::ReleaseGIL nogil; ...; }
+/// The kernel must not touch Python objects (or call Python kernels without
+/// them taking the GIL themselves, which the Python-kernel trampoline does).
+class ReleaseGIL {
+ public:
+  ReleaseGIL() {
+    auto& hooks = pyInterpreterHooks();
+    token_ = hooks.releaseGil ? hooks.releaseGil() : nullptr;
+  }
+  ReleaseGIL(const ReleaseGIL&) = delete;
+  ReleaseGIL& operator=(const ReleaseGIL&) = delete;
+  ~ReleaseGIL() {
+    if (token_) {
+      pyInterpreterHooks().reacquireGil(token_);
+    }
+  }
+
+ private:
+  void* token_;
 };
 
 } // namespace opdispatch

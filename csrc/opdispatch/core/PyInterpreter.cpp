@@ -1,5 +1,5 @@
 // The process-wide Python hooks (empty until opdispatch._C loads).
-#include <opdispatch/core/PyObjectSlot.h>
+#include <opdispatch/core/PyInterpreter.h>
 
 namespace opdispatch {
 
