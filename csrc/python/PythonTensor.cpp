@@ -32,8 +32,33 @@ PyObject* tensorNew(PyTypeObject* type, PyObject*, PyObject*) {
   return nullptr;
 }
 
+// Note [Tensor objects and the garbage collector]
+// Autograd keeps its state (grad, grad_fn) in the TensorImpl's
+// autograd_meta slot, so a cycle such as output -> grad_fn -> saved output
+// runs through the TensorImpl, where the collector cannot see it. A tensor
+// object therefore reports the autograd meta as its own reference, but only
+// while it is the TensorImpl's sole owner (as PyTorch's THPVariable_traverse):
+// if C++ also holds the TensorImpl, the meta is reachable from outside Python
+// and must not be cleared.
+int tensorTraverse(PyObject* self, visitproc visit, void* arg) {
+  TensorImpl* impl = reinterpret_cast<TensorObject*>(self)->impl;
+  if (impl != nullptr && impl->use_count() == 1) {
+    Py_VISIT(static_cast<PyObject*>(impl->autograd_meta().get()));
+  }
+  return 0;
+}
+
+int tensorClear(PyObject* self) {
+  TensorImpl* impl = reinterpret_cast<TensorObject*>(self)->impl;
+  if (impl != nullptr && impl->use_count() == 1) {
+    impl->autograd_meta().reset();
+  }
+  return 0;
+}
+
 void tensorDealloc(PyObject* self) {
   auto* obj = reinterpret_cast<TensorObject*>(self);
+  PyObject_GC_UnTrack(self);
   if (obj->impl != nullptr) {
     if (obj->impl->pyobj() == self) {
       obj->impl->set_pyobj(nullptr);
@@ -192,12 +217,17 @@ PyObject* methSharesStorage(PyObject* self, PyObject* other) {
   return PyBool_FromLong(a.defined() && a == b);
 }
 
-PyObject* methNumpy(PyObject* self, PyObject*) {
+PyObject* methNumpy(PyObject* self, PyObject* args, PyObject* kwargs) {
+  static const char* kwlist[] = {"force", nullptr};
+  int force = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$p:numpy", const_cast<char**>(kwlist), &force)) {
+    return nullptr;
+  }
   return guarded([&] {
     TensorImpl* impl = selfImpl(self);
     OPDISPATCH_CHECK(impl->device().is_cpu(), "numpy() needs a cpu tensor; this tensor is on ", impl->device(),
                      (impl->device().is_meta() ? " (meta tensors have no data)" : ""));
-    OPDISPATCH_CHECK(!impl->requires_grad(),
+    OPDISPATCH_CHECK(force || !impl->requires_grad(),
                      "Can't call numpy() on a tensor that requires grad. Use tensor.detach().numpy() instead.");
     auto* keep = new intrusive_ptr<StorageImpl>(impl->storage());
     py::capsule base(keep, [](void* p) { delete static_cast<intrusive_ptr<StorageImpl>*>(p); });
@@ -222,7 +252,9 @@ PyMethodDef kMethods[] = {
     {"_bump_version", methBumpVersion, METH_NOARGS, "Records an in-place modification."},
     {"_is_same", methIsSame, METH_O, "Whether both objects wrap the same TensorImpl."},
     {"_shares_storage", methSharesStorage, METH_O, "Whether both tensors use the same storage."},
-    {"numpy", methNumpy, METH_NOARGS, "A NumPy array sharing this tensor's memory (cpu only)."},
+    {"numpy", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(methNumpy)), METH_VARARGS | METH_KEYWORDS,
+     "numpy(*, force=False): a NumPy array sharing this tensor's memory (cpu only). Raises for a tensor that "
+     "requires grad unless force=True (kernels use force=True)."},
     {nullptr, nullptr, 0, nullptr},
 };
 
@@ -297,7 +329,9 @@ void initTensorBindings(py::module_& m) {
   PyTypeObject& t = gTensorBaseType;
   t.tp_name = "opdispatch._C.TensorBase";
   t.tp_basicsize = sizeof(TensorObject);
-  t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE;
+  t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC;
+  t.tp_traverse = tensorTraverse;
+  t.tp_clear = tensorClear;
   t.tp_doc = "The C++ tensor (a TensorImpl); opdispatch.Tensor adds the Python methods.";
   t.tp_new = tensorNew;
   t.tp_dealloc = tensorDealloc;
@@ -336,6 +370,25 @@ void initTensorBindings(py::module_& m) {
       py::arg("cls"), py::arg("data"), py::arg("requires_grad") = false, py::arg("dispatch_to_python") = false,
       "A new object of class `cls` viewing `data`'s memory (shares storage and version counter). With "
       "dispatch_to_python, the tensor carries the Python dispatch keys.");
+  m.def(
+      "_as_strided",
+      [](const Tensor& self, const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
+         int64_t storage_offset) {
+        OPDISPATCH_CHECK_VALUE(self.defined(), "_as_strided needs a tensor");
+        return self.as_strided(sizes, strides, storage_offset);
+      },
+      py::arg("self"), py::arg("size"), py::arg("stride"), py::arg("storage_offset"),
+      "A view of self's storage with the given sizes, strides (in elements) and offset: shares the storage and "
+      "the version counter, does not require grad. Raises IndexError if it reaches past the storage.");
+  m.def(
+      "empty_strided",
+      [](py::handle shape, py::handle stride, py::handle dtype, py::handle device) {
+        ScalarType st = dtype.is_none() ? ScalarType::Float : toScalarType(dtype, "empty_strided(): dtype");
+        Device dev = device.is_none() ? Device() : toDevice(device, "empty_strided(): device");
+        return empty_strided(toShape(shape), toShape(stride), st, dev);
+      },
+      py::arg("shape"), py::arg("stride"), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
+      "A new uninitialised tensor with the given strides (in elements).");
   m.def("from_numpy", &fromNumpy, py::arg("array"),
         "A tensor sharing memory with a numpy.ndarray (which it keeps alive). Raises TypeError for unsupported "
         "dtypes and ValueError for negative or unaligned strides.");

@@ -11,6 +11,7 @@ namespace opdispatch::python {
 
 void initDispatchBindings(pybind11::module_& m);
 void initSchemaBindings(pybind11::module_& m);
+void initAutogradFallbackBindings(pybind11::module_& m);
 
 /// "registered at <file>:<line>" of the innermost Python frame outside
 /// opdispatch's own registration code.

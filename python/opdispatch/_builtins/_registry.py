@@ -1,0 +1,65 @@
+"""How the built-in operator library ``od`` registers its operators: through
+``opdispatch.library`` like any user library, with a CPU kernel (NumPy), a
+Meta kernel (metadata only) and an autograd formula per operator."""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from .. import _C
+from .._library.autograd import make_autograd_kernel
+from ..library import Library
+
+Kernel = Callable[..., Any]
+
+#: The ``od`` library; lives for the whole process.
+LIB = Library("od", "DEF")
+
+
+def _bumping_versions(kernel: Kernel, mutated: list[int]) -> Kernel:
+    """Wraps a kernel of a mutating operator so every mutated tensor's version
+    counter is bumped (what autograd checks saved tensors against)."""
+
+    def k(*args: Any, **kwargs: Any) -> Any:
+        out = kernel(*args, **kwargs)
+        for i in mutated:
+            args[i]._bump_version()
+        return out
+
+    k.__name__ = kernel.__name__
+    k.__qualname__ = kernel.__qualname__
+    return k
+
+
+def defop(
+    schema: str,
+    *,
+    cpu: Optional[Kernel] = None,
+    meta: Optional[Kernel] = None,
+    backend: Optional[Kernel] = None,
+    backward: Optional[Kernel] = None,
+    setup_context: Optional[Kernel] = None,
+) -> _C._DispatchOperator:
+    """Defines ``od::<schema>`` and registers its kernels.
+
+    ``cpu`` / ``meta``: kernels for the CPU and Meta keys; ``backend``: one
+    kernel for every backend (CompositeExplicitAutograd — factories and ops
+    that only change metadata); ``backward(ctx, *grads)`` with
+    ``setup_context(ctx, inputs, output)``: the autograd formula (see
+    opdispatch._library.autograd). Returns the operator.
+    """
+    LIB.define(schema)
+    name = schema.split("(", 1)[0]
+    base, _, overload = name.partition(".")
+    parsed = _C.parse_schema("od::" + schema)
+    mutated = [i for i, a in enumerate(parsed.arguments) if a.alias_info is not None and a.alias_info.is_write]
+
+    def wrap(kernel: Kernel) -> Kernel:
+        return _bumping_versions(kernel, mutated) if mutated else kernel
+
+    for kernel, key in ((cpu, "CPU"), (meta, "Meta"), (backend, "CompositeExplicitAutograd")):
+        if kernel is not None:
+            LIB.impl(name, wrap(kernel), key)
+    op = _C._DispatchOperator("od::" + base, overload)
+    if backward is not None:
+        LIB.impl(name, make_autograd_kernel(op, backward, setup_context), "Autograd", with_keyset=True)
+    return op

@@ -1,0 +1,1 @@
+"""Internals of opdispatch.library: autograd glue, schema inference, custom ops."""

@@ -1,0 +1,186 @@
+"""Autograd kernels for operators: the kernel registered at the Autograd key
+for an operator with a formula (``register_autograd``, the built-in
+operators), and the fallback that marks outputs of operators without one.
+
+An autograd kernel calls the operator below autograd, and when an input
+requires grad records an OpNode whose backward is the formula.
+PyTorch: torch/_library/autograd.py, torch/csrc/autograd/autograd_not_implemented_fallback.cpp.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable, Optional
+
+from .. import _C
+from ..autograd import graph
+
+BackwardFn = Callable[..., Any]
+SetupContextFn = Callable[..., None]
+
+_AFTER_AUTOGRAD = _C._after_autograd_keyset
+
+
+def _is_float_tensor(t: Any) -> bool:
+    return isinstance(t, _C.TensorBase) and (t.dtype.is_floating_point or t.dtype.is_complex)
+
+
+def _flat_outputs(out: Any) -> list[Any]:
+    if isinstance(out, (tuple, list)):
+        flat: list[Any] = []
+        for o in out:
+            flat.extend(o if isinstance(o, list) else [o])
+        return flat
+    return [out]
+
+
+def _zeros(shape: tuple[int, ...], dtype: Any, device: Any) -> Any:
+    from .. import zeros
+
+    return zeros(shape, dtype=dtype, device=device)
+
+
+class _SchemaInfo:
+    """What an autograd kernel needs from a schema, computed once."""
+
+    def __init__(self, schema: _C.FunctionSchema) -> None:
+        args = schema.arguments
+        self.positional = [a for a in args if not a.kwarg_only]
+        self.kwarg_only = [a for a in args if a.kwarg_only]
+        self.positional_defaults = [a.default_value if a.has_default_value() else None for a in self.positional]
+        self.kwarg_defaults = {a.name: a.default_value for a in self.kwarg_only if a.has_default_value()}
+        self.tensor_kind = ["list" if a.type.startswith("Tensor") and "[]" in a.type else
+                            "tensor" if a.type.startswith("Tensor") else None for a in self.positional]
+        self.mutated = [i for i, a in enumerate(args) if a.alias_info is not None and a.alias_info.is_write]
+        self.name = f"{schema.name}" + (f".{schema.overload_name}" if schema.overload_name else "")
+
+    def full_inputs(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """Positional inputs with defaults filled in, and all keyword-only inputs."""
+        positional = list(args)
+        for i in range(len(args), len(self.positional)):
+            positional.append(self.positional_defaults[i])
+        keyword = dict(self.kwarg_defaults)
+        keyword.update(kwargs)
+        return tuple(positional), keyword
+
+
+def _requires_grad(x: Any) -> bool:
+    if isinstance(x, _C.TensorBase):
+        return x.requires_grad
+    if isinstance(x, (list, tuple)):
+        return any(isinstance(t, _C.TensorBase) and t.requires_grad for t in x)
+    return False
+
+
+def _check_inplace_on_leaf(info: _SchemaInfo, inputs: tuple, kw_inputs: dict) -> None:
+    values = list(inputs) + [kw_inputs.get(a.name) for a in info.kwarg_only]
+    for i in info.mutated:
+        arg = values[i]
+        if isinstance(arg, _C.TensorBase) and arg.requires_grad and graph.is_leaf(arg):
+            raise RuntimeError(
+                f"{info.name}: a leaf tensor that requires grad is being used in an in-place operation; "
+                f"do the update under opdispatch.autograd.no_grad(), or clone the tensor first."
+            )
+
+
+def _edges_and_layout(info: _SchemaInfo, inputs: tuple) -> tuple[list[graph.Edge], list[Any], tuple[bool, ...]]:
+    edges: list[graph.Edge] = []
+    layout: list[Any] = []
+    needs: list[bool] = []
+    for kind, value in zip(info.tensor_kind, inputs):
+        if kind == "tensor" and isinstance(value, _C.TensorBase):
+            edges.append(graph.gradient_edge(value))
+            layout.append(graph.TENSOR)
+            needs.append(value.requires_grad)
+        elif kind == "list" and isinstance(value, (list, tuple)):
+            items = [t for t in value if isinstance(t, _C.TensorBase)]
+            edges.extend(graph.gradient_edge(t) for t in items)
+            layout.append(len(items))
+            needs.append(any(t.requires_grad for t in items))
+        else:
+            layout.append(None)
+            needs.append(False)
+    return edges, layout, tuple(needs)
+
+
+def _wants_keyword_only(setup_context: SetupContextFn) -> bool:
+    try:
+        return "keyword_only_inputs" in inspect.signature(setup_context).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _record(info: _SchemaInfo, op_name: str, backward: BackwardFn, setup_context: Optional[SetupContextFn],
+            keyword_only: bool, inputs: tuple, kw_inputs: dict, edges: list[graph.Edge], layout: list[Any],
+            needs: tuple[bool, ...], out: Any) -> None:
+    ctx = graph.BackwardContext(op_name, needs)
+    if setup_context is not None:
+        if keyword_only:
+            setup_context(ctx, inputs, kw_inputs, out)
+        else:
+            setup_context(ctx, inputs, out)
+    flat = _flat_outputs(out)
+    metas = [(tuple(o.shape), o.dtype, o.device) if isinstance(o, _C.TensorBase) else ((), _C.float32, "cpu")
+             for o in flat]
+    node = graph.OpNode(op_name, backward, ctx, edges, layout, metas, _zeros)
+    for nr, o in enumerate(flat):
+        if _is_float_tensor(o):
+            graph.set_history(o, node, nr)
+
+
+def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[SetupContextFn] = None
+                         ) -> Callable[..., Any]:
+    """The Autograd-key kernel (registered with ``with_keyset=True``) of ``op``
+    (an OpOverload) with formula ``backward(ctx, *grads)``;
+    ``setup_context(ctx, inputs, output)`` — or ``(ctx, inputs,
+    keyword_only_inputs, output)`` — saves what backward needs.
+
+    Mutating operators are supported: an in-place update of a leaf that
+    requires grad raises RuntimeError; otherwise the mutated tensor's history
+    is rebased onto the new node. PyTorch: torch._library.autograd.make_autograd_impl.
+    """
+    info = _SchemaInfo(op._schema)
+    op_name = info.name
+    keyword_only = setup_context is not None and _wants_keyword_only(setup_context)
+    redispatch = op.redispatch
+
+    def autograd_kernel(keyset: _C.DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
+        requires = any(_requires_grad(a) for a in args) or any(_requires_grad(v) for v in kwargs.values())
+        if not requires:
+            with _C._AutoDispatchBelowAutograd():
+                return redispatch(keyset & _AFTER_AUTOGRAD, *args, **kwargs)
+        inputs, kw_inputs = info.full_inputs(args, kwargs)
+        if info.mutated:
+            _check_inplace_on_leaf(info, inputs, kw_inputs)
+        edges, layout, needs = _edges_and_layout(info, inputs)
+        with _C._AutoDispatchBelowAutograd():
+            out = redispatch(keyset & _AFTER_AUTOGRAD, *args, **kwargs)
+        _record(info, op_name, backward, setup_context, keyword_only, inputs, kw_inputs, edges, layout, needs, out)
+        return out
+
+    autograd_kernel.__name__ = f"{op_name.replace('::', '_')}_autograd"
+    return autograd_kernel
+
+
+def _not_implemented_fallback(op: Any, keyset: _C.DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
+    """Autograd fallback for operators without a formula: runs the operator
+    below autograd and, if an input requires grad, gives the floating-point
+    outputs a grad_fn that raises "derivative for NS::OP is not implemented"."""
+    requires = any(_requires_grad(a) for a in args) or any(_requires_grad(v) for v in kwargs.values())
+    if not requires:
+        with _C._AutoDispatchBelowAutograd():
+            return op.redispatch(keyset & _AFTER_AUTOGRAD, *args, **kwargs)
+    info = _SchemaInfo(op._schema)
+    inputs, _ = info.full_inputs(args, kwargs)
+    edges, _, _ = _edges_and_layout(info, inputs)
+    with _C._AutoDispatchBelowAutograd():
+        out = op.redispatch(keyset & _AFTER_AUTOGRAD, *args, **kwargs)
+    node = graph.NotImplementedNode(info.name, edges)
+    for nr, o in enumerate(_flat_outputs(out)):
+        if _is_float_tensor(o):
+            graph.set_history(o, node, nr)
+    return out
+
+
+def install_not_implemented_fallback() -> None:
+    """Makes operators without an autograd formula raise at backward (DESIGN.md "Tensors, autograd")."""
+    _C._set_autograd_fallback(_not_implemented_fallback)

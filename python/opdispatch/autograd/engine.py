@@ -1,0 +1,202 @@
+"""The backward engine: runs the graph from output gradients to inputs.
+
+Nodes run in dependency order (a node runs once every node that feeds it a
+gradient has run), gradients arriving at one node output are summed, leaves
+accumulate into ``.grad``. PyTorch: torch/csrc/autograd/engine.cpp.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence, Union
+
+from .. import _C
+from . import graph
+from .grad_mode import set_grad_enabled
+
+TensorOrTensors = Union[_C.TensorBase, Sequence[_C.TensorBase]]
+
+
+def _as_tuple(x: Any) -> tuple:
+    if x is None:
+        return ()
+    if isinstance(x, _C.TensorBase):
+        return (x,)
+    return tuple(x)
+
+
+def _ones_like(t: _C.TensorBase) -> Any:
+    from .. import ones_like
+
+    return ones_like(t)
+
+
+def _root_grads(outputs: tuple, grad_outputs: tuple, create_graph: bool) -> list[Any]:
+    if grad_outputs and len(grad_outputs) != len(outputs):
+        raise RuntimeError(f"got {len(grad_outputs)} gradients for {len(outputs)} outputs; pass one per output")
+    grads = []
+    for i, out in enumerate(outputs):
+        g = grad_outputs[i] if grad_outputs else None
+        if g is None:
+            if out.numel() != 1:
+                raise RuntimeError(
+                    f"grad can be implicitly created only for scalar outputs; output {i} has shape "
+                    f"{tuple(out.shape)}: pass a gradient (e.g. ones_like(output))"
+                )
+            g = _ones_like(out)
+        elif tuple(g.shape) != tuple(out.shape):
+            raise RuntimeError(
+                f"mismatch in shape: grad_output[{i}] has shape {tuple(g.shape)} and output[{i}] has shape "
+                f"{tuple(out.shape)}"
+            )
+        grads.append(g if create_graph else g.detach())
+    return grads
+
+
+def _accumulate(existing: Any, g: Any) -> Any:
+    return g if existing is None else existing + g
+
+
+def _run(
+    roots: list[graph.Edge],
+    root_grads: list[Any],
+    retain_graph: bool,
+    create_graph: bool,
+    captures: Optional[dict[graph.Edge, Any]],
+) -> None:
+    """Runs backward from ``roots``. With ``captures`` (autograd.grad), the
+    gradients reaching those edges are stored there and no ``.grad`` changes."""
+    deps: dict[graph.Node, int] = {}
+    seen: set[graph.Node] = set()
+    stack = [node for node, _ in roots if node is not None]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        for nxt, _ in node.next_functions:
+            if nxt is not None:
+                deps[nxt] = deps.get(nxt, 0) + 1
+                stack.append(nxt)
+
+    buffers: dict[graph.Node, list[Any]] = {}
+    for (node, nr), g in zip(roots, root_grads):
+        if node is None:
+            continue
+        buf = buffers.setdefault(node, [None] * node.num_outputs)
+        buf[nr] = _accumulate(buf[nr], g)
+    ready = [node for node in buffers if deps.get(node, 0) == 0]
+    ready = list(dict.fromkeys(ready))
+
+    with set_grad_enabled(create_graph):
+        while ready:
+            node = ready.pop()
+            grads = buffers.pop(node, None) or [None] * node.num_outputs
+            if node._retained:
+                for nr, ref in node._retained.items():
+                    t = ref()
+                    if t is not None and grads[nr] is not None:
+                        meta = graph.meta_for_write(t)
+                        meta.grad = _accumulate(meta.grad, grads[nr] if create_graph else grads[nr].detach())
+            if captures is not None:
+                for nr, g in enumerate(grads):
+                    if (node, nr) in captures and g is not None:
+                        captures[(node, nr)] = _accumulate(captures[(node, nr)], g)
+            if isinstance(node, graph.AccumulateGrad):
+                if captures is None and grads[0] is not None:
+                    meta = graph.meta_for_write(node.variable)
+                    meta.grad = _accumulate(meta.grad, grads[0] if create_graph else grads[0].detach())
+                continue
+            if all(g is None for g in grads):
+                outs: list[Any] = [None] * len(node.next_functions)
+            else:
+                outs = node.apply(grads)
+            if not retain_graph:
+                node.release()
+            for (nxt, nr), g in zip(node.next_functions, outs):
+                if nxt is None:
+                    continue
+                if g is not None:
+                    buf = buffers.setdefault(nxt, [None] * nxt.num_outputs)
+                    buf[nr] = _accumulate(buf[nr], g)
+                deps[nxt] -= 1
+                if deps[nxt] == 0:
+                    ready.append(nxt)
+
+
+def backward(
+    tensors: TensorOrTensors,
+    grad_tensors: Optional[TensorOrTensors] = None,
+    retain_graph: Optional[bool] = None,
+    create_graph: bool = False,
+    inputs: Optional[TensorOrTensors] = None,
+) -> None:
+    """Accumulates into ``.grad`` of the leaves the gradients of ``tensors``
+    (scalars, or weighted by ``grad_tensors``). With ``inputs``, only those
+    leaves accumulate. ``retain_graph`` (default ``create_graph``) keeps saved
+    tensors for another backward; ``create_graph`` records the backward
+    computation so it can be differentiated again.
+
+    Raises RuntimeError for an output that does not require grad, a
+    non-scalar output without a gradient, or a second backward through a
+    freed graph. PyTorch: torch.autograd.backward.
+    """
+    outputs = _as_tuple(tensors)
+    for i, out in enumerate(outputs):
+        if not out.requires_grad:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn: it was not computed "
+                f"from a tensor with requires_grad=True (or was computed under no_grad)"
+            )
+    if retain_graph is None:
+        retain_graph = create_graph
+    grads = _root_grads(outputs, _as_tuple(grad_tensors), create_graph)
+    roots = [graph.gradient_edge(out) for out in outputs]
+    if inputs is None:
+        _run(roots, grads, retain_graph, create_graph, None)
+        return
+    targets = _as_tuple(inputs)
+    captures: dict[graph.Edge, Any] = {graph.gradient_edge(t): None for t in targets}
+    _run(roots, grads, retain_graph, create_graph, captures)
+    for t in targets:
+        g = captures[graph.gradient_edge(t)]
+        if g is not None:
+            meta = graph.meta_for_write(t)
+            meta.grad = _accumulate(meta.grad, g if create_graph else g.detach())
+
+
+def grad(
+    outputs: TensorOrTensors,
+    inputs: TensorOrTensors,
+    grad_outputs: Optional[TensorOrTensors] = None,
+    retain_graph: Optional[bool] = None,
+    create_graph: bool = False,
+    allow_unused: bool = False,
+) -> tuple[Any, ...]:
+    """The gradients of ``outputs`` with respect to ``inputs`` (a tuple, one
+    per input), without touching any ``.grad``. Raises RuntimeError if an
+    input was not used to compute the outputs, unless ``allow_unused`` (then
+    its gradient is None). PyTorch: torch.autograd.grad.
+    """
+    outs = _as_tuple(outputs)
+    ins = _as_tuple(inputs)
+    for i, t in enumerate(ins):
+        if not t.requires_grad:
+            raise RuntimeError(f"input {i} does not require grad; grad() needs inputs with requires_grad=True")
+    for i, out in enumerate(outs):
+        if not out.requires_grad:
+            raise RuntimeError(f"output {i} does not require grad and does not have a grad_fn")
+    if retain_graph is None:
+        retain_graph = create_graph
+    grads = _root_grads(outs, _as_tuple(grad_outputs), create_graph)
+    edges = [graph.gradient_edge(t) for t in ins]
+    captures: dict[graph.Edge, Any] = {e: None for e in edges}
+    _run([graph.gradient_edge(o) for o in outs], grads, retain_graph, create_graph, captures)
+    result = []
+    for i, e in enumerate(edges):
+        g = captures[e]
+        if g is None and not allow_unused:
+            raise RuntimeError(
+                f"One of the differentiated Tensors (input {i}) appears to not have been used in the graph. "
+                f"Set allow_unused=True if this is the desired behavior."
+            )
+        result.append(g if g is None or create_graph else g.detach())
+    return tuple(result)

@@ -1,0 +1,284 @@
+"""The autograd graph: per-tensor autograd state, backward nodes, and the
+context object through which nodes save tensors for backward.
+
+A tensor's autograd state lives in its TensorImpl (``TensorBase._autograd_meta``),
+so it survives while C++ holds the tensor. PyTorch: torch/csrc/autograd
+(variable.h, function.h, saved_variable.h).
+"""
+from __future__ import annotations
+
+import weakref
+from typing import Any, Callable, Optional, Sequence
+
+from .. import _C
+
+Edge = tuple[Optional["Node"], int]
+
+#: input_layout entry of a Tensor input (a Tensor[] input has its length instead).
+TENSOR = "Tensor"
+
+_requires_grad_slot = _C.TensorBase.requires_grad
+
+
+class AutogradMeta:
+    """Autograd state of one tensor."""
+
+    __slots__ = ("grad", "grad_fn", "output_nr", "retains_grad", "grad_accumulator", "__weakref__")
+
+    def __init__(self) -> None:
+        self.grad: Any = None
+        self.grad_fn: Optional[Node] = None
+        self.output_nr = 0
+        self.retains_grad = False
+        self.grad_accumulator: Optional[weakref.ref] = None
+
+
+def get_meta(t: _C.TensorBase) -> Optional[AutogradMeta]:
+    return t._autograd_meta
+
+
+def meta_for_write(t: _C.TensorBase) -> AutogradMeta:
+    meta = t._autograd_meta
+    if meta is None:
+        meta = AutogradMeta()
+        t._autograd_meta = meta
+    return meta
+
+
+def grad_fn(t: _C.TensorBase) -> Optional["Node"]:
+    meta = t._autograd_meta
+    return None if meta is None else meta.grad_fn
+
+
+def is_leaf(t: _C.TensorBase) -> bool:
+    return grad_fn(t) is None
+
+
+def set_history(t: _C.TensorBase, node: "Node", output_nr: int) -> None:
+    """Makes ``t`` the ``output_nr``-th output of ``node`` (t then requires grad)."""
+    meta = meta_for_write(t)
+    meta.grad_fn = node
+    meta.output_nr = output_nr
+    meta.grad_accumulator = None
+    _requires_grad_slot.__set__(t, True)
+
+
+def grad_accumulator(t: _C.TensorBase) -> "AccumulateGrad":
+    """The AccumulateGrad node of a leaf that requires grad (one per leaf)."""
+    meta = meta_for_write(t)
+    acc = meta.grad_accumulator() if meta.grad_accumulator is not None else None
+    if acc is None:
+        acc = AccumulateGrad(t)
+        meta.grad_accumulator = weakref.ref(acc)
+    return acc
+
+
+def gradient_edge(t: Any) -> Edge:
+    """Where the gradient of ``t`` flows: (its grad_fn, output_nr), its
+    AccumulateGrad for a leaf that requires grad, or (None, 0)."""
+    if not isinstance(t, _C.TensorBase) or not t.requires_grad:
+        return (None, 0)
+    meta = t._autograd_meta
+    if meta is not None and meta.grad_fn is not None:
+        return (meta.grad_fn, meta.output_nr)
+    return (grad_accumulator(t), 0)
+
+
+class Node:
+    """A backward function: maps gradients of its outputs to gradients of its inputs.
+
+    ``next_functions[i]`` is the edge the i-th input gradient flows along.
+    """
+
+    __slots__ = ("next_functions", "_retained", "__weakref__")
+
+    def __init__(self, next_functions: Sequence[Edge]) -> None:
+        self.next_functions: tuple[Edge, ...] = tuple(next_functions)
+        self._retained: Optional[dict[int, weakref.ref]] = None
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def num_outputs(self) -> int:
+        return 1
+
+    def apply(self, grad_outputs: list[Any]) -> list[Any]:
+        """Gradients for each of ``next_functions`` (None where there is none)."""
+        raise NotImplementedError
+
+    def release(self) -> None:
+        """Frees saved state after a backward pass that does not retain the graph."""
+
+    def retain_output(self, output_nr: int, t: _C.TensorBase) -> None:
+        if self._retained is None:
+            self._retained = {}
+        self._retained[output_nr] = weakref.ref(t)
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {id(self):#x}>"
+
+
+class AccumulateGrad(Node):
+    """Adds the incoming gradient to a leaf's ``.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: _C.TensorBase) -> None:
+        super().__init__(())
+        self.variable = variable
+
+    def name(self) -> str:
+        return "AccumulateGrad"
+
+
+class NotImplementedNode(Node):
+    """The grad_fn of outputs of an operator with no autograd formula: raises at backward."""
+
+    __slots__ = ("op_name",)
+
+    def __init__(self, op_name: str, next_functions: Sequence[Edge]) -> None:
+        super().__init__(next_functions)
+        self.op_name = op_name
+
+    def name(self) -> str:
+        return f"NotImplemented[{self.op_name}]"
+
+    def apply(self, grad_outputs: list[Any]) -> list[Any]:
+        raise RuntimeError(
+            f"derivative for {self.op_name} is not implemented: the operator has no autograd formula. "
+            f"Register one with opdispatch.library.register_autograd('{self.op_name}', backward, "
+            f"setup_context=...), or compute this value under opdispatch.autograd.no_grad()."
+        )
+
+
+class SavedTensor:
+    """A tensor saved for backward, with the version it had when saved."""
+
+    __slots__ = ("tensor", "version")
+
+    def __init__(self, t: Any) -> None:
+        self.tensor = t
+        self.version = t._version if isinstance(t, _C.TensorBase) else 0
+
+    def unpack(self, saved_by: str) -> Any:
+        t = self.tensor
+        if isinstance(t, _C.TensorBase) and t._version != self.version:
+            raise RuntimeError(
+                f"one of the variables needed for gradient computation has been modified by an inplace "
+                f"operation: a tensor of shape {tuple(t.shape)} saved by {saved_by} is at version "
+                f"{t._version}; expected version {self.version} instead. Hint: clone the tensor before "
+                f"modifying it in place, or do the in-place update after calling backward."
+            )
+        return t
+
+
+class BackwardContext:
+    """The ``ctx`` of a formula: ``save_for_backward``, ``saved_tensors``,
+    ``needs_input_grad``, and any attributes the formula sets."""
+
+    def __init__(self, op_name: str, needs_input_grad: tuple[bool, ...]) -> None:
+        self._op_name = op_name
+        self._saved: Optional[tuple[SavedTensor, ...]] = ()
+        self.needs_input_grad = needs_input_grad
+
+    def save_for_backward(self, *tensors: Any) -> None:
+        """Saves tensors (or None) for backward; modifying them in place
+        before backward makes backward raise."""
+        self._saved = tuple(SavedTensor(t) for t in tensors)
+
+    @property
+    def saved_tensors(self) -> tuple[Any, ...]:
+        if self._saved is None:
+            raise RuntimeError(
+                f"Trying to backward through the graph a second time (or directly access saved tensors after "
+                f"they have already been freed): the tensors saved by {self._op_name} were freed by the first "
+                f"backward. Specify retain_graph=True on the first backward() or autograd.grad() call if you "
+                f"need to backward through the graph a second time."
+            )
+        return tuple(s.unpack(self._op_name) for s in self._saved)
+
+    def _release(self) -> None:
+        self._saved = None
+
+
+class OpNode(Node):
+    """The grad_fn of an operator with an autograd formula.
+
+    ``backward(ctx, *grads) -> grads`` receives one gradient per output
+    (zeros where an output got none) and returns one per input: a tensor or
+    None, a list for a Tensor[] input, None for non-tensor inputs.
+    """
+
+    __slots__ = ("op_name", "ctx", "backward_fn", "outputs_meta", "input_layout", "_materialize")
+
+    def __init__(
+        self,
+        op_name: str,
+        backward_fn: Callable[..., Any],
+        ctx: BackwardContext,
+        next_functions: Sequence[Edge],
+        input_layout: Sequence[Optional[int]],
+        outputs_meta: Sequence[tuple[tuple[int, ...], Any, Any]],
+        materialize: Callable[[tuple[int, ...], Any, Any], Any],
+    ) -> None:
+        super().__init__(next_functions)
+        self.op_name = op_name
+        self.backward_fn = backward_fn
+        self.ctx = ctx
+        # input_layout[i]: None for a non-tensor input, TENSOR for a tensor, n for a list of n tensors.
+        self.input_layout = tuple(input_layout)
+        self.outputs_meta = tuple(outputs_meta)
+        self._materialize = materialize
+
+    def name(self) -> str:
+        return f"{self.op_name}Backward"
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self.outputs_meta)
+
+    def apply(self, grad_outputs: list[Any]) -> list[Any]:
+        grads = [
+            g if g is not None else self._materialize(*meta) for g, meta in zip(grad_outputs, self.outputs_meta)
+        ]
+        result = self.backward_fn(self.ctx, *grads)
+        if len(self.input_layout) == 1 and (result is None or isinstance(result, _C.TensorBase)):
+            result = (result,)
+        if not isinstance(result, (tuple, list)) or len(result) != len(self.input_layout):
+            got = len(result) if isinstance(result, (tuple, list)) else type(result).__name__
+            raise RuntimeError(
+                f"{self.op_name}: expected backward to return {len(self.input_layout)} gradients (one per "
+                f"input, None for inputs without one) but got {got}."
+            )
+        flat: list[Any] = []
+        for i, (g, layout) in enumerate(zip(result, self.input_layout)):
+            if layout is None:
+                if g is not None:
+                    raise RuntimeError(
+                        f"{self.op_name}: backward returned a gradient for input {i}, which is not a Tensor; "
+                        f"return None for non-Tensor inputs."
+                    )
+            elif layout == TENSOR:
+                flat.append(_check_grad(self.op_name, i, g))
+            else:
+                items = [None] * layout if g is None else g
+                if not isinstance(items, (list, tuple)) or len(items) != layout:
+                    raise RuntimeError(
+                        f"{self.op_name}: backward must return a list of {layout} gradients (or None) for the "
+                        f"Tensor[] input {i}, got {type(g).__name__}"
+                        + (f" of length {len(g)}" if isinstance(g, (list, tuple)) else "") + "."
+                    )
+                flat.extend(_check_grad(self.op_name, i, item) for item in items)
+        return flat
+
+    def release(self) -> None:
+        self.ctx._release()
+
+
+def _check_grad(op_name: str, i: int, g: Any) -> Any:
+    if g is not None and not isinstance(g, _C.TensorBase):
+        raise RuntimeError(
+            f"{op_name}: backward returned {type(g).__name__} as the gradient of input {i}; expected a Tensor or None."
+        )
+    return g
