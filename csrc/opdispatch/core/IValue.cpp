@@ -8,38 +8,6 @@
 
 namespace opdispatch {
 
-void IValue::owned_target_retain(intrusive_ptr_target* p) { intrusive_ptr<intrusive_ptr_target>(p).release(); }
-
-void IValue::copyPayload(const IValue& o) {
-  if (o.tag_ == Tag::Tensor) {
-    new (&p_.as_tensor) Tensor(o.p_.as_tensor);
-  } else if (o.isHeap()) {
-    p_.as_ptr = o.p_.as_ptr;
-    owned_target_retain(p_.as_ptr);
-  } else {
-    std::memcpy(static_cast<void*>(&p_), &o.p_, sizeof(p_));
-  }
-}
-
-void IValue::movePayload(IValue&& o) noexcept {
-  if (o.tag_ == Tag::Tensor) {
-    new (&p_.as_tensor) Tensor(std::move(o.p_.as_tensor));
-    o.p_.as_tensor.~Tensor();
-  } else {
-    std::memcpy(static_cast<void*>(&p_), &o.p_, sizeof(p_));
-  }
-  o.tag_ = Tag::None;
-}
-
-void IValue::destroy() noexcept {
-  if (tag_ == Tag::Tensor) {
-    p_.as_tensor.~Tensor();
-  } else if (isHeap()) {
-    intrusive_ptr<intrusive_ptr_target>::reclaim(p_.as_ptr);
-  }
-  tag_ = Tag::None;
-}
-
 void IValue::swap(IValue& o) noexcept {
   if (this == &o) {
     return;

@@ -43,15 +43,18 @@ struct PyObjectHolder final : intrusive_ptr_target {
 
 class IValue final {
  public:
+  // Tags from Tensor on hold a reference to an intrusive_ptr_target (a
+  // TensorImpl or a heap payload) in the payload word; tags before it are
+  // plain values. See Note [IValue payload].
   enum class Tag : uint8_t {
     None,
-    Tensor,
     Int,
     Double,
     Bool,
-    String,
     ScalarType,
     Device,
+    Tensor,
+    String,
     IntList,
     DoubleList,
     BoolList,
@@ -64,18 +67,18 @@ class IValue final {
 
   IValue() : tag_(Tag::None) {}
   IValue(std::nullopt_t) : IValue() {}
-  IValue(const IValue& o) : tag_(o.tag_) {
-    copyPayload(o);
-  }
-  IValue(IValue&& o) noexcept : tag_(o.tag_) {
-    movePayload(std::move(o));
-  }
+  IValue(const IValue& o) : tag_(o.tag_) { copyPayload(o); }
+  IValue(IValue&& o) noexcept : tag_(o.tag_) { movePayload(std::move(o)); }
   IValue& operator=(const IValue& o) {
-    IValue(o).swap(*this);
-    return *this;
+    IValue copy(o);
+    return *this = std::move(copy);
   }
   IValue& operator=(IValue&& o) noexcept {
-    IValue(std::move(o)).swap(*this);
+    if (this != &o) {
+      destroy();
+      tag_ = o.tag_;
+      movePayload(std::move(o));
+    }
     return *this;
   }
   ~IValue() { destroy(); }
@@ -204,11 +207,9 @@ class IValue final {
 
  private:
   IValue(Tag t, intrusive_ptr_target* owned) : tag_(t) {
-    owned_target_retain(owned);
-    p_.as_ptr = owned;
+    p_.as_ptr = intrusive_ptr<intrusive_ptr_target>(owned).release();
   }
-  static void owned_target_retain(intrusive_ptr_target* p);
-  bool isHeap() const { return tag_ >= Tag::String && tag_ != Tag::ScalarType && tag_ != Tag::Device; }
+  bool holdsReference() const { return tag_ >= Tag::Tensor; }
   void expect(Tag t) const {
     if (OPDISPATCH_UNLIKELY(tag_ != t)) {
       reportTagMismatch(t);
@@ -220,9 +221,27 @@ class IValue final {
     expect(t);
     return static_cast<ListImpl<T>*>(p_.as_ptr)->elems;
   }
-  void copyPayload(const IValue& o);
-  void movePayload(IValue&& o) noexcept;
-  void destroy() noexcept;
+  // Note [IValue payload]
+  // Every reference-holding tag keeps an intrusive_ptr_target* in the payload
+  // word (for Tensor, the Tensor's TensorImpl*, which is the same address:
+  // TensorImpl's only base is intrusive_ptr_target). So copying, moving and
+  // destroying treat them alike, inline: a word copy plus one count update.
+  void copyPayload(const IValue& o) {
+    p_.as_ptr = o.p_.as_ptr;
+    if (o.holdsReference() && p_.as_ptr != nullptr) {
+      intrusive_ptr<intrusive_ptr_target>(p_.as_ptr).release();
+    }
+  }
+  void movePayload(IValue&& o) noexcept {
+    p_.as_ptr = o.p_.as_ptr;
+    o.tag_ = Tag::None;
+  }
+  void destroy() noexcept {
+    if (holdsReference()) {
+      intrusive_ptr<intrusive_ptr_target>::reclaim(p_.as_ptr);
+    }
+    tag_ = Tag::None;
+  }
 
   union Payload {
     Payload() : as_int(0) {}
