@@ -64,6 +64,10 @@ OperatorEntry& Dispatcher::lookupOrCreate(const OperatorName& name) {
     return *it->second;
   }
   OperatorEntry& e = operators_.emplace_back(name);
+  // Pick up the backend fallbacks registered before the entry existed (PyTorch:
+  // the OperatorEntry constructor). Only a kernel registration recomputes the
+  // table otherwise, so a def-only operator would see every key as missing.
+  e.updateDispatchTable(*this);
   operatorLookupTable_.emplace(name, &e);
   return e;
 }

@@ -17,8 +17,8 @@ void ambiguousAutogradOtherKernel(OperatorKernel*, const OperatorHandle& op, Dis
       false, op.operator_name(),
       " has kernels registered to both CompositeImplicitAutograd and a backend mapped to AutogradOther. "
       "This makes the backend kernel unreachable; the dispatcher does not know whether the backend kernel "
-      "needs an autograd kernel. To fix this, register a kernel for AutogradOther (or Autograd) as well, or "
-      "register the backend kernel under its own autograd key.");
+      "needs an autograd kernel. To fix this, register a kernel for AutogradOther as well (an Autograd kernel "
+      "does not help: CompositeImplicitAutograd takes precedence over it).");
 }
 } // namespace
 
