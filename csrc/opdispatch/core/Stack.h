@@ -28,7 +28,11 @@ inline std::vector<IValue> pop(Stack& stack, size_t n) {
   return out;
 }
 /// Drops the top `n` values.
-inline void drop(Stack& stack, size_t n) { stack.erase(stack.end() - n, stack.end()); }
+inline void drop(Stack& stack, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    stack.pop_back();
+  }
+}
 /// The `i`-th of the top `n` values (0 is the deepest of them).
 inline IValue& peek(Stack& stack, size_t i, size_t n) { return stack[stack.size() - n + i]; }
 

@@ -54,8 +54,10 @@ DispatchKeySet OperatorEntry::computeDispatchKeySetBoxed(const AnnotatedSchema& 
   const IValue* args = stack.data() + (stack.size() - schema.num_arguments);
   for (uint32_t i : schema.tensor_arg_indices) {
     const IValue& v = args[i];
-    if (v.isTensor()) {
-      ks = ks | v.toTensor().key_set();
+    if (OPDISPATCH_LIKELY(v.isTensor())) {
+      if (const TensorImpl* impl = v.unsafeToTensorImpl()) {
+        ks = ks | impl->key_set();
+      }
     } else if (v.isTensorList()) {
       for (const auto& t : v.toTensorList()) {
         ks = ks | t.key_set();
