@@ -161,6 +161,19 @@ TEST(Dispatcher, BackendFallbackServesOperatorsWithoutKernel) {
   EXPECT_THROW(f.call(cpuTensor()), NotImplementedError);
 }
 
+TEST(Dispatcher, OperatorWithoutKernelsSeesEarlierBackendFallbacks) {
+  // The fallback exists before the operator's entry does; the def registers no kernel.
+  Library fb(Library::IMPL, "_", DispatchKey::PrivateUse1, __FILE__, __LINE__);
+  fb.fallback(CppFunction::makeFromBoxedFunctionWithKeyset<&countingFallback>());
+  Library lib(Library::DEF, "disp_f", std::nullopt, __FILE__, __LINE__);
+  lib.def("f(Tensor x) -> int");
+  auto op = Dispatcher::singleton().findSchemaOrThrow("disp_f::f", "");
+  op.checkInvariants();
+  EXPECT_FALSE(op.entry().nonFallthroughKeys().has(DispatchKey::BackendSelect));  // default fallthrough fallbacks
+  IncludeDispatchKeyGuard include(DispatchKey::PrivateUse1);
+  EXPECT_EQ(op.typed<int64_t(const Tensor&)>().call(cpuTensor()), 100);
+}
+
 TEST(Dispatcher, NoTensorArgumentsUseTheUndefinedEntry) {
   Library lib(Library::DEF, "disp_e", std::nullopt, __FILE__, __LINE__);
   lib.def("f(int n) -> int");

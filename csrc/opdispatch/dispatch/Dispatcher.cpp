@@ -64,6 +64,10 @@ OperatorEntry& Dispatcher::lookupOrCreate(const OperatorName& name) {
     return *it->second;
   }
   OperatorEntry& e = operators_.emplace_back(name);
+  // Pick up the backend fallbacks registered before this entry existed (its
+  // table starts all-missing, and a def alone does not recompute it).
+  // PyTorch: the OperatorEntry constructor's updateDispatchTableFull_.
+  e.updateDispatchTable(*this);
   operatorLookupTable_.emplace(name, &e);
   return e;
 }
