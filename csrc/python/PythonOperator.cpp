@@ -1,5 +1,10 @@
-// The C call path of OpOverload: argument binding, dispatch, result conversion.
+// The C call path of OpOverload: argument binding, dispatch, result
+// conversion; overload resolution for packets (see Note [Overload resolution]).
 #include "PythonOperator.h"
+
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <opdispatch/core/Exception.h>
 #include <opdispatch/dispatch/Dispatcher.h>
@@ -37,12 +42,10 @@ const AnnotatedSchema& schemaOf(const OperatorEntry& e) {
   return *s;
 }
 
-PyObject* callWithKeySet(PyObject* self, const std::optional<DispatchKeySet>& redispatch_ks, PyObject* args,
-                         PyObject* kwargs) {
-  OperatorEntry& e = entryOf(self);
-  const AnnotatedSchema& s = schemaOf(e);
-  Stack stack;
-  pushArgumentsForSchema(s.schema, args, kwargs, stack);
+/// Dispatches a call whose arguments are already on `stack` and returns the
+/// Python result: normally, or for `redispatch_ks` (already restricted by the caller).
+PyObject* dispatchBound(OperatorEntry& e, const AnnotatedSchema& s, const std::optional<DispatchKeySet>& redispatch_ks,
+                        Stack& stack) {
   OperatorHandle op(&e);
   if (redispatch_ks) {
     op.redispatchBoxed(*redispatch_ks, &stack);
@@ -51,6 +54,113 @@ PyObject* callWithKeySet(PyObject* self, const std::optional<DispatchKeySet>& re
     e.lookup(ks).callBoxed(op, ks, &stack);
   }
   return popResultsToPython(s.schema, stack);
+}
+
+PyObject* callWithKeySet(PyObject* self, const std::optional<DispatchKeySet>& redispatch_ks, PyObject* args,
+                         PyObject* kwargs) {
+  OperatorEntry& e = entryOf(self);
+  const AnnotatedSchema& s = schemaOf(e);
+  Stack stack;
+  pushArgumentsForSchema(s.schema, args, kwargs, stack);
+  return dispatchBound(e, s, redispatch_ks, stack);
+}
+
+/// A DispatchKey from a DispatchKey object or its name.
+DispatchKey toDispatchKey(PyObject* obj) {
+  if (PyUnicode_Check(obj)) {
+    return parseDispatchKey(py::cast<std::string>(obj));
+  }
+  try {
+    return py::cast<DispatchKey>(obj);
+  } catch (const py::cast_error&) {
+    throw TypeError(detail::str("expected a DispatchKey or a dispatch key name, not ", pyTypeName(obj)));
+  }
+}
+
+// Note [Overload resolution]
+// Calling a packet (opdispatch.ops.ns.foo(...)) picks the first overload, in
+// the order the packet lists them, whose schema the arguments bind to: the
+// same binding a direct call of that overload does (counts, names, types,
+// defaults). The first that binds is dispatched with the stack built while
+// checking, so arguments are converted once. If none binds, a TypeError lists
+// every candidate schema with the reason it was rejected; with a single
+// candidate its own error is raised unchanged. PyTorch: getOpWithStack in
+// torch/csrc/jit/python/pybind_utils.h (its overload order is registration
+// order, as ours).
+
+/// Binds args/kwargs to the first of `candidates` (operators with a schema)
+/// that accepts them, leaving the arguments on `stack`; returns its index.
+size_t bindFirstMatching(const std::string& name, const std::vector<std::pair<OperatorEntry*, const AnnotatedSchema*>>& candidates,
+                         PyObject* args, PyObject* kwargs, Stack& stack) {
+  OPDISPATCH_CHECK(!candidates.empty(), "no overload of ", name,
+                   " is defined (its definitions were removed); define it again or load the library that defines it");
+  if (candidates.size() == 1) {
+    pushArgumentsForSchema(candidates[0].second->schema, args, kwargs, stack);
+    return 0;
+  }
+  std::string reasons;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    try {
+      pushArgumentsForSchema(candidates[i].second->schema, args, kwargs, stack);
+      return i;
+    } catch (const TypeError& e) {
+      reasons += detail::str("\n  ", candidates[i].second->schema, "\n    ", e.what());
+    }
+  }
+  throw TypeError(detail::str(name, "(): the arguments failed to match any schema of its ", candidates.size(),
+                              " overloads:", reasons,
+                              "\nPass arguments matching one of them, or call an overload directly (",
+                              "opdispatch.ops.<ns>.<op>.<overload>)."));
+}
+
+/// _call_overload_packet(name, overloads, args, kwargs): see Note [Overload resolution].
+PyObject* callOverloadPacket(PyObject*, PyObject* const* argv, Py_ssize_t nargs) {
+  return pythonEntry([&]() -> PyObject* {
+    OPDISPATCH_CHECK_TYPE(nargs == 4 && PyUnicode_Check(argv[0]) && PyTuple_Check(argv[1]) && PyTuple_Check(argv[2]) &&
+                              (argv[3] == Py_None || PyDict_Check(argv[3])),
+                          "_call_overload_packet(name: str, overloads: tuple, args: tuple, kwargs: dict | None)");
+    std::string name = py::cast<std::string>(argv[0]);
+    std::vector<std::pair<OperatorEntry*, const AnnotatedSchema*>> candidates;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(argv[1]); ++i) {
+      PyObject* o = PyTuple_GET_ITEM(argv[1], i);
+      OPDISPATCH_CHECK_TYPE(PyObject_TypeCheck(o, &gOperatorType), "_call_overload_packet: overload ", i,
+                            " is not an operator object but ", pyTypeName(o));
+      OperatorEntry& e = entryOf(o);
+      if (const AnnotatedSchema* s = e.schemaPtr()) {
+        candidates.emplace_back(&e, s);
+      }
+    }
+    Stack stack;
+    PyObject* kwargs = argv[3] == Py_None ? nullptr : argv[3];
+    size_t i = bindFirstMatching(name, candidates, argv[2], kwargs, stack);
+    return dispatchBound(*candidates[i].first, *candidates[i].second, std::nullopt, stack);
+  });
+}
+
+/// _jit_resolve_packet(qualname, *args, **kwargs) -> the overload name ("default" for ""). PyTorch: same name.
+PyObject* resolvePacket(PyObject*, PyObject* args, PyObject* kwargs) {
+  return pythonEntry([&]() -> PyObject* {
+    OPDISPATCH_CHECK_TYPE(PyTuple_GET_SIZE(args) >= 1 && PyUnicode_Check(PyTuple_GET_ITEM(args, 0)),
+                          "_jit_resolve_packet(qualname: str, *args, **kwargs)");
+    std::string name = py::cast<std::string>(PyTuple_GET_ITEM(args, 0));
+    Dispatcher& d = Dispatcher::singleton();
+    std::vector<std::pair<OperatorEntry*, const AnnotatedSchema*>> candidates;
+    for (const auto& n : d.getAllOpNames()) {
+      if (n.name != name) {
+        continue;
+      }
+      if (auto op = d.findSchema(n)) {
+        if (const AnnotatedSchema* s = op->entry().schemaPtr()) {
+          candidates.emplace_back(&op->entry(), s);
+        }
+      }
+    }
+    py::tuple rest = py::reinterpret_steal<py::tuple>(PyTuple_GetSlice(args, 1, PyTuple_GET_SIZE(args)));
+    Stack stack;
+    size_t i = bindFirstMatching(name, candidates, rest.ptr(), kwargs, stack);
+    const std::string& overload = candidates[i].first->operator_name().overload_name;
+    return py::str(overload.empty() ? "default" : overload).release().ptr();
+  });
 }
 
 PyObject* operatorCall(PyObject* self, PyObject* args, PyObject* kwargs) {
@@ -106,6 +216,21 @@ PyObject* methRedispatch(PyObject* self, PyObject* args, PyObject* kwargs) {
   });
 }
 
+PyObject* methCallForDispatchKey(PyObject* self, PyObject* args, PyObject* kwargs) {
+  return pythonEntry([&]() -> PyObject* {
+    OPDISPATCH_CHECK_TYPE(PyTuple_GET_SIZE(args) >= 1,
+                          "_call_for_dispatch_key(dispatch_key, *args, **kwargs) needs a dispatch key");
+    DispatchKey k = toDispatchKey(PyTuple_GET_ITEM(args, 0));
+    py::tuple rest = py::reinterpret_steal<py::tuple>(PyTuple_GetSlice(args, 1, PyTuple_GET_SIZE(args)));
+    OperatorEntry& e = entryOf(self);
+    const AnnotatedSchema& s = schemaOf(e);
+    Stack stack;
+    pushArgumentsForSchema(s.schema, rest.ptr(), kwargs, stack);
+    OperatorHandle(&e).callBoxedForDispatchKey(k, &stack);
+    return popResultsToPython(s.schema, stack);
+  });
+}
+
 PyObject* getHandle(PyObject* self, void*) {
   return pythonEntry([&] { return py::cast(OperatorHandle(&entryOf(self))).release().ptr(); });
 }
@@ -118,6 +243,24 @@ PyMethodDef kMethods[] = {
     {"redispatch", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(methRedispatch)),
      METH_VARARGS | METH_KEYWORDS,
      "redispatch(keyset, *args, **kwargs): calls the kernel for `keyset` (already restricted by the caller)."},
+    {"_call_for_dispatch_key",
+     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(methCallForDispatchKey)),
+     METH_VARARGS | METH_KEYWORDS,
+     "_call_for_dispatch_key(dispatch_key, *args, **kwargs): calls the kernel registered at `dispatch_key` (a "
+     "DispatchKey or its name; alias keys such as CompositeImplicitAutograd allowed), bypassing the choice of "
+     "kernel from the arguments. See OperatorHandle::callBoxedForDispatchKey."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+PyMethodDef kModuleMethods[] = {
+    {"_call_overload_packet", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(callOverloadPacket)),
+     METH_FASTCALL,
+     "_call_overload_packet(name, overloads, args, kwargs): calls the first operator of the tuple `overloads` "
+     "whose schema the arguments bind to; TypeError listing every candidate if none does."},
+    {"_jit_resolve_packet", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(resolvePacket)),
+     METH_VARARGS | METH_KEYWORDS,
+     "_jit_resolve_packet(qualname, *args, **kwargs) -> the name of the overload of `qualname` a packet call "
+     "with these arguments would pick ('default' for the unnamed one)."},
     {nullptr, nullptr, 0, nullptr},
 };
 
@@ -150,6 +293,9 @@ void initOperatorBindings(py::module_& m) {
   }
   Py_INCREF(&t);
   m.attr("_DispatchOperator") = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(&t));
+  if (PyModule_AddFunctions(m.ptr(), kModuleMethods) < 0) {
+    throw py::error_already_set();
+  }
 }
 
 } // namespace opdispatch::python

@@ -1,6 +1,10 @@
 // The _dispatch_* API of opdispatch._C (PyTorch: torch/csrc/utils/
 // python_dispatch.cpp): libraries, Python kernels and fallbacks, registry
 // inspection, DispatchKey / DispatchKeySet, TLS guards, boxed calls.
+#include <cstring>
+#include <optional>
+#include <utility>
+
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -240,6 +244,20 @@ void initDispatchBindings(py::module_& m) {
     }
     return out;
   });
+  m.def(
+      "_dispatch_get_defined_op_names",
+      [] {
+        std::vector<std::string> out;
+        Dispatcher& d = Dispatcher::singleton();
+        for (const auto& n : d.getAllOpNames()) {
+          if (d.findSchema(n)) {
+            out.push_back(n.toString());
+          }
+        }
+        return out;
+      },
+      "Names ('ns::name' or 'ns::name.overload') of the operators that have a schema, in the order their "
+      "entries were first registered (unlike _dispatch_get_all_op_names, no impl-only operators).");
   m.def("_dispatch_registration_generation", [] { return Dispatcher::singleton().registrationGeneration(); },
         "A counter that changes whenever an operator is defined or undefined.");
   m.def("_dispatch_take_static_registration_errors", &detail::takeStaticRegistrationErrors,
@@ -273,6 +291,11 @@ void initDispatchBindings(py::module_& m) {
     Py_XDECREF(gFallthroughKernel);
     gFallthroughKernel = f.release().ptr();
   }, "Registers the Python object that means 'fallthrough' when passed as a kernel.");
+  m.def(
+      "_python_call_site",
+      []() -> std::optional<std::pair<std::string, int>> { return pythonCallSiteFrame(); },
+      "(file, line) of the innermost Python frame outside opdispatch's registration code (the user's "
+      "registration site), or None. The same frame Python kernels record as 'registered at file:line'.");
   m.def("_set_opoverload_resolver", [](py::object f) { setOpOverloadResolver(f.ptr()); },
         "Registers f(name, overload_name) -> OpOverload, used for the first argument of Python fallbacks.");
 
@@ -377,26 +400,38 @@ void initDispatchBindings(py::module_& m) {
       "A registration library: kind 'DEF' | 'IMPL' | 'FRAGMENT', namespace, dispatch key name ('' for none).");
 }
 
-std::string pythonCallSite() {
-  // The innermost Python frame outside opdispatch's own package: where the user registered.
+std::optional<std::pair<std::string, int>> pythonCallSiteFrame() {
+  // The innermost Python frame outside opdispatch's own registration code
+  // (and contextlib, for `with _scoped_library(...)`): where the user registered.
   PyFrameObject* frame = PyEval_GetFrame();
   Py_XINCREF(frame);
   while (frame != nullptr) {
     PyCodeObject* code = PyFrame_GetCode(frame);
     std::string file = py::cast<std::string>(py::handle(code->co_filename));
     Py_DECREF(code);
+    auto endsWith = [&](const char* suffix) {
+      size_t n = std::strlen(suffix);
+      return file.size() >= n && file.compare(file.size() - n, n, suffix) == 0;
+    };
     bool internal = file.find("/opdispatch/library.py") != std::string::npos ||
                     file.find("/opdispatch/_library/") != std::string::npos ||
                     file.find("/opdispatch/_custom_ops.py") != std::string::npos ||
-                    file.find("/opdispatch/_ops.py") != std::string::npos;
+                    file.find("/opdispatch/_ops.py") != std::string::npos || endsWith("/contextlib.py");
     if (!internal) {
       int line = PyFrame_GetLineNumber(frame);
       Py_DECREF(frame);
-      return detail::str("registered at ", file, ":", line);
+      return std::make_pair(std::move(file), line);
     }
     PyFrameObject* back = PyFrame_GetBack(frame);
     Py_DECREF(frame);
     frame = back;
+  }
+  return std::nullopt;
+}
+
+std::string pythonCallSite() {
+  if (auto site = pythonCallSiteFrame()) {
+    return detail::str("registered at ", site->first, ":", site->second);
   }
   return "registered from Python";
 }

@@ -1,7 +1,9 @@
 // Declarations shared by the _C binding files.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <utility>
 
 #include <pybind11/pybind11.h>
 
@@ -13,8 +15,11 @@ void initDispatchBindings(pybind11::module_& m);
 void initSchemaBindings(pybind11::module_& m);
 void initAutogradFallbackBindings(pybind11::module_& m);
 
-/// "registered at <file>:<line>" of the innermost Python frame outside
-/// opdispatch's own registration code.
+/// (file, line) of the innermost Python frame outside opdispatch's own
+/// registration code (library.py, _ops.py, _library/, _custom_ops.py) and
+/// contextlib; nullopt if there is none.
+std::optional<std::pair<std::string, int>> pythonCallSiteFrame();
+/// "registered at <file>:<line>" of that frame ("registered from Python" if none).
 std::string pythonCallSite();
 
 /// Binds args/kwargs to the schema, calls the operator, returns the result(s).

@@ -21,9 +21,11 @@ from ._C import (
     uint8,
 )
 from ._tensor import Tensor
-from ._ops import ops
+from ._ops import Tag, ops
+from . import library
 
 __all__ = [
+    "Tag",
     "Tensor",
     "bool",
     "complex64",
@@ -36,6 +38,7 @@ __all__ = [
     "float64",
     "from_numpy",
     "int8",
+    "library",
     "ops",
     "int16",
     "int32",

@@ -1,30 +1,435 @@
-"""opdispatch.library: registering operators and kernels from Python
-(PyTorch's torch.library). Minimal: Library only; the full API lands with
-the Python front end."""
+"""opdispatch.library: defining operators and registering kernels and
+fallbacks from Python (PyTorch: torch/library.py).
+
+Every registration belongs to a :class:`Library` and is undone when that
+Library is destroyed (``_destroy()``) or garbage collected; ``opdispatch.ops``
+then forgets the operators it defined.
+
+Example::
+
+    lib = Library("mylib", "FRAGMENT")
+    lib.define("sin(Tensor x) -> Tensor")
+
+    @impl("mylib::sin", "cpu", lib=lib)
+    def sin_cpu(x):
+        return opdispatch.from_numpy(np.sin(x.numpy()))
+
+    y = opdispatch.ops.mylib.sin(x)
+"""
 from __future__ import annotations
 
-from typing import Any, Callable
+import contextlib
+import functools
+import re
+import weakref
+from typing import Any, Callable, Iterator, Sequence
 
-from . import _C
+from . import _C, _ops
+from ._ops import OpOverload, Tag
+
+__all__ = ["Library", "Tag", "define", "fallthrough_kernel", "impl"]
+
+# "ns::op[.overload]/DispatchKey" -> where the Python kernel was registered:
+# at most one Python kernel per (operator, key), so that two libraries cannot
+# silently override each other. PyTorch: torch.library._impls (a set there).
+_impls: dict[str, str] = {}
+
+# Qualified names of the operators defined from Python (shared with _ops for
+# OpOverload._defined_in_python). PyTorch: torch.library._defs.
+_defs: set[str] = _ops._defs
+
+# Namespaces Library refuses to DEF or FRAGMENT. PyTorch: torch.library._reserved_namespaces.
+_reserved_namespaces = ["prim"]
+
+# Libraries created by the free functions define() / impl() without lib=:
+# they live as long as the process. PyTorch: torch.library._keep_alive.
+_keep_alive: list[Library] = []
+
+# A schema without the operator name, as define(qualname, schema) takes it.
+NAMELESS_SCHEMA = re.compile(r"\(.*\) -> .*")
+
+
+def fallthrough_kernel() -> None:
+    """Pass this to :meth:`Library.impl` (or :meth:`Library.fallback`) to
+    register a fallthrough: the dispatcher skips the key, as if it were not in
+    the call's key set. Never called. PyTorch: torch.library.fallthrough_kernel."""
+    raise NotImplementedError("fallthrough_kernel() should never be called.")
+
+
+_C._set_fallthrough_kernel(fallthrough_kernel)
+
+
+def _call_site() -> str:
+    site = _C._python_call_site()
+    return f"{site[0]}:{site[1]}" if site else "(unknown)"
 
 
 class Library:
-    """A set of registrations for namespace ``ns`` (kind "DEF", "IMPL" or
-    "FRAGMENT"), undone when the Library is destroyed."""
+    """A set of registrations for one namespace, made from Python.
+
+    Args:
+        ns (str): the namespace ("mylib"); "_" for backend fallbacks.
+        kind (str): "DEF" (defines the namespace; one per namespace),
+            "FRAGMENT" (more definitions and kernels) or "IMPL" (kernels only).
+        dispatch_key (str): the default dispatch key of :meth:`impl` and
+            :meth:`fallback` ("" for none).
+
+    Raises ValueError for an unknown kind or dispatch key name, or a reserved
+    namespace ("prim") with DEF/FRAGMENT; RuntimeError if another DEF library
+    already holds ``ns`` (naming where).
+
+    Registrations are undone by :meth:`_destroy` or when the object is
+    garbage collected (weakref.finalize); ``opdispatch.ops`` then forgets the
+    operators this library defined. PyTorch: torch.library.Library.
+    """
 
     def __init__(self, ns: str, kind: str, dispatch_key: str = "") -> None:
+        if kind not in ("IMPL", "DEF", "FRAGMENT"):
+            raise ValueError(f"Unsupported kind: {kind!r}; expected 'DEF', 'IMPL' or 'FRAGMENT'")
+        if ns in _reserved_namespaces and kind in ("DEF", "FRAGMENT"):
+            raise ValueError(f"{ns} is a reserved namespace. Please try creating a library with another name.")
+        filename, lineno = _C._python_call_site() or ("<unknown>", 0)
+        self.m: Any = _C._dispatch_library(kind, ns, dispatch_key, filename, lineno)
         self.ns = ns
         self.kind = kind
         self.dispatch_key = dispatch_key
-        self.m = _C._dispatch_library(kind, ns, dispatch_key)
+        self._op_defs: set[str] = set()
+        self._op_impls: set[str] = set()
+        self._registration_handles: list[Any] = []
+        # weakref.finalize rather than __del__: it runs once, from _destroy()
+        # or when the object dies, and keeps what it needs alive (PyTorch does the same).
+        self._finalizer = weakref.finalize(
+            self, _del_library, self.m, _impls, self._op_impls, _defs, self._op_defs, self._registration_handles
+        )
 
-    def define(self, schema: str, alias_analysis: str = "", *, tags: tuple = ()) -> str:
-        """Defines an operator; returns its name."""
-        return self.m.define(schema, alias_analysis, list(tags))
+    def __repr__(self) -> str:
+        return f"Library(kind={self.kind}, ns={self.ns}, dispatch_key={self.dispatch_key})"
 
-    def impl(self, op_name: str, fn: Callable[..., Any], dispatch_key: str = "", *, with_keyset: bool = False) -> None:
-        """Registers ``fn`` as the kernel of ``op_name`` at ``dispatch_key``."""
-        self.m.impl(op_name, dispatch_key, fn, with_keyset)
+    def _live(self, what: str) -> Any:
+        if self.m is None:
+            raise RuntimeError(f"{what}: {self!r} was destroyed; create a new Library to register more")
+        return self.m
+
+    def define(self, schema: str, alias_analysis: str = "", *, tags: Tag | Sequence[Tag] = ()) -> str:
+        """Defines an operator in this library's namespace.
+
+        Args:
+            schema (str): "name[.overload](args) -> returns", e.g.
+                "sum(Tensor self) -> Tensor"; the namespace may be given
+                ("mylib::sum(...)") and must then be this library's.
+            alias_analysis (str): "", "FROM_SCHEMA" or "CONSERVATIVE" (accepted, not used).
+            tags (Tag | Sequence[Tag]): stored with the operator (:attr:`OpOverload.tags`).
+
+        Returns:
+            the qualified name, "ns::name" or "ns::name.overload" (PyTorch
+            returns the bare name without namespace or overload).
+
+        Raises ValueError for a malformed schema (with the position),
+        RuntimeError for an invalid alias_analysis, an IMPL library, a
+        namespace mismatch or an operator that is already defined (naming
+        where), TypeError for a tag that is not a :class:`Tag`.
+        PyTorch: torch.library.Library.define.
+        """
+        if alias_analysis not in ("", "FROM_SCHEMA", "CONSERVATIVE"):
+            raise RuntimeError(f"Invalid alias_analysis type {alias_analysis!r}; expected '', FROM_SCHEMA or CONSERVATIVE")
+        if isinstance(tags, Tag):
+            tags = (tags,)
+        tags = tuple(tags)
+        for t in tags:
+            if not isinstance(t, Tag):
+                raise TypeError(f"define({schema!r}): tags must be opdispatch.Tag members, got {t!r}")
+        m = self._live("define")
+        name = schema.split("(", 1)[0].strip()
+        qualname = name if "::" in name else f"{self.ns}::{name}"
+        m.define(schema, alias_analysis, [t.name for t in tags])
+        self._op_defs.add(qualname)
+        _defs.add(qualname)
+        _ops._sync_packet(qualname)
+        return qualname
+
+    def impl(
+        self,
+        op_name: str | OpOverload,
+        fn: Callable[..., Any],
+        dispatch_key: str = "",
+        *,
+        with_keyset: bool = False,
+    ) -> None:
+        """Registers the Python function ``fn`` as the kernel of an operator at a dispatch key.
+
+        Args:
+            op_name (str | OpOverload): "name", "name.overload",
+                "ns::name[.overload]" or an OpOverload of this namespace.
+            fn (Callable): called with the operator's arguments (keyword-only
+                ones as keywords; with ``with_keyset`` the call's
+                DispatchKeySet first); returns its results.
+                :func:`fallthrough_kernel` registers a fallthrough.
+            dispatch_key (str): a dispatch key name ("CPU", "AutogradCPU",
+                "CompositeExplicitAutograd", ...); default: the library's
+                key, else CompositeImplicitAutograd.
+            with_keyset (bool): pass the DispatchKeySet first, for redispatch.
+
+        Raises TypeError if ``fn`` is not callable; RuntimeError if
+        ``op_name`` is neither str nor OpOverload, if a Python kernel is
+        already registered for this operator and key (naming both
+        registration sites; PyTorch: the ``_impls`` check in Library.impl),
+        for a Meta kernel on an operator with a CompositeImplicitAutograd
+        kernel (PyTorch rule: let it decompose), for a namespace or key
+        mismatch with the library; ValueError for an unknown key name.
+        PyTorch: torch.library.Library.impl.
+        """
+        if not callable(fn):
+            raise TypeError(f"Input function is required to be a callable but found type {type(fn)}")
+        if dispatch_key == "":
+            dispatch_key = self.dispatch_key
+        if isinstance(op_name, str):
+            name = op_name
+        elif isinstance(op_name, OpOverload):
+            name = op_name._name
+        else:
+            raise RuntimeError(
+                "impl should be passed either a name or an OpOverload object as the first argument, "
+                f"not {type(op_name).__name__}"
+            )
+        m = self._live("impl")
+        qualname = name if "::" in name else f"{self.ns}::{name}"
+        key_name = dispatch_key or "CompositeImplicitAutograd"
+        key = f"{qualname}/{key_name}"
+        if key in _impls:
+            raise RuntimeError(
+                f"This is not allowed since there's already a kernel registered from python overriding "
+                f"{qualname}'s behavior for {key_name} dispatch key and {self.ns} namespace. "
+                f"The existing kernel was registered at {_impls[key]}; this registration is at {_call_site()}. "
+                f"Destroy the Library holding the existing kernel (Library._destroy()) first, or register at "
+                f"another dispatch key."
+            )
+        if (
+            key_name == "Meta"
+            and _C._dispatch_has_kernel(qualname)
+            and _C._dispatch_has_kernel_for_dispatch_key(qualname, "CompositeImplicitAutograd")
+        ):
+            raise RuntimeError(
+                f"We should not register a meta kernel directly to the operator '{qualname}', because it has a "
+                f"CompositeImplicitAutograd kernel. Instead let the operator decompose, and make sure the "
+                f"operators it decomposes into have meta kernels."
+            )
+        m.impl(name, dispatch_key, fn, with_keyset)
+        _impls[key] = _call_site()
+        self._op_impls.add(key)
+
+    def fallback(self, fn: Callable[..., Any], dispatch_key: str = "", *, with_keyset: bool = False) -> None:
+        """Registers ``fn`` as the backend fallback of a dispatch key: the
+        kernel of every operator that has no kernel of its own for that key.
+
+        Args:
+            fn (Callable): called as ``fn(op, *args, **kwargs)`` (with
+                ``with_keyset``: ``fn(op, keyset, *args, **kwargs)``), where
+                ``op`` is the operator's :class:`OpOverload`; returns the
+                operator's results. :func:`fallthrough_kernel` registers a
+                fallthrough fallback.
+            dispatch_key (str): default: the library's key. An alias key
+                registers the fallback for each of its runtime keys.
+            with_keyset (bool): pass the call's DispatchKeySet after ``op``.
+
+        Raises TypeError if ``fn`` is not callable; RuntimeError unless the
+        library is ``Library("_", "IMPL", ...)``, or if the key already has a
+        fallback (naming it); ValueError without a dispatch key or for an
+        unknown one. PyTorch: torch.library.Library.fallback.
+        """
+        if not callable(fn):
+            raise TypeError(f"Input function is required to be a callable but found type {type(fn)}")
+        if dispatch_key == "":
+            dispatch_key = self.dispatch_key
+        if self.ns != "_":
+            raise RuntimeError(
+                f'Fallback can only be registered using a library on the global namespace "_" '
+                f'(Library("_", "IMPL", key)), but it is {self.ns}'
+            )
+        if dispatch_key == "":
+            raise ValueError("fallback() needs a dispatch key: pass one, or create the Library with one")
+        m = self._live("fallback")
+        if fn is fallthrough_kernel:
+            m.fallback_fallthrough(dispatch_key)
+        else:
+            m.fallback(dispatch_key, fn, with_keyset)
 
     def _destroy(self) -> None:
-        self.m.reset()
+        """Undoes every registration of this library now (idempotent)."""
+        self._finalizer()
+        self.m = None
+
+
+def _del_library(
+    m: Any,
+    captured_impls: dict[str, str],
+    op_impls: set[str],
+    captured_defs: set[str],
+    op_defs: set[str],
+    registration_handles: list[Any],
+) -> None:
+    # Runs once: from Library._destroy or when the Library is collected.
+    m.reset()
+    for key in op_impls:
+        captured_impls.pop(key, None)
+    op_impls.clear()
+    captured_defs.difference_update(op_defs)
+    for handle in registration_handles:
+        handle.destroy()
+    registration_handles.clear()
+    for qualname in op_defs:
+        _ops._sync_packet(qualname)
+    op_defs.clear()
+
+
+@contextlib.contextmanager
+def _scoped_library(ns: str, kind: str, dispatch_key: str = "") -> Iterator[Library]:
+    """``with _scoped_library(ns, kind) as lib:`` a :class:`Library` destroyed
+    on exit. PyTorch: torch.library._scoped_library."""
+    lib = Library(ns, kind, dispatch_key)
+    try:
+        yield lib
+    finally:
+        lib._destroy()
+
+
+def _parse_namespace(qualname: str) -> tuple[str, str]:
+    """("ns", "name") of "ns::name". Raises ValueError otherwise. PyTorch: torch._library.utils.parse_namespace."""
+    splits = qualname.split("::")
+    if len(splits) != 2 or not splits[0] or not splits[1]:
+        raise ValueError(
+            f'Expected `qualname` to be of the form "namespace::name", but got {qualname}. The qualname passed '
+            f"to the opdispatch.library APIs must consist of a namespace and a name, e.g. mylib::sin"
+        )
+    return splits[0], splits[1]
+
+
+def _library_for(namespace: str, lib: Library | None) -> Library:
+    if lib is not None:
+        return lib
+    new = Library(namespace, "FRAGMENT")
+    _keep_alive.append(new)
+    return new
+
+
+@functools.singledispatch
+def define(qualname: str, schema: str, *, lib: Library | None = None, tags: Tag | Sequence[Tag] = ()) -> None:
+    """Defines the operator ``qualname`` with a schema that omits the name.
+
+    Args:
+        qualname (str): "namespace::name" (or "namespace::name.overload").
+        schema (str): "(Tensor x) -> Tensor".
+        lib (Library | None): ties the operator's lifetime to ``lib``;
+            default: a FRAGMENT library that lives as long as the process.
+        tags (Tag | Sequence[Tag]): stored with the operator.
+
+    Raises ValueError if ``qualname`` is not a str of the form "ns::name" or
+    ``schema`` includes a name, plus what :meth:`Library.define` raises.
+    The legacy form ``define(lib, schema, alias_analysis="")`` returns a
+    decorator that defines the operator and registers the decorated function
+    as its CompositeImplicitAutograd kernel.
+    PyTorch: torch.library.define.
+
+    Example::
+
+        define("mylib::sin", "(Tensor x) -> Tensor")
+    """
+    if not isinstance(qualname, str):
+        raise ValueError(f"define(qualname, schema): expected qualname to be instance of str, got {type(qualname)}")
+    namespace, name = _parse_namespace(qualname)
+    if not NAMELESS_SCHEMA.fullmatch(schema):
+        raise ValueError(
+            f'define(qualname, schema, ...): expected schema to look like e.g. "(Tensor x) -> Tensor" but got '
+            f'"{schema}"'
+        )
+    _library_for(namespace, lib).define(name + schema, alias_analysis="", tags=tags)
+
+
+@define.register(Library)
+def _(lib: Library, schema: str, alias_analysis: str = "") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The legacy torch.library.define(lib, schema): a decorator."""
+
+    def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
+        name = lib.define(schema, alias_analysis)
+        lib.impl(name, f)
+        return f
+
+    return wrap
+
+
+def _device_type_to_key(device_type: str) -> str:
+    """The dispatch key name of a device type: cpu -> CPU, cuda -> CUDA,
+    meta -> Meta, privateuseone -> PrivateUse1, "default" ->
+    CompositeExplicitAutograd. Raises ValueError otherwise."""
+    if device_type == "default":
+        return "CompositeExplicitAutograd"
+    try:
+        return _C._dispatch_key_for_device(device_type)
+    except ValueError:
+        raise ValueError(
+            f"impl: unknown device type '{device_type}'. Expected one of cpu, cuda, meta, privateuseone, "
+            f"'default' (all devices: CompositeExplicitAutograd), or a dispatch key name such as CPU or "
+            f"AutogradCPU."
+        ) from None
+
+
+@functools.singledispatch
+def impl(
+    qualname: str | OpOverload,
+    types: str | Sequence[str],
+    func: Callable[..., Any] | None = None,
+    *,
+    lib: Library | None = None,
+) -> Any:
+    """Registers ``func`` as the implementation of operator ``qualname`` for device types.
+
+    Args:
+        qualname (str | OpOverload): "namespace::name[.overload]".
+        types (str | Sequence[str]): device types ("cpu", "cuda", "meta",
+            "privateuseone"; "default" for every device, i.e.
+            CompositeExplicitAutograd) or dispatch key names ("CPU", "AutogradCPU").
+        func (Callable | None): the kernel; if omitted, ``impl`` returns a decorator.
+        lib (Library | None): ties the registration's lifetime to ``lib``;
+            default: a FRAGMENT library that lives as long as the process.
+
+    Returns ``func`` (the decorator returns its argument; PyTorch 2.4 returns None).
+    Raises ValueError for an unknown device type (PyTorch raises
+    RuntimeError) or a malformed qualname, plus what :meth:`Library.impl`
+    raises. The legacy form ``impl(lib, name, dispatch_key="")`` returns a
+    decorator registering at ``dispatch_key`` in ``lib``.
+    PyTorch: torch.library.impl.
+
+    Example::
+
+        @impl("mylib::sin", "cpu")
+        def sin_cpu(x):
+            return opdispatch.from_numpy(np.sin(x.numpy()))
+    """
+    if isinstance(qualname, OpOverload):
+        qualname = qualname._name
+    if isinstance(types, str):
+        types = (types,)
+    keys: dict[str, None] = {}
+    for typ in types:
+        keys[typ if _C._parse_dispatch_key(typ) is not None else _device_type_to_key(typ)] = None
+
+    def register(f: Callable[..., Any]) -> Callable[..., Any]:
+        namespace, _ = _parse_namespace(qualname.split(".", 1)[0])
+        use_lib = _library_for(namespace, lib)
+        for key in keys:
+            use_lib.impl(qualname, f, key)
+        return f
+
+    if func is None:
+        return register
+    return register(func)
+
+
+@impl.register(Library)
+def _(lib: Library, name: str, dispatch_key: str = "") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The legacy torch.library.impl(lib, name, dispatch_key): a decorator."""
+
+    def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
+        lib.impl(name, f, dispatch_key)
+        return f
+
+    return wrap

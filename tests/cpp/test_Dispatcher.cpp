@@ -189,6 +189,27 @@ TEST(Dispatcher, NoTensorArgumentsUseTheUndefinedEntry) {
   EXPECT_EQ(op.call(1), 2);
 }
 
+TEST(Dispatcher, CallBoxedForDispatchKeyRunsTheKernelAtThatKey) {
+  Library lib(Library::DEF, "disp_k", std::nullopt, __FILE__, __LINE__);
+  lib.def("f(Tensor x) -> int");
+  lib.impl("f", [](const Tensor&) -> int64_t { return 1; });  // CompositeImplicitAutograd
+  lib.impl("f", dispatch(DispatchKey::CPU, [](const Tensor&) -> int64_t { return 2; }));
+  lib.impl("f", dispatch(DispatchKey::AutogradCPU, CppFunction::makeFallthrough()));
+  auto op = Dispatcher::singleton().findSchemaOrThrow("disp_k::f", "");
+  auto callAt = [&](DispatchKey k) {
+    Stack stack;
+    push(stack, cpuTensor());
+    op.callBoxedForDispatchKey(k, &stack);
+    return stack.back().toInt();
+  };
+  EXPECT_EQ(op.typed<int64_t(const Tensor&)>().call(cpuTensor()), 2);  // the backend kernel wins a normal call
+  EXPECT_EQ(callAt(DispatchKey::CompositeImplicitAutograd), 1);          // the decomposition, on request
+  EXPECT_EQ(callAt(DispatchKey::CPU), 2);
+  EXPECT_EQ(callAt(DispatchKey::Meta), 1);  // no kernel at Meta: the table entry (the math kernel)
+  EXPECT_THROW(callAt(DispatchKey::CompositeExplicitAutograd), Error);  // alias key without a kernel
+  EXPECT_THROW(callAt(DispatchKey::AutogradCPU), Error);                // a fallthrough cannot be called
+}
+
 // --- errors leave the registry unchanged ----------------------------------------
 
 TEST(Dispatcher, SecondDefLibraryForANamespaceIsAnError) {

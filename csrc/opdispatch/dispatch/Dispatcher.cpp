@@ -274,6 +274,32 @@ void Dispatcher::redispatchBoxed(const OperatorHandle& op, DispatchKeySet ks, St
   e.lookup(masked).callBoxed(op, masked, stack);
 }
 
+void OperatorHandle::callBoxedForDispatchKey(DispatchKey k, Stack* stack) const {
+  const OperatorEntry& e = *entry_;
+  const AnnotatedSchema* s = e.schemaPtr();
+  if (OPDISPATCH_UNLIKELY(s == nullptr)) {
+    e.schema();
+  }
+  OPDISPATCH_CHECK(stack->size() >= s->num_arguments, "boxed call of ", e.operator_name(), " needs ",
+                   s->num_arguments, " arguments on the stack but it holds ", stack->size());
+  const AnnotatedKernel* chosen = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(Dispatcher::singleton().mutex_);
+    chosen = e.getKernelForDispatchKey(k);
+  }
+  // The kernel node outlives the lock: deregistered kernels are never freed (Note [Kernel lifetime]).
+  if (chosen == nullptr) {
+    OPDISPATCH_CHECK(!isAliasDispatchKey(k), "operator ", e.operator_name(), " has no kernel registered at ", k,
+                     "; register one there (e.g. Library.impl(name, fn, \"", k,
+                     "\")) or call the operator normally");
+    chosen = e.dispatchTable_[static_cast<int>(k)].load(std::memory_order_acquire);
+  }
+  OPDISPATCH_CHECK(!chosen->kernel.isFallthrough(), "the kernel of ", e.operator_name(), " for ", k,
+                   " is a fallthrough, which cannot be called directly; call the operator normally");
+  DispatchKeySet ks = e.computeDispatchKeySetBoxed(*s, *stack);
+  chosen->kernel.callBoxed(*this, ks, stack);
+}
+
 bool Dispatcher::hasBackendFallbackForDispatchKey(DispatchKey k) const {
   std::lock_guard<std::mutex> lock(mutex_);
   return backendFallbackKernel(k) != nullptr;

@@ -55,6 +55,14 @@ class OperatorHandle {
   /// Calls the kernel for `ks` (already restricted by the caller, typically
   /// `ks & DispatchKeySet(FULL_AFTER, current_key)`).
   void redispatchBoxed(DispatchKeySet ks, Stack* stack) const;
+  /// Calls the kernel registered directly at `k` (a runtime or alias key,
+  /// e.g. CompositeImplicitAutograd to run a decomposition), or, for a runtime
+  /// key with no kernel of its own, the dispatch table's entry for `k`. The
+  /// arguments choose nothing; the kernel receives their key set as usual.
+  /// Throws Error if the operator has no schema, if `k` is an alias key with
+  /// no kernel, or if the kernel is a fallthrough. PyTorch:
+  /// OperatorHandle::callBoxedForDispatchKey (behind OpOverload.decompose).
+  void callBoxedForDispatchKey(DispatchKey k, Stack* stack) const;
 
   OperatorEntry& entry() const { return *entry_; }
   bool operator==(const OperatorHandle& o) const { return entry_ == o.entry_; }
