@@ -161,6 +161,19 @@ TEST(Dispatcher, BackendFallbackServesOperatorsWithoutKernel) {
   EXPECT_THROW(f.call(cpuTensor()), NotImplementedError);
 }
 
+TEST(Dispatcher, BackendFallbackServesOperatorsDefinedAfterIt) {
+  Library fb(Library::IMPL, "_", DispatchKey::PrivateUse1, __FILE__, __LINE__);
+  fb.fallback(CppFunction::makeFromBoxedFunctionWithKeyset<&countingFallback>());
+  Library lib(Library::DEF, "disp_d2", std::nullopt, __FILE__, __LINE__);
+  lib.def("f(Tensor x) -> int");  // no kernel at all
+  auto f = Dispatcher::singleton().findSchemaOrThrow("disp_d2::f", "").typed<int64_t(const Tensor&)>();
+  f.checkInvariants();
+  EXPECT_TRUE(f.hasComputedKernelForDispatchKey(DispatchKey::PrivateUse1));
+  EXPECT_FALSE(f.entry().nonFallthroughKeys().has(DispatchKey::BackendSelect));  // fallthrough fallback
+  IncludeDispatchKeyGuard include(DispatchKey::PrivateUse1);
+  EXPECT_EQ(f.call(cpuTensor()), 100);
+}
+
 TEST(Dispatcher, NoTensorArgumentsUseTheUndefinedEntry) {
   Library lib(Library::DEF, "disp_e", std::nullopt, __FILE__, __LINE__);
   lib.def("f(int n) -> int");

@@ -64,6 +64,9 @@ OperatorEntry& Dispatcher::lookupOrCreate(const OperatorName& name) {
     return *it->second;
   }
   OperatorEntry& e = operators_.emplace_back(name);
+  // A new entry's table starts all-missing; the backend fallbacks registered
+  // so far serve it before any kernel is registered.
+  e.updateDispatchTable(*this);
   operatorLookupTable_.emplace(name, &e);
   return e;
 }
