@@ -214,7 +214,10 @@ std::vector<std::string> takeStaticRegistrationErrors();
 } // namespace detail
 } // namespace opdispatch
 
-#define OPDISPATCH_LIBRARY(ns, m)                                                                        \
+// The public macros expand their `ns` argument before use, so a namespace can
+// come from a macro (`-DMY_NS=myops` then `OPDISPATCH_LIBRARY(MY_NS, m)`).
+#define OPDISPATCH_LIBRARY(ns, m) OPDISPATCH_LIBRARY_EXPANDED(ns, m)
+#define OPDISPATCH_LIBRARY_EXPANDED(ns, m)                                                               \
   static void OPDISPATCH_LIBRARY_init_##ns(::opdispatch::Library&);                                      \
   static const ::opdispatch::detail::LibraryInit OPDISPATCH_LIBRARY_static_init_##ns(                    \
       ::opdispatch::Library::DEF, &OPDISPATCH_LIBRARY_init_##ns, #ns, std::nullopt, __FILE__, __LINE__); \

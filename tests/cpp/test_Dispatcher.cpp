@@ -61,6 +61,20 @@ TEST(Dispatcher, TypedHandleWithWrongSignatureIsRejected) {
   EXPECT_THROW(op.typed<int64_t(const Tensor&)>(), Error);
 }
 
+// A namespace given by a macro is expanded by every library macro.
+#define DISPATCHER_TEST_MACRO_NS static_macro_ns
+OPDISPATCH_LIBRARY(DISPATCHER_TEST_MACRO_NS, m) { m.def("f(Tensor x) -> Tensor"); }
+OPDISPATCH_LIBRARY_FRAGMENT(DISPATCHER_TEST_MACRO_NS, m) { m.def("g(Tensor x) -> Tensor"); }
+OPDISPATCH_LIBRARY_IMPL(DISPATCHER_TEST_MACRO_NS, CPU, m) { m.impl("f", OPDISPATCH_FN(staticAddOne)); }
+
+TEST(Dispatcher, LibraryMacrosExpandANamespaceMacro) {
+  auto f = Dispatcher::singleton().findSchema(OperatorName("static_macro_ns::f", ""));
+  ASSERT_TRUE(f.has_value());
+  EXPECT_TRUE(f->hasKernelForDispatchKey(DispatchKey::CPU));
+  EXPECT_TRUE(Dispatcher::singleton().findSchema(OperatorName("static_macro_ns::g", "")).has_value());
+  EXPECT_FALSE(Dispatcher::singleton().findOp(OperatorName("DISPATCHER_TEST_MACRO_NS::f", "")).has_value());
+}
+
 // --- dispatch on keys -----------------------------------------------------------
 
 TEST(Dispatcher, BackendAndAutogradRedispatch) {

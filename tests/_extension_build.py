@@ -1,0 +1,48 @@
+"""Builds examples/extension with CMake against the installed opdispatch, as a
+downstream project would (shared by test_cpp_extension.py and test_cli.py)."""
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import opdispatch.cpp_extension as cpp_extension
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLE = REPO / "examples" / "extension"
+BUILD = REPO / "build" / "example-extension"
+
+
+def tool(name: str) -> str:
+    """A build tool from the active environment (pip's cmake/ninja), else from PATH."""
+    candidate = Path(sys.executable).parent / name
+    found = str(candidate) if candidate.exists() else shutil.which(name)
+    if found is None:
+        pytest.fail(f"{name} is needed to build the example extension; install the test extras: pip install '.[test]'")
+    return found
+
+
+def _run(cmd: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+
+
+@functools.lru_cache(maxsize=None)
+def cmake_build() -> Path:
+    """Configures and builds the example (incrementally) with CMake and Ninja; returns libmyext.so."""
+    configure = _run([
+        tool("cmake"), "-S", str(EXAMPLE), "-B", str(BUILD), "-G", "Ninja",
+        f"-DCMAKE_MAKE_PROGRAM={tool('ninja')}",
+        f"-DCMAKE_PREFIX_PATH={cpp_extension.cmake_prefix_path()}",
+        "-DCMAKE_BUILD_TYPE=Release",
+    ])
+    assert configure.returncode == 0, configure.stdout + configure.stderr
+    build = _run([tool("cmake"), "--build", str(BUILD), "--parallel", str(os.cpu_count() or 2)])
+    assert build.returncode == 0, build.stdout[-20000:] + build.stderr[-20000:]
+    lib = BUILD / "libmyext.so"
+    assert lib.is_file(), f"the CMake build did not produce {lib}"
+    return lib

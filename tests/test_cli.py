@@ -1,0 +1,123 @@
+"""`python -m opdispatch ops|table`, run in a subprocess with --load of the
+example extension (built with CMake) and --import of a module that registers
+Python kernels."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from _extension_build import EXAMPLE, cmake_build
+
+PY_MODULE = textwrap.dedent("""\
+    # Registers Python kernels for the command-line tests.
+    from opdispatch import _C
+
+    _defs = _C._dispatch_library("DEF", "clipyops", "", __file__, 4)
+    _defs.define("twice(Tensor x) -> Tensor")
+    _defs.impl("twice", "CPU", lambda x: x)
+    _impls = _C._dispatch_library("IMPL", "myext", "PrivateUse1")
+    _impls.impl("fma", "", lambda a, b, c: a)
+""")
+TWICE_LINE = 6  # the lines of the impl calls above
+FMA_LINE = 8
+
+
+@pytest.fixture(scope="module")
+def lib() -> Path:
+    return cmake_build()
+
+
+@pytest.fixture(scope="module")
+def pymodule(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("cli_modules")
+    (d / "cli_pyops.py").write_text(PY_MODULE)
+    return d / "cli_pyops.py"
+
+
+def run(*args: str, pymodule: Path | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    if pymodule is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(pymodule.parent), env.get("PYTHONPATH")]))
+    return subprocess.run([sys.executable, "-m", "opdispatch", *args], capture_output=True, text=True, env=env,
+                          timeout=120)
+
+
+def test_ops_lists_sorted_schemas_of_a_namespace(lib):
+    r = run("ops", "myext", "--load", str(lib))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines == sorted(lines)
+    assert "myext::fma(Tensor a, Tensor b, Tensor c) -> Tensor" in lines
+    assert "myext::relu_(Tensor(a!) x) -> Tensor(a!)" in lines
+    assert "myext::call_op(Tensor x, str name) -> Tensor" in lines
+    assert all(line.startswith("myext::") for line in lines)
+
+
+def test_ops_lists_every_namespace_and_preloads_in_order(lib, pymodule):
+    r = run("ops", "--load", str(lib), "--import", "cli_pyops", pymodule=pymodule)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines == sorted(lines)
+    assert "clipyops::twice(Tensor x) -> Tensor" in lines and "myext::rowsum(Tensor x) -> Tensor" in lines
+
+
+def test_table_shows_cpp_and_python_origins(lib, pymodule):
+    r = run("table", "myext::fma", "--load", str(lib), "--import", "cli_pyops", pymodule=pymodule)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert out.startswith("myext::fma(Tensor a, Tensor b, Tensor c) -> Tensor\n")
+    assert f"defined: C++ {EXAMPLE / 'ops.cpp'}:" in out
+    kernels, _, table = out.partition("Computed dispatch table")
+    cpu = f"CPU: C++ {EXAMPLE / 'cpu_kernels.cpp'}:"
+    meta = f"Meta: C++ {EXAMPLE / 'meta_kernels.cpp'}:"
+    python = f"PrivateUse1: Python {pymodule}:{FMA_LINE}"
+    for section in (kernels, table):
+        assert cpu in section and meta in section and python in section, section
+    assert "[ boxed unboxed ]" in kernels  # the C++ kernels
+    assert "CPU: C++" in table and "[kernel]" in table
+    assert "AutogradCPU: C++" in table and "[backend fallback]" in table  # the core's autograd fallback
+
+
+def test_table_of_a_python_operator_with_overload_default(pymodule):
+    r = run("table", "clipyops::twice.default", "--import", "cli_pyops", pymodule=pymodule)
+    assert r.returncode == 0, r.stderr
+    assert f"defined: Python {pymodule}:4" in r.stdout  # the file and line given to _dispatch_library
+    assert f"CPU: Python {pymodule}:{TWICE_LINE}" in r.stdout
+
+
+def test_unknown_operator_exits_2_and_points_to_ops(lib):
+    r = run("table", "myext::fmaa", "--load", str(lib))
+    assert r.returncode == 2
+    assert "'myext::fmaa' is not registered" in r.stderr
+    assert "Did you mean myext::fma" in r.stderr
+    assert "python -m opdispatch ops" in r.stderr
+    assert r.stdout == ""
+
+
+def test_usage_errors_exit_2():
+    r = run("table", "not an op")
+    assert r.returncode == 2 and "not an operator name" in r.stderr
+    r = run("ops", "no_such_namespace")
+    assert r.returncode == 2 and "no operators in namespace 'no_such_namespace'" in r.stderr
+    r = run()
+    assert r.returncode == 2 and "usage:" in r.stderr
+
+
+def test_failed_load_or_import_exits_1(tmp_path):
+    r = run("ops", "--load", str(tmp_path / "missing.so"))
+    assert r.returncode == 1 and f"--load {tmp_path / 'missing.so'} failed: OSError" in r.stderr
+    r = run("ops", "--import", "no_such_module_xyz")
+    assert r.returncode == 1 and "--import no_such_module_xyz failed: ModuleNotFoundError" in r.stderr
+
+
+def test_help_lists_the_commands():
+    r = run("--help")
+    assert r.returncode == 0
+    assert "ops" in r.stdout and "table" in r.stdout
+    r = run("table", "--help")
+    assert r.returncode == 0 and "--load" in r.stdout and "--import" in r.stdout
