@@ -1,0 +1,78 @@
+"""The benchmark cases: each builds what it needs and returns timeit
+statements for opdispatch and, when PyTorch is installed, for PyTorch."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Optional
+
+
+@dataclasses.dataclass
+class Case:
+    """One row: ``stmt`` is timed with ``globals``; ``torch_stmt`` likewise
+    (None when PyTorch has no equivalent or is absent). ``target`` is the
+    required ratio PyTorch / opdispatch (None: informational)."""
+
+    name: str
+    stmt: str
+    globals: dict[str, Any]
+    torch_stmt: Optional[str] = None
+    torch_globals: Optional[dict[str, Any]] = None
+    target: Optional[float] = None
+    number: int = 20000
+
+
+def python_cases(torch: Any) -> list[Case]:
+    import numpy as np
+
+    import opdispatch
+    from opdispatch import _C
+    from opdispatch.library import Library
+
+    lib = Library("bench", "DEF")
+    lib.define("ident(Tensor x) -> Tensor")
+    lib.impl("ident", lambda x: x, "CPU")
+    lib.define("ident8(Tensor a, Tensor b, Tensor c, Tensor d, int i, int j, float f, bool g) -> Tensor")
+    lib.impl("ident8", lambda a, b, c, d, i, j, f, g: a, "CPU")
+    cpp = _C._dispatch_library("DEF", "bench_cpp_kernel", "")
+    cpp.def_schema_t_t("bench_cpp_kernel::ident(Tensor x) -> Tensor", "CPU", "", "identity")
+    x = opdispatch.from_numpy(np.ones(3, dtype=np.float32))
+
+    def floor(x: Any) -> Any:
+        return x
+
+    g = {
+        "opdispatch": opdispatch, "floor": floor, "x": x,
+        "op": opdispatch.ops.bench.ident.default, "packet": opdispatch.ops.bench.ident,
+        "op8": opdispatch.ops.bench.ident8.default, "cpp_op": opdispatch.ops.bench_cpp_kernel.ident.default,
+        "_keep": (lib, cpp),
+    }
+    tg: Optional[dict[str, Any]] = None
+    if torch is not None:
+        tlib = torch.library.Library("bench", "DEF")
+        tlib.define("ident(Tensor x) -> Tensor")
+        tlib.impl("ident", lambda x: x, "CPU")
+        tlib.define("ident8(Tensor a, Tensor b, Tensor c, Tensor d, int i, int j, float f, bool g) -> Tensor")
+        tlib.impl("ident8", lambda a, b, c, d, i, j, f, g: a, "CPU")
+        tcpp = torch._C._dispatch_library("DEF", "bench_cpp_kernel", "")
+        tcpp.def_schema_t_t("bench_cpp_kernel::ident(Tensor x) -> Tensor", "CPU", "", "identity")
+        tg = {
+            "torch": torch, "floor": floor, "x": torch.ones(3),
+            "op": torch.ops.bench.ident.default, "packet": torch.ops.bench.ident,
+            "op8": torch.ops.bench.ident8.default, "cpp_op": torch.ops.bench_cpp_kernel.ident.default,
+            "_keep": (tlib, tcpp),
+        }
+
+    def both(name: str, stmt: str, torch_stmt: Optional[str] = None, target: Optional[float] = None,
+             number: int = 20000) -> Case:
+        ts = (torch_stmt or stmt) if tg is not None else None
+        return Case(name, stmt, g, ts, tg, target, number)
+
+    return [
+        both("1. Python floor: f(x)", "floor(x)", number=200000),
+        both("2. define+impl, bound OpOverload, 1 tensor", "op(x)", target=7.0),
+        both("2. define+impl, packet, 1 tensor", "packet(x)"),
+        both("2. define+impl, ops.ns.op.default(x)", "opdispatch.ops.bench.ident.default(x)",
+             "torch.ops.bench.ident.default(x)"),
+        both("2. define+impl, bound OpOverload, 8 args", "op8(x, x, x, x, 1, 2, 3.0, True)", target=8.0),
+        both("4. Python -> C++ kernel", "cpp_op(x)", target=5.0),
+    ]

@@ -1,0 +1,88 @@
+"""The C++ rows: builds benchmarks/cpp against the installed opdispatch and,
+when PyTorch is installed, the same benchmark against libtorch (via
+torch.utils.cpp_extension), and returns ns per call for each case."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+HERE = Path(__file__).resolve().parent
+BUILD = HERE.parent / "build" / "bench-cpp"
+
+TORCH_SOURCE = r"""
+#include <torch/extension.h>
+#include <torch/library.h>
+#include "bench_common.h"
+
+namespace {
+__attribute__((noinline)) at::Tensor ident1(const at::Tensor& a) { return a; }
+__attribute__((noinline)) at::Tensor ident8(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c,
+                                            const at::Tensor& d, int64_t i, int64_t j, double f, bool g) { return a; }
+}
+TORCH_LIBRARY(bench_cpp, m) {
+  m.def("ident1(Tensor a) -> Tensor");
+  m.def("ident8(Tensor a, Tensor b, Tensor c, Tensor d, int i, int j, float f, bool g) -> Tensor");
+}
+TORCH_LIBRARY_IMPL(bench_cpp, CPU, m) {
+  m.impl("ident1", TORCH_FN(ident1));
+  m.impl("ident8", TORCH_FN(ident8));
+}
+std::vector<std::pair<std::string, double>> run(int64_t iters, int rounds) {
+  auto op1 = c10::Dispatcher::singleton().findSchemaOrThrow("bench_cpp::ident1", "");
+  auto op8 = c10::Dispatcher::singleton().findSchemaOrThrow("bench_cpp::ident8", "");
+  auto typed1 = op1.typed<at::Tensor(const at::Tensor&)>();
+  auto typed8 = op8.typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                     int64_t, int64_t, double, bool)>();
+  at::Tensor x = at::ones({3});
+  at::Tensor (*volatile direct1)(const at::Tensor&) = &ident1;
+  at::Tensor (*volatile direct8)(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&, int64_t,
+                                 int64_t, double, bool) = &ident8;
+  std::vector<std::pair<std::string, double>> out;
+  torch::jit::Stack s;
+  out.emplace_back("direct_1", bench::nsPerCall([&] { at::Tensor r = direct1(x); }, iters, rounds));
+  out.emplace_back("typed_1", bench::nsPerCall([&] { at::Tensor r = typed1.call(x); }, iters, rounds));
+  out.emplace_back("boxed_1", bench::nsPerCall([&] { s.clear(); s.emplace_back(x); op1.callBoxed(&s); }, iters, rounds));
+  out.emplace_back("direct_8", bench::nsPerCall([&] { at::Tensor r = direct8(x, x, x, x, 1, 2, 3.0, true); }, iters, rounds));
+  out.emplace_back("typed_8", bench::nsPerCall([&] { at::Tensor r = typed8.call(x, x, x, x, 1, 2, 3.0, true); }, iters, rounds));
+  out.emplace_back("boxed_8", bench::nsPerCall([&] {
+    s.clear();
+    torch::jit::push(s, x, x, x, x, int64_t(1), int64_t(2), 3.0, true);
+    op8.callBoxed(&s);
+  }, iters, rounds));
+  return out;
+}
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("run", &run); }
+"""
+
+
+def _tool(name: str) -> str:
+    candidate = Path(sys.executable).parent / name
+    found = str(candidate) if candidate.exists() else shutil.which(name)
+    if found is None:
+        raise RuntimeError(f"{name} is needed to build the C++ benchmark (pip install cmake ninja)")
+    return found
+
+
+def opdispatch_rows(iters: int, rounds: int) -> dict[str, float]:
+    import opdispatch.cpp_extension as cpp_extension
+
+    subprocess.run([_tool("cmake"), "-S", str(HERE / "cpp"), "-B", str(BUILD), "-G", "Ninja",
+                    f"-DCMAKE_MAKE_PROGRAM={_tool('ninja')}", "-DCMAKE_BUILD_TYPE=Release",
+                    f"-DCMAKE_PREFIX_PATH={cpp_extension.cmake_prefix_path()}"],
+                   check=True, capture_output=True)
+    subprocess.run([_tool("cmake"), "--build", str(BUILD)], check=True, capture_output=True)
+    out = subprocess.run([str(BUILD / "bench_dispatch"), str(iters), str(rounds)], check=True,
+                         capture_output=True, text=True).stdout
+    return {row["case"]: row["ns"] for row in map(json.loads, out.splitlines())}
+
+
+def torch_rows(torch: Any, iters: int, rounds: int) -> Optional[dict[str, float]]:
+    from torch.utils.cpp_extension import load_inline
+
+    module = load_inline("opdispatch_bench_torch", cpp_sources=[TORCH_SOURCE], extra_include_paths=[str(HERE / "cpp")],
+                         extra_cflags=["-O2"], verbose=False)
+    return dict(module.run(iters, rounds))

@@ -1,0 +1,143 @@
+"""Side-by-side call-overhead benchmarks of opdispatch and (when installed)
+PyTorch, measured in the same run.
+
+    python benchmarks/run.py [--quick] [--json out.json]
+
+Each case is timed as ns per call: the median of >= 5 rounds of a timeit
+loop, the cases interleaved round-robin so machine drift hits all alike.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+import timeit
+from pathlib import Path
+from typing import Any, Optional
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import cases as case_defs  # noqa: E402
+import cpp_bench  # noqa: E402
+
+
+def _import_torch() -> Any:
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
+def _time(stmt: str, g: dict[str, Any], number: int) -> float:
+    return timeit.Timer(stmt, globals=g).timeit(number) / number * 1e9
+
+
+def _subprocess_median(cmd: list[str], rounds: int) -> float:
+    samples = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        subprocess.run(cmd, check=True, capture_output=True)
+        samples.append((time.perf_counter() - start) * 1e9)
+    return statistics.median(samples)
+
+
+def _registration(which: str, n: int) -> dict[str, float]:
+    out = subprocess.run([sys.executable, str(HERE / "registration.py"), which, str(n)], check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def _row(name: str, ours: float, theirs: Optional[float], target: Optional[str], ok: Optional[bool],
+         unit: str = "ns") -> dict[str, Any]:
+    return {"case": name, "opdispatch": ours, "pytorch": theirs,
+            "ratio": (theirs / ours) if theirs and ours else None, "target": target, "met": ok, "unit": unit}
+
+
+def run(quick: bool) -> list[dict[str, Any]]:
+    torch = _import_torch()
+    rounds = 5 if quick else 9
+    scale = 0.25 if quick else 1.0
+    cases = case_defs.python_cases(torch)
+    ours: dict[str, list[float]] = {c.name: [] for c in cases}
+    theirs: dict[str, list[float]] = {c.name: [] for c in cases}
+    for c in cases:  # warm up
+        _time(c.stmt, c.globals, 100)
+        if c.torch_stmt:
+            _time(c.torch_stmt, c.torch_globals, 100)
+    for _ in range(rounds):
+        for c in cases:
+            n = max(100, int(c.number * scale))
+            ours[c.name].append(_time(c.stmt, c.globals, n))
+            if c.torch_stmt:
+                theirs[c.name].append(_time(c.torch_stmt, c.torch_globals, n))
+    rows = []
+    for c in cases:
+        mine = statistics.median(ours[c.name])
+        other = statistics.median(theirs[c.name]) if theirs[c.name] else None
+        ok = (other / mine >= c.target) if (c.target and other) else None
+        rows.append(_row(c.name, mine, other, f">= {c.target:g}x" if c.target else None, ok))
+
+    iters = 200000 if quick else 2000000
+    cpp = cpp_bench.opdispatch_rows(iters, rounds)
+    tcpp = cpp_bench.torch_rows(torch, iters, rounds) if torch is not None else None
+    for n in ("1", "8"):
+        over = cpp[f"typed_{n}"] - cpp[f"direct_{n}"]
+        tover = (tcpp[f"typed_{n}"] - tcpp[f"direct_{n}"]) if tcpp else None
+        rows.append(_row(f"5. C++ typed call, {n} arg(s): overhead above direct call", over, tover, "<= 5 ns",
+                         over <= 5.0))
+        rows.append(_row(f"5. C++ boxed call, {n} arg(s)", cpp[f"boxed_{n}"], tcpp[f"boxed_{n}"] if tcpp else None,
+                         "<= 30 ns", cpp[f"boxed_{n}"] <= 30.0))
+        rows.append(_row(f"5. C++ direct call, {n} arg(s) (floor)", cpp[f"direct_{n}"],
+                         tcpp[f"direct_{n}"] if tcpp else None, None, None))
+
+    n_ops = 300 if quick else 1000
+    reg = _registration("opdispatch", n_ops)
+    treg = _registration("torch", n_ops) if torch is not None else None
+    rows.append(_row("6. define + impl, time per op", reg["ns_per_op"], treg["ns_per_op"] if treg else None,
+                     "<= 5 us", reg["ns_per_op"] <= 5000))
+    rows.append(_row("6. define + impl, memory per op", reg["bytes_per_op"], treg["bytes_per_op"] if treg else None,
+                     "<= 2 KiB", reg["bytes_per_op"] <= 2048, unit="B"))
+
+    base = _subprocess_median([sys.executable, "-c", "pass"], rounds)
+    imp = _subprocess_median([sys.executable, "-c", "import opdispatch"], rounds) - base
+    timp = (_subprocess_median([sys.executable, "-c", "import torch"], rounds) - base) if torch is not None else None
+    rows.append(_row("7. import time", imp, timp, "<= 150 ms", imp <= 150e6))
+    return rows
+
+
+def _fmt(v: Optional[float], unit: str) -> str:
+    if v is None:
+        return "-"
+    if unit == "B":
+        return f"{v / 1024:.2f} KiB"
+    if v >= 1e6:
+        return f"{v / 1e6:.1f} ms"
+    if v >= 1e4:
+        return f"{v / 1e3:.2f} us"
+    return f"{v:.1f} ns"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer rounds and iterations")
+    parser.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
+    args = parser.parse_args()
+    rows = run(args.quick)
+    width = max(len(r["case"]) for r in rows)
+    print(f"{'case':<{width}}  {'opdispatch':>12}  {'PyTorch':>12}  {'PyTorch/ours':>12}  target")
+    for r in rows:
+        ratio = f"{r['ratio']:.1f}x" if r["ratio"] else "-"
+        status = "" if r["met"] is None else (" ok" if r["met"] else " MISSED")
+        print(f"{r['case']:<{width}}  {_fmt(r['opdispatch'], r['unit']):>12}  {_fmt(r['pytorch'], r['unit']):>12}  "
+              f"{ratio:>12}  {r['target'] or ''}{status}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=2))
+
+
+if __name__ == "__main__":
+    main()
