@@ -1,6 +1,8 @@
 // The Python-kernel trampoline.
 #include "PythonKernelHolder.h"
 
+#include <unordered_map>
+
 #include <pybind11/pybind11.h>
 
 #include <opdispatch/core/Exception.h>
@@ -22,12 +24,30 @@ bool interpreterAlive() {
   return Py_IsInitialized() && !_Py_IsFinalizing();
 #endif
 }
+
+/// Arguments prepended to a call: at most the OpOverload and the key set.
+constexpr size_t kMaxPrepended = 2;
+/// Calls with more arguments than this build their argument array on the heap.
+constexpr size_t kInlineArgs = 16;
 } // namespace
 
 void setOpOverloadResolver(PyObject* resolver) {
   Py_XINCREF(resolver);
   Py_XDECREF(gOpOverloadResolver);
   gOpOverloadResolver = resolver;
+}
+
+PyObject* dispatchKeySetObject(DispatchKeySet ks) {
+  // Key sets seen by kernels are few (a handful per program); the cache holds
+  // one object each for the life of the process.
+  static std::unordered_map<uint64_t, PyObject*> cache;
+  auto it = cache.find(ks.raw_repr());
+  if (it != cache.end()) {
+    return it->second;
+  }
+  PyObject* obj = py::cast(ks).release().ptr();
+  cache.emplace(ks.raw_repr(), obj);
+  return obj;
 }
 
 PythonKernelHolder::PythonKernelHolder(PyObject* func, DispatchKey key, bool with_keyset, bool is_fallback)
@@ -55,6 +75,39 @@ KernelFunction PythonKernelHolder::makeKernel(PyObject* func, DispatchKey key, b
   return KernelFunction::makeFromBoxedFunctor(std::make_unique<PythonKernelHolder>(func, key, with_keyset, is_fallback));
 }
 
+PythonKernelHolder* PythonKernelHolder::of(const KernelFunction& k) {
+  return k.isBoxedFunctor<PythonKernelHolder>() ? static_cast<PythonKernelHolder*>(k.functor()) : nullptr;
+}
+
+PyObject* PythonKernelHolder::callPython(const OperatorHandle& op, DispatchKeySet ks, PyObject* const* args,
+                                         size_t nargs, PyObject* kwargs) const {
+  if (!with_keyset_ && !is_fallback_) {
+    return PyObject_VectorcallDict(func_, args, nargs, kwargs);
+  }
+  PyObject* inline_buf[kMaxPrepended + kInlineArgs];
+  std::vector<PyObject*> heap_buf;
+  PyObject** buf = inline_buf;
+  if (nargs > kInlineArgs) {
+    heap_buf.resize(nargs + kMaxPrepended);
+    buf = heap_buf.data();
+  }
+  size_t n = 0;
+  py::object overload;
+  if (is_fallback_) {
+    OPDISPATCH_CHECK(gOpOverloadResolver != nullptr, "no OpOverload resolver is installed for Python fallbacks");
+    overload = py::reinterpret_borrow<py::object>(gOpOverloadResolver)(op.operator_name().name,
+                                                                        op.operator_name().overload_name);
+    buf[n++] = overload.ptr();
+  }
+  if (with_keyset_) {
+    buf[n++] = dispatchKeySetObject(ks);
+  }
+  for (size_t i = 0; i < nargs; ++i) {
+    buf[n++] = args[i];
+  }
+  return PyObject_VectorcallDict(func_, buf, n, kwargs);
+}
+
 void PythonKernelHolder::operator()(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
   py::gil_scoped_acquire gil;
   if (OPDISPATCH_UNLIKELY(func_ == nullptr)) {
@@ -64,28 +117,12 @@ void PythonKernelHolder::operator()(const OperatorHandle& op, DispatchKeySet ks,
     return;
   }
   const FunctionSchema& schema = op.schema();
-  py::object func = py::reinterpret_borrow<py::object>(func_);
   auto [args, kwargs] = popArgumentsToPython(schema, *stack);
   py::tuple args_tuple = py::reinterpret_steal<py::tuple>(args);
   py::dict kwargs_dict = py::reinterpret_steal<py::dict>(kwargs);
-  size_t extra = (with_keyset_ ? 1 : 0) + (is_fallback_ ? 1 : 0);
-  if (extra > 0) {
-    py::tuple full(args_tuple.size() + extra);
-    size_t i = 0;
-    if (is_fallback_) {
-      OPDISPATCH_CHECK(gOpOverloadResolver != nullptr, "no OpOverload resolver is installed for Python fallbacks");
-      full[i++] = py::reinterpret_borrow<py::object>(gOpOverloadResolver)(op.operator_name().name,
-                                                                           op.operator_name().overload_name);
-    }
-    if (with_keyset_) {
-      full[i++] = py::cast(ks);
-    }
-    for (size_t j = 0; j < args_tuple.size(); ++j) {
-      full[i++] = args_tuple[j];
-    }
-    args_tuple = std::move(full);
-  }
-  PyObject* result = PyObject_Call(func.ptr(), args_tuple.ptr(), kwargs_dict.ptr());
+  PyObject* result = callPython(op, ks, &PyTuple_GET_ITEM(args_tuple.ptr(), 0),
+                                static_cast<size_t>(PyTuple_GET_SIZE(args_tuple.ptr())),
+                                PyDict_GET_SIZE(kwargs_dict.ptr()) ? kwargs_dict.ptr() : nullptr);
   if (result == nullptr) {
     throw py::error_already_set();
   }

@@ -19,17 +19,30 @@ class PythonKernelHolder final : public OperatorKernel {
   PythonKernelHolder(PyObject* func, DispatchKey key, bool with_keyset, bool is_fallback);
   ~PythonKernelHolder() override;
 
+  /// The boxed entry: pops the arguments, calls the function, pushes the checked results.
   void operator()(const OperatorHandle& op, DispatchKeySet ks, Stack* stack);
   /// Releases the Python function (taking the GIL); later calls redispatch.
   void retire() override;
 
+  /// Calls the function with Python arguments (`args[0..nargs)` positional,
+  /// `kwargs` a dict or null), prepending the OpOverload and/or the key set
+  /// as configured. GIL held; the function must not be retired. Returns a new
+  /// reference, or null with the Python error set.
+  PyObject* callPython(const OperatorHandle& op, DispatchKeySet ks, PyObject* const* args, size_t nargs,
+                       PyObject* kwargs) const;
+  /// Whether retire() ran (read with the GIL held).
+  bool retired() const { return func_ == nullptr; }
+  /// "Python kernel registered at <key>", for messages.
+  const std::string& where() const { return where_; }
+
   /// A boxed KernelFunction running `func`.
   static KernelFunction makeKernel(PyObject* func, DispatchKey key, bool with_keyset, bool is_fallback = false);
+  /// The PythonKernelHolder of `k`, or null if `k` is not a Python kernel.
+  static PythonKernelHolder* of(const KernelFunction& k);
 
  private:
   PyObject* func_; ///< owned; null once retired (read and written with the GIL held)
-  std::string where_; ///< "Python kernel registered at <key>", for messages
-
+  std::string where_;
   bool with_keyset_;
   bool is_fallback_;
 };
@@ -37,5 +50,9 @@ class PythonKernelHolder final : public OperatorKernel {
 /// Sets the function that maps an OperatorHandle to its Python OpOverload
 /// (used for the first argument of Python fallbacks).
 void setOpOverloadResolver(PyObject* resolver);
+
+/// A borrowed reference to the Python DispatchKeySet object for `ks`
+/// (cached: kernels called with_keyset get one per call).
+PyObject* dispatchKeySetObject(DispatchKeySet ks);
 
 } // namespace opdispatch::python

@@ -12,6 +12,7 @@
 
 #include "Exceptions.h"
 #include "IValueConversion.h"
+#include "PyObjectDispatch.h"
 
 namespace py = pybind11;
 
@@ -25,6 +26,8 @@ struct OperatorObject {
   OperatorEntry* entry;
   PyObject* dict;
   PyObject* weakrefs;
+  /// Facts about the current schema for the fast path (Note [PyObject dispatch]).
+  FastCallCache fast;
 };
 
 PyTypeObject gOperatorType = {PyVarObject_HEAD_INIT(nullptr, 0)};
@@ -119,6 +122,18 @@ PyObject* callOverloadPacket(PyObject*, PyObject* const* argv, Py_ssize_t nargs)
     OPDISPATCH_CHECK_TYPE(nargs == 4 && PyUnicode_Check(argv[0]) && PyTuple_Check(argv[1]) && PyTuple_Check(argv[2]) &&
                               (argv[3] == Py_None || PyDict_Check(argv[3])),
                           "_call_overload_packet(name: str, overloads: tuple, args: tuple, kwargs: dict | None)");
+    PyObject* kwargs = argv[3] == Py_None ? nullptr : argv[3];
+    if (PyTuple_GET_SIZE(argv[1]) == 1 && (kwargs == nullptr || PyDict_GET_SIZE(kwargs) == 0)) {
+      // One overload: its own call, fast path included.
+      PyObject* only = PyTuple_GET_ITEM(argv[1], 0);
+      auto* obj = reinterpret_cast<OperatorObject*>(only);
+      PyObject* result = nullptr;
+      if (PyObject_TypeCheck(only, &gOperatorType) && obj->entry != nullptr &&
+          tryPyObjectDispatch(*obj->entry, obj->fast, &PyTuple_GET_ITEM(argv[2], 0),
+                              static_cast<size_t>(PyTuple_GET_SIZE(argv[2])), nullptr, &result)) {
+        return result;
+      }
+    }
     std::string name = py::cast<std::string>(argv[0]);
     std::vector<std::pair<OperatorEntry*, const AnnotatedSchema*>> candidates;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(argv[1]); ++i) {
@@ -131,7 +146,6 @@ PyObject* callOverloadPacket(PyObject*, PyObject* const* argv, Py_ssize_t nargs)
       }
     }
     Stack stack;
-    PyObject* kwargs = argv[3] == Py_None ? nullptr : argv[3];
     size_t i = bindFirstMatching(name, candidates, argv[2], kwargs, stack);
     return dispatchBound(*candidates[i].first, *candidates[i].second, std::nullopt, stack);
   });
@@ -164,7 +178,16 @@ PyObject* resolvePacket(PyObject*, PyObject* args, PyObject* kwargs) {
 }
 
 PyObject* operatorCall(PyObject* self, PyObject* args, PyObject* kwargs) {
-  return pythonEntry([&] { return callWithKeySet(self, std::nullopt, args, kwargs); });
+  return pythonEntry([&]() -> PyObject* {
+    auto* obj = reinterpret_cast<OperatorObject*>(self);
+    PyObject* result = nullptr;
+    if (obj->entry != nullptr && (kwargs == nullptr || PyDict_GET_SIZE(kwargs) == 0) &&
+        tryPyObjectDispatch(*obj->entry, obj->fast, &PyTuple_GET_ITEM(args, 0),
+                            static_cast<size_t>(PyTuple_GET_SIZE(args)), nullptr, &result)) {
+      return result;
+    }
+    return callWithKeySet(self, std::nullopt, args, kwargs);
+  });
 }
 
 int operatorInit(PyObject* self, PyObject* args, PyObject* kwargs) {
@@ -207,12 +230,22 @@ int operatorClear(PyObject* self) {
   return 0;
 }
 
-PyObject* methRedispatch(PyObject* self, PyObject* args, PyObject* kwargs) {
+PyObject* methRedispatch(PyObject* self, PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames) {
   return pythonEntry([&]() -> PyObject* {
-    OPDISPATCH_CHECK_TYPE(PyTuple_GET_SIZE(args) >= 1, "redispatch(keyset, *args, **kwargs) needs a keyset");
-    auto ks = py::cast<DispatchKeySet>(PyTuple_GET_ITEM(args, 0));
-    py::tuple rest = py::reinterpret_steal<py::tuple>(PyTuple_GetSlice(args, 1, PyTuple_GET_SIZE(args)));
-    return callWithKeySet(self, ks, rest.ptr(), kwargs);
+    size_t nargs = static_cast<size_t>(PyVectorcall_NARGS(nargsf));
+    OPDISPATCH_CHECK_TYPE(nargs >= 1, "redispatch(keyset, *args, **kwargs) needs a keyset");
+    auto ks = py::cast<DispatchKeySet>(args[0]);
+    auto* obj = reinterpret_cast<OperatorObject*>(self);
+    OperatorEntry& e = entryOf(self);
+    PyObject* result = nullptr;
+    if ((kwnames == nullptr || PyTuple_GET_SIZE(kwnames) == 0) &&
+        tryPyObjectDispatch(e, obj->fast, args + 1, nargs - 1, &ks, &result)) {
+      return result;
+    }
+    const AnnotatedSchema& s = schemaOf(e);
+    Stack stack;
+    pushArgumentsForSchema(s.schema, args + 1, nargs - 1, kwnames, stack);
+    return dispatchBound(e, s, ks, stack);
   });
 }
 
@@ -241,7 +274,7 @@ PyObject* getSchema(PyObject* self, void*) {
 
 PyMethodDef kMethods[] = {
     {"redispatch", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(methRedispatch)),
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "redispatch(keyset, *args, **kwargs): calls the kernel for `keyset` (already restricted by the caller)."},
     {"_call_for_dispatch_key",
      reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(methCallForDispatchKey)),

@@ -20,26 +20,6 @@ std::string toString(DispatchKeySet ks) {
 
 std::ostream& operator<<(std::ostream& os, DispatchKeySet ks) { return os << toString(ks); }
 
-DispatchKeySet getRuntimeDispatchKeySet(DispatchKey k) {
-  switch (k) {
-    case DispatchKey::Autograd:
-      return autograd_dispatch_keyset;
-    case DispatchKey::CompositeImplicitAutograd:
-      return math_dispatch_keyset;
-    case DispatchKey::CompositeExplicitAutograd:
-    case DispatchKey::CompositeExplicitAutogradNonFunctional:
-      return backend_dispatch_keyset;
-    case DispatchKey::FuncTorchBatchedDecomposition:
-      return DispatchKeySet(DispatchKey::FuncTorchBatched);
-    default:
-      return DispatchKeySet(k);
-  }
-}
-
-bool isIncludedInAlias(DispatchKey k, DispatchKey alias) {
-  return k != DispatchKey::Undefined && getRuntimeDispatchKeySet(alias).has(k);
-}
-
 DispatchKeySet getBackendKeySetFromAutograd(DispatchKey k) {
   switch (k) {
     case DispatchKey::AutogradCPU:

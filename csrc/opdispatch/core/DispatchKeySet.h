@@ -127,10 +127,26 @@ constexpr DispatchKeySet python_ks{DispatchKey::Python, DispatchKey::PythonTLSSn
 
 /// The runtime keys an alias key stands for; {k} for a runtime key k; empty
 /// for Undefined. PyTorch: getRuntimeDispatchKeySet.
-DispatchKeySet getRuntimeDispatchKeySet(DispatchKey k);
+constexpr DispatchKeySet getRuntimeDispatchKeySet(DispatchKey k) {
+  switch (k) {
+    case DispatchKey::Autograd:
+      return autograd_dispatch_keyset;
+    case DispatchKey::CompositeImplicitAutograd:
+      return math_dispatch_keyset;
+    case DispatchKey::CompositeExplicitAutograd:
+    case DispatchKey::CompositeExplicitAutogradNonFunctional:
+      return backend_dispatch_keyset;
+    case DispatchKey::FuncTorchBatchedDecomposition:
+      return DispatchKeySet(DispatchKey::FuncTorchBatched);
+    default:
+      return DispatchKeySet(k);
+  }
+}
 /// Whether runtime key `k` is one of the keys of `alias` (false for Undefined).
 /// PyTorch: isIncludedInAlias.
-bool isIncludedInAlias(DispatchKey k, DispatchKey alias);
+constexpr bool isIncludedInAlias(DispatchKey k, DispatchKey alias) {
+  return k != DispatchKey::Undefined && getRuntimeDispatchKeySet(alias).has(k);
+}
 /// The backends served by an autograd key (AutogradCPU -> {CPU},
 /// AutogradOther -> autogradother_backends); empty for other keys.
 /// PyTorch: getBackendKeySetFromAutograd.

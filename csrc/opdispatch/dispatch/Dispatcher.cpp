@@ -215,7 +215,7 @@ RegistrationHandleRAII Dispatcher::registerFallback(DispatchKey key, KernelFunct
                    debug, ". Remove the previous fallback first.");
   slot.emplace_front(std::move(kernel), std::nullopt, nullptr, std::move(debug));
   for (auto& e : operators_) {
-    e.updateDispatchTable(*this);
+    e.updateDispatchTableEntry(*this, key);
   }
   return RegistrationHandleRAII([this, key] { deregisterFallback(key); });
 }
@@ -228,7 +228,7 @@ void Dispatcher::deregisterFallback(DispatchKey key) {
     functor = slot.front().kernel.functor();
     retire(slot, slot.begin());
     for (auto& e : operators_) {
-      e.updateDispatchTable(*this);
+      e.updateDispatchTableEntry(*this, key);
     }
   }
   if (functor) {

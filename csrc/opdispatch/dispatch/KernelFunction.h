@@ -33,6 +33,12 @@ class KernelFunction final {
   /// Whether this is the "skip this key" marker (see makeFallthrough).
   bool isFallthrough() const;
   bool hasUnboxedKernel() const { return unboxed_kernel_func_ != nullptr; }
+  /// Whether this kernel was made by makeFromBoxedFunctor<KernelFunctor> (in
+  /// the same shared library as the caller).
+  template <class KernelFunctor>
+  bool isBoxedFunctor() const {
+    return boxed_kernel_func_ == &boxedFunctor<KernelFunctor>;
+  }
   OperatorKernel* functor() const { return functor_.get(); }
 
   /// Calls with arguments on `stack`; `ks` is the (masked) key set of the call.

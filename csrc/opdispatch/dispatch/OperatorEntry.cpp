@@ -314,6 +314,14 @@ void OperatorEntry::updateDispatchTable(const Dispatcher& dispatcher) {
   nonFallthroughKeys_.store(non_fallthrough, std::memory_order_relaxed);
 }
 
+void OperatorEntry::updateDispatchTableEntry(const Dispatcher& dispatcher, DispatchKey k) {
+  const AnnotatedKernel* chosen = computeDispatchTableEntryWithDebug(dispatcher, k).first;
+  dispatchTable_[static_cast<int>(k)].store(chosen, std::memory_order_release);
+  uint64_t bit = DispatchKeySet(k).raw_repr();
+  uint64_t mask = nonFallthroughKeys_.load(std::memory_order_relaxed);
+  nonFallthroughKeys_.store(chosen->kernel.isFallthrough() ? (mask & ~bit) : (mask | bit), std::memory_order_relaxed);
+}
+
 std::string OperatorEntry::dumpState() const {
   std::ostringstream oss;
   oss << "name: " << name_ << "\n";

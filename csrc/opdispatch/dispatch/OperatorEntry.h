@@ -145,6 +145,9 @@ class OperatorEntry final {
   void afterKernelRemoved(const Dispatcher& dispatcher, DispatchKey key);
   /// Recomputes the whole table and the fallthrough mask.
   void updateDispatchTable(const Dispatcher& dispatcher);
+  /// Recomputes the entry of runtime key `k` and its fallthrough bit (what a
+  /// backend fallback change of `k` can affect).
+  void updateDispatchTableEntry(const Dispatcher& dispatcher, DispatchKey k);
   /// Records the signature a typed handle calls with.
   void registerTypedCallSignature(const CppSignature& sig);
 
