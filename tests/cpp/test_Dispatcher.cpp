@@ -161,6 +161,17 @@ TEST(Dispatcher, BackendFallbackServesOperatorsWithoutKernel) {
   EXPECT_THROW(f.call(cpuTensor()), NotImplementedError);
 }
 
+TEST(Dispatcher, FallbackRegisteredBeforeTheOperatorServesIt) {
+  Library fb(Library::IMPL, "_", DispatchKey::PrivateUse1, __FILE__, __LINE__);
+  fb.fallback(CppFunction::makeFromBoxedFunctionWithKeyset<&countingFallback>());
+  Library lib(Library::DEF, "disp_d2", std::nullopt, __FILE__, __LINE__);
+  lib.def("f(Tensor x) -> int");
+  auto f = Dispatcher::singleton().findSchemaOrThrow("disp_d2::f", "");
+  f.checkInvariants();  // the new operator's table includes the existing fallbacks
+  IncludeDispatchKeyGuard include(DispatchKey::PrivateUse1);
+  EXPECT_EQ(f.typed<int64_t(const Tensor&)>().call(cpuTensor()), 100);
+}
+
 TEST(Dispatcher, NoTensorArgumentsUseTheUndefinedEntry) {
   Library lib(Library::DEF, "disp_e", std::nullopt, __FILE__, __LINE__);
   lib.def("f(int n) -> int");

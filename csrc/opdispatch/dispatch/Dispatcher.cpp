@@ -64,6 +64,9 @@ OperatorEntry& Dispatcher::lookupOrCreate(const OperatorName& name) {
     return *it->second;
   }
   OperatorEntry& e = operators_.emplace_back(name);
+  // Pick up the backend fallbacks registered before this operator existed
+  // (registerFallback only updates the operators it knows of).
+  e.updateDispatchTable(*this);
   operatorLookupTable_.emplace(name, &e);
   return e;
 }
