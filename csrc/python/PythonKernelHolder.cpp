@@ -25,6 +25,9 @@ bool interpreterAlive() {
 } // namespace
 
 void setOpOverloadResolver(PyObject* resolver) {
+  if (resolver == Py_None) {
+    resolver = nullptr;
+  }
   Py_XINCREF(resolver);
   Py_XDECREF(gOpOverloadResolver);
   gOpOverloadResolver = resolver;
@@ -72,13 +75,16 @@ void PythonKernelHolder::operator()(const OperatorHandle& op, DispatchKeySet ks,
   if (extra > 0) {
     py::tuple full(args_tuple.size() + extra);
     size_t i = 0;
-    if (is_fallback_) {
-      OPDISPATCH_CHECK(gOpOverloadResolver != nullptr, "no OpOverload resolver is installed for Python fallbacks");
-      full[i++] = py::reinterpret_borrow<py::object>(gOpOverloadResolver)(op.operator_name().name,
-                                                                           op.operator_name().overload_name);
-    }
+    // PyTorch's order: fn(keyset, op, *args, **kwargs).
     if (with_keyset_) {
       full[i++] = py::cast(ks);
+    }
+    if (is_fallback_) {
+      OPDISPATCH_CHECK(gOpOverloadResolver != nullptr, "cannot call the ", where_, " for ", op.operator_name(),
+                       ": no OpOverload resolver is installed (opdispatch.ops installs one; or call "
+                       "opdispatch._C._set_opoverload_resolver(f) with f(name, overload_name) -> OpOverload)");
+      full[i++] = py::reinterpret_borrow<py::object>(gOpOverloadResolver)(op.operator_name().name,
+                                                                           op.operator_name().overload_name);
     }
     for (size_t j = 0; j < args_tuple.size(); ++j) {
       full[i++] = args_tuple[j];

@@ -273,8 +273,14 @@ void initDispatchBindings(py::module_& m) {
     Py_XDECREF(gFallthroughKernel);
     gFallthroughKernel = f.release().ptr();
   }, "Registers the Python object that means 'fallthrough' when passed as a kernel.");
-  m.def("_set_opoverload_resolver", [](py::object f) { setOpOverloadResolver(f.ptr()); },
-        "Registers f(name, overload_name) -> OpOverload, used for the first argument of Python fallbacks.");
+  m.def("_set_opoverload_resolver", [](py::object f) {
+    OPDISPATCH_CHECK_TYPE(f.is_none() || PyCallable_Check(f.ptr()),
+                          "_set_opoverload_resolver needs a callable f(name, overload_name) or None, not ",
+                          pyTypeName(f.ptr()));
+    setOpOverloadResolver(f.ptr());
+  },
+        "Registers f(name, overload_name) -> OpOverload, used for the op argument of Python fallbacks (None "
+        "removes it).");
 
   py::class_<Library>(m, "_DispatchLibrary", "A set of registrations for one namespace, undone by reset() or "
                                              "when the object dies.")
