@@ -9,6 +9,7 @@
 #include <opdispatch/library.h>
 #include <opdispatch/schema/SchemaParser.h>
 
+#include "DispatchKeyCaster.h"
 #include "IValueConversion.h"
 #include "PythonKernelHolder.h"
 #include "PythonTensor.h"
@@ -215,16 +216,14 @@ void initDispatchBindings(py::module_& m) {
   m.def("_dispatch_has_kernel_for_dispatch_key", [](const std::string& name, DispatchKey k) {
     return findOpOrThrow(name).hasKernelForDispatchKey(k);
   });
-  m.def("_dispatch_has_kernel_for_dispatch_key",
-        [](const std::string& name, const std::string& k) { return findOpOrThrow(name).hasKernelForDispatchKey(parseDispatchKey(k)); });
   m.def("_dispatch_kernel_for_dispatch_key_is_fallthrough", [](const std::string& name, DispatchKey k) {
     return findOpOrThrow(name).isKernelFallthroughKernel(k);
   });
   m.def("_dispatch_has_kernel_for_any_dispatch_key", [](const std::string& name, DispatchKeySet ks) {
     return findOpOrThrow(name).hasKernelForAnyDispatchKey(ks);
   });
-  m.def("_dispatch_has_computed_kernel_for_dispatch_key", [](const std::string& name, const std::string& k) {
-    return findOpOrThrow(name).hasComputedKernelForDispatchKey(parseDispatchKey(k));
+  m.def("_dispatch_has_computed_kernel_for_dispatch_key", [](const std::string& name, DispatchKey k) {
+    return findOpOrThrow(name).hasComputedKernelForDispatchKey(k);
   });
   m.def("_dispatch_find_dangling_impls", [] {
     std::vector<std::string> out;
