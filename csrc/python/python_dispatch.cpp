@@ -99,6 +99,15 @@ void bindGuard(py::module_& m, const char* name, const char* doc) {
       .def("__exit__", [](G& g, py::args) { g.guard.reset(); });
 }
 
+/// Rejects alias keys where only runtime keys (or Undefined) make sense.
+DispatchKey runtimeKey(DispatchKey k, const char* what) {
+  OPDISPATCH_CHECK_VALUE(k == DispatchKey::Undefined || isRuntimeDispatchKey(k), what,
+                         " needs a runtime dispatch key; ", k,
+                         " is an alias key (use the runtime keys it stands for, e.g. from "
+                         "_dispatch_get_runtime_keyset)");
+  return k;
+}
+
 } // namespace
 
 py::object callBoxedFromPython(const OperatorHandle& op, py::args args, py::kwargs kwargs) {
@@ -126,12 +135,7 @@ void initDispatchBindings(py::module_& m) {
   }
 
   py::class_<DispatchKeySet>(m, "DispatchKeySet", "A set of runtime dispatch keys (one bit each).")
-      .def(py::init([](DispatchKey k) {
-             OPDISPATCH_CHECK_VALUE(k == DispatchKey::Undefined || isRuntimeDispatchKey(k),
-                                    "a DispatchKeySet holds runtime keys; ", k,
-                                    " is an alias key (use _dispatch_get_runtime_keyset or its runtime keys)");
-             return DispatchKeySet(k);
-           }),
+      .def(py::init([](DispatchKey k) { return DispatchKeySet(runtimeKey(k, "DispatchKeySet(key)")); }),
            py::arg("key"))
       .def("__or__", &DispatchKeySet::operator|)
       .def("__sub__", &DispatchKeySet::operator-)
@@ -139,8 +143,8 @@ void initDispatchBindings(py::module_& m) {
       .def("__eq__", [](DispatchKeySet a, DispatchKeySet b) { return a == b; })
       .def("__hash__", [](DispatchKeySet a) { return a.raw_repr(); })
       .def("highestPriorityTypeId", &DispatchKeySet::highestPriorityTypeId)
-      .def("remove", [](DispatchKeySet s, DispatchKey k) { return s.remove(k); })
-      .def("add", [](DispatchKeySet s, DispatchKey k) { return s.add(k); })
+      .def("remove", [](DispatchKeySet s, DispatchKey k) { return s.remove(runtimeKey(k, "DispatchKeySet.remove")); })
+      .def("add", [](DispatchKeySet s, DispatchKey k) { return s.add(runtimeKey(k, "DispatchKeySet.add")); })
       .def("has", &DispatchKeySet::has)
       .def("empty", &DispatchKeySet::empty)
       .def("raw_repr", &DispatchKeySet::raw_repr)
@@ -169,7 +173,9 @@ void initDispatchBindings(py::module_& m) {
   m.def("_dispatch_is_alias_key", &isAliasDispatchKey);
   m.def("_dispatch_is_included_in_alias", &isIncludedInAlias);
   m.def("_dispatch_keyset_full", [] { return DispatchKeySet(DispatchKeySet::FULL); });
-  m.def("_dispatch_keyset_full_after", [](DispatchKey k) { return DispatchKeySet(DispatchKeySet::FULL_AFTER, k); });
+  m.def("_dispatch_keyset_full_after", [](DispatchKey k) {
+    return DispatchKeySet(DispatchKeySet::FULL_AFTER, runtimeKey(k, "_dispatch_keyset_full_after"));
+  });
   m.def("_dispatch_keyset_to_string", [](DispatchKeySet ks) { return toString(ks); });
   m.def("_dispatch_get_backend_keyset_from_autograd", &getBackendKeySetFromAutograd);
   m.def("_dispatch_get_runtime_keyset", &getRuntimeDispatchKeySet);
