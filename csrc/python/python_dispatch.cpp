@@ -1,6 +1,10 @@
 // The _dispatch_* API of opdispatch._C (PyTorch: torch/csrc/utils/
 // python_dispatch.cpp): libraries, Python kernels and fallbacks, registry
 // inspection, DispatchKey / DispatchKeySet, TLS guards, boxed calls.
+#include <memory>
+#include <tuple>
+#include <vector>
+
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -83,20 +87,28 @@ OperatorHandle findOpOrThrow(const std::string& name) {
   return *op;
 }
 
-/// An opdispatch._C context manager applying an RAII guard between __enter__ and __exit__.
-template <class Guard, class Arg>
+/// An opdispatch._C context manager applying an RAII guard between __enter__
+/// and __exit__. One object may be entered again while entered (`with g:
+/// with g:`): each __enter__ pushes a guard, each __exit__ pops the newest.
+template <class Guard, class... Arg>
 struct PyGuard {
-  Arg arg;
-  std::unique_ptr<Guard> guard;
+  std::tuple<Arg...> arg;
+  std::vector<std::unique_ptr<Guard>> active;
 };
 
-template <class Guard, class Arg>
+template <class Guard, class... Arg>
 void bindGuard(py::module_& m, const char* name, const char* doc) {
-  using G = PyGuard<Guard, Arg>;
+  using G = PyGuard<Guard, Arg...>;
   py::class_<G>(m, name, doc)
-      .def(py::init([](Arg a) { return std::make_unique<G>(G{a, nullptr}); }))
-      .def("__enter__", [](G& g) { g.guard = std::make_unique<Guard>(g.arg); })
-      .def("__exit__", [](G& g, py::args) { g.guard.reset(); });
+      .def(py::init([](Arg... a) { return std::make_unique<G>(G{std::tuple<Arg...>(a...), {}}); }))
+      .def("__enter__",
+           [](G& g) {
+             g.active.push_back(std::apply([](Arg... a) { return std::make_unique<Guard>(a...); }, g.arg));
+           })
+      .def("__exit__", [name](G& g, py::args) {
+        OPDISPATCH_CHECK(!g.active.empty(), name, ".__exit__ called without a matching __enter__");
+        g.active.pop_back();
+      });
 }
 
 /// Rejects alias keys where only runtime keys (or Undefined) make sense.
@@ -197,11 +209,8 @@ void initDispatchBindings(py::module_& m) {
       m, "_ExcludeDispatchKeyGuard", "with _ExcludeDispatchKeyGuard(keyset): excludes the keys for the block.");
   bindGuard<IncludeDispatchKeyGuard, DispatchKeySet>(
       m, "_IncludeDispatchKeyGuard", "with _IncludeDispatchKeyGuard(keyset): includes the keys for the block.");
-  using BelowAutograd = PyGuard<AutoDispatchBelowAutograd, int>;
-  py::class_<BelowAutograd>(m, "_AutoDispatchBelowAutograd", "with _AutoDispatchBelowAutograd(): skips autograd keys.")
-      .def(py::init([] { return std::make_unique<BelowAutograd>(BelowAutograd{0, nullptr}); }))
-      .def("__enter__", [](BelowAutograd& g) { g.guard = std::make_unique<AutoDispatchBelowAutograd>(); })
-      .def("__exit__", [](BelowAutograd& g, py::args) { g.guard.reset(); });
+  bindGuard<AutoDispatchBelowAutograd>(m, "_AutoDispatchBelowAutograd",
+                                       "with _AutoDispatchBelowAutograd(): excludes the autograd keys for the block.");
 
   // --- registry inspection ---------------------------------------------------------
   m.def("_dispatch_dump", [](const std::string& name) {
