@@ -99,8 +99,15 @@ int operatorClear(PyObject* self) {
 
 PyObject* methRedispatch(PyObject* self, PyObject* args, PyObject* kwargs) {
   return pythonEntry([&]() -> PyObject* {
-    OPDISPATCH_CHECK_TYPE(PyTuple_GET_SIZE(args) >= 1, "redispatch(keyset, *args, **kwargs) needs a keyset");
-    auto ks = py::cast<DispatchKeySet>(PyTuple_GET_ITEM(args, 0));
+    OperatorEntry& e = entryOf(self);
+    OPDISPATCH_CHECK_TYPE(PyTuple_GET_SIZE(args) >= 1, e.operator_name(),
+                          ".redispatch(keyset, *args, **kwargs) needs a keyset");
+    py::handle first = PyTuple_GET_ITEM(args, 0);
+    OPDISPATCH_CHECK_TYPE(py::isinstance<DispatchKeySet>(first), e.operator_name(),
+                          ".redispatch: argument 'keyset' must be a DispatchKeySet (e.g. keyset & "
+                          "_C._dispatch_keyset_full_after(key)), not ",
+                          pyTypeName(first.ptr()));
+    auto ks = first.cast<DispatchKeySet>();
     py::tuple rest = py::reinterpret_steal<py::tuple>(PyTuple_GetSlice(args, 1, PyTuple_GET_SIZE(args)));
     return callWithKeySet(self, ks, rest.ptr(), kwargs);
   });
