@@ -242,9 +242,12 @@ Tensor fromNumpy(py::handle obj) {
   for (py::ssize_t i = 0; i < arr.ndim(); ++i) {
     sizes.push_back(arr.shape(i));
     int64_t s = arr.strides(i);
-    OPDISPATCH_CHECK_VALUE(s >= 0 && s % itemsize == 0, "from_numpy: stride ", s, " of dimension ", i,
-                           " is negative or not a multiple of the element size ", itemsize,
-                           "; pass numpy.ascontiguousarray(array) instead");
+    OPDISPATCH_CHECK_VALUE(s >= 0, "from_numpy: stride ", s, " of dimension ", i,
+                           " is negative, which tensors do not support; pass numpy.ascontiguousarray(array) (a "
+                           "copy) instead");
+    OPDISPATCH_CHECK_VALUE(s % itemsize == 0, "from_numpy: stride ", s, " of dimension ", i,
+                           " is not a multiple of the element size ", itemsize,
+                           "; pass numpy.ascontiguousarray(array) (a copy) instead");
     strides.push_back(s / itemsize);
   }
   PyObject* owner = arr.ptr();
