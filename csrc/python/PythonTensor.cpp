@@ -250,6 +250,16 @@ Tensor fromNumpy(py::handle obj) {
                            "; pass numpy.ascontiguousarray(array) (a copy) instead");
     strides.push_back(s / itemsize);
   }
+  if (!arr.writeable()) {
+    // PyTorch: torch.from_numpy warns the same way. Tensors have no read-only flag.
+    if (PyErr_WarnEx(PyExc_UserWarning,
+                     "from_numpy: the given NumPy array is not writable, and tensors have no read-only mode: "
+                     "writing to the tensor (or to tensor.numpy()) writes into memory NumPy considers "
+                     "read-only. Pass array.copy() to protect its data.",
+                     1) < 0) {
+      throw py::error_already_set();
+    }
+  }
   PyObject* owner = arr.ptr();
   Py_INCREF(owner);
   return from_blob(const_cast<void*>(arr.data()), sizes, strides, st,
@@ -341,7 +351,7 @@ void initTensorBindings(py::module_& m) {
       "dispatch_to_python, the tensor carries the Python dispatch keys.");
   m.def("from_numpy", &fromNumpy, py::arg("array"),
         "A tensor sharing memory with a numpy.ndarray (which it keeps alive). Raises TypeError for unsupported "
-        "dtypes and ValueError for negative or unaligned strides.");
+        "dtypes and ValueError for negative or unaligned strides; warns (UserWarning) for a read-only array.");
   m.def(
       "empty",
       [](py::handle shape, py::handle dtype, py::handle device) {
