@@ -61,7 +61,11 @@ KernelFunction PythonKernelHolder::makeKernel(PyObject* func, DispatchKey key, b
 void PythonKernelHolder::operator()(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
   py::gil_scoped_acquire gil;
   if (OPDISPATCH_UNLIKELY(func_ == nullptr)) {
-    // Deregistered while this call was on its way here: use the new table entry.
+    // Deregistered while this call was on its way here: use the new table
+    // entry. If the table still leads here, redispatching would recurse forever.
+    const KernelFunction& now = op.entry().lookup(ks & op.entry().nonFallthroughKeys());
+    OPDISPATCH_CHECK(now.functor() != this, "the ", where_, " for ", op.operator_name(),
+                     " was removed while this call was being dispatched to it; call the operator again");
     py::gil_scoped_release nogil;
     op.redispatchBoxed(ks, stack);
     return;
