@@ -434,6 +434,21 @@ AutogradXLA: fn_math [math kernel]
 """
 
 
+def test_calling_the_ambiguous_autogradother_entry_explains_the_fix(make_lib, ns):
+    lib = make_lib()
+    lib.def_("foo(Tensor x) -> Tensor")
+    lib.impl_t_t("foo", "CompositeImplicitAutograd", debug="fn_math")
+    lib.impl_t_t("foo", "QuantizedCPU", debug="fn_quantizedcpu")
+    t = cpu()
+    with _C._IncludeDispatchKeyGuard(keys("QuantizedCPU")):
+        assert op(f"{ns}::foo")(t) is t  # the QuantizedCPU kernel
+        with _C._IncludeDispatchKeyGuard(keys("AutogradOther")):
+            with pytest.raises(NotImplementedError, match=f"{ns}::foo has kernels registered to both "
+                                                          "CompositeImplicitAutograd and a backend mapped to "
+                                                          "AutogradOther.*register a kernel for AutogradOther"):
+                op(f"{ns}::foo")(t)
+
+
 def test_computed_table_with_cpu_defaultbackend():
     result = commute("foo", [
         lambda m: m.def_("foo(Tensor x) -> Tensor"),
@@ -1379,6 +1394,16 @@ def test_unknown_dispatch_key_names(populated, make_lib, ns):
     with pytest.raises(ValueError, match="could not parse library kind 'DEFINE'"):
         _C._dispatch_library("DEFINE", ns, "")
     assert registry_snapshot(f"{ns}::foo") == before
+
+
+@pytest.mark.parametrize("namespace", ["", "a::b", "has space", "1abc", "dots.in.it"])
+@pytest.mark.parametrize("kind", ["DEF", "FRAGMENT", "IMPL"])
+def test_invalid_namespaces(namespace, kind):
+    before = registry_snapshot()
+    with pytest.raises(ValueError, match=f"invalid namespace '{re.escape(namespace)}' for an OPDISPATCH_LIBRARY.* "
+                                         "block: a namespace is an identifier"):
+        _C._dispatch_library(kind, namespace, "")
+    assert registry_snapshot() == before
 
 
 @pytest.mark.parametrize("schema, message", [
