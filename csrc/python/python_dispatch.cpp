@@ -149,10 +149,10 @@ void initDispatchBindings(py::module_& m) {
   py::class_<DispatchKeySet>(m, "DispatchKeySet", "A set of runtime dispatch keys (one bit each).")
       .def(py::init([](DispatchKey k) { return DispatchKeySet(runtimeKey(k, "DispatchKeySet(key)")); }),
            py::arg("key"))
-      .def("__or__", &DispatchKeySet::operator|)
-      .def("__sub__", &DispatchKeySet::operator-)
-      .def("__and__", &DispatchKeySet::operator&)
-      .def("__eq__", [](DispatchKeySet a, DispatchKeySet b) { return a == b; })
+      .def("__or__", &DispatchKeySet::operator|, py::is_operator())
+      .def("__sub__", &DispatchKeySet::operator-, py::is_operator())
+      .def("__and__", &DispatchKeySet::operator&, py::is_operator())
+      .def("__eq__", [](DispatchKeySet a, DispatchKeySet b) { return a == b; }, py::is_operator())
       .def("__hash__", [](DispatchKeySet a) { return a.raw_repr(); })
       .def("highestPriorityTypeId", &DispatchKeySet::highestPriorityTypeId)
       .def("remove", [](DispatchKeySet s, DispatchKey k) { return s.remove(runtimeKey(k, "DispatchKeySet.remove")); })
@@ -276,7 +276,7 @@ void initDispatchBindings(py::module_& m) {
       .def("has_computed_kernel_for_dispatch_key", &OperatorHandle::hasComputedKernelForDispatchKey)
       .def("dump_state", &OperatorHandle::dumpState)
       .def("dump_table", &OperatorHandle::dumpComputedTable)
-      .def("__eq__", [](const OperatorHandle& a, const OperatorHandle& b) { return a == b; })
+      .def("__eq__", [](const OperatorHandle& a, const OperatorHandle& b) { return a == b; }, py::is_operator())
       .def("__repr__", [](const OperatorHandle& op) { return "<_OperatorHandle " + op.operator_name().toString() + ">"; });
   m.def("_dispatch_find_schema_or_throw", [](const std::string& name, const std::string& overload) {
     return Dispatcher::singleton().findSchemaOrThrow(name, overload);

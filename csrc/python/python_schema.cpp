@@ -72,7 +72,7 @@ void initSchemaBindings(py::module_& m) {
       .def_property_readonly("arguments", &FunctionSchema::arguments)
       .def_property_readonly("returns", &FunctionSchema::returns)
       .def_property_readonly("is_mutable", &FunctionSchema::isMutable)
-      .def("__eq__", [](const FunctionSchema& a, const FunctionSchema& b) { return a == b; })
+      .def("__eq__", [](const FunctionSchema& a, const FunctionSchema& b) { return a == b; }, py::is_operator())
       .def("__hash__", [](const FunctionSchema& s) { return std::hash<std::string>()(s.toString()); })
       .def("__str__", &FunctionSchema::toString)
       .def("__repr__", [](const FunctionSchema& s) { return "FunctionSchema(" + s.toString() + ")"; });
