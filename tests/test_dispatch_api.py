@@ -1025,6 +1025,7 @@ def test_find_schema_or_throw_handle(args_op, ns):
     assert h.name == args_op and h.overload_name == "" and h.has_schema()
     assert repr(h) == f"<_OperatorHandle {args_op}>"
     assert h == _C._dispatch_find_schema_or_throw(args_op, "")
+    assert h != args_op and h != None  # noqa: E711
     with pytest.raises(RuntimeError, match=f"Could not find schema for {ns}::f.nope; the defined overloads of "
                                            f"{ns}::f are: default"):
         _C._dispatch_find_schema_or_throw(args_op, "nope")

@@ -191,6 +191,19 @@ def test_keyset_equality_hash_and_iteration():
     assert list(ks("AutogradCPU", "CPU", "Python")) == [K.CPU, K.Python, K.AutogradCPU]
 
 
+def test_keyset_compares_with_other_types_like_python_objects_do():
+    s = ks("CPU")
+    assert (s == None) is False  # noqa: E711 - the point of the test
+    assert s != "CPU" and s != 3
+    assert s in [None, 3, ks("CPU")]
+    with pytest.raises(TypeError, match="unsupported operand type"):
+        s | 3
+    with pytest.raises(TypeError, match="unsupported operand type"):
+        s & K.CPU
+    with pytest.raises(TypeError, match="unsupported operand type"):
+        s - "CPU"
+
+
 def test_highest_priority_type_id():
     assert ks("CPU", "AutogradCPU").highestPriorityTypeId() == K.AutogradCPU
     assert ks("CPU", "ADInplaceOrView").highestPriorityTypeId() == K.ADInplaceOrView

@@ -207,6 +207,8 @@ def test_equality_and_hash():
     c = _C.parse_schema("f(Tensor x, int y=2) -> Tensor")
     assert a == b and hash(a) == hash(b)
     assert a != c
+    assert a != "f(Tensor x, int y=1) -> Tensor" and a != None  # noqa: E711
+    assert a in [None, b]
 
 
 # --- errors ----------------------------------------------------------------------------------
