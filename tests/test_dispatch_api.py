@@ -850,7 +850,8 @@ def test_inspection_functions(make_lib, ns):
     (_C._dispatch_has_computed_kernel_for_dispatch_key, ("CPU",)),
 ])
 def test_inspection_of_unknown_operator_raises(fn, args):
-    with pytest.raises(RuntimeError, match="operator dapi_nowhere::foo does not exist"):
+    with pytest.raises(RuntimeError, match="operator dapi_nowhere::foo does not exist: nothing defines or "
+                                           "implements it \\(check the name"):
         fn("dapi_nowhere::foo", *args)
     with pytest.raises(RuntimeError, match="does not exist"):
         _C._dispatch_has_kernel_for_any_dispatch_key("dapi_nowhere::foo", keys("CPU"))

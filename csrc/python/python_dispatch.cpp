@@ -83,7 +83,9 @@ std::optional<OperatorHandle> findOp(const std::string& name) {
 
 OperatorHandle findOpOrThrow(const std::string& name) {
   auto op = findOp(name);
-  OPDISPATCH_CHECK(op.has_value(), "operator ", name, " does not exist");
+  OPDISPATCH_CHECK(op.has_value(), "operator ", name,
+                   " does not exist: nothing defines or implements it (check the name, 'namespace::op[.overload]', "
+                   "and that the library registering it is alive)");
   return *op;
 }
 
