@@ -24,13 +24,14 @@ bool interpreterAlive() {
 }
 } // namespace
 
-void setOpOverloadResolver(PyObject* resolver) {
+PyObject* setOpOverloadResolver(PyObject* resolver) {
   if (resolver == Py_None) {
     resolver = nullptr;
   }
   Py_XINCREF(resolver);
-  Py_XDECREF(gOpOverloadResolver);
+  PyObject* previous = gOpOverloadResolver;
   gOpOverloadResolver = resolver;
+  return previous;
 }
 
 PythonKernelHolder::PythonKernelHolder(PyObject* func, DispatchKey key, bool with_keyset, bool is_fallback)

@@ -37,6 +37,7 @@ class PythonKernelHolder final : public OperatorKernel {
 
 /// Sets the function that maps an OperatorHandle to its Python OpOverload
 /// (used for the op argument of Python fallbacks); null or None removes it.
-void setOpOverloadResolver(PyObject* resolver);
+/// Returns the previous resolver (a new reference, or null).
+PyObject* setOpOverloadResolver(PyObject* resolver);
 
 } // namespace opdispatch::python

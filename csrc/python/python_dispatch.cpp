@@ -285,18 +285,21 @@ void initDispatchBindings(py::module_& m) {
   });
 
   // --- libraries ------------------------------------------------------------------------
-  m.def("_set_fallthrough_kernel", [](py::object f) {
-    Py_XDECREF(gFallthroughKernel);
-    gFallthroughKernel = f.release().ptr();
-  }, "Registers the Python object that means 'fallthrough' when passed as a kernel.");
-  m.def("_set_opoverload_resolver", [](py::object f) {
+  m.def("_set_fallthrough_kernel", [](py::object f) -> py::object {
+    PyObject* previous = gFallthroughKernel;
+    gFallthroughKernel = f.is_none() ? nullptr : f.release().ptr();
+    return previous ? py::reinterpret_steal<py::object>(previous) : py::none();
+  }, "Registers the Python object that means 'fallthrough' when passed as a kernel (None: no such object); "
+     "returns the previous one (or None).");
+  m.def("_set_opoverload_resolver", [](py::object f) -> py::object {
     OPDISPATCH_CHECK_TYPE(f.is_none() || PyCallable_Check(f.ptr()),
                           "_set_opoverload_resolver needs a callable f(name, overload_name) or None, not ",
                           pyTypeName(f.ptr()));
-    setOpOverloadResolver(f.ptr());
+    PyObject* previous = setOpOverloadResolver(f.ptr());
+    return previous ? py::reinterpret_steal<py::object>(previous) : py::none();
   },
         "Registers f(name, overload_name) -> OpOverload, used for the op argument of Python fallbacks (None "
-        "removes it).");
+        "removes it); returns the previous one (or None).");
 
   py::class_<Library>(m, "_DispatchLibrary", "A set of registrations for one namespace, undone by reset() or "
                                              "when the object dies.")
