@@ -83,9 +83,18 @@ def make_lib(ns):
 def resolver():
     """Installs an OpOverload resolver (until opdispatch.ops exists): the op argument of
     Python fallbacks becomes ("op", name, overload)."""
-    _C._set_opoverload_resolver(lambda name, overload: ("op", name, overload))
+    previous = _C._set_opoverload_resolver(lambda name, overload: ("op", name, overload))
     yield
-    _C._set_opoverload_resolver(None)
+    _C._set_opoverload_resolver(previous)
+
+
+@pytest.fixture
+def fallthrough():
+    """A sentinel that means 'fallthrough' when passed to impl() (library.py's fallthrough_kernel)."""
+    sentinel = object()
+    previous = _C._set_fallthrough_kernel(sentinel)
+    yield sentinel
+    _C._set_fallthrough_kernel(previous)
 
 
 def op(qualname: str, overload: str = "") -> _C._DispatchOperator:
@@ -771,6 +780,14 @@ def test_backend_fallback_with_keyset_redispatches(make_lib, ns, resolver):
 
 
 def test_python_fallback_without_resolver_says_what_to_do(make_lib, ns):
+    previous = _C._set_opoverload_resolver(None)
+    try:
+        _check_python_fallback_without_resolver(make_lib, ns)
+    finally:
+        _C._set_opoverload_resolver(previous)
+
+
+def _check_python_fallback_without_resolver(make_lib, ns):
     lib = make_lib()
     lib.define("foo(Tensor x) -> Tensor")
     make_lib("IMPL", "PrivateUse1", namespace="_").fallback("", lambda op_, x: x)
@@ -798,6 +815,40 @@ def test_fallback_fallthrough_skips_the_key(make_lib, ns):
         with pytest.raises(NotImplementedError):
             op(f"{ns}::foo")(t)
     assert op(f"{ns}::foo")(t) is t
+
+
+def test_resolver_and_fallthrough_setters_return_the_previous_value():
+    first, second = (lambda n, o: 1), (lambda n, o: 2)
+    previous = _C._set_opoverload_resolver(first)
+    try:
+        assert _C._set_opoverload_resolver(second) is first
+        assert _C._set_opoverload_resolver(None) is second
+        assert _C._set_opoverload_resolver(None) is None
+    finally:
+        _C._set_opoverload_resolver(previous)
+    a = object()
+    previous = _C._set_fallthrough_kernel(a)
+    try:
+        assert _C._set_fallthrough_kernel(None) is a
+    finally:
+        _C._set_fallthrough_kernel(previous)
+
+
+def test_fallthrough_kernel_for_an_operator(make_lib, ns, fallthrough):
+    lib = make_lib()
+    lib.define("foo(Tensor x) -> str")
+    lib.impl("foo", "CPU", lambda x: "cpu")
+    lib.impl("foo", "Meta", fallthrough)  # skip Meta for this operator
+    name = f"{ns}::foo"
+    assert _C._dispatch_kernel_for_dispatch_key_is_fallthrough(name, K.Meta)
+    assert not _C._dispatch_kernel_for_dispatch_key_is_fallthrough(name, K.CPU)
+    assert _C._dispatch_has_kernel_for_dispatch_key(name, K.Meta)
+    assert "Meta: fallthrough registered at /dev/null:0 [kernel]" in _C._dispatch_dump_table(name)
+    with _C._IncludeDispatchKeyGuard(keys("Meta")):
+        assert op(name)(cpu()) == "cpu"  # Meta is masked out, CPU serves the call
+    with pytest.raises(NotImplementedError, match="or every dispatch key of the arguments was excluded "
+                                                  "\\(thread-local state\\) or skipped \\(a fallthrough kernel\\)"):
+        op(name)(meta())  # a meta tensor alone has no other key left
 
 
 def test_fallback_only_in_the_fallback_namespace(make_lib):
