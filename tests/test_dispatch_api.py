@@ -18,8 +18,8 @@ import subprocess
 import sys
 import textwrap
 import threading
-import weakref
 import traceback
+import weakref
 from collections import namedtuple
 
 import numpy as np

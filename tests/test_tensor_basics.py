@@ -28,7 +28,6 @@ DTYPES = [
     (np.complex64, opdispatch.complex64, "complex64"),
     (np.complex128, opdispatch.complex128, "complex128"),
 ]
-FLOATING = {"float16", "float32", "float64", "complex64", "complex128"}
 
 _ns_counter = itertools.count()
 
