@@ -20,8 +20,28 @@ const char* toString(Library::Kind kind) {
   return "Library";
 }
 
+namespace {
+/// Whether `s` can be a namespace: what the schema parser reads before '::'.
+bool isIdentifier(const std::string& s) {
+  auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  if (s.empty() || !alpha(s[0])) {
+    return false;
+  }
+  for (char c : s) {
+    if (!alpha(c) && !(c >= '0' && c <= '9')) {
+      return false;
+    }
+  }
+  return true;
+}
+} // namespace
+
 Library::Library(Kind kind, std::string ns, std::optional<DispatchKey> k, const char* file, uint32_t line)
     : kind_(kind), ns_(std::move(ns)), dispatch_key_(k), file_(file), line_(line) {
+  OPDISPATCH_CHECK_VALUE(isIdentifier(ns_), "invalid namespace '", ns_, "' for an ", toString(kind_),
+                         " block: a namespace is an identifier (letters, digits and '_', not starting with a "
+                         "digit), or it could not be looked up again (",
+                         debugString(), ")");
   if (kind_ == DEF) {
     OPDISPATCH_CHECK_VALUE(ns_ != "_", "the namespace '_' is reserved for fallback (IMPL) libraries (",
                            debugString(), ")");

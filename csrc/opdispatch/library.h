@@ -127,8 +127,8 @@ class Library final {
   /// kernels, for one dispatch key; FRAGMENT: more definitions for a namespace.
   enum Kind { DEF, IMPL, FRAGMENT };
 
-  /// `ns` "_" (with kind IMPL) is for backend fallbacks. Throws Error if a
-  /// DEF library already claims `ns`.
+  /// `ns` "_" (with kind IMPL) is for backend fallbacks. Throws ValueError if
+  /// `ns` is not an identifier, Error if a DEF library already claims `ns`.
   Library(Kind kind, std::string ns, std::optional<DispatchKey> k, const char* file, uint32_t line);
   Library(const Library&) = delete;
   Library& operator=(const Library&) = delete;

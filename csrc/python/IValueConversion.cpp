@@ -281,7 +281,14 @@ IValue toIValueAny(PyObject* obj) {
 }
 
 IValue toIValue(PyObject* obj, const Argument& arg, const FunctionSchema& schema, size_t position) {
-  if (auto v = convert(obj, arg.type(), arg.N())) {
+  std::optional<IValue> v;
+  try {
+    v = convert(obj, arg.type(), arg.N());
+  } catch (const ValueError& e) {
+    throw ValueError(detail::str(opLabel(schema), "(): argument '", arg.name(), "' (position ", position + 1,
+                                 "): ", e.what()));
+  }
+  if (v) {
     if (arg.N() && v->isIntList() && v->toIntList().size() != static_cast<size_t>(*arg.N()) &&
         !arg.type()->isOptional()) {
       throw TypeError(detail::str(opLabel(schema), "(): argument '", arg.name(), "' (position ", position + 1,
@@ -479,7 +486,13 @@ std::pair<PyObject*, PyObject*> popArgumentsToPython(const FunctionSchema& schem
 void pushPythonResults(const FunctionSchema& schema, PyObject* result, const char* where, Stack& stack) {
   const auto& returns = schema.returns();
   auto convertOne = [&](PyObject* obj, size_t i) {
-    auto v = convert(obj, returns[i].type(), returns[i].N());
+    std::optional<IValue> v;
+    try {
+      v = convert(obj, returns[i].type(), returns[i].N());
+    } catch (const ValueError& e) {
+      throw ValueError(detail::str(opLabel(schema), ": the ", where, " returned a bad value for return ", i, ": ",
+                                   e.what(), ". Schema: ", schema));
+    }
     if (!v) {
       throw TypeError(detail::str(opLabel(schema), ": the ", where, " returned ", pyTypeName(obj), " for return ", i,
                                   " but the schema declares ", returns[i].type()->toString(), ". Schema: ", schema));

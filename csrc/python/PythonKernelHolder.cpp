@@ -31,10 +31,14 @@ constexpr size_t kMaxPrepended = 2;
 constexpr size_t kInlineArgs = 16;
 } // namespace
 
-void setOpOverloadResolver(PyObject* resolver) {
+PyObject* setOpOverloadResolver(PyObject* resolver) {
+  if (resolver == Py_None) {
+    resolver = nullptr;
+  }
   Py_XINCREF(resolver);
-  Py_XDECREF(gOpOverloadResolver);
+  PyObject* previous = gOpOverloadResolver;
   gOpOverloadResolver = resolver;
+  return previous;
 }
 
 PyObject* dispatchKeySetObject(DispatchKeySet ks) {
@@ -91,16 +95,19 @@ PyObject* PythonKernelHolder::callPython(const OperatorHandle& op, DispatchKeySe
     heap_buf.resize(nargs + kMaxPrepended);
     buf = heap_buf.data();
   }
+  // PyTorch's order: fn(keyset, op, *args, **kwargs).
   size_t n = 0;
+  if (with_keyset_) {
+    buf[n++] = dispatchKeySetObject(ks);
+  }
   py::object overload;
   if (is_fallback_) {
-    OPDISPATCH_CHECK(gOpOverloadResolver != nullptr, "no OpOverload resolver is installed for Python fallbacks");
+    OPDISPATCH_CHECK(gOpOverloadResolver != nullptr, "cannot call the ", where_, " for ", op.operator_name(),
+                     ": no OpOverload resolver is installed (opdispatch.ops installs one; or call "
+                     "opdispatch._C._set_opoverload_resolver(f) with f(name, overload_name) -> OpOverload)");
     overload = py::reinterpret_borrow<py::object>(gOpOverloadResolver)(op.operator_name().name,
                                                                         op.operator_name().overload_name);
     buf[n++] = overload.ptr();
-  }
-  if (with_keyset_) {
-    buf[n++] = dispatchKeySetObject(ks);
   }
   for (size_t i = 0; i < nargs; ++i) {
     buf[n++] = args[i];
@@ -111,7 +118,11 @@ PyObject* PythonKernelHolder::callPython(const OperatorHandle& op, DispatchKeySe
 void PythonKernelHolder::operator()(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
   py::gil_scoped_acquire gil;
   if (OPDISPATCH_UNLIKELY(func_ == nullptr)) {
-    // Deregistered while this call was on its way here: use the new table entry.
+    // Deregistered while this call was on its way here: use the new table
+    // entry. If the table still leads here, redispatching would recurse forever.
+    const KernelFunction& now = op.entry().lookup(ks & op.entry().nonFallthroughKeys());
+    OPDISPATCH_CHECK(now.functor() != this, "the ", where_, " for ", op.operator_name(),
+                     " was removed while this call was being dispatched to it; call the operator again");
     py::gil_scoped_release nogil;
     op.redispatchBoxed(ks, stack);
     return;

@@ -15,7 +15,8 @@ class PythonKernelHolder final : public OperatorKernel {
  public:
   /// Takes a new reference to `func`. `key` is where it is registered (for
   /// messages); with `with_keyset` the function receives the call's
-  /// DispatchKeySet first. `is_fallback`: the function receives the OpOverload first.
+  /// DispatchKeySet first. `is_fallback`: the function receives the OpOverload
+  /// first (after the keyset, if any): fn([keyset,] [op,] *args, **kwargs).
   PythonKernelHolder(PyObject* func, DispatchKey key, bool with_keyset, bool is_fallback);
   ~PythonKernelHolder() override;
 
@@ -48,8 +49,9 @@ class PythonKernelHolder final : public OperatorKernel {
 };
 
 /// Sets the function that maps an OperatorHandle to its Python OpOverload
-/// (used for the first argument of Python fallbacks).
-void setOpOverloadResolver(PyObject* resolver);
+/// (used for the op argument of Python fallbacks); null or None removes it.
+/// Returns the previous resolver (a new reference, or null).
+PyObject* setOpOverloadResolver(PyObject* resolver);
 
 /// A borrowed reference to the Python DispatchKeySet object for `ks`
 /// (cached: kernels called with_keyset get one per call).

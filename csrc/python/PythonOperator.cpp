@@ -233,10 +233,15 @@ int operatorClear(PyObject* self) {
 PyObject* methRedispatch(PyObject* self, PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames) {
   return pythonEntry([&]() -> PyObject* {
     size_t nargs = static_cast<size_t>(PyVectorcall_NARGS(nargsf));
-    OPDISPATCH_CHECK_TYPE(nargs >= 1, "redispatch(keyset, *args, **kwargs) needs a keyset");
-    auto ks = py::cast<DispatchKeySet>(args[0]);
-    auto* obj = reinterpret_cast<OperatorObject*>(self);
     OperatorEntry& e = entryOf(self);
+    OPDISPATCH_CHECK_TYPE(nargs >= 1, e.operator_name(), ".redispatch(keyset, *args, **kwargs) needs a keyset");
+    py::handle first = args[0];
+    OPDISPATCH_CHECK_TYPE(py::isinstance<DispatchKeySet>(first), e.operator_name(),
+                          ".redispatch: argument 'keyset' must be a DispatchKeySet (e.g. keyset & "
+                          "_C._dispatch_keyset_full_after(key)), not ",
+                          pyTypeName(first.ptr()));
+    auto ks = first.cast<DispatchKeySet>();
+    auto* obj = reinterpret_cast<OperatorObject*>(self);
     PyObject* result = nullptr;
     if ((kwnames == nullptr || PyTuple_GET_SIZE(kwnames) == 0) &&
         tryPyObjectDispatch(e, obj->fast, args + 1, nargs - 1, &ks, &result)) {

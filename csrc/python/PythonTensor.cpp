@@ -274,10 +274,23 @@ Tensor fromNumpy(py::handle obj) {
   for (py::ssize_t i = 0; i < arr.ndim(); ++i) {
     sizes.push_back(arr.shape(i));
     int64_t s = arr.strides(i);
-    OPDISPATCH_CHECK_VALUE(s >= 0 && s % itemsize == 0, "from_numpy: stride ", s, " of dimension ", i,
-                           " is negative or not a multiple of the element size ", itemsize,
-                           "; pass numpy.ascontiguousarray(array) instead");
+    OPDISPATCH_CHECK_VALUE(s >= 0, "from_numpy: stride ", s, " of dimension ", i,
+                           " is negative, which tensors do not support; pass numpy.ascontiguousarray(array) (a "
+                           "copy) instead");
+    OPDISPATCH_CHECK_VALUE(s % itemsize == 0, "from_numpy: stride ", s, " of dimension ", i,
+                           " is not a multiple of the element size ", itemsize,
+                           "; pass numpy.ascontiguousarray(array) (a copy) instead");
     strides.push_back(s / itemsize);
+  }
+  if (!arr.writeable()) {
+    // PyTorch: torch.from_numpy warns the same way. Tensors have no read-only flag.
+    if (PyErr_WarnEx(PyExc_UserWarning,
+                     "from_numpy: the given NumPy array is not writable, and tensors have no read-only mode: "
+                     "writing to the tensor (or to tensor.numpy()) writes into memory NumPy considers "
+                     "read-only. Pass array.copy() to protect its data.",
+                     1) < 0) {
+      throw py::error_already_set();
+    }
   }
   PyObject* owner = arr.ptr();
   Py_INCREF(owner);
@@ -391,7 +404,7 @@ void initTensorBindings(py::module_& m) {
       "A new uninitialised tensor with the given strides (in elements).");
   m.def("from_numpy", &fromNumpy, py::arg("array"),
         "A tensor sharing memory with a numpy.ndarray (which it keeps alive). Raises TypeError for unsupported "
-        "dtypes and ValueError for negative or unaligned strides.");
+        "dtypes and ValueError for negative or unaligned strides; warns (UserWarning) for a read-only array.");
   m.def(
       "empty",
       [](py::handle shape, py::handle dtype, py::handle device) {

@@ -2,8 +2,11 @@
 // python_dispatch.cpp): libraries, Python kernels and fallbacks, registry
 // inspection, DispatchKey / DispatchKeySet, TLS guards, boxed calls.
 #include <cstring>
+#include <memory>
 #include <optional>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -13,6 +16,7 @@
 #include <opdispatch/library.h>
 #include <opdispatch/schema/SchemaParser.h>
 
+#include "DispatchKeyCaster.h"
 #include "IValueConversion.h"
 #include "PythonKernelHolder.h"
 #include "PythonTensor.h"
@@ -82,24 +86,43 @@ std::optional<OperatorHandle> findOp(const std::string& name) {
 
 OperatorHandle findOpOrThrow(const std::string& name) {
   auto op = findOp(name);
-  OPDISPATCH_CHECK(op.has_value(), "operator ", name, " does not exist");
+  OPDISPATCH_CHECK(op.has_value(), "operator ", name,
+                   " does not exist: nothing defines or implements it (check the name, 'namespace::op[.overload]', "
+                   "and that the library registering it is alive)");
   return *op;
 }
 
-/// An opdispatch._C context manager applying an RAII guard between __enter__ and __exit__.
-template <class Guard, class Arg>
+/// An opdispatch._C context manager applying an RAII guard between __enter__
+/// and __exit__. One object may be entered again while entered (`with g:
+/// with g:`): each __enter__ pushes a guard, each __exit__ pops the newest.
+template <class Guard, class... Arg>
 struct PyGuard {
-  Arg arg;
-  std::unique_ptr<Guard> guard;
+  std::tuple<Arg...> arg;
+  std::vector<std::unique_ptr<Guard>> active;
 };
 
-template <class Guard, class Arg>
+template <class Guard, class... Arg>
 void bindGuard(py::module_& m, const char* name, const char* doc) {
-  using G = PyGuard<Guard, Arg>;
+  using G = PyGuard<Guard, Arg...>;
   py::class_<G>(m, name, doc)
-      .def(py::init([](Arg a) { return std::make_unique<G>(G{a, nullptr}); }))
-      .def("__enter__", [](G& g) { g.guard = std::make_unique<Guard>(g.arg); })
-      .def("__exit__", [](G& g, py::args) { g.guard.reset(); });
+      .def(py::init([](Arg... a) { return std::make_unique<G>(G{std::tuple<Arg...>(a...), {}}); }))
+      .def("__enter__",
+           [](G& g) {
+             g.active.push_back(std::apply([](Arg... a) { return std::make_unique<Guard>(a...); }, g.arg));
+           })
+      .def("__exit__", [name](G& g, py::args) {
+        OPDISPATCH_CHECK(!g.active.empty(), name, ".__exit__ called without a matching __enter__");
+        g.active.pop_back();
+      });
+}
+
+/// Rejects alias keys where only runtime keys (or Undefined) make sense.
+DispatchKey runtimeKey(DispatchKey k, const char* what) {
+  OPDISPATCH_CHECK_VALUE(k == DispatchKey::Undefined || isRuntimeDispatchKey(k), what,
+                         " needs a runtime dispatch key; ", k,
+                         " is an alias key (use the runtime keys it stands for, e.g. from "
+                         "_dispatch_get_runtime_keyset)");
+  return k;
 }
 
 } // namespace
@@ -129,21 +152,16 @@ void initDispatchBindings(py::module_& m) {
   }
 
   py::class_<DispatchKeySet>(m, "DispatchKeySet", "A set of runtime dispatch keys (one bit each).")
-      .def(py::init([](DispatchKey k) {
-             OPDISPATCH_CHECK_VALUE(k == DispatchKey::Undefined || isRuntimeDispatchKey(k),
-                                    "a DispatchKeySet holds runtime keys; ", k,
-                                    " is an alias key (use _dispatch_get_runtime_keyset or its runtime keys)");
-             return DispatchKeySet(k);
-           }),
+      .def(py::init([](DispatchKey k) { return DispatchKeySet(runtimeKey(k, "DispatchKeySet(key)")); }),
            py::arg("key"))
-      .def("__or__", &DispatchKeySet::operator|)
-      .def("__sub__", &DispatchKeySet::operator-)
-      .def("__and__", &DispatchKeySet::operator&)
-      .def("__eq__", [](DispatchKeySet a, DispatchKeySet b) { return a == b; })
+      .def("__or__", &DispatchKeySet::operator|, py::is_operator())
+      .def("__sub__", &DispatchKeySet::operator-, py::is_operator())
+      .def("__and__", &DispatchKeySet::operator&, py::is_operator())
+      .def("__eq__", [](DispatchKeySet a, DispatchKeySet b) { return a == b; }, py::is_operator())
       .def("__hash__", [](DispatchKeySet a) { return a.raw_repr(); })
       .def("highestPriorityTypeId", &DispatchKeySet::highestPriorityTypeId)
-      .def("remove", [](DispatchKeySet s, DispatchKey k) { return s.remove(k); })
-      .def("add", [](DispatchKeySet s, DispatchKey k) { return s.add(k); })
+      .def("remove", [](DispatchKeySet s, DispatchKey k) { return s.remove(runtimeKey(k, "DispatchKeySet.remove")); })
+      .def("add", [](DispatchKeySet s, DispatchKey k) { return s.add(runtimeKey(k, "DispatchKeySet.add")); })
       .def("has", &DispatchKeySet::has)
       .def("empty", &DispatchKeySet::empty)
       .def("raw_repr", &DispatchKeySet::raw_repr)
@@ -172,7 +190,9 @@ void initDispatchBindings(py::module_& m) {
   m.def("_dispatch_is_alias_key", &isAliasDispatchKey);
   m.def("_dispatch_is_included_in_alias", &isIncludedInAlias);
   m.def("_dispatch_keyset_full", [] { return DispatchKeySet(DispatchKeySet::FULL); });
-  m.def("_dispatch_keyset_full_after", [](DispatchKey k) { return DispatchKeySet(DispatchKeySet::FULL_AFTER, k); });
+  m.def("_dispatch_keyset_full_after", [](DispatchKey k) {
+    return DispatchKeySet(DispatchKeySet::FULL_AFTER, runtimeKey(k, "_dispatch_keyset_full_after"));
+  });
   m.def("_dispatch_keyset_to_string", [](DispatchKeySet ks) { return toString(ks); });
   m.def("_dispatch_get_backend_keyset_from_autograd", &getBackendKeySetFromAutograd);
   m.def("_dispatch_get_runtime_keyset", &getRuntimeDispatchKeySet);
@@ -194,11 +214,8 @@ void initDispatchBindings(py::module_& m) {
       m, "_ExcludeDispatchKeyGuard", "with _ExcludeDispatchKeyGuard(keyset): excludes the keys for the block.");
   bindGuard<IncludeDispatchKeyGuard, DispatchKeySet>(
       m, "_IncludeDispatchKeyGuard", "with _IncludeDispatchKeyGuard(keyset): includes the keys for the block.");
-  using BelowAutograd = PyGuard<AutoDispatchBelowAutograd, int>;
-  py::class_<BelowAutograd>(m, "_AutoDispatchBelowAutograd", "with _AutoDispatchBelowAutograd(): skips autograd keys.")
-      .def(py::init([] { return std::make_unique<BelowAutograd>(BelowAutograd{0, nullptr}); }))
-      .def("__enter__", [](BelowAutograd& g) { g.guard = std::make_unique<AutoDispatchBelowAutograd>(); })
-      .def("__exit__", [](BelowAutograd& g, py::args) { g.guard.reset(); });
+  bindGuard<AutoDispatchBelowAutograd>(m, "_AutoDispatchBelowAutograd",
+                                       "with _AutoDispatchBelowAutograd(): excludes the autograd keys for the block.");
 
   // --- registry inspection ---------------------------------------------------------
   m.def("_dispatch_dump", [](const std::string& name) {
@@ -219,16 +236,14 @@ void initDispatchBindings(py::module_& m) {
   m.def("_dispatch_has_kernel_for_dispatch_key", [](const std::string& name, DispatchKey k) {
     return findOpOrThrow(name).hasKernelForDispatchKey(k);
   });
-  m.def("_dispatch_has_kernel_for_dispatch_key",
-        [](const std::string& name, const std::string& k) { return findOpOrThrow(name).hasKernelForDispatchKey(parseDispatchKey(k)); });
   m.def("_dispatch_kernel_for_dispatch_key_is_fallthrough", [](const std::string& name, DispatchKey k) {
     return findOpOrThrow(name).isKernelFallthroughKernel(k);
   });
   m.def("_dispatch_has_kernel_for_any_dispatch_key", [](const std::string& name, DispatchKeySet ks) {
     return findOpOrThrow(name).hasKernelForAnyDispatchKey(ks);
   });
-  m.def("_dispatch_has_computed_kernel_for_dispatch_key", [](const std::string& name, const std::string& k) {
-    return findOpOrThrow(name).hasComputedKernelForDispatchKey(parseDispatchKey(k));
+  m.def("_dispatch_has_computed_kernel_for_dispatch_key", [](const std::string& name, DispatchKey k) {
+    return findOpOrThrow(name).hasComputedKernelForDispatchKey(k);
   });
   m.def("_dispatch_find_dangling_impls", [] {
     std::vector<std::string> out;
@@ -280,24 +295,33 @@ void initDispatchBindings(py::module_& m) {
       .def("has_computed_kernel_for_dispatch_key", &OperatorHandle::hasComputedKernelForDispatchKey)
       .def("dump_state", &OperatorHandle::dumpState)
       .def("dump_table", &OperatorHandle::dumpComputedTable)
-      .def("__eq__", [](const OperatorHandle& a, const OperatorHandle& b) { return a == b; })
+      .def("__eq__", [](const OperatorHandle& a, const OperatorHandle& b) { return a == b; }, py::is_operator())
       .def("__repr__", [](const OperatorHandle& op) { return "<_OperatorHandle " + op.operator_name().toString() + ">"; });
   m.def("_dispatch_find_schema_or_throw", [](const std::string& name, const std::string& overload) {
     return Dispatcher::singleton().findSchemaOrThrow(name, overload);
   });
 
   // --- libraries ------------------------------------------------------------------------
-  m.def("_set_fallthrough_kernel", [](py::object f) {
-    Py_XDECREF(gFallthroughKernel);
-    gFallthroughKernel = f.release().ptr();
-  }, "Registers the Python object that means 'fallthrough' when passed as a kernel.");
+  m.def("_set_fallthrough_kernel", [](py::object f) -> py::object {
+    PyObject* previous = gFallthroughKernel;
+    gFallthroughKernel = f.is_none() ? nullptr : f.release().ptr();
+    return previous ? py::reinterpret_steal<py::object>(previous) : py::none();
+  }, "Registers the Python object that means 'fallthrough' when passed as a kernel (None: no such object); "
+     "returns the previous one (or None).");
+  m.def("_set_opoverload_resolver", [](py::object f) -> py::object {
+    OPDISPATCH_CHECK_TYPE(f.is_none() || PyCallable_Check(f.ptr()),
+                          "_set_opoverload_resolver needs a callable f(name, overload_name) or None, not ",
+                          pyTypeName(f.ptr()));
+    PyObject* previous = setOpOverloadResolver(f.ptr());
+    return previous ? py::reinterpret_steal<py::object>(previous) : py::none();
+  },
+        "Registers f(name, overload_name) -> OpOverload, used for the op argument of Python fallbacks (None "
+        "removes it); returns the previous one (or None).");
   m.def(
       "_python_call_site",
       []() -> std::optional<std::pair<std::string, int>> { return pythonCallSiteFrame(); },
       "(file, line) of the innermost Python frame outside opdispatch's registration code (the user's "
       "registration site), or None. The same frame Python kernels record as 'registered at file:line'.");
-  m.def("_set_opoverload_resolver", [](py::object f) { setOpOverloadResolver(f.ptr()); },
-        "Registers f(name, overload_name) -> OpOverload, used for the first argument of Python fallbacks.");
 
   py::class_<Library>(m, "_DispatchLibrary", "A set of registrations for one namespace, undone by reset() or "
                                              "when the object dies.")

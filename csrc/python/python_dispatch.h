@@ -9,6 +9,8 @@
 
 #include <opdispatch/dispatch/Dispatcher.h>
 
+#include "DispatchKeyCaster.h"
+
 namespace opdispatch::python {
 
 void initDispatchBindings(pybind11::module_& m);

@@ -1,5 +1,8 @@
 // parse_schema and the FunctionSchema / Argument / AliasInfo classes as
 // Python sees them (as torch._C.parse_schema).
+#include <set>
+#include <string>
+
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -13,10 +16,11 @@ namespace py = pybind11;
 namespace opdispatch::python {
 
 namespace {
-std::vector<std::string> qualified(const std::vector<std::string>& set) {
-  std::vector<std::string> out;
-  for (const auto& s : set) {
-    out.push_back("alias::" + s);
+/// A Python set of 'alias::<name>' strings, as torch._C's AliasInfo returns them.
+std::set<std::string> qualified(const std::vector<std::string>& sets) {
+  std::set<std::string> out;
+  for (const auto& s : sets) {
+    out.insert("alias::" + s);
   }
   return out;
 }
@@ -26,7 +30,7 @@ void initSchemaBindings(py::module_& m) {
   py::class_<AliasInfo>(m, "_AliasInfo", "An alias annotation such as (a!) or (a -> *).")
       .def_readonly("is_write", &AliasInfo::is_write)
       .def_property_readonly("before_set", [](const AliasInfo& a) { return qualified(a.before_set); },
-                             "Alias sets before the call, as 'alias::a' (PyTorch's spelling).")
+                             "Alias sets before the call: a set of 'alias::a' strings (PyTorch's spelling).")
       .def_property_readonly("after_set", [](const AliasInfo& a) { return qualified(a.after_set); })
       .def_readonly("contained_types", &AliasInfo::contained_types)
       .def("__repr__", [](const AliasInfo& a) {
@@ -68,7 +72,7 @@ void initSchemaBindings(py::module_& m) {
       .def_property_readonly("arguments", &FunctionSchema::arguments)
       .def_property_readonly("returns", &FunctionSchema::returns)
       .def_property_readonly("is_mutable", &FunctionSchema::isMutable)
-      .def("__eq__", [](const FunctionSchema& a, const FunctionSchema& b) { return a == b; })
+      .def("__eq__", [](const FunctionSchema& a, const FunctionSchema& b) { return a == b; }, py::is_operator())
       .def("__hash__", [](const FunctionSchema& s) { return std::hash<std::string>()(s.toString()); })
       .def("__str__", &FunctionSchema::toString)
       .def("__repr__", [](const FunctionSchema& s) { return "FunctionSchema(" + s.toString() + ")"; });

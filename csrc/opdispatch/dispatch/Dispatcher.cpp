@@ -230,6 +230,15 @@ void Dispatcher::deregisterFallback(DispatchKey key) {
     for (auto& e : operators_) {
       e.updateDispatchTableEntry(*this, key);
     }
+    // A fallback registered at an alias key is one functor in several slots
+    // (Library::_fallback). Retire it with the last of them: a call that
+    // reaches a slot still registered must find it working, not retired
+    // (a retired kernel redispatches to the same slot, forever).
+    for (const auto& other : backendFallbackKernels_) {
+      if (functor != nullptr && !other.empty() && other.front().kernel.functor() == functor) {
+        functor = nullptr;
+      }
+    }
   }
   if (functor) {
     functor->retire();

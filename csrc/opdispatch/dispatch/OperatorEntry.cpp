@@ -406,7 +406,8 @@ std::string OperatorEntry::listAllDispatchKeys() const {
 void OperatorEntry::reportError(DispatchKey k) const {
   if (k == DispatchKey::Undefined) {
     throw NotImplementedError(detail::str(
-        "There were no tensor arguments to this function (e.g., you passed an empty list of Tensors), but no "
+        "There were no tensor arguments to this function (e.g., you passed an empty list of Tensors), or every "
+        "dispatch key of the arguments was excluded (thread-local state) or skipped (a fallthrough kernel), but no "
         "fallback function is registered for schema ",
         name_,
         ". This usually means that this function requires a non-empty list of Tensors, or that you (the "
