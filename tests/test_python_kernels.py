@@ -240,7 +240,7 @@ def test_python_fallback_at_privateuse1(ns, lib, fallback_lib):
     lib.impl("f", lambda x, *, k=0: tensor(x.numpy() + k), "CPU")
     calls = []
 
-    def fallback(op, keyset, *args, **kwargs):
+    def fallback(keyset, op, *args, **kwargs):
         calls.append((op, keyset, args, kwargs))
         return op.redispatch(keyset & _C._dispatch_keyset_full_after(DK.PrivateUse1), *args, **kwargs)
 

@@ -223,13 +223,13 @@ class Library:
 
         Args:
             fn (Callable): called as ``fn(op, *args, **kwargs)`` (with
-                ``with_keyset``: ``fn(op, keyset, *args, **kwargs)``), where
+                ``with_keyset``: ``fn(keyset, op, *args, **kwargs)``, PyTorch's order), where
                 ``op`` is the operator's :class:`OpOverload`; returns the
                 operator's results. :func:`fallthrough_kernel` registers a
                 fallthrough fallback.
             dispatch_key (str): default: the library's key. An alias key
                 registers the fallback for each of its runtime keys.
-            with_keyset (bool): pass the call's DispatchKeySet after ``op``.
+            with_keyset (bool): pass the call's DispatchKeySet first.
 
         Raises TypeError if ``fn`` is not callable; RuntimeError unless the
         library is ``Library("_", "IMPL", ...)``, or if the key already has a

@@ -161,7 +161,7 @@ def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[
     return autograd_kernel
 
 
-def _not_implemented_fallback(op: Any, keyset: _C.DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
+def _not_implemented_fallback(keyset: _C.DispatchKeySet, op: Any, *args: Any, **kwargs: Any) -> Any:
     """Autograd fallback for operators without a formula: runs the operator
     below autograd and, if an input requires grad, gives the floating-point
     outputs a grad_fn that raises "derivative for NS::OP is not implemented"."""
