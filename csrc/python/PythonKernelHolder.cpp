@@ -30,6 +30,8 @@ void setOpOverloadResolver(PyObject* resolver) {
   gOpOverloadResolver = resolver;
 }
 
+PyObject* opOverloadResolver() { return gOpOverloadResolver; }
+
 PythonKernelHolder::PythonKernelHolder(PyObject* func, DispatchKey key, bool with_keyset, bool is_fallback)
     : func_(func),
       where_(detail::str(is_fallback ? "Python fallback" : "Python kernel", " registered at ", key)),

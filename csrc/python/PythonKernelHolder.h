@@ -37,5 +37,7 @@ class PythonKernelHolder final : public OperatorKernel {
 /// Sets the function that maps an OperatorHandle to its Python OpOverload
 /// (used for the first argument of Python fallbacks).
 void setOpOverloadResolver(PyObject* resolver);
+/// The resolver set by setOpOverloadResolver (borrowed), or nullptr.
+PyObject* opOverloadResolver();
 
 } // namespace opdispatch::python

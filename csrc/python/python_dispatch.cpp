@@ -275,6 +275,10 @@ void initDispatchBindings(py::module_& m) {
   }, "Registers the Python object that means 'fallthrough' when passed as a kernel.");
   m.def("_set_opoverload_resolver", [](py::object f) { setOpOverloadResolver(f.ptr()); },
         "Registers f(name, overload_name) -> OpOverload, used for the first argument of Python fallbacks.");
+  m.def("_get_opoverload_resolver", []() -> py::object {
+    PyObject* f = opOverloadResolver();
+    return f ? py::reinterpret_borrow<py::object>(f) : py::none();
+  }, "The function set by _set_opoverload_resolver, or None.");
 
   py::class_<Library>(m, "_DispatchLibrary", "A set of registrations for one namespace, undone by reset() or "
                                              "when the object dies.")
