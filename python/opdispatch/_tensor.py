@@ -60,7 +60,8 @@ class Tensor(_C.TensorBase):
     @grad.setter
     def grad(self, value: Optional["Tensor"]) -> None:
         if value is not None and tuple(value.shape) != tuple(self.shape):
-            raise RuntimeError(f"assigned grad has shape {tuple(value.shape)}, but the tensor has shape {tuple(self.shape)}")
+            raise RuntimeError(f"assigned grad has shape {tuple(value.shape)}, but the tensor has shape "
+                               f"{tuple(self.shape)}")
         graph.meta_for_write(self).grad = value
 
     @property
@@ -302,48 +303,63 @@ class Tensor(_C.TensorBase):
             _ew.sub_scalar(self, other, alpha)
 
     def mul(self, other: Any) -> "Tensor":
+        """``self * other`` (od::mul.Tensor / od::mul.Scalar)."""
         return self * other
 
     def div(self, other: Any) -> "Tensor":
+        """``self / other``, true division (od::div.Tensor / od::div.Scalar)."""
         return self / other
 
     def pow(self, exponent: Any) -> "Tensor":
+        """``self ** exponent`` (od::pow.Tensor_Tensor / od::pow.Tensor_Scalar)."""
         return self ** exponent
 
     def neg(self) -> "Tensor":
+        """``-self`` (od::neg)."""
         return _ew.neg(self)
 
     def exp(self) -> "Tensor":
+        """e to the power of each element (od::exp)."""
         return _ew.exp(self)
 
     def log(self) -> "Tensor":
+        """Natural logarithm of each element (od::log)."""
         return _ew.log(self)
 
     def sin(self) -> "Tensor":
+        """Sine of each element (od::sin)."""
         return _ew.sin(self)
 
     def cos(self) -> "Tensor":
+        """Cosine of each element (od::cos)."""
         return _ew.cos(self)
 
     def tanh(self) -> "Tensor":
+        """Hyperbolic tangent of each element (od::tanh)."""
         return _ew.tanh(self)
 
     def sigmoid(self) -> "Tensor":
+        """``1 / (1 + exp(-self))`` (od::sigmoid)."""
         return _ew.sigmoid(self)
 
     def relu(self) -> "Tensor":
+        """``max(self, 0)`` (od::relu)."""
         return _ew.relu(self)
 
     def abs(self) -> "Tensor":
+        """Absolute value of each element (od::abs)."""
         return _ew.abs(self)
 
     def sqrt(self) -> "Tensor":
+        """Square root of each element (od::sqrt)."""
         return _ew.sqrt(self)
 
     def maximum(self, other: "Tensor") -> "Tensor":
+        """Elementwise maximum, broadcast (od::maximum)."""
         return _ew.maximum(self, other)
 
     def minimum(self, other: "Tensor") -> "Tensor":
+        """Elementwise minimum, broadcast (od::minimum)."""
         return _ew.minimum(self, other)
 
     def where(self, condition: "Tensor", other: "Tensor") -> "Tensor":
@@ -351,21 +367,27 @@ class Tensor(_C.TensorBase):
         return _ew.where(condition, self, other)
 
     def eq(self, other: Any) -> "Tensor":
+        """``self == other`` as a bool tensor (od::eq.Tensor / od::eq.Scalar)."""
         return self == other
 
     def ne(self, other: Any) -> "Tensor":
+        """``self != other`` as a bool tensor (od::ne)."""
         return self != other
 
     def lt(self, other: Any) -> "Tensor":
+        """``self < other`` as a bool tensor (od::lt)."""
         return self < other
 
     def le(self, other: Any) -> "Tensor":
+        """``self <= other`` as a bool tensor (od::le)."""
         return self <= other
 
     def gt(self, other: Any) -> "Tensor":
+        """``self > other`` as a bool tensor (od::gt)."""
         return self > other
 
     def ge(self, other: Any) -> "Tensor":
+        """``self >= other`` as a bool tensor (od::ge)."""
         return self >= other
 
     # --- methods: in place ----------------------------------------------------------------
@@ -375,18 +397,23 @@ class Tensor(_C.TensorBase):
         return _ew.add_(self, _as_tensor(self, other), alpha=alpha)
 
     def sub_(self, other: Any, *, alpha: Any = 1) -> "Tensor":
+        """``self -= alpha * other`` in self's memory (od::sub_.Tensor)."""
         return _ew.sub_(self, _as_tensor(self, other), alpha=alpha)
 
     def mul_(self, other: Any) -> "Tensor":
+        """``self *= other`` in self's memory (od::mul_.Tensor)."""
         return _ew.mul_(self, _as_tensor(self, other))
 
     def div_(self, other: Any) -> "Tensor":
+        """``self /= other`` in self's memory (od::div_.Tensor); RuntimeError for an integer self."""
         return _ew.div_(self, _as_tensor(self, other))
 
     def zero_(self) -> "Tensor":
+        """Fills self with zeros (od::zero_)."""
         return _copy.zero_(self)
 
     def fill_(self, value: Any) -> "Tensor":
+        """Fills self with ``value`` cast to self's dtype (od::fill_.Scalar)."""
         return _copy.fill_(self, value)
 
     def copy_(self, src: "Tensor", non_blocking: bool = False) -> "Tensor":
@@ -408,6 +435,7 @@ class Tensor(_C.TensorBase):
         return _red.mean_dim(self, _dims(dim), keepdim, dtype=dtype)
 
     def amax(self, dim: Any = (), keepdim: bool = False) -> "Tensor":
+        """Maximum over ``dim`` (an int, a sequence, or () for all) (od::amax)."""
         return _red.amax(self, _dims(dim), keepdim)
 
     def max(self, dim: Optional[int] = None, keepdim: bool = False) -> Any:
@@ -417,23 +445,29 @@ class Tensor(_C.TensorBase):
         return MaxResult(*_red.max_dim(self, dim, keepdim))
 
     def argmax(self, dim: Optional[int] = None, keepdim: bool = False) -> "Tensor":
+        """int64 index of the maximum, over the flattened tensor or along ``dim`` (od::argmax)."""
         return _red.argmax(self, dim, keepdim)
 
     # --- methods: linear algebra and nn ---------------------------------------------------------
 
     def matmul(self, other: "Tensor") -> "Tensor":
+        """Matrix product with NumPy's matmul rules (od::matmul)."""
         return _linalg.matmul(self, other)
 
     def mm(self, mat2: "Tensor") -> "Tensor":
+        """Product of two matrices (od::mm)."""
         return _linalg.mm(self, mat2)
 
     def bmm(self, mat2: "Tensor") -> "Tensor":
+        """Batched product of (b, n, m) and (b, m, p) tensors (od::bmm)."""
         return _linalg.bmm(self, mat2)
 
     def softmax(self, dim: int, dtype: Any = None) -> "Tensor":
+        """Softmax along ``dim``, computed in ``dtype`` if given (od::softmax.int)."""
         return _nn.softmax(self, dim, dtype)
 
     def log_softmax(self, dim: int, dtype: Any = None) -> "Tensor":
+        """Log of softmax along ``dim``, computed in ``dtype`` if given (od::log_softmax.int)."""
         return _nn.log_softmax(self, dim, dtype)
 
     # --- methods: views and copies ---------------------------------------------------------------
@@ -448,9 +482,11 @@ class Tensor(_C.TensorBase):
         return _views.reshape(self, _shape_args(shape))
 
     def expand(self, *sizes: Any) -> "Tensor":
+        """A view with size-1 dims stretched to ``sizes`` (-1 keeps a size) (od::expand)."""
         return _views.expand(self, _shape_args(sizes))
 
     def transpose(self, dim0: int, dim1: int) -> "Tensor":
+        """A view with ``dim0`` and ``dim1`` swapped (od::transpose.int)."""
         return _views.transpose(self, dim0, dim1)
 
     def t(self) -> "Tensor":
@@ -460,24 +496,31 @@ class Tensor(_C.TensorBase):
         return _views.transpose(self, 0, -1) if self.ndim == 2 else _views.view(self, list(self.shape))
 
     def permute(self, *dims: Any) -> "Tensor":
+        """A view with the dims reordered (od::permute)."""
         return _views.permute(self, _shape_args(dims))
 
     def squeeze(self, dim: Optional[int] = None) -> "Tensor":
+        """A view without size-1 dims (all, or just ``dim``) (od::squeeze / od::squeeze.dim)."""
         return _views.squeeze(self) if dim is None else _views.squeeze_dim(self, dim)
 
     def unsqueeze(self, dim: int) -> "Tensor":
+        """A view with a size-1 dim inserted at ``dim`` (od::unsqueeze)."""
         return _views.unsqueeze(self, dim)
 
     def select(self, dim: int, index: int) -> "Tensor":
+        """The view at ``index`` along ``dim``, which is removed (od::select.int)."""
         return _views.select(self, dim, index)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
+        """Dims ``start_dim``..``end_dim`` merged into one, a view when possible (od::flatten.using_ints)."""
         return _views.flatten(self, start_dim, end_dim)
 
     def clone(self) -> "Tensor":
+        """A contiguous copy (od::clone)."""
         return _copy.clone(self)
 
     def contiguous(self) -> "Tensor":
+        """Self if C-contiguous, else a contiguous copy (od::contiguous)."""
         return _copy.contiguous(self)
 
     def to(self, *args: Any, dtype: Any = None, device: Any = None, copy: bool = False,

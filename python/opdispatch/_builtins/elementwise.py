@@ -84,8 +84,11 @@ def _mul_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
 
 def _div_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
     self, other = ctx.saved_tensors
-    g_self = reduction.sum_to(div(grad, other), self.shape) if ctx.needs_input_grad[0] else None
-    g_other = reduction.sum_to(neg(div(mul(grad, self), mul(other, other))), other.shape) if ctx.needs_input_grad[1] else None
+    g_self = g_other = None
+    if ctx.needs_input_grad[0]:
+        g_self = reduction.sum_to(div(grad, other), self.shape)
+    if ctx.needs_input_grad[1]:
+        g_other = reduction.sum_to(neg(div(mul(grad, self), mul(other, other))), other.shape)
     return g_self, g_other
 
 
@@ -124,9 +127,11 @@ def _pow_tensor_tensor_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
     self, exponent, out = ctx.saved_tensors
     g_self = g_exp = None
     if ctx.needs_input_grad[0]:
-        g_self = reduction.sum_to(mul(grad, mul(exponent, pow_tensor_tensor(self, sub_scalar(exponent, 1)))), self.shape)
+        d_self = mul(exponent, pow_tensor_tensor(self, sub_scalar(exponent, 1)))
+        g_self = reduction.sum_to(mul(grad, d_self), self.shape)
     if ctx.needs_input_grad[1]:
-        g_exp = reduction.sum_to(_pow_exponent_grad(grad, out, log(self), comparison.eq_scalar(self, 0), exponent), exponent.shape)
+        g_exp = _pow_exponent_grad(grad, out, log(self), comparison.eq_scalar(self, 0), exponent)
+        g_exp = reduction.sum_to(g_exp, exponent.shape)
     return g_self, g_exp
 
 
@@ -138,7 +143,8 @@ def _pow_scalar_setup(ctx: Any, inputs: tuple, output: Any) -> None:
 def _pow_scalar_backward(ctx: Any, grad: Tensor) -> tuple[None, Any]:
     exponent, out = ctx.saved_tensors
     if ctx.base == 0:
-        return None, where(comparison.ge_scalar(exponent, 0), factories.zeros_like(grad), mul_scalar(mul(grad, out), -math.inf))
+        at_zero = mul_scalar(mul(grad, out), -math.inf)
+        return None, where(comparison.ge_scalar(exponent, 0), factories.zeros_like(grad), at_zero)
     return None, mul_scalar(mul(grad, out), math.log(ctx.base))
 
 
@@ -178,6 +184,13 @@ def _saved(ctx: Any) -> Tensor:
     return ctx.saved_tensors[0]
 
 
+def _abs_backward(ctx: Any, grad: Tensor) -> Tensor:
+    """grad * sign(self), 0 at 0."""
+    self = _saved(ctx)
+    return sub(mul(grad, comparison.gt_scalar(self, 0)), mul(grad, comparison.lt_scalar(self, 0)))
+
+
+
 neg = _unary("neg(Tensor self) -> Tensor", np.negative, lambda ctx, grad: neg(grad), None)
 exp = _unary("exp(Tensor self) -> Tensor", np.exp, lambda ctx, grad: mul(grad, _saved(ctx)), _save_output)
 log = _unary("log(Tensor self) -> Tensor", np.log, lambda ctx, grad: div(grad, _saved(ctx)), _save_self)
@@ -189,9 +202,7 @@ sigmoid = _unary("sigmoid(Tensor self) -> Tensor", _sigmoid,
                  lambda ctx, grad: mul(grad, mul(_saved(ctx), _one_minus(_saved(ctx)))), _save_output)
 relu = _unary("relu(Tensor self) -> Tensor", _relu, lambda ctx, grad: mul(grad, comparison.gt_scalar(_saved(ctx), 0)),
               _save_output)
-abs = _unary("abs(Tensor self) -> Tensor", np.abs,  # noqa: A001  (the operator's name)
-             lambda ctx, grad: sub(mul(grad, comparison.gt_scalar(_saved(ctx), 0)), mul(grad, comparison.lt_scalar(_saved(ctx), 0))),
-             _save_self)
+abs = _unary("abs(Tensor self) -> Tensor", np.abs, _abs_backward, _save_self)  # noqa: A001  (the operator's name)
 sqrt = _unary("sqrt(Tensor self) -> Tensor", np.sqrt,
               lambda ctx, grad: div(grad, mul_scalar(_saved(ctx), 2)), _save_output)
 
@@ -224,7 +235,8 @@ def _where_backward(ctx: Any, grad: Tensor) -> tuple[None, Any, Any]:
     (condition,) = ctx.saved_tensors
     _, s_shape, o_shape = ctx.shapes
     zero = factories.zeros_like(grad)
-    return None, reduction.sum_to(where(condition, grad, zero), s_shape), reduction.sum_to(where(condition, zero, grad), o_shape)
+    g_self = reduction.sum_to(where(condition, grad, zero), s_shape)
+    return None, g_self, reduction.sum_to(where(condition, zero, grad), o_shape)
 
 
 def _where_setup(ctx: Any, inputs: tuple, output: Any) -> None:
@@ -238,8 +250,8 @@ maximum = defop("maximum(Tensor self, Tensor other) -> Tensor", **pointwise("od:
 minimum = defop("minimum(Tensor self, Tensor other) -> Tensor", **pointwise("od::minimum", np.minimum),
                 backward=_extremum_backward(lambda a, b: comparison.lt(a, b), lambda a, b: comparison.gt(a, b)),
                 setup_context=_save_inputs)
-where = defop("where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", **pointwise("od::where.self", _where),
-              backward=_where_backward, setup_context=_where_setup)
+where = defop("where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
+              **pointwise("od::where.self", _where), backward=_where_backward, setup_context=_where_setup)
 
 # --- in place ------------------------------------------------------------------------------
 

@@ -54,7 +54,7 @@ def _log_softmax(a: np.ndarray, axis: Optional[int]) -> np.ndarray:
 
 
 def _softmax_setup(ctx: Any, inputs: tuple, output: Any) -> None:
-    ctx.dim = wrap_dim("", inputs[1], inputs[0].ndim)
+    ctx.dim = wrap_dim("od::softmax", inputs[1], inputs[0].ndim)  # the kernel checked dim
     ctx.save_for_backward(output)
 
 

@@ -47,7 +47,7 @@ def _reduction_setup(ctx: Any, inputs: tuple, keyword_only_inputs: dict, output:
     ctx.n_inputs = len(inputs)
     ctx.shape = tuple(self.shape)
     dim = inputs[1] if len(inputs) > 1 else None
-    ctx.dims = _dims("", [dim] if isinstance(dim, int) else dim, self.ndim)
+    ctx.dims = _dims("od::reduction", [dim] if isinstance(dim, int) else dim, self.ndim)  # the kernel checked dim
     ctx.keepdim = bool(inputs[2]) if len(inputs) > 2 else False
 
 
