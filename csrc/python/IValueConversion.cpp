@@ -281,6 +281,9 @@ IValue toIValueAny(PyObject* obj) {
 }
 
 IValue toIValue(PyObject* obj, const Argument& arg, const FunctionSchema& schema, size_t position) {
+  // The N of `int[N]` only says how many copies a single int expands to; a
+  // list of any length is accepted, as PyTorch's argument parser does
+  // (`amax(x, dim=[0, 2])` against `int[1] dim`).
   std::optional<IValue> v;
   try {
     v = convert(obj, arg.type(), arg.N());
@@ -289,11 +292,6 @@ IValue toIValue(PyObject* obj, const Argument& arg, const FunctionSchema& schema
                                  "): ", e.what()));
   }
   if (v) {
-    if (arg.N() && v->isIntList() && v->toIntList().size() != static_cast<size_t>(*arg.N()) &&
-        !arg.type()->isOptional()) {
-      throw TypeError(detail::str(opLabel(schema), "(): argument '", arg.name(), "' (position ", position + 1,
-                                  ") must be a list of ", *arg.N(), " ints, got ", v->toIntList().size()));
-    }
     return std::move(*v);
   }
   std::string expected = arg.type()->toString();

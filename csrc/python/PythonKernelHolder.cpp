@@ -54,6 +54,7 @@ PyObject* dispatchKeySetObject(DispatchKeySet ks) {
   return obj;
 }
 
+
 PythonKernelHolder::PythonKernelHolder(PyObject* func, DispatchKey key, bool with_keyset, bool is_fallback)
     : func_(func),
       where_(detail::str(is_fallback ? "Python fallback" : "Python kernel", " registered at ", key)),

@@ -1,10 +1,24 @@
 """opdispatch.Tensor: the Python class of every tensor (its C++ part is
-opdispatch._C.TensorBase): autograd attributes and methods."""
+opdispatch._C.TensorBase): autograd attributes, Python operators, indexing,
+and methods. Every operator and method calls an ``od`` operator through the
+dispatcher, so the Autograd and Meta keys apply."""
 from __future__ import annotations
 
-from typing import Any, Optional
+import collections
+import numbers
+from typing import Any, Iterator, Optional, Sequence, Union
+
+import numpy as np
 
 from . import _C
+from ._builtins import comparison as _cmp
+from ._builtins import copy as _copy
+from ._builtins import elementwise as _ew
+from ._builtins import factories as _fac
+from ._builtins import linalg as _linalg
+from ._builtins import nn as _nn
+from ._builtins import reduction as _red
+from ._builtins import views as _views
 from .autograd import engine, graph
 
 _requires_grad_slot = _C.TensorBase.requires_grad
@@ -19,6 +33,9 @@ class Tensor(_C.TensorBase):
         return _requires_grad_slot.__get__(self)
 
     def _set_requires_grad(self, value: bool) -> None:
+        if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError(f"only Tensors of floating point and complex dtype can require gradients, not "
+                               f"{self.dtype}")
         if not graph.is_leaf(self):
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf tensors. If you want to use a computed tensor "
@@ -43,7 +60,8 @@ class Tensor(_C.TensorBase):
     @grad.setter
     def grad(self, value: Optional["Tensor"]) -> None:
         if value is not None and tuple(value.shape) != tuple(self.shape):
-            raise RuntimeError(f"assigned grad has shape {tuple(value.shape)}, but the tensor has shape {tuple(self.shape)}")
+            raise RuntimeError(f"assigned grad has shape {tuple(value.shape)}, but the tensor has shape "
+                               f"{tuple(self.shape)}")
         graph.meta_for_write(self).grad = value
 
     @property
@@ -81,8 +99,480 @@ class Tensor(_C.TensorBase):
         opdispatch.autograd.backward."""
         engine.backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
 
+    # --- Python protocol ------------------------------------------------------------
+
+    __hash__ = _C.TensorBase.__hash__
+
     def __repr__(self) -> str:
-        return f"opdispatch.Tensor(shape={tuple(self.shape)}, dtype={self.dtype}, device='{self.device}')"
+        """NumPy-style text with the dtype, device and autograd state:
+        ``tensor([[1., 2.]], dtype=opdispatch.float32, grad_fn=<od::mul.TensorBackward>)``;
+        a meta tensor shows ``...`` and its size instead of values."""
+        if self.is_meta:
+            parts = ["...", f"device='{self.device}'", f"size={tuple(self.shape)}"]
+        else:
+            data = self.numpy(force=True)
+            text = np.array2string(data, separator=", ", prefix="tensor(", threshold=1000) if data.size else "[]"
+            parts = [text] if str(self.device) == "cpu" else [text, f"device='{self.device}'"]
+        parts.append(f"dtype={self.dtype!r}")
+        if self.grad_fn is not None:
+            parts.append(f"grad_fn=<{self.grad_fn.name()}>")
+        elif self.requires_grad:
+            parts.append("requires_grad=True")
+        return f"tensor({', '.join(parts)})"
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __iter__(self) -> Iterator["Tensor"]:
+        """The sub-tensors along dimension 0 (views, via od::select.int)."""
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (_views.select(self, 0, i) for i in range(self.shape[0]))
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {self.numel()} values is ambiguous")
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self.dtype.is_complex or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def item(self) -> Union[bool, int, float, complex]:
+        """The value of a one-element tensor as a Python number. RuntimeError
+        otherwise (and for meta tensors, which have no data)."""
+        if self.numel() != 1:
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
+        return self.numpy(force=True).reshape(()).item()
+
+    def tolist(self) -> Any:
+        """The values as (nested) Python lists of numbers; a number for a 0-d tensor."""
+        return self.numpy(force=True).tolist()
+
+    def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> np.ndarray:
+        """NumPy's view of the data (``np.asarray(t)`` shares memory); raises for a tensor that requires grad."""
+        a = self.numpy()
+        if dtype is not None and np.dtype(dtype) != a.dtype:
+            return a.astype(dtype)
+        return a.copy() if copy else a
+
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+                   copy: Optional[bool] = None) -> Any:
+        """A DLPack capsule of this cpu tensor's memory (through NumPy's exporter; zero-copy)."""
+        if self.requires_grad:
+            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+        return self.numpy().__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        if str(self.device) != "cpu":
+            raise RuntimeError(f"__dlpack_device__: only cpu tensors can be exported, this one is on {self.device}")
+        return (1, 0)  # (kDLCPU, device 0)
+
+    # --- arithmetic operators --------------------------------------------------------
+
+    def _scalar_tensor(self, value: Any) -> "Tensor":
+        """A 0-d tensor holding ``value`` with the dtype NumPy gives ``self op value`` (Python scalars are weak)."""
+        dtype = getattr(_C, np.result_type(self.dtype.to_numpy(), value).name)
+        return _fac.full([], value, dtype=dtype, device=self.device)
+
+    def __add__(self, other: Any) -> "Tensor":
+        return _binary(self, other, _ew.add, _ew.add_scalar)
+
+    __radd__ = __add__
+
+    def __sub__(self, other: Any) -> "Tensor":
+        return _binary(self, other, _ew.sub, _ew.sub_scalar)
+
+    def __rsub__(self, other: Any) -> "Tensor":
+        return _ew.sub(self._scalar_tensor(other), self) if _is_scalar(other) else NotImplemented
+
+    def __mul__(self, other: Any) -> "Tensor":
+        return _binary(self, other, _ew.mul, _ew.mul_scalar)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other: Any) -> "Tensor":
+        return _binary(self, other, _ew.div, _ew.div_scalar)
+
+    def __rtruediv__(self, other: Any) -> "Tensor":
+        return _ew.div(self._scalar_tensor(other), self) if _is_scalar(other) else NotImplemented
+
+    def __pow__(self, exponent: Any) -> "Tensor":
+        return _binary(self, exponent, _ew.pow_tensor_tensor, _ew.pow_tensor_scalar)
+
+    def __rpow__(self, base: Any) -> "Tensor":
+        return _ew.pow_scalar(base, self) if _is_scalar(base) else NotImplemented
+
+    def __matmul__(self, other: Any) -> "Tensor":
+        return _linalg.matmul(self, other) if isinstance(other, _C.TensorBase) else NotImplemented
+
+    def __neg__(self) -> "Tensor":
+        return _ew.neg(self)
+
+    def __abs__(self) -> "Tensor":
+        return _ew.abs(self)
+
+    def _inplace(self, other: Any, op: Any) -> "Tensor":
+        if _is_scalar(other):
+            other = self._scalar_tensor(other)
+        return op(self, other) if isinstance(other, _C.TensorBase) else NotImplemented
+
+    def __iadd__(self, other: Any) -> "Tensor":
+        return self._inplace(other, _ew.add_)
+
+    def __isub__(self, other: Any) -> "Tensor":
+        return self._inplace(other, _ew.sub_)
+
+    def __imul__(self, other: Any) -> "Tensor":
+        return self._inplace(other, _ew.mul_)
+
+    def __itruediv__(self, other: Any) -> "Tensor":
+        return self._inplace(other, _ew.div_)
+
+    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+        return _binary(self, other, _cmp.eq, _cmp.eq_scalar)
+
+    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+        return _binary(self, other, _cmp.ne, _cmp.ne_scalar)
+
+    def __lt__(self, other: Any) -> "Tensor":
+        return _binary(self, other, _cmp.lt, _cmp.lt_scalar)
+
+    def __le__(self, other: Any) -> "Tensor":
+        return _binary(self, other, _cmp.le, _cmp.le_scalar)
+
+    def __gt__(self, other: Any) -> "Tensor":
+        return _binary(self, other, _cmp.gt, _cmp.gt_scalar)
+
+    def __ge__(self, other: Any) -> "Tensor":
+        return _binary(self, other, _cmp.ge, _cmp.ge_scalar)
+
+    # --- indexing -----------------------------------------------------------------------
+
+    def __getitem__(self, index: Any) -> "Tensor":
+        """Basic indexing: ints (od::select.int), slices with a positive step
+        (od::slice.Tensor), ``None`` (od::unsqueeze), ``...``, and tuples of
+        them; the result is a view. IndexError for an index out of range or
+        too many indices; TypeError for tensor, bool or list indices."""
+        items = index if isinstance(index, tuple) else (index,)
+        for item in items:
+            if not (item is None or item is Ellipsis or isinstance(item, slice) or _is_int(item)):
+                raise TypeError(f"only integers, slices (`:`), ellipsis (`...`) and None are valid indices, "
+                                f"got {type(item).__name__}")
+        used = sum(1 for item in items if item is not None and item is not Ellipsis)
+        if used > self.ndim:
+            raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
+        if sum(1 for item in items if item is Ellipsis) > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+        result, dim = self, 0
+        for item in items:
+            if item is Ellipsis:
+                dim += self.ndim - used
+            elif item is None:
+                result = _views.unsqueeze(result, dim)
+                dim += 1
+            elif isinstance(item, slice):
+                step = 1 if item.step is None else item.step
+                if step <= 0:
+                    raise ValueError("step must be greater than zero")
+                result = _views.slice_(result, dim, item.start, item.stop, step)
+                dim += 1
+            else:
+                result = _views.select(result, dim, int(item))
+        return _views.view(result, list(result.shape)) if result is self else result
+
+    # --- methods: arithmetic and elementwise ---------------------------------------------
+
+    def add(self, other: Any, *, alpha: Any = 1) -> "Tensor":
+        """``self + alpha * other`` (od::add.Tensor / od::add.Scalar)."""
+        return _ew.add(self, other, alpha=alpha) if isinstance(other, _C.TensorBase) else \
+            _ew.add_scalar(self, other, alpha)
+
+    def sub(self, other: Any, *, alpha: Any = 1) -> "Tensor":
+        """``self - alpha * other`` (od::sub.Tensor / od::sub.Scalar)."""
+        return _ew.sub(self, other, alpha=alpha) if isinstance(other, _C.TensorBase) else \
+            _ew.sub_scalar(self, other, alpha)
+
+    def mul(self, other: Any) -> "Tensor":
+        """``self * other`` (od::mul.Tensor / od::mul.Scalar)."""
+        return self * other
+
+    def div(self, other: Any) -> "Tensor":
+        """``self / other``, true division (od::div.Tensor / od::div.Scalar)."""
+        return self / other
+
+    def pow(self, exponent: Any) -> "Tensor":
+        """``self ** exponent`` (od::pow.Tensor_Tensor / od::pow.Tensor_Scalar)."""
+        return self ** exponent
+
+    def neg(self) -> "Tensor":
+        """``-self`` (od::neg)."""
+        return _ew.neg(self)
+
+    def exp(self) -> "Tensor":
+        """e to the power of each element (od::exp)."""
+        return _ew.exp(self)
+
+    def log(self) -> "Tensor":
+        """Natural logarithm of each element (od::log)."""
+        return _ew.log(self)
+
+    def sin(self) -> "Tensor":
+        """Sine of each element (od::sin)."""
+        return _ew.sin(self)
+
+    def cos(self) -> "Tensor":
+        """Cosine of each element (od::cos)."""
+        return _ew.cos(self)
+
+    def tanh(self) -> "Tensor":
+        """Hyperbolic tangent of each element (od::tanh)."""
+        return _ew.tanh(self)
+
+    def sigmoid(self) -> "Tensor":
+        """``1 / (1 + exp(-self))`` (od::sigmoid)."""
+        return _ew.sigmoid(self)
+
+    def relu(self) -> "Tensor":
+        """``max(self, 0)`` (od::relu)."""
+        return _ew.relu(self)
+
+    def abs(self) -> "Tensor":
+        """Absolute value of each element (od::abs)."""
+        return _ew.abs(self)
+
+    def sqrt(self) -> "Tensor":
+        """Square root of each element (od::sqrt)."""
+        return _ew.sqrt(self)
+
+    def maximum(self, other: "Tensor") -> "Tensor":
+        """Elementwise maximum, broadcast (od::maximum)."""
+        return _ew.maximum(self, other)
+
+    def minimum(self, other: "Tensor") -> "Tensor":
+        """Elementwise minimum, broadcast (od::minimum)."""
+        return _ew.minimum(self, other)
+
+    def where(self, condition: "Tensor", other: "Tensor") -> "Tensor":
+        """``self`` where ``condition`` (a bool tensor) holds, else ``other`` (od::where.self)."""
+        return _ew.where(condition, self, other)
+
+    def eq(self, other: Any) -> "Tensor":
+        """``self == other`` as a bool tensor (od::eq.Tensor / od::eq.Scalar)."""
+        return self == other
+
+    def ne(self, other: Any) -> "Tensor":
+        """``self != other`` as a bool tensor (od::ne)."""
+        return self != other
+
+    def lt(self, other: Any) -> "Tensor":
+        """``self < other`` as a bool tensor (od::lt)."""
+        return self < other
+
+    def le(self, other: Any) -> "Tensor":
+        """``self <= other`` as a bool tensor (od::le)."""
+        return self <= other
+
+    def gt(self, other: Any) -> "Tensor":
+        """``self > other`` as a bool tensor (od::gt)."""
+        return self > other
+
+    def ge(self, other: Any) -> "Tensor":
+        """``self >= other`` as a bool tensor (od::ge)."""
+        return self >= other
+
+    # --- methods: in place ----------------------------------------------------------------
+
+    def add_(self, other: Any, *, alpha: Any = 1) -> "Tensor":
+        """``self += alpha * other`` in self's memory (od::add_.Tensor; a scalar becomes a 0-d tensor)."""
+        return _ew.add_(self, _as_tensor(self, other), alpha=alpha)
+
+    def sub_(self, other: Any, *, alpha: Any = 1) -> "Tensor":
+        """``self -= alpha * other`` in self's memory (od::sub_.Tensor)."""
+        return _ew.sub_(self, _as_tensor(self, other), alpha=alpha)
+
+    def mul_(self, other: Any) -> "Tensor":
+        """``self *= other`` in self's memory (od::mul_.Tensor)."""
+        return _ew.mul_(self, _as_tensor(self, other))
+
+    def div_(self, other: Any) -> "Tensor":
+        """``self /= other`` in self's memory (od::div_.Tensor); RuntimeError for an integer self."""
+        return _ew.div_(self, _as_tensor(self, other))
+
+    def zero_(self) -> "Tensor":
+        """Fills self with zeros (od::zero_)."""
+        return _copy.zero_(self)
+
+    def fill_(self, value: Any) -> "Tensor":
+        """Fills self with ``value`` cast to self's dtype (od::fill_.Scalar)."""
+        return _copy.fill_(self, value)
+
+    def copy_(self, src: "Tensor", non_blocking: bool = False) -> "Tensor":
+        """Writes ``src`` (broadcast, cast to self's dtype) into self's memory (od::copy_)."""
+        return _copy.copy_(self, src, non_blocking)
+
+    # --- methods: reductions -------------------------------------------------------------------
+
+    def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
+        """Sum over ``dim`` (an int, a sequence, or None for all); ints and bools sum to int64."""
+        if dim is None:
+            return _red.sum_(self, dtype=dtype) if not keepdim else _red.sum_dim(self, None, True, dtype=dtype)
+        return _red.sum_dim(self, _dims(dim), keepdim, dtype=dtype)
+
+    def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
+        """Mean over ``dim``; floating-point (or complex) input or ``dtype`` only."""
+        if dim is None:
+            return _red.mean(self, dtype=dtype) if not keepdim else _red.mean_dim(self, None, True, dtype=dtype)
+        return _red.mean_dim(self, _dims(dim), keepdim, dtype=dtype)
+
+    def amax(self, dim: Any = (), keepdim: bool = False) -> "Tensor":
+        """Maximum over ``dim`` (an int, a sequence, or () for all) (od::amax)."""
+        return _red.amax(self, _dims(dim), keepdim)
+
+    def max(self, dim: Optional[int] = None, keepdim: bool = False) -> Any:
+        """The maximum (a 0-d tensor) or, with ``dim``, ``(values, indices)`` along it (od::max.dim)."""
+        if dim is None:
+            return _red.amax(self)
+        return MaxResult(*_red.max_dim(self, dim, keepdim))
+
+    def argmax(self, dim: Optional[int] = None, keepdim: bool = False) -> "Tensor":
+        """int64 index of the maximum, over the flattened tensor or along ``dim`` (od::argmax)."""
+        return _red.argmax(self, dim, keepdim)
+
+    # --- methods: linear algebra and nn ---------------------------------------------------------
+
+    def matmul(self, other: "Tensor") -> "Tensor":
+        """Matrix product with NumPy's matmul rules (od::matmul)."""
+        return _linalg.matmul(self, other)
+
+    def mm(self, mat2: "Tensor") -> "Tensor":
+        """Product of two matrices (od::mm)."""
+        return _linalg.mm(self, mat2)
+
+    def bmm(self, mat2: "Tensor") -> "Tensor":
+        """Batched product of (b, n, m) and (b, m, p) tensors (od::bmm)."""
+        return _linalg.bmm(self, mat2)
+
+    def softmax(self, dim: int, dtype: Any = None) -> "Tensor":
+        """Softmax along ``dim``, computed in ``dtype`` if given (od::softmax.int)."""
+        return _nn.softmax(self, dim, dtype)
+
+    def log_softmax(self, dim: int, dtype: Any = None) -> "Tensor":
+        """Log of softmax along ``dim``, computed in ``dtype`` if given (od::log_softmax.int)."""
+        return _nn.log_softmax(self, dim, dtype)
+
+    # --- methods: views and copies ---------------------------------------------------------------
+
+    def view(self, *shape: Any) -> "Tensor":
+        """A view with ``shape`` (varargs or one sequence; one -1 is inferred). RuntimeError
+        if the strides do not allow a view: use reshape."""
+        return _views.view(self, _shape_args(shape))
+
+    def reshape(self, *shape: Any) -> "Tensor":
+        """A view with ``shape`` when the strides allow it, else a copy."""
+        return _views.reshape(self, _shape_args(shape))
+
+    def expand(self, *sizes: Any) -> "Tensor":
+        """A view with size-1 dims stretched to ``sizes`` (-1 keeps a size) (od::expand)."""
+        return _views.expand(self, _shape_args(sizes))
+
+    def transpose(self, dim0: int, dim1: int) -> "Tensor":
+        """A view with ``dim0`` and ``dim1`` swapped (od::transpose.int)."""
+        return _views.transpose(self, dim0, dim1)
+
+    def t(self) -> "Tensor":
+        """The transpose of a matrix (tensors of fewer than 2 dims are returned as views of themselves)."""
+        if self.ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+        return _views.transpose(self, 0, -1) if self.ndim == 2 else _views.view(self, list(self.shape))
+
+    def permute(self, *dims: Any) -> "Tensor":
+        """A view with the dims reordered (od::permute)."""
+        return _views.permute(self, _shape_args(dims))
+
+    def squeeze(self, dim: Optional[int] = None) -> "Tensor":
+        """A view without size-1 dims (all, or just ``dim``) (od::squeeze / od::squeeze.dim)."""
+        return _views.squeeze(self) if dim is None else _views.squeeze_dim(self, dim)
+
+    def unsqueeze(self, dim: int) -> "Tensor":
+        """A view with a size-1 dim inserted at ``dim`` (od::unsqueeze)."""
+        return _views.unsqueeze(self, dim)
+
+    def select(self, dim: int, index: int) -> "Tensor":
+        """The view at ``index`` along ``dim``, which is removed (od::select.int)."""
+        return _views.select(self, dim, index)
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
+        """Dims ``start_dim``..``end_dim`` merged into one, a view when possible (od::flatten.using_ints)."""
+        return _views.flatten(self, start_dim, end_dim)
+
+    def clone(self) -> "Tensor":
+        """A contiguous copy (od::clone)."""
+        return _copy.clone(self)
+
+    def contiguous(self) -> "Tensor":
+        """Self if C-contiguous, else a contiguous copy (od::contiguous)."""
+        return _copy.contiguous(self)
+
+    def to(self, *args: Any, dtype: Any = None, device: Any = None, copy: bool = False,
+           non_blocking: bool = False) -> "Tensor":
+        """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other_tensor)``
+        or keywords: self when nothing changes (and copy is False), else a
+        converted copy (od::to.dtype_layout, which calls od::_to_copy)."""
+        for arg in args:
+            if isinstance(arg, _C.TensorBase):
+                dtype, device = arg.dtype, arg.device
+            elif isinstance(arg, _C.dtype):
+                dtype = arg
+            elif isinstance(arg, (str, _C.device)):
+                device = arg
+            else:
+                raise TypeError(f"to() received an invalid argument {arg!r}: expected a dtype, a device or a tensor")
+        return _copy.to_dtype_layout(self, dtype=dtype, device=device, non_blocking=non_blocking, copy=copy)
+
+
+class MaxResult(collections.namedtuple("MaxResult", ["values", "indices"])):
+    """The (values, indices) result of ``Tensor.max(dim)``."""
+
+
+def _is_scalar(x: Any) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, _C.TensorBase)
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, numbers.Integral) and not isinstance(x, (bool, _C.TensorBase))
+
+
+def _binary(self: Tensor, other: Any, tensor_op: Any, scalar_op: Any) -> Any:
+    if isinstance(other, _C.TensorBase):
+        return tensor_op(self, other)
+    if _is_scalar(other):
+        return scalar_op(self, other)
+    return NotImplemented
+
+
+def _as_tensor(self: Tensor, other: Any) -> Any:
+    return self._scalar_tensor(other) if _is_scalar(other) else other
+
+
+def _shape_args(args: Sequence[Any]) -> list[int]:
+    """Sizes given as varargs (``view(2, 3)``) or as one sequence (``view((2, 3))``)."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        return list(args[0])
+    return list(args)
+
+
+def _dims(dim: Any) -> list[int]:
+    return [dim] if isinstance(dim, int) else list(dim)
 
 
 _C._set_tensor_class(Tensor)

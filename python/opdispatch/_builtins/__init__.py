@@ -3,4 +3,15 @@ on NumPy, Meta kernels and autograd formulas, registered through
 opdispatch.library. Importing this package registers them."""
 from __future__ import annotations
 
-from . import copy, elementwise, factories, reduction, views  # noqa: F401  (registration)
+from . import (  # noqa: F401  (registration)
+    comparison,
+    copy,
+    elementwise,
+    factories,
+    linalg,
+    nn,
+    random,
+    reduction,
+    shape,
+    views,
+)

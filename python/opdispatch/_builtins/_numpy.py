@@ -14,19 +14,39 @@ def arr(t: _C.TensorBase) -> np.ndarray:
     return t.numpy(force=True)
 
 
+def contiguous_strides(shape: Sequence[int]) -> list[int]:
+    """C-contiguous strides in elements, as PyTorch computes them (a size-0 or
+    size-1 dimension counts as 1). PyTorch: c10::contiguous_strides."""
+    strides = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        strides[i] = strides[i + 1] * max(shape[i + 1], 1)
+    return strides
+
+
 def tensor(a: Any) -> _C.TensorBase:
-    """A tensor owning the result array ``a`` (made C-contiguous; 0-d stays 0-d)."""
+    """A tensor owning the result array ``a``, C-contiguous with the strides
+    Meta kernels give (0-d stays 0-d)."""
     a = np.asarray(a)
     if not a.flags.c_contiguous:
         a = a.copy(order="C")
-    return _C.from_numpy(a)
+    t = _C.from_numpy(a)
+    strides = contiguous_strides(a.shape)
+    if list(t.stride()) != strides:
+        # NumPy leaves strides of size-0/1 dimensions unnormalised; they address no other element.
+        t = _C._as_strided(t, a.shape, strides, 0)
+    return t
 
 
 def np_dtype(t: _C.TensorBase) -> np.dtype:
     return t.dtype.to_numpy()
 
 
-def result_dtype(op: str, *operands: Any) -> np.dtype:
+def od_dtype(dt: Any) -> _C.dtype:
+    """The opdispatch dtype of a NumPy dtype."""
+    return getattr(_C, np.dtype(dt).name)
+
+
+def result_dtype(*operands: Any) -> np.dtype:
     """NumPy's type promotion over tensors (their dtypes) and Python scalars
     (weak, as NumPy 2 treats them)."""
     return np.result_type(*[np_dtype(o) if isinstance(o, _C.TensorBase) else o for o in operands])
@@ -44,6 +64,39 @@ def broadcast_shape(op: str, *shapes: Sequence[int]) -> tuple[int, ...]:
 def meta_like(shape: Sequence[int], dtype: Any) -> _C.TensorBase:
     """A contiguous meta tensor: the output of a Meta kernel."""
     return _C.empty(tuple(shape), dtype=dtype, device="meta")
+
+
+def check_device(op: str, *tensors: _C.TensorBase) -> None:
+    """RuntimeError naming ``op`` unless all tensors are on one device (PyTorch:
+    "Expected all tensors to be on the same device")."""
+    devices = {str(t.device) for t in tensors}
+    if len(devices) > 1:
+        raise RuntimeError(f"{op}: expected all tensors to be on the same device, but found at least two devices, "
+                           f"{' and '.join(sorted(devices))}")
+
+
+def check_inplace(op: str, self: _C.TensorBase, result_shape: Sequence[int], result: np.dtype) -> None:
+    """The rules of an in-place update of ``self`` by a result of ``result_shape``
+    and dtype ``result``: the shape must not grow and the dtype must cast
+    within its kind (PyTorch: TensorIterator's "result type ... can't be cast
+    to the desired output type" and "doesn't match the broadcast shape")."""
+    if tuple(result_shape) != tuple(self.shape):
+        raise RuntimeError(f"{op}: output with shape {list(self.shape)} doesn't match the broadcast shape "
+                           f"{list(result_shape)}")
+    if not np.can_cast(result, np_dtype(self), casting="same_kind"):
+        raise RuntimeError(f"{op}: result type {od_dtype(result)} can't be cast to the desired output type "
+                           f"{self.dtype}")
+
+
+#: MemoryFormat enum values (PyTorch's c10::MemoryFormat): contiguous_format, preserve_format.
+_DENSE_FORMATS = (None, 0, 1)
+
+
+def check_memory_format(op: str, memory_format: Any) -> None:
+    """NotImplementedError for channels_last formats: outputs here are always C-contiguous."""
+    if memory_format not in _DENSE_FORMATS:
+        raise NotImplementedError(f"{op}: memory_format {memory_format} (channels_last) is not supported; "
+                                  f"outputs are C-contiguous")
 
 
 def wrap_dim(op: str, dim: int, ndim: int) -> int:

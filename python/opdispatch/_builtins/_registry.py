@@ -38,6 +38,9 @@ def defop(
     backend: Optional[Kernel] = None,
     backward: Optional[Kernel] = None,
     setup_context: Optional[Kernel] = None,
+    autograd: Optional[Kernel] = None,
+    composite: Optional[Kernel] = None,
+    differentiable: bool = True,
 ) -> _C._DispatchOperator:
     """Defines ``od::<schema>`` and registers its kernels.
 
@@ -45,7 +48,13 @@ def defop(
     kernel for every backend (CompositeExplicitAutograd — factories and ops
     that only change metadata); ``backward(ctx, *grads)`` with
     ``setup_context(ctx, inputs, output)``: the autograd formula (see
-    opdispatch._library.autograd). Returns the operator.
+    opdispatch._library.autograd); ``autograd(op)``: makes a hand-written
+    Autograd kernel ``(keyset, *args, **kwargs)`` for ``op`` instead of a formula
+    (``differentiable=False``: one that runs the operator below autograd, so
+    outputs never require grad — factories, comparisons, argmax); ``composite``:
+    a CompositeImplicitAutograd kernel, a decomposition into other operators
+    that serves every key (PyTorch's ``to``, ``contiguous``, ``flatten``).
+    Returns the operator.
     """
     LIB.define(schema)
     name = schema.split("(", 1)[0]
@@ -59,7 +68,24 @@ def defop(
     for kernel, key in ((cpu, "CPU"), (meta, "Meta"), (backend, "CompositeExplicitAutograd")):
         if kernel is not None:
             LIB.impl(name, wrap(kernel), key)
+    if composite is not None:
+        LIB.impl(name, composite, "CompositeImplicitAutograd")
     op = _C._DispatchOperator("od::" + base, overload)
     if backward is not None:
         LIB.impl(name, make_autograd_kernel(op, backward, setup_context), "Autograd", with_keyset=True)
+    elif autograd is not None:
+        LIB.impl(name, autograd(op), "Autograd", with_keyset=True)
+    elif not differentiable:
+        LIB.impl(name, _below_autograd(op), "Autograd", with_keyset=True)
     return op
+
+
+def _below_autograd(op: _C._DispatchOperator) -> Kernel:
+    """The Autograd kernel of a non-differentiable operator: no graph node, outputs never require grad."""
+    redispatch = op.redispatch
+
+    def kernel(keyset: _C.DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
+        with _C._AutoDispatchBelowAutograd():
+            return redispatch(keyset & _C._after_autograd_keyset, *args, **kwargs)
+
+    return kernel

@@ -1,22 +1,145 @@
-"""Copies: clone (a new contiguous tensor with the same values)."""
+"""Copies and conversions: clone, copy_, contiguous, to (dtype / device) via
+_to_copy, and the in-place fills zero_ and fill_."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
 from .. import _C
-from ._numpy import arr, meta_like, tensor
+from . import factories, reduction
+from ._numpy import arr, check_memory_format, meta_like, tensor
 from ._registry import defop
 
+Tensor = _C.TensorBase
 
-def _clone_cpu(self: _C.TensorBase, *, memory_format: Any = None) -> _C.TensorBase:
+
+def _clone_cpu(self: Tensor, *, memory_format: Any = None) -> Tensor:
+    check_memory_format("od::clone", memory_format)
     return tensor(np.array(arr(self), order="C", copy=True))
 
 
-def _clone_meta(self: _C.TensorBase, *, memory_format: Any = None) -> _C.TensorBase:
+def _clone_meta(self: Tensor, *, memory_format: Any = None) -> Tensor:
+    check_memory_format("od::clone", memory_format)
     return meta_like(self.shape, self.dtype)
 
 
 clone = defop("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", cpu=_clone_cpu, meta=_clone_meta,
               backward=lambda ctx, grad: grad)
+
+
+def _contiguous(self: Tensor, *, memory_format: int = 0) -> Tensor:
+    check_memory_format("od::contiguous", memory_format)
+    return self if self.is_contiguous() else clone(self)
+
+
+contiguous = defop("contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)", composite=_contiguous)
+
+# --- copy_ -------------------------------------------------------------------------
+
+
+def _check_copy(self: Tensor, src: Tensor) -> None:
+    try:
+        fits = np.broadcast_shapes(tuple(self.shape), tuple(src.shape)) == tuple(self.shape)
+    except ValueError:
+        fits = False
+    if not fits:
+        raise RuntimeError(f"od::copy_: the source of shape {list(src.shape)} does not broadcast to the destination "
+                           f"shape {list(self.shape)}")
+
+
+def _copy_cpu(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
+    _check_copy(self, src)
+    np.copyto(arr(self), arr(src), casting="unsafe")
+    return self
+
+
+def _copy_meta(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
+    _check_copy(self, src)
+    if not self.is_meta:
+        raise RuntimeError(f"od::copy_: cannot copy out of a meta tensor (it has no data) into a {self.device} tensor")
+    return self
+
+
+def _copy_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+    ctx.src_shape = tuple(inputs[1].shape)
+
+
+def _copy_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any, None]:
+    # self's old values are overwritten: they get a zero gradient. PyTorch: derivatives.yaml copy_.
+    return factories.zeros_like(grad), reduction.sum_to(grad, ctx.src_shape), None
+
+
+copy_ = defop("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
+              cpu=_copy_cpu, meta=_copy_meta, backward=_copy_backward, setup_context=_copy_setup)
+
+# --- to ---------------------------------------------------------------------------------
+
+
+def _to_copy_kernel(self: Tensor, *, dtype: Any = None, layout: Any = None, device: Any = None,
+                    pin_memory: Any = None, non_blocking: bool = False, memory_format: Any = None) -> Tensor:
+    check_memory_format("od::_to_copy", memory_format)
+    dtype = self.dtype if dtype is None else dtype
+    device = self.device if device is None else _C.device(str(device))
+    if self.is_meta and device.type != "meta":
+        raise NotImplementedError(f"od::_to_copy: cannot copy out of a meta tensor (it has no data) to {device}")
+    return factories.make("od::_to_copy", self.shape, dtype, device,
+                          lambda shape, dt: np.array(arr(self), dtype=dt, order="C", copy=True))
+
+
+def _to_copy_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+    ctx.dtype, ctx.device = inputs[0].dtype, inputs[0].device
+
+
+to_copy = defop("_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+                "bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor",
+                backend=_to_copy_kernel, setup_context=_to_copy_setup,
+                backward=lambda ctx, grad: to_copy(grad, dtype=ctx.dtype, device=ctx.device))
+
+
+def _to(self: Tensor, dtype: Optional[Any], device: Optional[Any], copy: bool, memory_format: Any) -> Tensor:
+    """``self`` when it already has ``dtype`` and ``device`` and no copy is
+    asked for, else a converted copy. PyTorch: at::native::to (TensorConversions.cpp)."""
+    same_dtype = dtype is None or dtype == self.dtype
+    same_device = device is None or _C.device(str(device)) == self.device
+    if same_dtype and same_device and not copy:
+        return self
+    return to_copy(self, dtype=dtype, device=device, memory_format=memory_format)
+
+
+def _to_dtype(self: Tensor, dtype: Any, non_blocking: bool = False, copy: bool = False,
+              memory_format: Any = None) -> Tensor:
+    return _to(self, dtype, None, copy, memory_format)
+
+
+def _to_device(self: Tensor, device: Any, dtype: Any, non_blocking: bool = False, copy: bool = False,
+               memory_format: Any = None) -> Tensor:
+    return _to(self, dtype, device, copy, memory_format)
+
+
+def _to_dtype_layout(self: Tensor, *, dtype: Any = None, layout: Any = None, device: Any = None,
+                     pin_memory: Any = None, non_blocking: bool = False, copy: bool = False,
+                     memory_format: Any = None) -> Tensor:
+    return _to(self, dtype, device, copy, memory_format)
+
+
+to_dtype = defop("to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, "
+                 "MemoryFormat? memory_format=None) -> Tensor(a)", composite=_to_dtype)
+to_device = defop("to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, "
+                  "bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)", composite=_to_device)
+to_dtype_layout = defop("to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, "
+                        "Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, "
+                        "MemoryFormat? memory_format=None) -> Tensor(a)", composite=_to_dtype_layout)
+
+# --- fills ----------------------------------------------------------------------------------
+
+
+def _fill_cpu(self: Tensor, value: Any) -> Tensor:
+    arr(self)[...] = value
+    return self
+
+
+zero_ = defop("zero_(Tensor(a!) self) -> Tensor(a!)", cpu=lambda self: _fill_cpu(self, 0), meta=lambda self: self,
+              backward=lambda ctx, grad: factories.zeros_like(grad))
+fill_ = defop("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", cpu=_fill_cpu,
+              meta=lambda self, value: self, backward=lambda ctx, grad: (factories.zeros_like(grad), None))

@@ -1,112 +1,292 @@
-"""Elementwise operators: NumPy ufuncs with NumPy broadcasting and type
-promotion; Meta kernels give the broadcast shape and promoted dtype."""
+"""Elementwise operators: NumPy functions with NumPy broadcasting and type
+promotion (NumPy 2: Python scalars are weak); Meta kernels give the broadcast
+shape and the dtype NumPy gives for 0-d operands of the same dtypes. Autograd
+formulas are written with ``od`` operators so they can be differentiated
+again. PyTorch: tools/autograd/derivatives.yaml."""
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import Any, Callable
 
 import numpy as np
 
 from .. import _C
-from ._numpy import arr, broadcast_shape, meta_like, result_dtype, tensor
+from .._library.autograd import check_inplace as check_inplace_autograd
+from . import comparison, copy, factories, reduction
+from ._numpy import check_inplace
+from ._pointwise import inplace, operands, pointwise
 from ._registry import defop
-from .reduction import sum_to
+
+Tensor = _C.TensorBase
 
 
-def _binary_cpu(name: str, fn: Any) -> Any:
-    def kernel(self: _C.TensorBase, other: _C.TensorBase, **kw: Any) -> _C.TensorBase:
-        broadcast_shape(name, self.shape, other.shape)
-        return tensor(fn(arr(self), arr(other), **kw))
-
-    kernel.__name__ = name.replace("od::", "") + "_cpu"
-    return kernel
+def _shapes_setup(ctx: Any, inputs: tuple, keyword_only_inputs: dict, output: Any) -> None:
+    """Saves the input shapes (for sum_to) and the scalar arguments."""
+    ctx.shapes = [tuple(x.shape) if isinstance(x, Tensor) else None for x in inputs]
+    ctx.scalars = [x for x in inputs if not isinstance(x, Tensor)]
+    ctx.alpha = keyword_only_inputs.get("alpha", 1)
 
 
-def _binary_meta(name: str) -> Any:
-    def kernel(self: _C.TensorBase, other: _C.TensorBase, **kw: Any) -> _C.TensorBase:
-        return meta_like(broadcast_shape(name, self.shape, other.shape), result_dtype(name, self, other))
-
-    kernel.__name__ = name.replace("od::", "") + "_meta"
-    return kernel
+def _save_inputs(ctx: Any, inputs: tuple, output: Any) -> None:
+    ctx.save_for_backward(*[x for x in inputs if isinstance(x, Tensor)])
+    ctx.shapes = [tuple(x.shape) for x in inputs if isinstance(x, Tensor)]
+    ctx.scalars = [x for x in inputs if not isinstance(x, Tensor)]
 
 
-def _unary(name: str, ufunc: Any) -> tuple[Any, Any]:
-    def cpu(self: _C.TensorBase) -> _C.TensorBase:
-        return tensor(ufunc(arr(self)))
-
-    def meta(self: _C.TensorBase) -> _C.TensorBase:
-        return meta_like(self.shape, np.result_type(ufunc(np.zeros((), self.dtype.to_numpy()))))
-
-    cpu.__name__, meta.__name__ = f"{name}_cpu", f"{name}_meta"
-    return cpu, meta
-
-
-# --- add, mul -----------------------------------------------------------------
-
-def _add(a: np.ndarray, b: np.ndarray, alpha: Any = 1) -> np.ndarray:
-    return a + b if alpha == 1 else a + alpha * b
-
-
-def _add_setup(ctx: Any, inputs: tuple, keyword_only_inputs: dict, output: Any) -> None:
-    self, other = inputs
-    ctx.shapes = (tuple(self.shape), tuple(other.shape))
-    ctx.alpha = keyword_only_inputs["alpha"]
-
-
-def _add_backward(ctx: Any, grad: _C.TensorBase) -> tuple[Any, Any]:
-    s_shape, o_shape = ctx.shapes
-    g_other = grad if ctx.alpha == 1 else mul_scalar(grad, ctx.alpha)
-    return sum_to(grad, s_shape), sum_to(g_other, o_shape)
-
-
-add = defop("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-            cpu=_binary_cpu("od::add.Tensor", _add), meta=_binary_meta("od::add.Tensor"),
-            backward=_add_backward, setup_context=_add_setup)
-
-
-def _mul_setup(ctx: Any, inputs: tuple, output: Any) -> None:
-    self, other = inputs
-    ctx.save_for_backward(self, other)
-
-
-def _mul_backward(ctx: Any, grad: _C.TensorBase) -> tuple[Any, Any]:
-    self, other = ctx.saved_tensors
-    g_self = sum_to(mul(grad, other), tuple(self.shape)) if ctx.needs_input_grad[0] else None
-    g_other = sum_to(mul(grad, self), tuple(other.shape)) if ctx.needs_input_grad[1] else None
-    return g_self, g_other
-
-
-mul = defop("mul.Tensor(Tensor self, Tensor other) -> Tensor",
-            cpu=_binary_cpu("od::mul.Tensor", np.multiply), meta=_binary_meta("od::mul.Tensor"),
-            backward=_mul_backward, setup_context=_mul_setup)
-
-
-def _mul_scalar_cpu(self: _C.TensorBase, other: Any) -> _C.TensorBase:
-    return tensor(arr(self) * other)
-
-
-def _mul_scalar_meta(self: _C.TensorBase, other: Any) -> _C.TensorBase:
-    return meta_like(self.shape, result_dtype("od::mul.Scalar", self, other))
-
-
-def _mul_scalar_setup(ctx: Any, inputs: tuple, output: Any) -> None:
-    ctx.other = inputs[1]
-
-
-mul_scalar = defop("mul.Scalar(Tensor self, Scalar other) -> Tensor",
-                   cpu=_mul_scalar_cpu, meta=_mul_scalar_meta,
-                   backward=lambda ctx, grad: (mul_scalar(grad, ctx.other), None), setup_context=_mul_scalar_setup)
-
-# --- unary --------------------------------------------------------------------
-
-_neg_cpu, _neg_meta = _unary("neg", np.negative)
-neg = defop("neg(Tensor self) -> Tensor", cpu=_neg_cpu, meta=_neg_meta,
-            backward=lambda ctx, grad: neg(grad))
-
-
-def _exp_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+def _save_output(ctx: Any, inputs: tuple, output: Any) -> None:
     ctx.save_for_backward(output)
 
 
-_exp_cpu, _exp_meta = _unary("exp", np.exp)
-exp = defop("exp(Tensor self) -> Tensor", cpu=_exp_cpu, meta=_exp_meta,
-            backward=lambda ctx, grad: mul(grad, ctx.saved_tensors[0]), setup_context=_exp_setup)
+def _save_self(ctx: Any, inputs: tuple, output: Any) -> None:
+    ctx.save_for_backward(inputs[0])
+
+
+def _scaled(grad: Tensor, alpha: Any) -> Tensor:
+    return grad if alpha == 1 else mul_scalar(grad, alpha)
+
+
+# --- add, sub, mul, div ----------------------------------------------------------
+
+def _add(a: Any, b: Any, alpha: Any = 1) -> Any:
+    return a + b if alpha == 1 else a + alpha * b
+
+
+def _sub(a: Any, b: Any, alpha: Any = 1) -> Any:
+    return a - b if alpha == 1 else a - alpha * b
+
+
+def _add_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
+    s_shape, o_shape = ctx.shapes
+    return reduction.sum_to(grad, s_shape), reduction.sum_to(_scaled(grad, ctx.alpha), o_shape)
+
+
+def _sub_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
+    s_shape, o_shape = ctx.shapes
+    return reduction.sum_to(grad, s_shape), reduction.sum_to(_scaled(grad, -ctx.alpha), o_shape)
+
+
+add = defop("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+            **pointwise("od::add.Tensor", _add), backward=_add_backward, setup_context=_shapes_setup)
+sub = defop("sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+            **pointwise("od::sub.Tensor", _sub), backward=_sub_backward, setup_context=_shapes_setup)
+add_scalar = defop("add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+                   **pointwise("od::add.Scalar", _add), backward=lambda ctx, grad: (grad, None, None))
+sub_scalar = defop("sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+                   **pointwise("od::sub.Scalar", _sub), backward=lambda ctx, grad: (grad, None, None))
+
+
+def _mul_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
+    self, other = ctx.saved_tensors
+    g_self = reduction.sum_to(mul(grad, other), self.shape) if ctx.needs_input_grad[0] else None
+    g_other = reduction.sum_to(mul(grad, self), other.shape) if ctx.needs_input_grad[1] else None
+    return g_self, g_other
+
+
+def _div_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
+    self, other = ctx.saved_tensors
+    g_self = g_other = None
+    if ctx.needs_input_grad[0]:
+        g_self = reduction.sum_to(div(grad, other), self.shape)
+    if ctx.needs_input_grad[1]:
+        g_other = reduction.sum_to(neg(div(mul(grad, self), mul(other, other))), other.shape)
+    return g_self, g_other
+
+
+mul = defop("mul.Tensor(Tensor self, Tensor other) -> Tensor", **pointwise("od::mul.Tensor", np.multiply),
+            backward=_mul_backward, setup_context=_save_inputs)
+div = defop("div.Tensor(Tensor self, Tensor other) -> Tensor", **pointwise("od::div.Tensor", np.true_divide),
+            backward=_div_backward, setup_context=_save_inputs)
+mul_scalar = defop("mul.Scalar(Tensor self, Scalar other) -> Tensor", **pointwise("od::mul.Scalar", np.multiply),
+                   backward=lambda ctx, grad: (mul_scalar(grad, ctx.scalars[0]), None), setup_context=_shapes_setup)
+div_scalar = defop("div.Scalar(Tensor self, Scalar other) -> Tensor", **pointwise("od::div.Scalar", np.true_divide),
+                   backward=lambda ctx, grad: (div_scalar(grad, ctx.scalars[0]), None), setup_context=_shapes_setup)
+
+# --- pow ---------------------------------------------------------------------------
+
+
+def _pow_tensor_scalar_backward(ctx: Any, grad: Tensor) -> tuple[Any, None]:
+    (self,) = ctx.saved_tensors
+    exponent = ctx.scalars[0]
+    if exponent == 0:
+        return factories.zeros_like(grad), None
+    return mul(grad, mul_scalar(pow_tensor_scalar(self, exponent - 1), exponent)), None
+
+
+def _pow_exponent_grad(grad: Tensor, out: Tensor, log_base: Tensor, base_is_zero: Tensor, exponent: Tensor) -> Tensor:
+    """grad * out * log(base), with 0 where base == 0 and exponent >= 0 (where
+    the limit is 0, not nan). PyTorch: pow_backward_exponent."""
+    masked = mul(base_is_zero, comparison.ge_scalar(exponent, 0))
+    return where(masked, factories.zeros_like(grad), mul(grad, mul(out, log_base)))
+
+
+def _pow_tensor_tensor_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+    ctx.save_for_backward(inputs[0], inputs[1], output)
+
+
+def _pow_tensor_tensor_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
+    self, exponent, out = ctx.saved_tensors
+    g_self = g_exp = None
+    if ctx.needs_input_grad[0]:
+        d_self = mul(exponent, pow_tensor_tensor(self, sub_scalar(exponent, 1)))
+        g_self = reduction.sum_to(mul(grad, d_self), self.shape)
+    if ctx.needs_input_grad[1]:
+        g_exp = _pow_exponent_grad(grad, out, log(self), comparison.eq_scalar(self, 0), exponent)
+        g_exp = reduction.sum_to(g_exp, exponent.shape)
+    return g_self, g_exp
+
+
+def _pow_scalar_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+    ctx.base = inputs[0]
+    ctx.save_for_backward(inputs[1], output)
+
+
+def _pow_scalar_backward(ctx: Any, grad: Tensor) -> tuple[None, Any]:
+    exponent, out = ctx.saved_tensors
+    if ctx.base == 0:
+        at_zero = mul_scalar(mul(grad, out), -math.inf)
+        return None, where(comparison.ge_scalar(exponent, 0), factories.zeros_like(grad), at_zero)
+    return None, mul_scalar(mul(grad, out), math.log(ctx.base))
+
+
+pow_tensor_scalar = defop("pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
+                          **pointwise("od::pow.Tensor_Scalar", np.power),
+                          backward=_pow_tensor_scalar_backward, setup_context=_save_inputs)
+pow_tensor_tensor = defop("pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
+                          **pointwise("od::pow.Tensor_Tensor", np.power),
+                          backward=_pow_tensor_tensor_backward, setup_context=_pow_tensor_tensor_setup)
+pow_scalar = defop("pow.Scalar(Scalar self, Tensor exponent) -> Tensor", **pointwise("od::pow.Scalar", np.power),
+                   backward=_pow_scalar_backward, setup_context=_pow_scalar_setup)
+
+# --- unary ---------------------------------------------------------------------------
+
+
+def _unary(schema: str, fn: Callable[[Any], Any], backward: Callable[..., Any],
+           setup_context: Callable[..., None]) -> _C._DispatchOperator:
+    name = "od::" + schema.split("(", 1)[0]
+    return defop(schema, **pointwise(name, fn), backward=backward, setup_context=setup_context)
+
+
+def _sigmoid(a: np.ndarray) -> np.ndarray:
+    # exp(-|a|) never overflows; the two branches are the same function.
+    e = np.exp(-np.abs(a))
+    return np.where(a >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def _one_minus(t: Tensor) -> Tensor:
+    return add_scalar(neg(t), 1)
+
+
+def _relu(a: np.ndarray) -> np.ndarray:
+    return np.maximum(a, np.zeros((), a.dtype))
+
+
+def _saved(ctx: Any) -> Tensor:
+    return ctx.saved_tensors[0]
+
+
+def _abs_backward(ctx: Any, grad: Tensor) -> Tensor:
+    """grad * sign(self), 0 at 0."""
+    self = _saved(ctx)
+    return sub(mul(grad, comparison.gt_scalar(self, 0)), mul(grad, comparison.lt_scalar(self, 0)))
+
+
+
+neg = _unary("neg(Tensor self) -> Tensor", np.negative, lambda ctx, grad: neg(grad), None)
+exp = _unary("exp(Tensor self) -> Tensor", np.exp, lambda ctx, grad: mul(grad, _saved(ctx)), _save_output)
+log = _unary("log(Tensor self) -> Tensor", np.log, lambda ctx, grad: div(grad, _saved(ctx)), _save_self)
+sin = _unary("sin(Tensor self) -> Tensor", np.sin, lambda ctx, grad: mul(grad, cos(_saved(ctx))), _save_self)
+cos = _unary("cos(Tensor self) -> Tensor", np.cos, lambda ctx, grad: neg(mul(grad, sin(_saved(ctx)))), _save_self)
+tanh = _unary("tanh(Tensor self) -> Tensor", np.tanh,
+              lambda ctx, grad: mul(grad, _one_minus(mul(_saved(ctx), _saved(ctx)))), _save_output)
+sigmoid = _unary("sigmoid(Tensor self) -> Tensor", _sigmoid,
+                 lambda ctx, grad: mul(grad, mul(_saved(ctx), _one_minus(_saved(ctx)))), _save_output)
+relu = _unary("relu(Tensor self) -> Tensor", _relu, lambda ctx, grad: mul(grad, comparison.gt_scalar(_saved(ctx), 0)),
+              _save_output)
+abs = _unary("abs(Tensor self) -> Tensor", np.abs, _abs_backward, _save_self)  # noqa: A001  (the operator's name)
+sqrt = _unary("sqrt(Tensor self) -> Tensor", np.sqrt,
+              lambda ctx, grad: div(grad, mul_scalar(_saved(ctx), 2)), _save_output)
+
+# --- maximum, minimum, where ------------------------------------------------------------
+
+
+def _extremum_backward(wins: Callable[..., Tensor], loses: Callable[..., Tensor]) -> Callable[..., tuple[Any, Any]]:
+    """maximum/minimum: the gradient goes to the winning input, half to each on a tie.
+    PyTorch: derivatives.yaml ``maximum``."""
+
+    def backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
+        self, other = ctx.saved_tensors
+        tie = comparison.eq(self, other)
+        half = mul_scalar(grad, 0.5)
+        g_self = reduction.sum_to(where(tie, half, mul(grad, wins(self, other))), self.shape)
+        g_other = reduction.sum_to(where(tie, half, mul(grad, loses(self, other))), other.shape)
+        return g_self, g_other
+
+    return backward
+
+
+def _where(condition: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if condition.dtype != np.bool_:
+        raise RuntimeError(f"od::where.self: expected condition to be a boolean tensor, but got a tensor with dtype "
+                           f"{condition.dtype}")
+    return np.where(condition, a, b)
+
+
+def _where_backward(ctx: Any, grad: Tensor) -> tuple[None, Any, Any]:
+    (condition,) = ctx.saved_tensors
+    _, s_shape, o_shape = ctx.shapes
+    zero = factories.zeros_like(grad)
+    g_self = reduction.sum_to(where(condition, grad, zero), s_shape)
+    return None, g_self, reduction.sum_to(where(condition, zero, grad), o_shape)
+
+
+def _where_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+    ctx.save_for_backward(inputs[0])
+    ctx.shapes = [tuple(x.shape) for x in inputs]
+
+
+maximum = defop("maximum(Tensor self, Tensor other) -> Tensor", **pointwise("od::maximum", np.maximum),
+                backward=_extremum_backward(lambda a, b: comparison.gt(a, b), lambda a, b: comparison.lt(a, b)),
+                setup_context=_save_inputs)
+minimum = defop("minimum(Tensor self, Tensor other) -> Tensor", **pointwise("od::minimum", np.minimum),
+                backward=_extremum_backward(lambda a, b: comparison.lt(a, b), lambda a, b: comparison.gt(a, b)),
+                setup_context=_save_inputs)
+where = defop("where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
+              **pointwise("od::where.self", _where), backward=_where_backward, setup_context=_where_setup)
+
+# --- in place ------------------------------------------------------------------------------
+
+
+def _inplace_autograd(name: str, functional: Callable[..., Tensor]) -> Callable[[Any], Callable[..., Tensor]]:
+    """The Autograd kernel of an in-place arithmetic operator: records
+    ``self.copy_(op(self.clone(), *args))`` — the functional operator's
+    formula (on a clone, so the values it saves are never overwritten) and
+    copy_'s — so ``self``'s grad_fn becomes copy_'s node. Raises RuntimeError
+    for a leaf that requires grad, or a result that cannot be written to
+    ``self`` (shape or dtype). PyTorch derives in-place formulas from the same
+    derivatives.yaml entries."""
+
+    def make(op: _C._DispatchOperator) -> Callable[..., Tensor]:
+        def kernel(keyset: _C.DispatchKeySet, self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+            if not (self.requires_grad or any(t.requires_grad for t in operands(args))):
+                with _C._AutoDispatchBelowAutograd():
+                    return op.redispatch(keyset & _C._after_autograd_keyset, self, *args, **kwargs)
+            check_inplace_autograd(name, self)
+            result = functional(copy.clone(self), *args, **kwargs)
+            check_inplace(name, self, result.shape, result.dtype.to_numpy())
+            return copy.copy_(self, result)
+
+        kernel.__name__ = name.replace("od::", "").replace(".", "_") + "_autograd"
+        return kernel
+
+    return make
+
+
+def _define_inplace(schema: str, fn: Callable[..., Any], functional: Callable[..., Tensor]) -> _C._DispatchOperator:
+    name = "od::" + schema.split("(", 1)[0]
+    return defop(schema, **inplace(name, fn), autograd=_inplace_autograd(name, functional))
+
+
+add_ = _define_inplace("add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)", _add, add)
+sub_ = _define_inplace("sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)", _sub, sub)
+mul_ = _define_inplace("mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", np.multiply, mul)
+div_ = _define_inplace("div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", np.true_divide, div)

@@ -1,61 +1,116 @@
-"""Tensor factories: new tensors from a size or from another tensor's metadata.
-One kernel serves every backend (CompositeExplicitAutograd); the device
-argument picks NumPy memory (cpu) or none (meta)."""
+"""Tensor factories: new tensors from a size, a range, or another tensor's
+metadata. One kernel serves every backend (CompositeExplicitAutograd); the
+device argument picks NumPy memory (cpu) or none (meta). Outputs are
+C-contiguous and never require grad."""
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+import math
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
 from .. import _C
-from ._numpy import meta_like, tensor
+from ._numpy import check_memory_format, meta_like, tensor
 from ._registry import defop
 
-_FACTORY_KW = "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None"
-_LIKE_KW = _FACTORY_KW + ", MemoryFormat? memory_format=None"
+FACTORY_KW = "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None"
+_LIKE_KW = FACTORY_KW + ", MemoryFormat? memory_format=None"
+
+Fill = Callable[[tuple[int, ...], np.dtype], np.ndarray]
 
 
-def _make(op: str, size: Sequence[int], dtype: Any, device: Any, fill: Any) -> _C.TensorBase:
+def make(op: str, size: Sequence[int], dtype: Any, device: Any, fill: Fill) -> _C.TensorBase:
+    """A new tensor of ``size`` on ``device`` (default cpu) with dtype (default
+    float32), its values ``fill(shape, numpy_dtype)`` on cpu. Raises
+    RuntimeError for a negative size and NotImplementedError for a device
+    without memory here (cuda)."""
+    size = tuple(size)
+    if any(s < 0 for s in size):
+        raise RuntimeError(f"{op}: trying to create tensor with negative dimension in size {list(size)}")
     dtype = _C.float32 if dtype is None else dtype
     device = _C.device("cpu") if device is None else _C.device(str(device))
     if device.type == "meta":
         return meta_like(size, dtype)
     if device.type != "cpu":
         raise NotImplementedError(f"{op}: device {device} has no memory in opdispatch; use cpu or meta")
-    return tensor(fill(tuple(size), dtype.to_numpy()))
+    return tensor(fill(size, dtype.to_numpy()))
 
 
-def _full_like(name: str, fill: Any) -> Any:
+def _sized(name: str, fill: Fill) -> Any:
+    def kernel(size: Sequence[int], *, dtype: Any = None, layout: Any = None, device: Any = None,
+               pin_memory: Any = None, memory_format: Any = None) -> _C.TensorBase:
+        check_memory_format(name, memory_format)
+        return make(name, size, dtype, device, fill)
+
+    kernel.__name__ = name.replace("od::", "").replace(".", "_")
+    return kernel
+
+
+def _like(name: str, fill: Fill) -> Any:
     def kernel(self: _C.TensorBase, *, dtype: Any = None, layout: Any = None, device: Any = None,
                pin_memory: Any = None, memory_format: Any = None) -> _C.TensorBase:
-        return _make(name, self.shape, self.dtype if dtype is None else dtype,
-                     self.device if device is None else device, fill)
+        check_memory_format(name, memory_format)
+        return make(name, self.shape, self.dtype if dtype is None else dtype,
+                    self.device if device is None else device, fill)
 
     kernel.__name__ = name.replace("od::", "")
     return kernel
 
 
-def _sized(name: str, fill: Any) -> Any:
-    def kernel(size: Sequence[int], *, dtype: Any = None, layout: Any = None, device: Any = None,
-               pin_memory: Any = None) -> _C.TensorBase:
-        return _make(name, size, dtype, device, fill)
+empty = defop(f"empty.memory_format(SymInt[] size, {_LIKE_KW}) -> Tensor",
+              backend=_sized("od::empty.memory_format", np.empty))
+zeros = defop(f"zeros(SymInt[] size, {FACTORY_KW}) -> Tensor", backend=_sized("od::zeros", np.zeros))
+ones = defop(f"ones(SymInt[] size, {FACTORY_KW}) -> Tensor", backend=_sized("od::ones", np.ones))
+empty_like = defop(f"empty_like(Tensor self, {_LIKE_KW}) -> Tensor", backend=_like("od::empty_like", np.empty),
+                   differentiable=False)
+zeros_like = defop(f"zeros_like(Tensor self, {_LIKE_KW}) -> Tensor", backend=_like("od::zeros_like", np.zeros),
+                   differentiable=False)
+ones_like = defop(f"ones_like(Tensor self, {_LIKE_KW}) -> Tensor", backend=_like("od::ones_like", np.ones),
+                  differentiable=False)
 
-    kernel.__name__ = name.replace("od::", "")
-    return kernel
 
-
-zeros = defop(f"zeros(SymInt[] size, {_FACTORY_KW}) -> Tensor", backend=_sized("od::zeros", np.zeros))
-ones = defop(f"ones(SymInt[] size, {_FACTORY_KW}) -> Tensor", backend=_sized("od::ones", np.ones))
-zeros_like = defop(f"zeros_like(Tensor self, {_LIKE_KW}) -> Tensor", backend=_full_like("od::zeros_like", np.zeros))
-ones_like = defop(f"ones_like(Tensor self, {_LIKE_KW}) -> Tensor", backend=_full_like("od::ones_like", np.ones))
+def scalar_dtype(*values: Any) -> _C.dtype:
+    """The dtype PyTorch infers from Python scalars: bool, int64, or the
+    default float32 when any is a float. PyTorch: c10::Scalar's type and
+    torch.get_default_dtype()."""
+    if all(isinstance(v, bool) for v in values):
+        return _C.bool
+    if all(isinstance(v, (bool, int)) for v in values):
+        return _C.int64
+    return _C.float32
 
 
 def _full(size: Sequence[int], fill_value: Any, *, dtype: Optional[Any] = None, layout: Any = None,
           device: Any = None, pin_memory: Any = None) -> _C.TensorBase:
-    if dtype is None:
-        dtype = _C.int64 if isinstance(fill_value, int) and not isinstance(fill_value, bool) else \
-            _C.bool if isinstance(fill_value, bool) else _C.float32
-    return _make("od::full", size, dtype, device, lambda shape, dt: np.full(shape, fill_value, dtype=dt))
+    dtype = scalar_dtype(fill_value) if dtype is None else dtype
+    return make("od::full", size, dtype, device, lambda shape, dt: np.full(shape, fill_value, dtype=dt))
 
 
-full = defop(f"full(SymInt[] size, Scalar fill_value, {_FACTORY_KW}) -> Tensor", backend=_full)
+full = defop(f"full(SymInt[] size, Scalar fill_value, {FACTORY_KW}) -> Tensor", backend=_full)
+
+
+def _arange(start: Any, end: Any, step: Any = 1, *, dtype: Optional[Any] = None, layout: Any = None,
+            device: Any = None, pin_memory: Any = None) -> _C.TensorBase:
+    op = "od::arange"
+    if step == 0:
+        raise RuntimeError(f"{op}: step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError(f"{op}: upper bound ({end}) and lower bound ({start}) inconsistent with step sign ({step})")
+    n = math.ceil((end - start) / step)
+    dtype = scalar_dtype(start, end, step) if dtype is None else dtype
+    exact = np.int64 if isinstance(start, int) and isinstance(step, int) else np.float64
+    return make(op, (n,), dtype, device, lambda shape, dt: (start + np.arange(n, dtype=exact) * step).astype(dt))
+
+
+def _arange_end(end: Any, **kw: Any) -> _C.TensorBase:
+    return _arange(0, end, 1, **kw)
+
+
+def _arange_start(start: Any, end: Any, **kw: Any) -> _C.TensorBase:
+    return _arange(start, end, 1, **kw)
+
+
+arange = defop(f"arange(Scalar end, {FACTORY_KW}) -> Tensor", backend=_arange_end)
+arange_start = defop(f"arange.start(Scalar start, Scalar end, {FACTORY_KW}) -> Tensor", backend=_arange_start)
+arange_start_step = defop(f"arange.start_step(Scalar start, Scalar end, Scalar step=1, {FACTORY_KW}) -> Tensor",
+                          backend=_arange)

@@ -1,79 +1,117 @@
-"""Reductions: sum (and the sum_to helper gradients of broadcasting use)."""
+"""Reductions: sum, mean, amax, max.dim, argmax (over all or some dimensions,
+with keepdim), and the sum_to helper that gradients of broadcasting use."""
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
 from .. import _C
+from . import comparison, elementwise, factories, views
 from ._numpy import arr, meta_like, tensor, wrap_dim
 from ._registry import defop
 
+Tensor = _C.TensorBase
+
 
 def _dims(op: str, dim: Optional[Sequence[int]], ndim: int) -> tuple[int, ...]:
+    """The reduced dimensions: all for None or [], else ``dim`` wrapped; RuntimeError for a repeated dimension."""
     if dim is None or len(dim) == 0:
         return tuple(range(ndim))
     dims = tuple(wrap_dim(op, d, ndim) for d in dim)
+    if ndim == 0:
+        return ()  # a 0-d tensor accepts dim 0 / -1 and has nothing to reduce
     if len(set(dims)) != len(dims):
         raise RuntimeError(f"{op}: dimension list {list(dim)} names a dimension twice")
     return dims
 
 
-def _reduced_shape(shape: Sequence[int], dims: tuple[int, ...], keepdim: bool) -> tuple[int, ...]:
+def _reduced_shape(shape: Sequence[int], dims: Sequence[int], keepdim: bool) -> tuple[int, ...]:
     return tuple(1 if i in dims else s for i, s in enumerate(shape) if keepdim or i not in dims)
 
 
-def _sum_dtype(self: _C.TensorBase, dtype: Any) -> Any:
+def _check_nonempty(op: str, self: Tensor, dims: Sequence[int]) -> None:
+    if any(self.shape[d] == 0 for d in dims):
+        raise IndexError(f"{op}: expected reduction dimensions {list(dims)} of the input of shape {list(self.shape)} "
+                         f"to be non-empty (the reduction has no identity)")
+
+
+def _restore(grad: Tensor, shape: Sequence[int], dims: Sequence[int], keepdim: bool) -> Tensor:
+    """``grad`` of a reduction with the reduced dimensions back as size 1 (broadcastable to ``shape``)."""
+    return grad if keepdim else views.reshape(grad, _reduced_shape(shape, dims, True))
+
+
+def _reduction_setup(ctx: Any, inputs: tuple, keyword_only_inputs: dict, output: Any) -> None:
+    """Saves the input shape, the reduced dims and keepdim of a ``(self, dim=None, keepdim=False)`` reduction."""
+    self = inputs[0]
+    ctx.n_inputs = len(inputs)
+    ctx.shape = tuple(self.shape)
+    dim = inputs[1] if len(inputs) > 1 else None
+    ctx.dims = _dims("od::reduction", [dim] if isinstance(dim, int) else dim, self.ndim)  # the kernel checked dim
+    ctx.keepdim = bool(inputs[2]) if len(inputs) > 2 else False
+
+
+def _no_grads(ctx: Any) -> tuple[None, ...]:
+    return (None,) * (ctx.n_inputs - 1)
+
+
+# --- sum, mean ------------------------------------------------------------------------
+
+
+def _sum_dtype(self: Tensor, dtype: Any) -> np.dtype:
+    """PyTorch: integral and bool inputs sum to int64 unless a dtype is given."""
     if dtype is not None:
         return dtype.to_numpy()
     npd = self.dtype.to_numpy()
     return np.dtype(np.int64) if npd.kind in "biu" else npd
 
 
-def _sum_dim_cpu(self: _C.TensorBase, dim: Optional[Sequence[int]], keepdim: bool = False, *,
-                 dtype: Any = None) -> _C.TensorBase:
-    dims = _dims("od::sum.dim_IntList", dim, self.ndim)
-    return tensor(np.sum(arr(self), axis=dims, keepdims=keepdim, dtype=_sum_dtype(self, dtype)))
+def _mean_dtype(self: Tensor, dtype: Any) -> np.dtype:
+    npd = self.dtype.to_numpy() if dtype is None else dtype.to_numpy()
+    if npd.kind not in "fc":
+        raise RuntimeError(f"od::mean: could not infer output dtype. Input dtype must be either a floating point or "
+                           f"complex dtype. Got: {self.dtype if dtype is None else dtype}")
+    return npd
 
 
-def _sum_dim_meta(self: _C.TensorBase, dim: Optional[Sequence[int]], keepdim: bool = False, *,
-                  dtype: Any = None) -> _C.TensorBase:
-    dims = _dims("od::sum.dim_IntList", dim, self.ndim)
-    return meta_like(_reduced_shape(self.shape, dims, keepdim), _sum_dtype(self, dtype))
+def _reducer(name: str, fn: Callable[..., np.ndarray], out_dtype: Callable[[Tensor, Any], np.dtype]
+             ) -> dict[str, Callable[..., Tensor]]:
+    def cpu(self: Tensor, dim: Optional[Sequence[int]] = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+        dims = _dims(name, dim, self.ndim)
+        return tensor(fn(arr(self), axis=dims, keepdims=keepdim, dtype=out_dtype(self, dtype)))
+
+    def meta(self: Tensor, dim: Optional[Sequence[int]] = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+        dims = _dims(name, dim, self.ndim)
+        return meta_like(_reduced_shape(self.shape, dims, keepdim), out_dtype(self, dtype))
+
+    return {"cpu": cpu, "meta": meta}
 
 
-def _sum_setup(ctx: Any, inputs: tuple, keyword_only_inputs: dict, output: Any) -> None:
-    self = inputs[0]
-    ctx.shape = tuple(self.shape)
-    ctx.dims = _dims("od::sum", inputs[1] if len(inputs) > 1 else None, self.ndim)
-    ctx.keepdim = inputs[2] if len(inputs) > 2 else False
+def _sum_backward(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
+    return (views.expand(_restore(grad, ctx.shape, ctx.dims, ctx.keepdim), ctx.shape),) + _no_grads(ctx)
 
 
-def _sum_backward(ctx: Any, grad: _C.TensorBase) -> tuple[Any, ...]:
-    from .views import expand, reshape
-
-    kept = grad if ctx.keepdim else reshape(grad, _reduced_shape(ctx.shape, ctx.dims, True))
-    return (expand(kept, ctx.shape),) + (None,) * (ctx.n_inputs - 1)
-
-
-def _with_inputs(setup: Any, n: int) -> Any:
-    def s(ctx: Any, inputs: tuple, keyword_only_inputs: dict, output: Any) -> None:
-        setup(ctx, inputs, keyword_only_inputs, output)
-        ctx.n_inputs = n
-
-    return s
+def _mean_backward(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
+    count = int(np.prod([ctx.shape[d] for d in ctx.dims]))
+    g = views.expand(_restore(grad, ctx.shape, ctx.dims, ctx.keepdim), ctx.shape)
+    return (elementwise.div_scalar(g, count),) + _no_grads(ctx)
 
 
 sum_dim = defop("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-                cpu=_sum_dim_cpu, meta=_sum_dim_meta, backward=_sum_backward, setup_context=_with_inputs(_sum_setup, 3))
-sum_ = defop("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor",
-             cpu=lambda self, *, dtype=None: _sum_dim_cpu(self, None, False, dtype=dtype),
-             meta=lambda self, *, dtype=None: _sum_dim_meta(self, None, False, dtype=dtype),
-             backward=_sum_backward, setup_context=_with_inputs(_sum_setup, 1))
+                **_reducer("od::sum.dim_IntList", np.sum, _sum_dtype),
+                backward=_sum_backward, setup_context=_reduction_setup)
+sum_ = defop("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", **_reducer("od::sum", np.sum, _sum_dtype),
+             backward=_sum_backward, setup_context=_reduction_setup)
+mean_dim = defop("mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+                 **_reducer("od::mean.dim", np.mean, _mean_dtype),
+                 backward=_mean_backward, setup_context=_reduction_setup)
+mean = defop("mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", **_reducer("od::mean", np.mean, _mean_dtype),
+             backward=_mean_backward, setup_context=_reduction_setup)
 
 
-def sum_to(grad: _C.TensorBase, shape: Sequence[int]) -> _C.TensorBase:
-    """Sums ``grad`` over the dimensions that broadcasting added or stretched to ``shape``."""
+def sum_to(grad: Tensor, shape: Sequence[int]) -> Tensor:
+    """Sums ``grad`` over the dimensions that broadcasting added or stretched
+    to reach its shape from ``shape``. PyTorch: at::sum_to."""
     shape = tuple(shape)
     if tuple(grad.shape) == shape:
         return grad
@@ -84,3 +122,99 @@ def sum_to(grad: _C.TensorBase, shape: Sequence[int]) -> _C.TensorBase:
     if lead:
         grad = sum_dim(grad, list(range(lead)), False)
     return grad
+
+# --- amax, max.dim, argmax ----------------------------------------------------------------
+
+
+def _amax_cpu(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
+    dims = _dims("od::amax", dim, self.ndim)
+    _check_nonempty("od::amax", self, dims)
+    return tensor(np.amax(arr(self), axis=dims, keepdims=keepdim))
+
+
+def _amax_meta(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
+    dims = _dims("od::amax", dim, self.ndim)
+    _check_nonempty("od::amax", self, dims)
+    return meta_like(_reduced_shape(self.shape, dims, keepdim), self.dtype)
+
+
+def _amax_setup(ctx: Any, inputs: tuple, keyword_only_inputs: dict, output: Any) -> None:
+    _reduction_setup(ctx, inputs, keyword_only_inputs, output)
+    ctx.save_for_backward(inputs[0], output)
+
+
+def _amax_backward(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
+    """The gradient is shared evenly among the maximal elements. PyTorch: derivatives.yaml amax."""
+    self, out = ctx.saved_tensors
+    mask = comparison.eq(self, _restore(out, ctx.shape, ctx.dims, ctx.keepdim))
+    count = sum_dim(mask, list(ctx.dims), True)
+    g = elementwise.div(elementwise.mul(_restore(grad, ctx.shape, ctx.dims, ctx.keepdim), mask), count)
+    return (g,) + _no_grads(ctx)
+
+
+amax = defop("amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", cpu=_amax_cpu, meta=_amax_meta,
+             backward=_amax_backward, setup_context=_amax_setup)
+
+
+def _max_dim_cpu(self: Tensor, dim: int, keepdim: bool = False) -> tuple[Tensor, Tensor]:
+    d = wrap_dim("od::max.dim", dim, self.ndim)
+    _check_nonempty("od::max.dim", self, (d,) if self.ndim else ())
+    a = arr(self)
+    if a.ndim == 0:
+        return tensor(a.copy()), tensor(np.zeros((), np.int64))
+    indices = np.argmax(a, axis=d, keepdims=True)
+    values = np.take_along_axis(a, indices, axis=d)
+    if not keepdim:
+        values, indices = values.squeeze(d), indices.squeeze(d)
+    return tensor(values), tensor(indices.astype(np.int64))
+
+
+def _max_dim_meta(self: Tensor, dim: int, keepdim: bool = False) -> tuple[Tensor, Tensor]:
+    d = wrap_dim("od::max.dim", dim, self.ndim)
+    _check_nonempty("od::max.dim", self, (d,) if self.ndim else ())
+    shape = _reduced_shape(self.shape, (d,) if self.ndim else (), keepdim)
+    return meta_like(shape, self.dtype), meta_like(shape, _C.int64)
+
+
+def _max_dim_setup(ctx: Any, inputs: tuple, keyword_only_inputs: dict, output: Any) -> None:
+    _reduction_setup(ctx, inputs, keyword_only_inputs, output)
+    ctx.save_for_backward(output[1])
+
+
+def _max_dim_backward(ctx: Any, grad: Tensor, grad_indices: Tensor) -> tuple[Any, ...]:
+    """The gradient goes to the element whose index max.dim returned.
+    PyTorch: value_selecting_reduction_backward."""
+    (indices,) = ctx.saved_tensors
+    if not ctx.shape:
+        return (grad,) + _no_grads(ctx)
+    d = ctx.dims[0]
+    positions = views.reshape(factories.arange(ctx.shape[d], device=grad.device),
+                              [ctx.shape[d] if i == d else 1 for i in range(len(ctx.shape))])
+    chosen = comparison.eq(positions, _restore(indices, ctx.shape, ctx.dims, ctx.keepdim))
+    restored = _restore(grad, ctx.shape, ctx.dims, ctx.keepdim)
+    return (elementwise.where(chosen, restored, factories.zeros_like(restored)),) + _no_grads(ctx)
+
+
+max_dim = defop("max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+                cpu=_max_dim_cpu, meta=_max_dim_meta, backward=_max_dim_backward, setup_context=_max_dim_setup)
+
+
+def _argmax_dims(self: Tensor, dim: Optional[int]) -> tuple[int, ...]:
+    dims = _dims("od::argmax", None if dim is None else [dim], self.ndim)
+    _check_nonempty("od::argmax", self, dims)
+    return dims
+
+
+def _argmax_cpu(self: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
+    dims = _argmax_dims(self, dim)
+    axis = None if dim is None or self.ndim == 0 else dims[0]
+    return tensor(np.argmax(arr(self), axis=axis, keepdims=keepdim).astype(np.int64))
+
+
+def _argmax_meta(self: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
+    dims = _argmax_dims(self, dim)
+    return meta_like(_reduced_shape(self.shape, dims, keepdim), _C.int64)
+
+
+argmax = defop("argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
+               cpu=_argmax_cpu, meta=_argmax_meta, differentiable=False)

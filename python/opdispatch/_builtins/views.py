@@ -2,10 +2,17 @@
 (made with _C._as_strided), on every backend alike."""
 from __future__ import annotations
 
+import math
 from typing import Any, Optional, Sequence
 
+import numpy as np
+
 from .. import _C
+from . import copy, reduction
+from ._numpy import arr, contiguous_strides, meta_like, tensor, wrap_dim
 from ._registry import defop
+
+Tensor = _C.TensorBase
 
 
 def _infer_size(op: str, size: Sequence[int], numel: int) -> tuple[int, ...]:
@@ -38,7 +45,7 @@ def _view_strides(old_shape: Sequence[int], old_strides: Sequence[int], new_shap
     for s in old_shape:
         numel *= s
     if numel == 0:
-        return _contiguous(new_shape)
+        return contiguous_strides(new_shape)
     new_strides = [0] * len(new_shape)
     view_d = len(new_shape) - 1
     chunk_base_stride = old_strides[-1]
@@ -63,14 +70,7 @@ def _view_strides(old_shape: Sequence[int], old_strides: Sequence[int], new_shap
     return new_strides
 
 
-def _contiguous(shape: Sequence[int]) -> list[int]:
-    strides = [1] * len(shape)
-    for i in range(len(shape) - 2, -1, -1):
-        strides[i] = strides[i + 1] * max(shape[i + 1], 1)
-    return strides
-
-
-def _view(self: _C.TensorBase, size: Sequence[int]) -> _C.TensorBase:
+def _view(self: Tensor, size: Sequence[int]) -> Tensor:
     shape = _infer_size("od::view", size, self.numel())
     strides = _view_strides(self.shape, self.stride(), shape)
     if strides is None:
@@ -86,7 +86,7 @@ def _shape_setup(ctx: Any, inputs: tuple, output: Any) -> None:
     ctx.shape = tuple(inputs[0].shape)
 
 
-def _reshape_back(ctx: Any, grad: _C.TensorBase) -> tuple[Any, None]:
+def _reshape_back(ctx: Any, grad: Tensor) -> tuple[Any, None]:
     return reshape(grad, ctx.shape), None
 
 
@@ -94,20 +94,18 @@ view = defop("view(Tensor(a) self, SymInt[] size) -> Tensor(a)", backend=_view,
              backward=_reshape_back, setup_context=_shape_setup)
 
 
-def _reshape(self: _C.TensorBase, shape: Sequence[int]) -> _C.TensorBase:
+def _reshape(self: Tensor, shape: Sequence[int]) -> Tensor:
     size = _infer_size("od::reshape", shape, self.numel())
     if _view_strides(self.shape, self.stride(), size) is not None:
         return _view(self, size)
-    from .copy import clone
-
-    return _view(clone(self), size)
+    return _view(copy.clone(self), size)
 
 
 reshape = defop("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", backend=_reshape,
                 backward=_reshape_back, setup_context=_shape_setup)
 
 
-def _expand(self: _C.TensorBase, size: Sequence[int], *, implicit: bool = False) -> _C.TensorBase:
+def _expand(self: Tensor, size: Sequence[int], *, implicit: bool = False) -> Tensor:
     size = list(size)
     if len(size) < self.ndim:
         raise RuntimeError(f"od::expand: the number of sizes provided ({len(size)}) must be greater or equal to the "
@@ -135,11 +133,199 @@ def _expand(self: _C.TensorBase, size: Sequence[int], *, implicit: bool = False)
     return _C._as_strided(self, size, strides, self.storage_offset())
 
 
-def _expand_back(ctx: Any, grad: _C.TensorBase) -> tuple[Any, None]:
-    from .reduction import sum_to
-
-    return sum_to(grad, ctx.shape), None
+def _expand_back(ctx: Any, grad: Tensor) -> tuple[Any, None]:
+    return reduction.sum_to(grad, ctx.shape), None
 
 
 expand = defop("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)", backend=_expand,
                backward=_expand_back, setup_context=_shape_setup)
+
+
+def _strided(self: Tensor, shape: Sequence[int], strides: Sequence[int], offset: int = 0) -> Tensor:
+    """A view of ``self`` with ``shape`` and ``strides``, ``offset`` elements past self's first."""
+    return _C._as_strided(self, list(shape), list(strides), self.storage_offset() + offset)
+
+
+# --- transpose, permute --------------------------------------------------------------
+
+
+def _transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    d0, d1 = wrap_dim("od::transpose.int", dim0, self.ndim), wrap_dim("od::transpose.int", dim1, self.ndim)
+    if self.ndim == 0:
+        return _strided(self, (), ())
+    shape, strides = list(self.shape), list(self.stride())
+    shape[d0], shape[d1] = shape[d1], shape[d0]
+    strides[d0], strides[d1] = strides[d1], strides[d0]
+    return _strided(self, shape, strides)
+
+
+def _transpose_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+    ctx.dims = inputs[1:]
+
+
+transpose = defop("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", backend=_transpose,
+                  backward=lambda ctx, grad: (transpose(grad, *ctx.dims), None, None), setup_context=_transpose_setup)
+
+
+def _permutation(self: Tensor, dims: Sequence[int]) -> list[int]:
+    wrapped = [wrap_dim("od::permute", d, self.ndim) for d in dims]
+    if len(wrapped) != self.ndim or sorted(wrapped) != list(range(self.ndim)):
+        raise RuntimeError(f"od::permute: dims {list(dims)} must be a permutation of the {self.ndim} dimensions of "
+                           f"the input of shape {list(self.shape)}")
+    return wrapped
+
+
+def _permute(self: Tensor, dims: Sequence[int]) -> Tensor:
+    order = _permutation(self, dims)
+    return _strided(self, [self.shape[d] for d in order], [self.stride()[d] for d in order])
+
+
+def _permute_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+    ctx.inverse = [int(i) for i in np.argsort(_permutation(inputs[0], inputs[1]))]
+
+
+permute = defop("permute(Tensor(a) self, int[] dims) -> Tensor(a)", backend=_permute,
+                backward=lambda ctx, grad: (permute(grad, ctx.inverse), None), setup_context=_permute_setup)
+
+# --- squeeze, unsqueeze, flatten ---------------------------------------------------------------
+
+
+def _squeeze_dims(self: Tensor, dims: Sequence[int]) -> Tensor:
+    keep = [i for i in range(self.ndim) if i not in dims or self.shape[i] != 1]
+    return _strided(self, [self.shape[i] for i in keep], [self.stride()[i] for i in keep])
+
+
+squeeze = defop("squeeze(Tensor(a) self) -> Tensor(a)", backend=lambda self: _squeeze_dims(self, range(self.ndim)),
+                backward=lambda ctx, grad: reshape(grad, ctx.shape), setup_context=_shape_setup)
+squeeze_dim = defop("squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)",
+                    backend=lambda self, dim: _squeeze_dims(self, [wrap_dim("od::squeeze.dim", dim, self.ndim)]),
+                    backward=_reshape_back, setup_context=_shape_setup)
+
+
+def _unsqueeze(self: Tensor, dim: int) -> Tensor:
+    d = wrap_dim("od::unsqueeze", dim, self.ndim + 1)
+    shape, strides = list(self.shape), list(self.stride())
+    strides.insert(d, shape[d] * strides[d] if d < self.ndim else 1)
+    shape.insert(d, 1)
+    return _strided(self, shape, strides)
+
+
+def _unsqueeze_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+    ctx.dim = wrap_dim("od::unsqueeze", inputs[1], inputs[0].ndim + 1)
+
+
+unsqueeze = defop("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", backend=_unsqueeze,
+                  backward=lambda ctx, grad: (squeeze_dim(grad, ctx.dim), None), setup_context=_unsqueeze_setup)
+
+
+def _flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """A view when possible (else a copy) merging dims start_dim..end_dim.
+    PyTorch: at::native::flatten (CompositeImplicitAutograd, via reshape)."""
+    if self.ndim == 0:
+        return reshape(self, [1])
+    start = wrap_dim("od::flatten.using_ints", start_dim, self.ndim)
+    end = wrap_dim("od::flatten.using_ints", end_dim, self.ndim)
+    if start > end:
+        raise RuntimeError(f"od::flatten.using_ints: start_dim ({start_dim}) cannot come after end_dim ({end_dim})")
+    if start == end:
+        return self
+    merged = math.prod(self.shape[start:end + 1])
+    return reshape(self, list(self.shape[:start]) + [merged] + list(self.shape[end + 1:]))
+
+
+flatten = defop("flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)", composite=_flatten)
+
+# --- select, slice ----------------------------------------------------------------------------
+
+
+def _select_index(self: Tensor, dim: int, index: int) -> tuple[int, int]:
+    if self.ndim == 0:
+        raise IndexError("od::select.int: select() cannot be applied to a 0-dim tensor")
+    d = wrap_dim("od::select.int", dim, self.ndim)
+    size = self.shape[d]
+    if not -size <= index < size:
+        raise IndexError(f"od::select.int: index {index} out of range for tensor of size {list(self.shape)} at "
+                         f"dimension {dim}")
+    return d, index % size
+
+
+def _select(self: Tensor, dim: int, index: int) -> Tensor:
+    d, i = _select_index(self, dim, index)
+    keep = [k for k in range(self.ndim) if k != d]
+    return _strided(self, [self.shape[k] for k in keep], [self.stride()[k] for k in keep], i * self.stride()[d])
+
+
+def _select_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+    ctx.shape = tuple(inputs[0].shape)
+    ctx.dim, ctx.index = _select_index(inputs[0], inputs[1], inputs[2])
+
+
+select = defop("select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", backend=_select,
+               backward=lambda ctx, grad: (select_backward(grad, ctx.shape, ctx.dim, ctx.index), None, None),
+               setup_context=_select_setup)
+
+
+def _slice_bounds(self: Tensor, dim: int, start: Optional[int], end: Optional[int], step: int
+                  ) -> tuple[int, int, int, int]:
+    """(dim, start, end, length) of a slice, clamped as Python clamps list slices."""
+    if step <= 0:
+        raise RuntimeError(f"od::slice.Tensor: slice step must be positive, got {step}")
+    d = wrap_dim("od::slice.Tensor", dim, self.ndim)
+    size = self.shape[d]
+    lo = 0 if start is None else (start + size if start < 0 else start)
+    hi = size if end is None else (end + size if end < 0 else end)
+    lo, hi = min(max(lo, 0), size), min(max(hi, 0), size)
+    hi = max(hi, lo)
+    return d, lo, hi, (hi - lo + step - 1) // step
+
+
+def _slice(self: Tensor, dim: int = 0, start: Optional[int] = None, end: Optional[int] = None,
+           step: int = 1) -> Tensor:
+    d, lo, _, length = _slice_bounds(self, dim, start, end, step)
+    shape, strides = list(self.shape), list(self.stride())
+    shape[d] = length
+    strides[d] *= step
+    return _strided(self, shape, strides, lo * self.stride()[d])
+
+
+def _slice_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+    ctx.shape = tuple(inputs[0].shape)
+    ctx.dim, ctx.start, ctx.end, _ = _slice_bounds(*inputs)
+    ctx.step = inputs[4]
+
+
+slice_ = defop("slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) "
+               "-> Tensor(a)", backend=_slice, setup_context=_slice_setup,
+               backward=lambda ctx, grad: (slice_backward(grad, ctx.shape, ctx.dim, ctx.start, ctx.end, ctx.step),
+                                           None, None, None, None))
+
+# --- gradients of select and slice: the inverse placement ---------------------------------------
+
+
+def _placed(grad: Tensor, input_sizes: Sequence[int], where: tuple) -> Tensor:
+    """A zero tensor of ``input_sizes`` with ``grad`` at index ``where``."""
+    if grad.is_meta:
+        return meta_like(input_sizes, grad.dtype)
+    out = np.zeros(tuple(input_sizes), grad.dtype.to_numpy())
+    out[where] = arr(grad)
+    return tensor(out)
+
+
+def _select_backward(grad_output: Tensor, input_sizes: Sequence[int], dim: int, index: int) -> Tensor:
+    return _placed(grad_output, input_sizes, (slice(None),) * dim + (index,))
+
+
+def _slice_backward(grad_output: Tensor, input_sizes: Sequence[int], dim: int, start: int, end: int,
+                    step: int) -> Tensor:
+    return _placed(grad_output, input_sizes, (slice(None),) * dim + (slice(start, end, step),))
+
+
+select_backward = defop(
+    "select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor",
+    backend=_select_backward, setup_context=lambda ctx, inputs, output: setattr(ctx, "args", inputs[2:]),
+    backward=lambda ctx, grad: (select(grad, *ctx.args), None, None, None))
+slice_backward = defop(
+    "slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) "
+    "-> Tensor",
+    backend=_slice_backward, setup_context=lambda ctx, inputs, output: setattr(ctx, "args", inputs[2:]),
+    backward=lambda ctx, grad: (slice_(grad, *ctx.args), None, None, None, None, None))

@@ -51,6 +51,7 @@ class _SchemaInfo:
         self.tensor_kind = ["list" if a.type.startswith("Tensor") and "[]" in a.type else
                             "tensor" if a.type.startswith("Tensor") else None for a in self.positional]
         self.mutated = [i for i, a in enumerate(args) if a.alias_info is not None and a.alias_info.is_write]
+        self.is_view = not self.mutated and any(r.alias_info is not None for r in schema.returns)
         self.name = f"{schema.name}" + (f".{schema.overload_name}" if schema.overload_name else "")
 
     def full_inputs(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
@@ -71,15 +72,32 @@ def _requires_grad(x: Any) -> bool:
     return False
 
 
+def check_inplace(op_name: str, t: Any) -> None:
+    """RuntimeError if recording an in-place update of ``t`` by ``op_name``
+    is not allowed: ``t`` is a leaf that requires grad, or a recorded view
+    (PyTorch rebases the viewed tensor's history with CopySlices; opdispatch
+    refuses instead). PyTorch: check_inplace in
+    torch/csrc/autograd/VariableTypeUtils.h."""
+    if not isinstance(t, _C.TensorBase) or not t.requires_grad:
+        return
+    if graph.is_leaf(t):
+        raise RuntimeError(
+            f"{op_name}: a leaf tensor that requires grad is being used in an in-place operation; "
+            f"do the update under opdispatch.autograd.no_grad(), or clone the tensor first."
+        )
+    view_of = t._autograd_meta.view_of
+    if view_of is not None:
+        raise RuntimeError(
+            f"{op_name}: in-place update of a view (an output of {view_of}) that requires grad is not supported: "
+            f"the gradient of the tensor it views would be wrong. Clone the view first, or use the out-of-place "
+            f"operator."
+        )
+
+
 def _check_inplace_on_leaf(info: _SchemaInfo, inputs: tuple, kw_inputs: dict) -> None:
     values = list(inputs) + [kw_inputs.get(a.name) for a in info.kwarg_only]
     for i in info.mutated:
-        arg = values[i]
-        if isinstance(arg, _C.TensorBase) and arg.requires_grad and graph.is_leaf(arg):
-            raise RuntimeError(
-                f"{info.name}: a leaf tensor that requires grad is being used in an in-place operation; "
-                f"do the update under opdispatch.autograd.no_grad(), or clone the tensor first."
-            )
+        check_inplace(info.name, values[i])
 
 
 def _edges_and_layout(info: _SchemaInfo, inputs: tuple) -> tuple[list[graph.Edge], list[Any], tuple[bool, ...]]:
@@ -125,6 +143,8 @@ def _record(info: _SchemaInfo, op_name: str, backward: BackwardFn, setup_context
     for nr, o in enumerate(flat):
         if _is_float_tensor(o):
             graph.set_history(o, node, nr)
+            if info.is_view:
+                graph.meta_for_write(o).view_of = op_name
 
 
 def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[SetupContextFn] = None
@@ -182,5 +202,7 @@ def _not_implemented_fallback(keyset: _C.DispatchKeySet, op: Any, *args: Any, **
 
 
 def install_not_implemented_fallback() -> None:
-    """Makes operators without an autograd formula raise at backward (DESIGN.md "Tensors, autograd")."""
+    """Makes operators without an autograd formula raise at backward (DESIGN.md
+    "Tensors, autograd"). The fallback receives the OpOverload through the
+    resolver opdispatch._ops installs."""
     _C._set_autograd_fallback(_not_implemented_fallback)

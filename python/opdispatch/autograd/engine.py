@@ -55,6 +55,21 @@ def _accumulate(existing: Any, g: Any) -> Any:
     return g if existing is None else existing + g
 
 
+def _validate(node: graph.Node, nxt: graph.Node, nr: int, g: Any) -> Any:
+    """``g`` (from ``node``) as the gradient of input ``nr`` of ``nxt``: cast to
+    that tensor's dtype (a float32 input of a float64 result gets a float32
+    gradient); RuntimeError naming ``node`` if the shape differs.
+    PyTorch: validate_outputs in torch/csrc/autograd/engine.cpp."""
+    expected = nxt.input_metadata(nr)
+    if expected is None:
+        return g
+    shape, dtype = expected
+    if tuple(g.shape) != tuple(shape):
+        raise RuntimeError(f"Function {node.name()} returned an invalid gradient: got shape {list(g.shape)} but "
+                           f"expected shape compatible with {list(shape)}")
+    return g if g.dtype == dtype else g.to(dtype)
+
+
 def _run(
     roots: list[graph.Edge],
     root_grads: list[Any],
@@ -115,6 +130,7 @@ def _run(
                 if nxt is None:
                     continue
                 if g is not None:
+                    g = _validate(node, nxt, nr, g)
                     buf = buffers.setdefault(nxt, [None] * nxt.num_outputs)
                     buf[nr] = _accumulate(buf[nr], g)
                 deps[nxt] -= 1

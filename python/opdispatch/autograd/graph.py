@@ -23,7 +23,7 @@ _requires_grad_slot = _C.TensorBase.requires_grad
 class AutogradMeta:
     """Autograd state of one tensor."""
 
-    __slots__ = ("grad", "grad_fn", "output_nr", "retains_grad", "grad_accumulator", "__weakref__")
+    __slots__ = ("grad", "grad_fn", "output_nr", "retains_grad", "grad_accumulator", "view_of", "__weakref__")
 
     def __init__(self) -> None:
         self.grad: Any = None
@@ -31,6 +31,8 @@ class AutogradMeta:
         self.output_nr = 0
         self.retains_grad = False
         self.grad_accumulator: Optional[weakref.ref] = None
+        #: The view operator that made this tensor while recording (None if it is not a recorded view).
+        self.view_of: Optional[str] = None
 
 
 def get_meta(t: _C.TensorBase) -> Optional[AutogradMeta]:
@@ -107,6 +109,10 @@ class Node:
         """Gradients for each of ``next_functions`` (None where there is none)."""
         raise NotImplementedError
 
+    def input_metadata(self, output_nr: int) -> Optional[tuple[tuple[int, ...], Any]]:
+        """(shape, dtype) of the tensor whose gradient arrives at ``output_nr``, if known."""
+        return None
+
     def release(self) -> None:
         """Frees saved state after a backward pass that does not retain the graph."""
 
@@ -130,6 +136,9 @@ class AccumulateGrad(Node):
 
     def name(self) -> str:
         return "AccumulateGrad"
+
+    def input_metadata(self, output_nr: int) -> Optional[tuple[tuple[int, ...], Any]]:
+        return tuple(self.variable.shape), self.variable.dtype
 
 
 class NotImplementedNode(Node):
@@ -237,6 +246,10 @@ class OpNode(Node):
     @property
     def num_outputs(self) -> int:
         return len(self.outputs_meta)
+
+    def input_metadata(self, output_nr: int) -> Optional[tuple[tuple[int, ...], Any]]:
+        shape, dtype, _ = self.outputs_meta[output_nr]
+        return shape, dtype
 
     def apply(self, grad_outputs: list[Any]) -> list[Any]:
         grads = [

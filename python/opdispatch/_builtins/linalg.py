@@ -1,0 +1,94 @@
+"""Matrix products: mm (2-D), bmm (3-D batches) and matmul (NumPy's and
+PyTorch's matmul rules: 1-D operands are promoted then squeezed, batch
+dimensions broadcast)."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from .. import _C
+from . import reduction, views
+from ._numpy import arr, broadcast_shape, check_device, meta_like, result_dtype, tensor
+from ._registry import defop
+
+Tensor = _C.TensorBase
+
+
+def _matmul_shape(op: str, a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
+    """The output shape of matmul; RuntimeError naming both shapes if they cannot be multiplied."""
+    a, b = tuple(a), tuple(b)
+    if not a or not b:
+        raise RuntimeError(f"{op}: both arguments need to be at least 1D, but they are {len(a)}D and {len(b)}D")
+    a2 = (1,) + a if len(a) == 1 else a
+    b2 = b + (1,) if len(b) == 1 else b
+    if a2[-1] != b2[-2]:
+        raise RuntimeError(f"{op}: shapes {a} and {b} cannot be multiplied ({a2[-2]}x{a2[-1]} and {b2[-2]}x{b2[-1]})")
+    rows = () if len(a) == 1 else (a2[-2],)
+    cols = () if len(b) == 1 else (b2[-1],)
+    return broadcast_shape(op, a2[:-2], b2[:-2]) + rows + cols
+
+
+def _checked(op: str, ndim: int) -> Any:
+    """Kernels of ``op`` for operands of exactly ``ndim`` dims (any ndim >= 1 when ndim is 0)."""
+
+    def check(self: Tensor, other: Tensor) -> tuple[int, ...]:
+        check_device(op, self, other)
+        if ndim and (self.ndim != ndim or other.ndim != ndim):
+            raise RuntimeError(f"{op}: expected {ndim}-D tensors, got shapes {list(self.shape)} and "
+                               f"{list(other.shape)}")
+        if ndim == 3 and self.shape[0] != other.shape[0]:
+            raise RuntimeError(f"{op}: batch sizes differ: shapes {list(self.shape)} and {list(other.shape)}")
+        return _matmul_shape(op, self.shape, other.shape)
+
+    def cpu(self: Tensor, other: Tensor) -> Tensor:
+        check(self, other)
+        return tensor(np.matmul(arr(self), arr(other)))
+
+    def meta(self: Tensor, other: Tensor) -> Tensor:
+        return meta_like(check(self, other), result_dtype(self, other))
+
+    return {"cpu": cpu, "meta": meta}
+
+
+def _save_inputs(ctx: Any, inputs: tuple, output: Any) -> None:
+    ctx.save_for_backward(*inputs)
+
+
+def _mm_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
+    self, mat2 = ctx.saved_tensors
+    g_self = mm(grad, views.transpose(mat2, 0, 1)) if ctx.needs_input_grad[0] else None
+    g_mat2 = mm(views.transpose(self, 0, 1), grad) if ctx.needs_input_grad[1] else None
+    return g_self, g_mat2
+
+
+def _bmm_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
+    self, mat2 = ctx.saved_tensors
+    g_self = bmm(grad, views.transpose(mat2, 1, 2)) if ctx.needs_input_grad[0] else None
+    g_mat2 = bmm(views.transpose(self, 1, 2), grad) if ctx.needs_input_grad[1] else None
+    return g_self, g_mat2
+
+
+def _matmul_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
+    """The 2-D formula on the operands with their 1-D dims restored, summed over broadcast batch dims."""
+    self, other = ctx.saved_tensors
+    a = views.unsqueeze(self, 0) if self.ndim == 1 else self
+    b = views.unsqueeze(other, -1) if other.ndim == 1 else other
+    if other.ndim == 1:
+        grad = views.unsqueeze(grad, -1)
+    if self.ndim == 1:
+        grad = views.unsqueeze(grad, -2)
+    g_self = g_other = None
+    if ctx.needs_input_grad[0]:
+        g_self = views.reshape(reduction.sum_to(matmul(grad, views.transpose(b, -1, -2)), a.shape), self.shape)
+    if ctx.needs_input_grad[1]:
+        g_other = views.reshape(reduction.sum_to(matmul(views.transpose(a, -1, -2), grad), b.shape), other.shape)
+    return g_self, g_other
+
+
+mm = defop("mm(Tensor self, Tensor mat2) -> Tensor", **_checked("od::mm", 2),
+           backward=_mm_backward, setup_context=_save_inputs)
+bmm = defop("bmm(Tensor self, Tensor mat2) -> Tensor", **_checked("od::bmm", 3),
+            backward=_bmm_backward, setup_context=_save_inputs)
+matmul = defop("matmul(Tensor self, Tensor other) -> Tensor", **_checked("od::matmul", 0),
+               backward=_matmul_backward, setup_context=_save_inputs)

@@ -1,0 +1,42 @@
+"""Random factories (rand, randn) drawing from one module-level NumPy
+Generator, reseeded by opdispatch.manual_seed."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from .. import _C
+from .factories import FACTORY_KW, make
+from ._registry import defop
+
+_generator = np.random.default_rng()
+
+
+def manual_seed(seed: int) -> None:
+    """Reseeds the generator of rand/randn: the same seed gives the same
+    values. PyTorch: torch.manual_seed."""
+    global _generator
+    _generator = np.random.default_rng(seed)
+
+
+def _random(name: str, draw: str) -> Any:
+    def kernel(size: Sequence[int], *, dtype: Any = None, layout: Any = None, device: Any = None,
+               pin_memory: Any = None) -> _C.TensorBase:
+        dtype = _C.float32 if dtype is None else dtype
+        if not dtype.is_floating_point:
+            raise RuntimeError(f"{name}: \"{draw}\" is not implemented for dtype {dtype}; use a floating-point dtype")
+
+        def fill(shape: tuple[int, ...], dt: np.dtype) -> np.ndarray:
+            # NumPy draws float32 or float64; float16 rounds a float32 draw.
+            native = dt if dt in (np.float32, np.float64) else np.dtype(np.float32)
+            return getattr(_generator, draw)(shape, dtype=native).astype(dt, copy=False)
+
+        return make(name, size, dtype, device, fill)
+
+    kernel.__name__ = name.replace("od::", "")
+    return kernel
+
+
+rand = defop(f"rand(SymInt[] size, {FACTORY_KW}) -> Tensor", backend=_random("od::rand", "random"))
+randn = defop(f"randn(SymInt[] size, {FACTORY_KW}) -> Tensor", backend=_random("od::randn", "standard_normal"))

@@ -1,0 +1,90 @@
+"""Joining tensors: cat (along an existing dimension) and stack (along a new one)."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from .. import _C
+from . import views
+from ._numpy import arr, check_device, meta_like, result_dtype, tensor, wrap_dim
+from ._registry import defop
+
+Tensor = _C.TensorBase
+
+
+def _cat_shape(tensors: Sequence[Tensor], dim: int) -> tuple[int, tuple[int, ...]]:
+    """The wrapped dim and the output shape of cat; RuntimeError naming the shapes that do not fit."""
+    op = "od::cat"
+    if not tensors:
+        raise RuntimeError(f"{op}: expected a non-empty list of Tensors")
+    check_device(op, *tensors)
+    first = tensors[0]
+    if first.ndim == 0:
+        raise RuntimeError(f"{op}: zero-dimensional tensor (at position 0) cannot be concatenated")
+    d = wrap_dim(op, dim, first.ndim)
+    for i, t in enumerate(tensors):
+        if t.ndim != first.ndim or any(a != b for k, (a, b) in enumerate(zip(t.shape, first.shape)) if k != d):
+            raise RuntimeError(f"{op}: sizes of tensors must match except in dimension {d}: tensor 0 has shape "
+                               f"{list(first.shape)} and tensor {i} has shape {list(t.shape)}")
+    shape = list(first.shape)
+    shape[d] = sum(t.shape[d] for t in tensors)
+    return d, tuple(shape)
+
+
+def _cat_cpu(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    d, _ = _cat_shape(tensors, dim)
+    return tensor(np.concatenate([arr(t) for t in tensors], axis=d, dtype=result_dtype(*tensors)))
+
+
+def _cat_meta(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    return meta_like(_cat_shape(tensors, dim)[1], result_dtype(*tensors))
+
+
+def _cat_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+    tensors, dim = inputs
+    ctx.dim = _cat_shape(tensors, dim)[0]
+    ctx.sizes = [t.shape[ctx.dim] for t in tensors]
+
+
+def _cat_backward(ctx: Any, grad: Tensor) -> tuple[list[Tensor], None]:
+    starts = np.cumsum([0] + ctx.sizes)
+    return [views.slice_(grad, ctx.dim, int(a), int(b)) for a, b in zip(starts[:-1], starts[1:])], None
+
+
+cat = defop("cat(Tensor[] tensors, int dim=0) -> Tensor", cpu=_cat_cpu, meta=_cat_meta,
+            backward=_cat_backward, setup_context=_cat_setup)
+
+
+def _stack_dim(tensors: Sequence[Tensor], dim: int) -> int:
+    op = "od::stack"
+    if not tensors:
+        raise RuntimeError(f"{op}: expected a non-empty list of Tensors")
+    check_device(op, *tensors)
+    for i, t in enumerate(tensors):
+        if tuple(t.shape) != tuple(tensors[0].shape):
+            raise RuntimeError(f"{op}: stack expects each tensor to be equal size, but got {list(tensors[0].shape)} "
+                               f"at entry 0 and {list(t.shape)} at entry {i}")
+    return wrap_dim(op, dim, tensors[0].ndim + 1)
+
+
+def _stack_cpu(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    d = _stack_dim(tensors, dim)
+    return tensor(np.stack([arr(t) for t in tensors], axis=d, dtype=result_dtype(*tensors)))
+
+
+def _stack_meta(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    d = _stack_dim(tensors, dim)
+    shape = list(tensors[0].shape)
+    shape.insert(d, len(tensors))
+    return meta_like(shape, result_dtype(*tensors))
+
+
+def _stack_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+    tensors, dim = inputs
+    ctx.dim, ctx.n = _stack_dim(tensors, dim), len(tensors)
+
+
+stack = defop("stack(Tensor[] tensors, int dim=0) -> Tensor", cpu=_stack_cpu, meta=_stack_meta,
+              backward=lambda ctx, grad: ([views.select(grad, ctx.dim, i) for i in range(ctx.n)], None),
+              setup_context=_stack_setup)

@@ -1,0 +1,148 @@
+"""Top-level functions of opdispatch (``opdispatch.zeros``, ``opdispatch.matmul``,
+...): factories taking sizes as varargs or a sequence, and functional forms
+of the Tensor methods. All call ``od`` operators through the dispatcher."""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+from . import _C
+from ._builtins import _numpy, elementwise, factories, nn, random, shape
+from ._tensor import Tensor, _shape_args
+
+manual_seed = random.manual_seed
+
+
+def _finish(t: Tensor, requires_grad: bool) -> Tensor:
+    return t.requires_grad_() if requires_grad else t
+
+
+def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """An uninitialised tensor of ``size`` (varargs or a sequence); dtype default float32, device default cpu."""
+    return _finish(factories.empty(_shape_args(size), dtype=dtype, device=device), requires_grad)
+
+
+def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of zeros of ``size`` (varargs or a sequence)."""
+    return _finish(factories.zeros(_shape_args(size), dtype=dtype, device=device), requires_grad)
+
+
+def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ones of ``size`` (varargs or a sequence)."""
+    return _finish(factories.ones(_shape_args(size), dtype=dtype, device=device), requires_grad)
+
+
+def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
+    """A tensor of ``size`` filled with ``fill_value``; dtype inferred from it
+    (bool, int64, or float32) unless given."""
+    return _finish(factories.full(list(size), fill_value, dtype=dtype, device=device), requires_grad)
+
+
+def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None,
+           requires_grad: bool = False) -> Tensor:
+    """``[start, end)`` in steps of ``step`` (``arange(end)`` starts at 0); int64
+    for integer arguments, else float32. RuntimeError for step 0 or a step of
+    the wrong sign."""
+    if end is None:
+        start, end = 0, start
+    return _finish(factories.arange_start_step(start, end, step, dtype=dtype, device=device), requires_grad)
+
+
+def rand(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Uniform samples in [0, 1) (see manual_seed)."""
+    return _finish(random.rand(_shape_args(size), dtype=dtype, device=device), requires_grad)
+
+
+def randn(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Standard normal samples (see manual_seed)."""
+    return _finish(random.randn(_shape_args(size), dtype=dtype, device=device), requires_grad)
+
+
+def empty_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _finish(factories.empty_like(input, dtype=dtype, device=device), requires_grad)
+
+
+def zeros_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _finish(factories.zeros_like(input, dtype=dtype, device=device), requires_grad)
+
+
+def ones_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _finish(factories.ones_like(input, dtype=dtype, device=device), requires_grad)
+
+
+def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (nested sequences of numbers, a
+    NumPy array, or a tensor). Without ``dtype``: Python floats give float32,
+    ints int64, bools bool (PyTorch's defaults); arrays and tensors keep theirs.
+    On ``device`` (cpu or meta). TypeError for data that is not numeric."""
+    if isinstance(data, _C.TensorBase):
+        data = data.numpy(force=True)
+    np_dtype = dtype.to_numpy() if isinstance(dtype, _C.dtype) else dtype
+    a = np.array(data, dtype=np_dtype, copy=True)
+    if dtype is None and not isinstance(data, (np.ndarray, np.generic)):
+        a = a.astype({"f": np.float32, "c": np.complex64}.get(a.dtype.kind, a.dtype), copy=False)
+    if a.dtype.kind not in "biufc":
+        raise TypeError(f"tensor(): could not infer a numeric dtype from data of type {type(data).__name__}")
+    t = _numpy.tensor(a)
+    if device is not None:
+        t = t.to(device)
+    return _finish(t, requires_grad)
+
+
+def from_dlpack(ext_tensor: Any) -> Tensor:
+    """A tensor sharing memory with an object that implements ``__dlpack__``
+    (a NumPy array, an opdispatch tensor, ...) on cpu: zero-copy, through
+    NumPy's importer. PyTorch: torch.from_dlpack."""
+    return _C.from_numpy(np.from_dlpack(ext_tensor))
+
+
+def where(condition: Tensor, input: Tensor, other: Tensor) -> Tensor:
+    """``input`` where the bool ``condition`` holds, else ``other`` (broadcast; od::where.self)."""
+    return elementwise.where(condition, input, other)
+
+
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Concatenation along the existing dimension ``dim`` (od::cat)."""
+    return shape.cat(list(tensors), dim)
+
+
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Stacking along a new dimension ``dim`` (od::stack)."""
+    return shape.stack(list(tensors), dim)
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Optional[Tensor] = None, *, ignore_index: int = -100,
+             reduction: str = "mean") -> Tensor:
+    """The negative log-likelihood loss of log-probabilities ``input`` (N, C)
+    or (C,) for class indices ``target`` (N,) or (); ``reduction`` is "none",
+    "mean" (weighted mean) or "sum". PyTorch: torch.nn.functional.nll_loss."""
+    codes = {"none": nn.NONE, "mean": nn.MEAN, "sum": nn.SUM}
+    if reduction not in codes:
+        raise ValueError(f"nll_loss: reduction must be 'none', 'mean' or 'sum', not {reduction!r}")
+    return nn.nll_loss(input, target, weight, codes[reduction], ignore_index)
+
+
+def _method(name: str) -> Callable[..., Any]:
+    def function(input: Tensor, *args: Any, **kwargs: Any) -> Any:
+        return getattr(Tensor, name)(input, *args, **kwargs)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"``input.{name}(*args, **kwargs)``: see opdispatch.Tensor.{name}."
+    return function
+
+
+#: Functional forms of Tensor methods (``opdispatch.exp(t)`` is ``t.exp()``).
+METHOD_FUNCTIONS = (
+    "add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "sqrt",
+    "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "amax", "max", "argmax", "matmul", "mm",
+    "bmm", "softmax", "log_softmax", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "select", "flatten",
+    "clone",
+)
+globals().update({name: _method(name) for name in METHOD_FUNCTIONS})
+
+__all__ = [
+    "arange", "cat", "empty", "empty_like", "from_dlpack", "full", "manual_seed", "nll_loss", "ones", "ones_like",
+    "rand", "randn", "stack", "tensor", "where", "zeros", "zeros_like", *METHOD_FUNCTIONS,
+]

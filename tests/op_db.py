@@ -1,0 +1,313 @@
+"""Sample inputs and NumPy references for every built-in ``od`` operator,
+shared by test_builtin_ops (values), test_autograd (gradcheck) and test_meta
+(meta vs cpu metadata).
+
+A sample's tensor arguments are NumPy arrays; ``instantiate`` turns them into
+tensors on a device. ``Const`` marks a float tensor that gets no gradient,
+``DEVICE`` the device under test (for factories)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Optional
+
+import numpy as np
+
+import opdispatch
+from opdispatch import _C
+
+_rng = np.random.default_rng(1234)
+
+
+def a(*shape: int) -> np.ndarray:
+    """Float64 values in [-2, -0.1] U [0.1, 2] (no kinks of abs/relu nearby), distinct almost surely."""
+    return np.asarray(_rng.uniform(0.1, 2.0, shape) * _rng.choice([-1.0, 1.0], shape))
+
+
+def pos(*shape: int) -> np.ndarray:
+    return np.asarray(_rng.uniform(0.5, 2.0, shape))
+
+
+def ints(*shape: int, high: int = 5) -> np.ndarray:
+    return _rng.integers(-high, high, shape)
+
+
+def mask(*shape: int) -> np.ndarray:
+    return _rng.random(shape) > 0.5
+
+
+@dataclass(frozen=True)
+class Const:
+    """A float array that becomes a tensor without requires_grad in gradcheck."""
+
+    array: np.ndarray
+
+
+class _Device:
+    def __repr__(self) -> str:
+        return "DEVICE"
+
+
+DEVICE = _Device()
+
+
+@dataclass
+class Sample:
+    args: tuple
+    kwargs: dict = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        def show(x: Any) -> str:
+            if isinstance(x, np.ndarray):
+                return f"{x.dtype}{list(x.shape)}"
+            if isinstance(x, Const):
+                return "const " + show(x.array)
+            if isinstance(x, list):
+                return "[" + ", ".join(show(v) for v in x) + "]"
+            return repr(x)
+
+        parts = [show(x) for x in self.args] + [f"{k}={show(v)}" for k, v in self.kwargs.items()]
+        return ", ".join(parts)
+
+
+@dataclass
+class OpInfo:
+    """``name``: od::<name>; ``samples``; ``ref``: the NumPy result of a
+    sample (None: no value check here); ``grad``: gradcheck it;
+    ``inplace``: mutates its first argument."""
+
+    name: str
+    samples: list[Sample]
+    ref: Optional[Callable[..., Any]] = None
+    grad: bool = True
+    inplace: bool = False
+
+    @property
+    def op(self) -> _C._DispatchOperator:
+        base, _, overload = self.name.partition(".")
+        return _C._DispatchOperator("od::" + base, overload)
+
+
+def S(*args: Any, **kwargs: Any) -> Sample:
+    return Sample(args, kwargs)
+
+
+def instantiate(sample: Sample, device: str, leaves: Optional[Iterator[Any]] = None,
+                float64: bool = False) -> tuple[tuple, dict]:
+    """The sample's arguments with arrays as tensors on ``device``. With
+    ``leaves``, float arrays (not Const) are taken from it instead (gradcheck)."""
+
+    def convert(x: Any) -> Any:
+        if isinstance(x, np.ndarray):
+            if leaves is not None and x.dtype.kind == "f":
+                return next(leaves)
+            if float64 and x.dtype.kind == "f":
+                x = x.astype(np.float64)
+            return opdispatch.tensor(x, device=device)
+        if isinstance(x, Const):
+            return opdispatch.tensor(x.array, device=device)
+        if isinstance(x, list):
+            return [convert(v) for v in x]
+        if x is DEVICE:
+            return device
+        return x
+
+    return tuple(convert(x) for x in sample.args), {k: convert(v) for k, v in sample.kwargs.items()}
+
+
+def float_arrays(sample: Sample) -> list[np.ndarray]:
+    """The arrays that gradcheck differentiates, in argument order."""
+    out: list[np.ndarray] = []
+
+    def walk(x: Any) -> None:
+        if isinstance(x, np.ndarray) and x.dtype.kind == "f":
+            out.append(x)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+
+    for x in list(sample.args) + list(sample.kwargs.values()):
+        walk(x)
+    return out
+
+
+def _softmax(x: np.ndarray, dim: int) -> np.ndarray:
+    e = np.exp(x - x.max(axis=dim, keepdims=True))
+    return e / e.sum(axis=dim, keepdims=True)
+
+
+def _nll(x: np.ndarray, t: np.ndarray, w: Any = None, reduction: int = 1, ignore: int = -100) -> np.ndarray:
+    x2, t1 = x.reshape(-1, x.shape[-1]), t.reshape(-1)
+    weights = np.ones(x.shape[-1]) if w is None else (w.array if isinstance(w, Const) else w)
+    wn = np.array([0.0 if c == ignore else weights[c] for c in t1])
+    losses = np.array([0.0 if c == ignore else -x2[i, c] * wn[i] for i, c in enumerate(t1)])
+    if reduction == 0:
+        return losses.reshape(t.shape)
+    return np.asarray(losses.sum() / wn.sum() if reduction == 1 else losses.sum())
+
+
+def _placed(g: np.ndarray, sizes: list[int], index: Any) -> np.ndarray:
+    out = np.zeros(sizes, g.dtype)
+    out[index] = g
+    return out
+
+
+def _to(x: np.ndarray, dtype: Any = None, *rest: Any, **kw: Any) -> np.ndarray:
+    dtype = kw.get("dtype", dtype)
+    return x.astype(dtype.to_numpy()) if dtype is not None else x.copy()
+
+
+def _matmul_samples() -> list[Sample]:
+    return [S(a(2, 3), a(3)), S(a(3), a(3, 2)), S(a(2, 2, 3), a(3, 2)), S(a(3), a(3)), S(a(2, 1, 2, 3), a(3, 3, 2))]
+
+
+ELEMENTWISE_UNARY = {
+    "neg": (np.negative, a), "exp": (np.exp, a), "log": (np.log, pos), "sin": (np.sin, a), "cos": (np.cos, a),
+    "tanh": (np.tanh, a), "sigmoid": (lambda x: 1 / (1 + np.exp(-x)), a), "relu": (lambda x: np.maximum(x, 0), a),
+    "abs": (np.abs, a), "sqrt": (np.sqrt, pos),
+}
+
+COMPARISONS = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+               "ge": np.greater_equal}
+
+OPS: list[OpInfo] = [
+    # --- factories ----------------------------------------------------------------------------
+    OpInfo("empty.memory_format", [S([2, 3], device=DEVICE), S([0, 2], dtype=opdispatch.int32, device=DEVICE)],
+           grad=False),
+    OpInfo("zeros", [S([2, 3], device=DEVICE), S([3], dtype=opdispatch.int32, device=DEVICE)],
+           ref=lambda size, dtype=opdispatch.float32, device=None: np.zeros(size, dtype.to_numpy()), grad=False),
+    OpInfo("ones", [S([2, 3], device=DEVICE), S([], dtype=opdispatch.float64, device=DEVICE)],
+           ref=lambda size, dtype=opdispatch.float32, device=None: np.ones(size, dtype.to_numpy()), grad=False),
+    OpInfo("full", [S([2, 2], 1.5, device=DEVICE), S([3], 7, device=DEVICE), S([1], True, device=DEVICE),
+                    S([2], 2, dtype=opdispatch.float64, device=DEVICE)],
+           ref=lambda size, v, dtype=None, device=None: np.full(
+               size, v, dtype.to_numpy() if dtype else np.bool_ if isinstance(v, bool) else
+               np.int64 if isinstance(v, int) else np.float32), grad=False),
+    OpInfo("arange", [S(5, device=DEVICE), S(2.5, device=DEVICE)],
+           ref=lambda end, device=None: np.arange(end, dtype=np.int64 if isinstance(end, int) else np.float32),
+           grad=False),
+    OpInfo("arange.start", [S(1, 4, device=DEVICE), S(-1.0, 1, device=DEVICE)],
+           ref=lambda s, e, device=None: np.arange(s, e, dtype=np.float32 if isinstance(s + e, float) else np.int64),
+           grad=False),
+    OpInfo("arange.start_step", [S(0, 1, 0.25, device=DEVICE), S(5, 0, -2, device=DEVICE),
+                                 S(0, 3, 1, dtype=opdispatch.float64, device=DEVICE)],
+           ref=lambda s, e, st, dtype=None, device=None: np.arange(
+               s, e, st, dtype=dtype.to_numpy() if dtype else
+               np.float32 if isinstance(s + e + st, float) else np.int64), grad=False),
+    OpInfo("rand", [S([2, 3], device=DEVICE), S([4], dtype=opdispatch.float64, device=DEVICE)], grad=False),
+    OpInfo("randn", [S([2, 3], device=DEVICE), S([2, 2], dtype=opdispatch.float16, device=DEVICE)], grad=False),
+    OpInfo("empty_like", [S(a(2, 3)), S(ints(3), dtype=opdispatch.float32)], grad=False),
+    OpInfo("zeros_like", [S(a(2, 3)), S(ints(3), dtype=opdispatch.float32)],
+           ref=lambda x, dtype=None: np.zeros_like(x, dtype.to_numpy() if dtype else x.dtype), grad=False),
+    OpInfo("ones_like", [S(a(2, 3)), S(ints(3))], ref=lambda x: np.ones_like(x), grad=False),
+    # --- binary arithmetic ------------------------------------------------------------------------
+    OpInfo("add.Tensor", [S(a(2, 3), a(3)), S(a(2, 1), a(1, 3), alpha=2), S(ints(2, 3), a(3).astype(np.float32)),
+                          S(ints(3), ints(2, 3), alpha=3)],
+           ref=lambda x, y, alpha=1: x + alpha * y),
+    OpInfo("add.Scalar", [S(a(2, 3), 2.5), S(a(2, 3), 2, 3), S(ints(3), 2), S(ints(3), 0.5)],
+           ref=lambda x, y, alpha=1: x + alpha * y),
+    OpInfo("sub.Tensor", [S(a(2, 3), a(3)), S(a(2, 1), a(1, 3), alpha=-0.5), S(ints(3), ints(3))],
+           ref=lambda x, y, alpha=1: x - alpha * y),
+    OpInfo("sub.Scalar", [S(a(2, 3), 2.5), S(a(2, 3), 1, 2), S(ints(3), 1)],
+           ref=lambda x, y, alpha=1: x - alpha * y),
+    OpInfo("mul.Tensor", [S(a(2, 3), a(2, 1)), S(a(3), a(2, 3)), S(ints(3), mask(3)),
+                          S(a(3).astype(np.float32), a(3))], ref=np.multiply),
+    OpInfo("mul.Scalar", [S(a(2, 3), 3), S(ints(2), 1.5), S(a(2).astype(np.float16), 2.0)], ref=np.multiply),
+    OpInfo("div.Tensor", [S(a(2, 3), pos(3)), S(pos(2, 1), a(1, 3)), S(ints(3), np.array([1, 2, 3]))],
+           ref=np.true_divide),
+    OpInfo("div.Scalar", [S(a(2, 3), 4.0), S(ints(3), 2)], ref=np.true_divide),
+    OpInfo("pow.Tensor_Scalar", [S(pos(2, 3), 3), S(a(2, 3), 2), S(pos(3), -0.5), S(ints(3), 2)], ref=np.power),
+    OpInfo("pow.Tensor_Tensor", [S(pos(2, 3), a(3)), S(pos(3), ints(2, 3, high=3).astype(np.float64))],
+           ref=np.power),
+    OpInfo("pow.Scalar", [S(2.0, a(2, 3)), S(0.5, a(3)), S(3, ints(3, high=2) + 2)], ref=np.power),
+    OpInfo("maximum", [S(a(2, 3), a(3)), S(ints(3), a(3).astype(np.float32))], ref=np.maximum),
+    OpInfo("minimum", [S(a(2, 3), a(2, 1)), S(ints(3), ints(3))], ref=np.minimum),
+    OpInfo("where.self", [S(mask(2, 3), a(2, 3), a(3)), S(mask(3), ints(3), a(2, 1))], ref=np.where),
+    *[OpInfo(f"{name}.{overload}", samples, ref=fn, grad=False)
+      for name, fn in COMPARISONS.items()
+      for overload, samples in (("Tensor", [S(a(2, 3), a(3)), S(ints(3), ints(2, 3))]),
+                                ("Scalar", [S(a(2, 3), 0.5), S(ints(3), 1)]))],
+    # --- unary ------------------------------------------------------------------------------------
+    *[OpInfo(name, [S(make(2, 3)), S(make(3).astype(np.float32))], ref=fn)
+      for name, (fn, make) in ELEMENTWISE_UNARY.items()],
+    # --- reductions --------------------------------------------------------------------------------
+    OpInfo("sum", [S(a(2, 3)), S(ints(2, 3)), S(a(3).astype(np.float32), dtype=opdispatch.float64), S(a())],
+           ref=lambda x, dtype=None: np.sum(x, dtype=dtype.to_numpy() if dtype else
+                                            np.int64 if x.dtype.kind in "biu" else x.dtype)),
+    OpInfo("sum.dim_IntList", [S(a(2, 3), [1]), S(a(2, 3, 2), [0, -1], True), S(mask(2, 3), [0])],
+           ref=lambda x, dim, keepdim=False: np.sum(x, axis=tuple(dim), keepdims=keepdim,
+                                                    dtype=np.int64 if x.dtype.kind in "biu" else x.dtype)),
+    OpInfo("mean", [S(a(2, 3)), S(a(3).astype(np.float32))], ref=lambda x: np.mean(x, dtype=x.dtype)),
+    OpInfo("mean.dim", [S(a(2, 3), [0], True), S(a(2, 3, 2), [1, 2])],
+           ref=lambda x, dim, keepdim=False: np.mean(x, axis=tuple(dim), keepdims=keepdim)),
+    OpInfo("amax", [S(a(2, 3), [1]), S(a(2, 3)), S(a(2, 3, 2), [0, 2], True), S(ints(4), [0])],
+           ref=lambda x, dim=(), keepdim=False: np.amax(x, axis=tuple(dim) or None, keepdims=keepdim)),
+    OpInfo("max.dim", [S(a(2, 3), 1), S(a(2, 3), 0, True), S(ints(4), -1)],
+           ref=lambda x, dim, keepdim=False: (np.max(x, axis=dim, keepdims=keepdim),
+                                              np.argmax(x, axis=dim, keepdims=keepdim))),
+    OpInfo("argmax", [S(a(2, 3)), S(a(2, 3), 1, True), S(ints(4), 0)],
+           ref=lambda x, dim=None, keepdim=False: np.argmax(x, axis=dim, keepdims=keepdim), grad=False),
+    # --- linear algebra ------------------------------------------------------------------------------
+    OpInfo("matmul", _matmul_samples(), ref=np.matmul),
+    OpInfo("mm", [S(a(2, 3), a(3, 2)), S(ints(2, 2), a(2, 1))], ref=np.matmul),
+    OpInfo("bmm", [S(a(2, 2, 3), a(2, 3, 2))], ref=np.matmul),
+    # --- views -------------------------------------------------------------------------------------------
+    OpInfo("view", [S(a(2, 3), [3, 2]), S(a(2, 3), [-1]), S(a(), [1, 1])], ref=lambda x, s: x.reshape(s)),
+    OpInfo("reshape", [S(a(2, 3), [6]), S(a(2, 3, 2), [2, -1])], ref=lambda x, s: x.reshape(s)),
+    OpInfo("transpose.int", [S(a(2, 3), 0, 1), S(a(2, 3, 2), -1, 0)], ref=lambda x, d0, d1: np.swapaxes(x, d0, d1)),
+    OpInfo("permute", [S(a(2, 3, 2), [2, 0, 1]), S(a(2, 3), [-1, 0])], ref=np.transpose),
+    OpInfo("expand", [S(a(3, 1), [2, 3, 4]), S(a(3), [2, -1])],
+           ref=lambda x, s: np.broadcast_to(x, [d if d != -1 else x.shape[i - len(s) + x.ndim]
+                                                for i, d in enumerate(s)])),
+    OpInfo("squeeze", [S(a(2, 1, 3)), S(a(1, 1))], ref=np.squeeze),
+    OpInfo("squeeze.dim", [S(a(2, 1, 3), 1), S(a(2, 3), 0)],
+           ref=lambda x, d: np.squeeze(x, d) if x.shape[d] == 1 else x),
+    OpInfo("unsqueeze", [S(a(2, 3), 1), S(a(2, 3), -1), S(a(), 0)], ref=np.expand_dims),
+    OpInfo("select.int", [S(a(2, 3), 1, -1), S(a(4, 3), 0, 2)], ref=lambda x, d, i: np.take(x, i, axis=d)),
+    OpInfo("slice.Tensor", [S(a(4, 3), 0, 1, None, 2), S(a(2, 5), 1, -4, -1), S(a(3, 2)), S(a(3), 0, 5, 9)],
+           ref=lambda x, d=0, s=None, e=None, st=1: x[(slice(None),) * d + (slice(s, e, st),)]),
+    OpInfo("flatten.using_ints", [S(a(2, 3, 2), 1), S(a(2, 3)), S(a(2, 3, 2), 0, 1)],
+           ref=lambda x, s=0, e=-1: x.reshape(x.shape[:s] + (-1,) + x.shape[e % x.ndim + 1:])),
+    OpInfo("select_backward", [S(a(3), [2, 3], 0, 1), S(a(2), [2, 3], 1, 2)],
+           ref=lambda g, sizes, d, i: _placed(g, sizes, (slice(None),) * d + (i,))),
+    OpInfo("slice_backward", [S(a(2, 3), [4, 3], 0, 1, 4, 2)],
+           ref=lambda g, sizes, d, s, e, st: _placed(g, sizes, (slice(None),) * d + (slice(s, e, st),))),
+    # --- copies and conversions ------------------------------------------------------------------------
+    OpInfo("clone", [S(a(2, 3)), S(ints(3))], ref=np.copy),
+    OpInfo("copy_", [S(a(2, 3), a(3)), S(a(2, 3), ints(2, 3)), S(ints(3), a(3))],
+           ref=lambda x, y: np.broadcast_to(y, x.shape).astype(x.dtype), inplace=True),
+    OpInfo("contiguous", [S(a(2, 3))], ref=np.copy),
+    OpInfo("to.dtype", [S(a(2, 3), opdispatch.float64, False, True), S(a(3), opdispatch.int32)], ref=_to),
+    OpInfo("to.device", [S(a(2, 3), DEVICE, opdispatch.float64, False, True), S(ints(3), DEVICE, opdispatch.float32)],
+           ref=lambda x, device, dtype, *rest: x.astype(dtype.to_numpy())),
+    OpInfo("to.dtype_layout", [S(a(2, 3), dtype=opdispatch.float64, copy=True), S(ints(3), dtype=opdispatch.float16)],
+           ref=_to),
+    OpInfo("_to_copy", [S(a(2, 3)), S(a(3), dtype=opdispatch.float64), S(a(3), device=DEVICE)],
+           ref=lambda x, dtype=None, device=None: _to(x, dtype)),
+    OpInfo("add_.Tensor", [S(a(2, 3), a(3)), S(a(2, 3), a(2, 1), alpha=2), S(ints(3), ints(3))],
+           ref=lambda x, y, alpha=1: x + alpha * y, inplace=True),
+    OpInfo("sub_.Tensor", [S(a(2, 3), a(3)), S(a(3).astype(np.float32), a(3), alpha=0.5)],
+           ref=lambda x, y, alpha=1: (x - alpha * y).astype(x.dtype), inplace=True),
+    OpInfo("mul_.Tensor", [S(a(2, 3), a(3)), S(ints(3), ints(3))], ref=np.multiply, inplace=True),
+    OpInfo("div_.Tensor", [S(a(2, 3), pos(3)), S(a(3).astype(np.float32), pos(1))],
+           ref=lambda x, y: (x / y).astype(x.dtype), inplace=True),
+    OpInfo("zero_", [S(a(2, 3)), S(ints(3))], ref=np.zeros_like, inplace=True),
+    OpInfo("fill_.Scalar", [S(a(2, 3), 2.5), S(ints(3), 7)], ref=lambda x, v: np.full_like(x, v), inplace=True),
+    # --- nn ----------------------------------------------------------------------------------------------------
+    OpInfo("softmax.int", [S(a(2, 3), 1), S(a(2, 3), 0), S(a(3).astype(np.float32), -1, opdispatch.float64)],
+           ref=lambda x, d, dtype=None: _softmax(x.astype(dtype.to_numpy()) if dtype else x, d)),
+    OpInfo("log_softmax.int", [S(a(2, 3), 1), S(a(2, 3), 0), S(a(), 0)],
+           ref=lambda x, d, dtype=None: np.log(_softmax(x, d if x.ndim else None))),
+    OpInfo("nll_loss", [S(a(3, 4), np.array([0, 3, 1])),
+                        S(a(3, 4), np.array([0, -100, 2]), Const(pos(4)), 1, -100),
+                        S(a(3, 4), np.array([1, 2, 1]), None, 0), S(a(4), np.array(2), None, 2),
+                        S(a(3, 4), np.array([3, 3, 0]), Const(pos(4)), 2, 0)],
+           ref=_nll),
+    # --- joining ---------------------------------------------------------------------------------------------------
+    OpInfo("cat", [S([a(2, 3), a(1, 3)]), S([a(2, 1), a(2, 2), a(2, 3)], -1), S([a(2), ints(2)])],
+           ref=lambda ts, dim=0: np.concatenate(ts, axis=dim)),
+    OpInfo("stack", [S([a(2, 3), a(2, 3)], 1), S([a(2), a(2), a(2)]), S([ints(2), a(2)], -1)],
+           ref=lambda ts, dim=0: np.stack(ts, axis=dim)),
+]
+
+OPS_BY_NAME = {info.name: info for info in OPS}
+assert len(OPS_BY_NAME) == len(OPS), "duplicate OpInfo names"

@@ -1,0 +1,272 @@
+"""Autograd through the dispatcher: gradcheck of every differentiable
+built-in operator, and the engine (graph sharing, accumulation,
+retain_graph, higher order, grad mode, in-place rules, version counters)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import opdispatch
+from opdispatch import _C
+from opdispatch.autograd import GradcheckError, gradcheck
+from opdispatch.library import Library
+from op_db import OPS, float_arrays, instantiate
+
+GRAD_CASES = [pytest.param(info, sample, id=f"{info.name}-{i}")
+              for info in OPS if info.grad for i, sample in enumerate(info.samples) if float_arrays(sample)]
+
+
+def _leaf(a: np.ndarray) -> opdispatch.Tensor:
+    return opdispatch.tensor(a.astype(np.float64), requires_grad=True)
+
+
+@pytest.mark.parametrize("info,sample", GRAD_CASES)
+def test_gradcheck(info, sample):
+    leaves = [_leaf(a) for a in float_arrays(sample)]
+
+    def fn(*ts):
+        args, kwargs = instantiate(sample, "cpu", leaves=iter(ts))
+        if info.inplace:
+            args = (args[0].clone(),) + args[1:]
+        return info.op(*args, **kwargs)
+
+    assert gradcheck(fn, leaves)
+
+
+def test_differentiable_ops_are_all_gradchecked():
+    checked = {case.values[0].name for case in GRAD_CASES}
+    assert checked == {info.name for info in OPS if info.grad}
+    assert len(checked) >= 60
+
+
+def test_gradcheck_catches_a_wrong_formula():
+    lib = Library("gradcheck_test", "DEF")
+    lib.define("twice(Tensor x) -> Tensor")
+    lib.impl("twice", lambda x: opdispatch.from_numpy(x.numpy(force=True) * 2), "CPU")
+    op = _C._DispatchOperator("gradcheck_test::twice", "")
+    from opdispatch._library.autograd import make_autograd_kernel
+    lib.impl("twice", make_autograd_kernel(op, lambda ctx, g: g * 3), "Autograd", with_keyset=True)
+    x = opdispatch.ones(2, dtype=opdispatch.float64, requires_grad=True)
+    with pytest.raises(GradcheckError, match="Jacobian mismatch"):
+        gradcheck(op, (x,))
+    lib._destroy()
+
+
+# --- integer outputs ------------------------------------------------------------------------
+
+def test_integer_and_bool_outputs_get_no_grad():
+    x = opdispatch.randn(2, 3, requires_grad=True)
+    assert not (x > 0).requires_grad and (x == x).grad_fn is None
+    assert not x.argmax().requires_grad
+    values, indices = x.max(1)
+    assert values.requires_grad and not indices.requires_grad
+    with pytest.raises(RuntimeError, match="only Tensors of floating point"):
+        opdispatch.ones(2, dtype=opdispatch.int64).requires_grad_()
+
+
+# --- the engine -----------------------------------------------------------------------------------
+
+def test_shared_subgraph_gradients_add_up():
+    x = opdispatch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    z = y + y * 3 + y.exp()
+    z.sum().backward()
+    xs = np.array([1.0, 2.0])
+    np.testing.assert_allclose(x.grad.numpy(), 2 * xs * (4 + np.exp(xs ** 2)), rtol=1e-5)
+
+
+def test_gradients_accumulate_into_grad():
+    x = opdispatch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (x * 2).sum().backward()
+    (x * x).sum().backward()
+    assert x.grad.tolist() == [4.0, 6.0, 8.0]
+    x.grad = None
+    (x * 1).sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_second_backward_needs_retain_graph():
+    x = opdispatch.tensor(2.0, requires_grad=True)
+    y = x * x
+    y.backward(retain_graph=True)
+    y.backward()
+    assert x.grad.item() == 8.0
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time.*od::mul.Tensor"):
+        y.backward()
+
+
+def test_double_backward_of_cube():
+    x = opdispatch.tensor([2.0, -1.0], dtype=opdispatch.float64, requires_grad=True)
+    y = x ** 3
+    (g,) = opdispatch.autograd.grad(y.sum(), x, create_graph=True)
+    assert g.tolist() == [12.0, 3.0] and g.requires_grad
+    (g2,) = opdispatch.autograd.grad(g.sum(), x, create_graph=True)
+    assert g2.tolist() == [12.0, -6.0]
+    (g3,) = opdispatch.autograd.grad(g2.sum(), x)
+    assert g3.tolist() == [6.0, 6.0]
+
+
+def test_grad_mode_context_managers_and_decorators():
+    x = opdispatch.ones(2, requires_grad=True)
+    with opdispatch.autograd.no_grad():
+        assert not opdispatch.autograd.is_grad_enabled()
+        assert not (x * 2).requires_grad
+        with opdispatch.autograd.enable_grad():
+            assert (x * 2).requires_grad
+    assert opdispatch.autograd.is_grad_enabled()
+    with opdispatch.autograd.set_grad_enabled(False):
+        assert (x * 2).grad_fn is None
+    assert (x * 2).grad_fn is not None
+
+    @opdispatch.autograd.no_grad()
+    def step():
+        return x * 2
+
+    assert not step().requires_grad and opdispatch.autograd.is_grad_enabled()
+
+
+def test_requires_grad_detach_and_leaves():
+    x = opdispatch.ones(3)
+    assert x.is_leaf and not x.requires_grad
+    assert x.requires_grad_() is x and x.requires_grad
+    y = x * 2
+    assert not y.is_leaf and y.grad_fn.name() == "od::mul.ScalarBackward"
+    with pytest.raises(RuntimeError, match="only change requires_grad flags of leaf tensors"):
+        y.requires_grad = False
+    d = y.detach()
+    assert d.is_leaf and not d.requires_grad and d._shares_storage(y)
+    d.fill_(5.0)
+    assert y.tolist() == [5.0, 5.0, 5.0] and y._version == 1
+
+
+def test_retain_grad_keeps_intermediate_gradients():
+    x = opdispatch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    y.retain_grad()
+    z = y * y
+    z.sum().backward()
+    assert y.grad.tolist() == [6.0, 12.0] and x.grad.tolist() == [18.0, 36.0]
+    assert z.grad is None
+
+
+def test_backward_options_and_errors():
+    x = opdispatch.tensor([1.0, 2.0], requires_grad=True)
+    w = opdispatch.tensor([3.0], requires_grad=True)
+    y = x * w
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
+        y.backward(retain_graph=True)
+    y.backward(opdispatch.tensor([1.0, 10.0]), inputs=[w], retain_graph=True)
+    assert x.grad is None and w.grad.tolist() == [21.0]
+    unused = opdispatch.ones(1, requires_grad=True)
+    with pytest.raises(RuntimeError, match="appears to not have been used"):
+        opdispatch.autograd.grad(y.sum(), [x, unused], retain_graph=True)
+    assert opdispatch.autograd.grad(y.sum(), [x, unused], allow_unused=True)[1] is None
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        opdispatch.ones(1).backward()
+
+
+def test_gradients_take_their_inputs_dtype():
+    x32 = opdispatch.ones(3, requires_grad=True)
+    w64 = opdispatch.ones(3, dtype=opdispatch.float64, requires_grad=True)
+    out = x32 * w64
+    assert out.dtype is opdispatch.float64
+    out.sum().backward()
+    assert x32.grad.dtype is opdispatch.float32 and w64.grad.dtype is opdispatch.float64
+
+
+def test_saved_tensor_modified_in_place_raises_naming_the_op():
+    x = opdispatch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    z = y.sin()
+    y.add_(opdispatch.ones(2))
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation.*saved by od::sin .*version 1; "
+                                           r"expected version 0"):
+        z.sum().backward()
+
+
+def test_missing_derivative_raises_at_backward_naming_the_op():
+    lib = Library("noderiv", "DEF")
+    lib.define("square(Tensor x) -> Tensor")
+    lib.impl("square", lambda x: opdispatch.from_numpy(x.numpy(force=True) ** 2), "CPU")
+    op = _C._DispatchOperator("noderiv::square", "")
+    x = opdispatch.tensor([3.0], requires_grad=True)
+    y = op(x)
+    assert y.requires_grad and y.tolist() == [9.0]
+    y2 = op(x.detach())
+    assert not y2.requires_grad
+    with pytest.raises(RuntimeError, match="derivative for noderiv::square is not implemented"):
+        (y * 2).sum().backward()
+    lib._destroy()
+
+
+def test_inplace_on_a_leaf_that_requires_grad_raises():
+    w = opdispatch.ones(3, requires_grad=True)
+    for call in (lambda: w.add_(opdispatch.ones(3)), lambda: w.zero_(), lambda: w.fill_(1.0),
+                 lambda: w.copy_(opdispatch.zeros(3)), lambda: w.mul_(opdispatch.ones(3))):
+        with pytest.raises(RuntimeError, match="a leaf tensor that requires grad is being used in an in-place"):
+            call()
+    assert w._version == 0
+
+
+def test_inplace_under_no_grad_is_an_sgd_step():
+    opdispatch.manual_seed(0)
+    w = opdispatch.randn(3, dtype=opdispatch.float64, requires_grad=True)
+    target = opdispatch.tensor([1.0, -2.0, 0.5], dtype=opdispatch.float64)
+    for _ in range(100):
+        loss = ((w - target) ** 2).sum()
+        loss.backward()
+        with opdispatch.autograd.no_grad():
+            w.sub_(w.grad * 0.1)
+        w.grad = None
+    assert w.is_leaf and w.requires_grad
+    np.testing.assert_allclose(w.detach().numpy(), target.numpy(), atol=1e-6)
+
+
+def test_inplace_on_a_computed_tensor_is_differentiated():
+    x = opdispatch.tensor([1.0, 2.0], dtype=opdispatch.float64, requires_grad=True)
+    w = opdispatch.tensor([3.0, 4.0], dtype=opdispatch.float64, requires_grad=True)
+    y = x * 1
+    y.mul_(w).add_(x, alpha=2).div_(w)
+    assert y.grad_fn.name() == "od::copy_Backward" and y._version == 3
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1 + 2 / 3, 1 + 2 / 4])
+    np.testing.assert_allclose(w.grad.numpy(), [-2 * 1 / 9, -2 * 2 / 16])
+    z = opdispatch.zeros(2, dtype=opdispatch.float64)
+    z.add_(w)  # a tensor that did not require grad now does
+    assert z.requires_grad and not z.is_leaf
+    assert gradcheck(lambda a, b: (a * 1).mul_(b).sub_(a), (x, w))
+
+
+def test_inplace_on_a_recorded_view_is_refused():
+    x = opdispatch.ones(2, 3, requires_grad=True)
+    y = x * 2
+    with pytest.raises(RuntimeError, match=r"in-place update of a view \(an output of od::select.int\)"):
+        y[0].mul_(opdispatch.ones(3))
+    y[0].detach().zero_()
+    assert y.tolist() == [[0, 0, 0], [2, 2, 2]]
+
+
+def test_zero_fill_and_copy_send_no_gradient_to_overwritten_values():
+    x = opdispatch.ones(3, requires_grad=True)
+    src = opdispatch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 2
+    y.copy_(src * src)
+    y.sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 0.0] and src.grad.tolist() == [2.0, 4.0, 6.0]
+    y2 = x * 2
+    y2.zero_()
+    (y2 + x).sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_a_gradient_of_the_wrong_shape_is_reported():
+    lib = Library("badgrad", "DEF")
+    lib.define("ident(Tensor x) -> Tensor")
+    lib.impl("ident", lambda x: opdispatch.from_numpy(x.numpy(force=True).copy()), "CPU")
+    op = _C._DispatchOperator("badgrad::ident", "")
+    from opdispatch._library.autograd import make_autograd_kernel
+    lib.impl("ident", make_autograd_kernel(op, lambda ctx, g: g.sum()), "Autograd", with_keyset=True)
+    x = opdispatch.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"badgrad::identBackward returned an invalid gradient: got shape \[\]"):
+        op(x).sum().backward()
+    lib._destroy()

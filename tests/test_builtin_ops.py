@@ -1,0 +1,333 @@
+"""The built-in operators (od::*) against NumPy: values, dtypes (NumPy 2
+promotion, Python scalars weak), broadcasting, views, in-place rules, and
+errors that name the operator and the shapes."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import opdispatch
+from opdispatch import _C
+from opdispatch._builtins import copy as od_copy
+from opdispatch._builtins import elementwise, factories, reduction, views
+from op_db import OPS, instantiate
+
+VALUE_CASES = [pytest.param(info, sample, id=f"{info.name}-{i}")
+               for info in OPS if info.ref is not None for i, sample in enumerate(info.samples)]
+
+
+def _plain(x: object) -> object:
+    """The NumPy form of a sample argument (what the reference receives)."""
+    if isinstance(x, list):
+        return [_plain(v) for v in x]
+    return getattr(x, "array", x)
+
+
+@pytest.mark.parametrize("info,sample", VALUE_CASES)
+def test_values_and_dtypes_match_numpy(info, sample):
+    args, kwargs = instantiate(sample, "cpu")
+    out = info.op(*args, **kwargs)
+    ref_args = [_plain(a) for a in sample.args]
+    ref_kwargs = {k: v for k, v in sample.kwargs.items() if k != "device"}
+    expected = info.ref(*ref_args, **ref_kwargs)
+    outs = out if isinstance(out, tuple) else (out,)
+    refs = expected if isinstance(expected, tuple) else (expected,)
+    for o, e in zip(outs, refs):
+        e = np.asarray(e)
+        assert o.dtype.to_numpy() == e.dtype, f"dtype {o.dtype} but NumPy gives {e.dtype}"
+        assert o.shape == e.shape
+        np.testing.assert_allclose(o.numpy(force=True), e, rtol=1e-6, atol=1e-6)
+    if info.inplace:
+        assert out is args[0]
+        assert out._version == 1
+
+
+def test_every_operator_has_cpu_meta_and_autograd_kernels():
+    for name in (n for n in _C._dispatch_get_all_op_names() if n.startswith("od::")):
+        for key in ("CPU", "Meta", "AutogradCPU"):
+            assert _C._dispatch_has_computed_kernel_for_dispatch_key(name, key), f"{name} has no {key} kernel"
+
+
+# --- type promotion ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype,scalar,expected", [
+    (opdispatch.float32, 2.5, opdispatch.float32),
+    (opdispatch.float16, 2, opdispatch.float16),
+    (opdispatch.int8, 1, opdispatch.int8),
+    (opdispatch.int64, 2.5, opdispatch.float64),
+    (opdispatch.bool, 1, opdispatch.int64),
+    (opdispatch.int32, True, opdispatch.int32),
+])
+def test_python_scalars_are_weak(dtype, scalar, expected):
+    t = opdispatch.ones(3, dtype=dtype)
+    assert (t + scalar).dtype is expected
+    assert (scalar * t).dtype is expected
+
+
+@pytest.mark.parametrize("a,b,expected", [
+    (opdispatch.float32, opdispatch.float64, opdispatch.float64),
+    (opdispatch.int32, opdispatch.float32, opdispatch.float64),  # NumPy: int32 needs float64
+    (opdispatch.int8, opdispatch.uint8, opdispatch.int16),
+    (opdispatch.bool, opdispatch.int16, opdispatch.int16),
+    (opdispatch.float16, opdispatch.int8, opdispatch.float16),
+])
+def test_tensor_promotion_follows_numpy(a, b, expected):
+    out = opdispatch.ones(2, dtype=a) * opdispatch.ones(2, dtype=b)
+    assert out.dtype is expected
+    assert out.dtype.to_numpy() == np.result_type(a.to_numpy(), b.to_numpy())
+
+
+def test_integer_division_is_true_division():
+    out = opdispatch.tensor([1, 2, 3]) / opdispatch.tensor([2, 2, 2])
+    assert out.dtype is opdispatch.float64
+    assert out.tolist() == [0.5, 1.0, 1.5]
+
+
+def test_zero_dim_tensors_are_not_weak():
+    out = opdispatch.ones(3, dtype=opdispatch.float32) + opdispatch.tensor(1.0, dtype=opdispatch.float64)
+    assert out.dtype is opdispatch.float64
+
+
+# --- broadcasting and shape errors -------------------------------------------------------------------
+
+@pytest.mark.parametrize("call,shapes", [
+    (lambda x, y: x + y, "(2, 3) and (4,)"),
+    (lambda x, y: x * y, "(2, 3) and (4,)"),
+    (lambda x, y: opdispatch.maximum(x, y), "(2, 3) and (4,)"),
+    (lambda x, y: x == y, "(2, 3) and (4,)"),
+    (lambda x, y: opdispatch.where(x > 0, x, y), "(2, 3) and (2, 3) and (4,)"),
+])
+def test_broadcast_errors_name_the_op_and_both_shapes(call, shapes):
+    with pytest.raises(RuntimeError, match=r"od::\w+.*" + shapes.replace("(", r"\(").replace(")", r"\)")):
+        call(opdispatch.ones(2, 3), opdispatch.ones(4))
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: opdispatch.ones(2, 3) @ opdispatch.ones(2, 3), r"od::matmul: shapes \(2, 3\) and \(2, 3\) cannot"),
+    (lambda: opdispatch.ones(2, 3).mm(opdispatch.ones(4, 3)), r"od::mm: shapes \(2, 3\) and \(4, 3\) cannot"),
+    (lambda: opdispatch.ones(2, 2, 3).bmm(opdispatch.ones(3, 3, 2)), r"od::bmm: batch sizes differ"),
+    (lambda: opdispatch.ones(2).mm(opdispatch.ones(2, 2)), r"od::mm: expected 2-D tensors"),
+    (lambda: opdispatch.ones(()) @ opdispatch.ones(2), r"od::matmul: both arguments need to be at least 1D"),
+    (lambda: opdispatch.cat([opdispatch.ones(2, 3), opdispatch.ones(2, 2)]),
+     r"od::cat: sizes of tensors must match except in dimension 0: tensor 0 has shape \[2, 3\] and tensor 1 has "
+     r"shape \[2, 2\]"),
+    (lambda: opdispatch.stack([opdispatch.ones(2), opdispatch.ones(3)]),
+     r"od::stack: stack expects each tensor to be equal size, but got \[2\] at entry 0 and \[3\] at entry 1"),
+    (lambda: opdispatch.cat([]), "non-empty list"),
+    (lambda: opdispatch.ones(2, 3).add_(opdispatch.ones(4, 2, 3)),
+     r"od::add_.Tensor: output with shape \[2, 3\] doesn't match the broadcast shape \[4, 2, 3\]"),
+    (lambda: opdispatch.ones(2, 3).copy_(opdispatch.ones(2)), r"od::copy_: .* shape \[2\] .* shape \[2, 3\]"),
+    (lambda: opdispatch.ones(6).view(4, -1), r"od::view: shape \[4, -1\] is invalid for input of size 6"),
+    (lambda: opdispatch.ones(2, 3).expand(3, 3), r"od::expand: the expanded size of the tensor \(3\)"),
+])
+def test_shape_errors(call, message):
+    with pytest.raises(RuntimeError, match=message):
+        call()
+
+
+# --- in place -----------------------------------------------------------------------------------------
+
+def test_inplace_writes_into_the_tensors_own_memory():
+    a = np.arange(6.0).reshape(2, 3)
+    t = opdispatch.from_numpy(a)
+    before = t.data_ptr()
+    t.add_(opdispatch.ones(3), alpha=2).mul_(opdispatch.full([2, 1], 3.0, dtype=opdispatch.float64))
+    t.sub_(opdispatch.ones(()))
+    t.div_(opdispatch.full([], 2.0))
+    assert t.data_ptr() == before
+    np.testing.assert_allclose(a, ((np.arange(6.0).reshape(2, 3) + 2) * 3 - 1) / 2)
+    assert t._version == 4
+    t.zero_()
+    assert not a.any()
+    t.fill_(1.5)
+    assert (a == 1.5).all() and t._version == 6
+
+
+def test_inplace_result_that_cannot_be_cast_raises_like_pytorch():
+    t = opdispatch.ones(3, dtype=opdispatch.int64)
+    with pytest.raises(RuntimeError, match="result type opdispatch.float64 can't be cast to the desired output type "
+                                           "opdispatch.int64"):
+        t.add_(opdispatch.ones(3))  # NumPy: int64 with float32 gives float64
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        t.div_(opdispatch.ones(3, dtype=opdispatch.int64))  # true division gives float64
+    assert t.tolist() == [1, 1, 1] and t._version == 0
+    f = opdispatch.ones(3, dtype=opdispatch.float32)
+    f.add_(opdispatch.ones(3, dtype=opdispatch.float64))  # same kind: allowed
+    assert f.dtype is opdispatch.float32 and f.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_inplace_through_a_view_updates_the_base():
+    base = opdispatch.zeros(3, 4)
+    base[1].fill_(2.0)
+    base[:, 3].add_(opdispatch.ones(3))
+    assert base.tolist() == [[0, 0, 0, 1], [2, 2, 2, 3], [0, 0, 0, 1]]
+    assert base._version == 2
+
+
+def test_copy_casts_and_broadcasts():
+    t = opdispatch.zeros(2, 3, dtype=opdispatch.int32)
+    t.copy_(opdispatch.tensor([1.7, -2.2, 3.0]))
+    assert t.tolist() == [[1, -2, 3], [1, -2, 3]] and t.dtype is opdispatch.int32
+
+
+# --- views ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("make", [
+    lambda t: t.view(3, 4), lambda t: t.reshape(2, 6), lambda t: t.transpose(0, 1), lambda t: t.permute(1, 0),
+    lambda t: t[1], lambda t: t[:, 1:3], lambda t: t.unsqueeze(0), lambda t: t[None].squeeze(0),
+    lambda t: t[1:2].squeeze(), lambda t: t.flatten(), lambda t: t[0].expand(2, 4), lambda t: t.t(),
+    lambda t: t.to(opdispatch.float32), lambda t: t.contiguous(),
+])
+def test_views_share_storage_and_version_counter(make):
+    t = opdispatch.arange(12.0).view(3, 4)
+    v = make(t)
+    assert v._shares_storage(t)
+    t.add_(opdispatch.ones(()))
+    assert v._version == t._version == 1
+    assert np.shares_memory(v.numpy(), t.numpy())
+
+
+def test_view_strides_match_pytorch():
+    t = opdispatch.arange(24.0).view(2, 3, 4)
+    assert t.transpose(0, 2).stride() == (1, 4, 12)
+    assert t[:, 1].stride() == (12, 1) and t[:, 1].storage_offset() == 4
+    assert t[:, :, ::2].stride() == (12, 4, 2)
+    assert t.unsqueeze(1).stride() == (12, 12, 4, 1)
+    assert t.unsqueeze(3).stride() == (12, 4, 1, 1)
+    assert t[0].expand(2, 3, 4).stride() == (0, 4, 1)
+
+
+def test_view_of_noncontiguous_raises_and_reshape_copies():
+    t = opdispatch.arange(6.0).view(2, 3).t()
+    with pytest.raises(RuntimeError, match=r"od::view: view size \[6\] is not compatible .* Use .reshape"):
+        t.view(6)
+    r = t.reshape(6)
+    assert r.tolist() == [0, 3, 1, 4, 2, 5] and not r._shares_storage(t)
+
+
+def test_select_and_slice_bounds():
+    t = opdispatch.arange(6).view(2, 3)
+    with pytest.raises(IndexError, match=r"od::select.int: index 3 out of range for tensor of size \[2, 3\] at "
+                                         r"dimension 1"):
+        views.select(t, 1, 3)
+    with pytest.raises(IndexError, match="dimension 2 out of range"):
+        views.select(t, 2, 0)
+    assert views.slice_(t, 1, -2, 100).tolist() == [[1, 2], [4, 5]]
+    assert views.slice_(t, 1, 5, 1).shape == (2, 0)
+    with pytest.raises(RuntimeError, match="slice step must be positive"):
+        views.slice_(t, 0, None, None, 0)
+
+
+def test_permute_and_squeeze_rules():
+    t = opdispatch.zeros(2, 1, 3)
+    with pytest.raises(RuntimeError, match=r"od::permute: dims \[0, 0, 1\] must be a permutation"):
+        t.permute(0, 0, 1)
+    assert t.squeeze(0).shape == (2, 1, 3)
+    assert t.squeeze(1).shape == (2, 3)
+    assert t.flatten(0, 1).shape == (2, 3) and opdispatch.tensor(5.0).flatten().shape == (1,)
+
+
+# --- factories and random ------------------------------------------------------------------------------
+
+def test_factory_dtypes_follow_pytorch_defaults():
+    assert opdispatch.zeros(2).dtype is opdispatch.float32
+    assert opdispatch.full([2], 3).dtype is opdispatch.int64
+    assert opdispatch.full([2], 3.0).dtype is opdispatch.float32
+    assert opdispatch.full([2], False).dtype is opdispatch.bool
+    assert opdispatch.arange(3).dtype is opdispatch.int64
+    assert opdispatch.arange(0, 1, 0.5).tolist() == [0.0, 0.5]
+    assert opdispatch.arange(10, 0, -3).tolist() == [10, 7, 4, 1]
+    assert opdispatch.empty(2, 3).shape == (2, 3) and opdispatch.empty((4,)).shape == (4,)
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: opdispatch.arange(0, 5, 0), "step must be nonzero"),
+    (lambda: opdispatch.arange(0, 5, -1), "inconsistent with step sign"),
+    (lambda: opdispatch.zeros(2, -1), r"negative dimension in size \[2, -1\]"),
+    (lambda: opdispatch.rand(2, dtype=opdispatch.int64), "od::rand"),
+    (lambda: opdispatch.zeros(2, device="cuda"), "has no memory"),
+])
+def test_factory_errors(call, message):
+    with pytest.raises((RuntimeError, NotImplementedError), match=message):
+        call()
+
+
+def test_manual_seed_makes_random_factories_reproducible():
+    opdispatch.manual_seed(7)
+    a, b = opdispatch.rand(100), opdispatch.randn(3, 4, dtype=opdispatch.float64)
+    opdispatch.manual_seed(7)
+    assert opdispatch.rand(100).tolist() == a.tolist()
+    assert opdispatch.randn(3, 4, dtype=opdispatch.float64).tolist() == b.tolist()
+    values = a.numpy()
+    assert a.dtype is opdispatch.float32 and (values >= 0).all() and (values < 1).all()
+    assert opdispatch.randn(2, dtype=opdispatch.float16).dtype is opdispatch.float16
+
+
+def test_like_factories_keep_metadata_and_never_require_grad():
+    x = opdispatch.ones(2, 3, dtype=opdispatch.float64, requires_grad=True)
+    for fn in (opdispatch.zeros_like, opdispatch.ones_like, opdispatch.empty_like):
+        y = fn(x)
+        assert (y.shape, y.dtype, y.requires_grad, y.grad_fn) == ((2, 3), opdispatch.float64, False, None)
+    assert opdispatch.zeros_like(x, dtype=opdispatch.int8).dtype is opdispatch.int8
+
+
+# --- reductions, nn, conversions ------------------------------------------------------------------------
+
+def test_reduction_rules():
+    t = opdispatch.arange(6).view(2, 3)
+    assert t.sum().dtype is opdispatch.int64 and t.sum().item() == 15
+    assert t.sum((0, 1), keepdim=True).shape == (1, 1)
+    assert opdispatch.ones(3, dtype=opdispatch.bool).sum().item() == 3
+    with pytest.raises(RuntimeError, match="od::mean: could not infer output dtype"):
+        t.mean()
+    assert t.mean(dtype=opdispatch.float64).item() == 2.5
+    with pytest.raises(RuntimeError, match="names a dimension twice"):
+        t.sum((1, -1))
+    with pytest.raises(IndexError, match="od::amax: expected reduction dimensions"):
+        opdispatch.zeros(0, 3).amax(0)
+    values, indices = opdispatch.tensor([[1.0, 5.0, 5.0], [7.0, 0.0, 7.0]]).max(1)
+    assert values.tolist() == [5.0, 7.0] and indices.tolist() == [1, 0] and indices.dtype is opdispatch.int64
+    assert opdispatch.tensor([[1, 9], [8, 2]]).argmax().item() == 1
+    assert opdispatch.tensor(3.0).max(0).values.item() == 3.0
+
+
+def test_softmax_is_stable_and_log_softmax_consistent():
+    x = opdispatch.tensor([[1000.0, 1001.0], [-1000.0, -1000.0]], dtype=opdispatch.float64)
+    np.testing.assert_allclose(x.softmax(1).numpy(), [[1 / (1 + np.e), np.e / (1 + np.e)], [0.5, 0.5]])
+    np.testing.assert_allclose(x.log_softmax(1).exp().numpy(), x.softmax(1).numpy())
+    with pytest.raises(RuntimeError, match="od::softmax.int: expected a floating-point input"):
+        opdispatch.arange(3).softmax(0)
+
+
+def test_nll_loss_errors():
+    logp = opdispatch.zeros(2, 3)
+    with pytest.raises(IndexError, match="od::nll_loss: Target 3 is out of bounds"):
+        opdispatch.nll_loss(logp, opdispatch.tensor([0, 3]))
+    with pytest.raises(RuntimeError, match=r"expected target of shape \[2\]"):
+        opdispatch.nll_loss(logp, opdispatch.tensor([0, 1, 2]))
+    with pytest.raises(RuntimeError, match="integer dtype"):
+        opdispatch.nll_loss(logp, opdispatch.tensor([0.0, 1.0]))
+    ignored = opdispatch.nll_loss(logp, opdispatch.tensor([-100, -100]))
+    assert np.isnan(ignored.item())  # mean over zero total weight, as PyTorch
+
+
+def test_where_needs_a_bool_condition():
+    with pytest.raises(RuntimeError, match="od::where.self: expected condition to be a boolean tensor"):
+        opdispatch.where(opdispatch.ones(2), opdispatch.ones(2), opdispatch.zeros(2))
+
+
+def test_to_returns_self_unless_something_changes():
+    t = opdispatch.ones(2)
+    assert t.to(opdispatch.float32) is t and t.to("cpu") is t and t.contiguous() is t
+    assert t.to(opdispatch.float32, copy=True) is not t
+    assert od_copy.to_dtype(t, opdispatch.float64).dtype is opdispatch.float64
+    m = t.to("meta")
+    assert m.is_meta and m.to("meta") is m
+
+
+def test_helpers_called_directly():
+    g = opdispatch.arange(6.0).view(2, 3)
+    assert views.slice_backward(g, [4, 3], 0, 1, 4, 2).tolist() == [[0, 0, 0], [0, 1, 2], [0, 0, 0], [3, 4, 5]]
+    assert reduction.sum_to(opdispatch.ones(2, 3, 4), (3, 1)).tolist() == [[8.0]] * 3
+    assert factories.arange(3, dtype=opdispatch.float64).dtype is opdispatch.float64
+    assert elementwise.pow_scalar(2, opdispatch.arange(3)).tolist() == [1, 2, 4]
