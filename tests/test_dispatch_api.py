@@ -51,7 +51,7 @@ def grad(*shape: int) -> opdispatch.Tensor:
 
 
 def meta(*shape: int) -> opdispatch.Tensor:
-    return opdispatch.empty(shape or (2,), device="meta")
+    return _C.empty(shape or (2,), device="meta")
 
 
 def fresh_ns(prefix: str = "dapi") -> str:
@@ -705,7 +705,7 @@ def test_python_kernels_at_runtime_keys(make_lib, ns):
     f(grad())
     assert seen == ["cpu", "meta", "autograd"]
     with pytest.raises(NotImplementedError, match=f"Could not run '{ns}::foo' with arguments from the 'CUDA' backend"):
-        f(opdispatch.empty((1,), device="cuda"))
+        f(_C.empty((1,), device="cuda"))
     line = re.search(r"^CPU: registered at (\S+):(\d+) :: \(none\) \[ boxed \]$", _C._dispatch_dump(f"{ns}::foo"), re.M)
     assert line and line.group(1) == HERE
 
@@ -750,7 +750,7 @@ def test_backend_fallback_in_python(make_lib, ns, resolver):
     assert _C._dispatch_has_backend_fallback(K.PrivateUse1)
     assert re.search(r"^PrivateUse1: registered at \S+test_dispatch_api\.py:\d+ \[backend fallback\]$",
                      _C._dispatch_dump_table(f"{ns}::foo"), re.M)
-    t = opdispatch.empty((2,), device="privateuseone")
+    t = _C.empty((2,), device="privateuseone")
     assert op(f"{ns}::foo")(t, 3, mode="b") is t
     assert calls == [(("op", f"{ns}::foo", ""), (t, 3), {"mode": "b"})]
     c = cpu()
@@ -793,7 +793,7 @@ def _check_python_fallback_without_resolver(make_lib, ns):
     make_lib("IMPL", "PrivateUse1", namespace="_").fallback("", lambda op_, x: x)
     with pytest.raises(RuntimeError, match=f"Python fallback registered at PrivateUse1 for {ns}::foo: no "
                                            "OpOverload resolver is installed"):
-        op(f"{ns}::foo")(opdispatch.empty((1,), device="privateuseone"))
+        op(f"{ns}::foo")(_C.empty((1,), device="privateuseone"))
     with pytest.raises(TypeError, match="_set_opoverload_resolver needs a callable"):
         _C._set_opoverload_resolver(3)
 
@@ -948,7 +948,7 @@ def test_fallback_registered_before_the_operator_serves_it(make_lib, ns, resolve
     make_lib("IMPL", "PrivateUse1", namespace="_").fallback("", lambda op_, x: x)
     make_lib().define("foo(Tensor x) -> Tensor")
     _C._dispatch_check_invariants(f"{ns}::foo")
-    t = opdispatch.empty((1,), device="privateuseone")
+    t = _C.empty((1,), device="privateuseone")
     assert op(f"{ns}::foo")(t) is t
 
 
@@ -1354,7 +1354,7 @@ def test_python_and_cpp_kernels_by_input_keys(make_lib, ns):
 
     def meta_kernel(x):
         log.append("meta")
-        return opdispatch.empty(x.shape, x.dtype, "meta")
+        return _C.empty(x.shape, x.dtype, "meta")
 
     lib.impl("k", "Autograd", autograd_kernel, with_keyset=True)
     lib.impl("k", "Meta", meta_kernel)

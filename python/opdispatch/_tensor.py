@@ -33,9 +33,6 @@ class Tensor(_C.TensorBase):
         return _requires_grad_slot.__get__(self)
 
     def _set_requires_grad(self, value: bool) -> None:
-        if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
-            raise RuntimeError(f"only Tensors of floating point and complex dtype can require gradients, not "
-                               f"{self.dtype}")
         if not graph.is_leaf(self):
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf tensors. If you want to use a computed tensor "

@@ -46,7 +46,7 @@ class Tensor {
   }
 
   bool requires_grad() const { return impl()->requires_grad(); }
-  /// Throws TypeError for a dtype that cannot require grad.
+  /// Throws Error for a dtype that cannot require grad.
   const Tensor& set_requires_grad(bool r) const {
     impl()->set_requires_grad(r);
     return *this;

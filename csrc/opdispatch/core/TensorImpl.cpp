@@ -37,10 +37,9 @@ void* TensorImpl::data_ptr() const {
 }
 
 void TensorImpl::set_requires_grad(bool requires_grad) {
-  OPDISPATCH_CHECK_TYPE(!requires_grad || isFloatingType(dtype_) || isComplexType(dtype_),
-                        "only tensors of floating point or complex dtype can require gradients; "
-                        "this tensor has dtype ",
-                        toPythonName(dtype_));
+  OPDISPATCH_CHECK(!requires_grad || isFloatingType(dtype_) || isComplexType(dtype_),
+                   "only Tensors of floating point and complex dtype can require gradients, not opdispatch.",
+                   toPythonName(dtype_));
   requires_grad_ = requires_grad;
   DispatchKey backend = backendKeyForDevice(device_.type);
   DispatchKeySet grad_keys = tensorKeySet(backend, true) - DispatchKeySet(backend);

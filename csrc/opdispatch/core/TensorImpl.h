@@ -54,7 +54,7 @@ class TensorImpl final : public intrusive_ptr_target {
 
   bool requires_grad() const { return requires_grad_; }
   /// Sets requires_grad and updates the key set (Note [Tensor key sets]).
-  /// Throws TypeError for a tensor whose dtype is not floating or complex.
+  /// Throws Error (RuntimeError, as PyTorch) for a dtype that is not floating or complex.
   void set_requires_grad(bool requires_grad);
   /// Adds or removes the Python keys (a subclass that handles dispatch).
   void set_python_dispatch(bool enabled);
