@@ -51,7 +51,7 @@ Library::Library(Kind kind, std::string ns, std::optional<DispatchKey> k, const 
 
 Library::~Library() { reset(); }
 
-std::string Library::debugString() const { return detail::str("registered at ", file_, ":", line_); }
+std::string Library::debugString() const { return "registered at " + file_ + ":" + std::to_string(line_); }
 
 OperatorName Library::qualifyName(OperatorName name) const {
   auto pos = name.name.find("::");

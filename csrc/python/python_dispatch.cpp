@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -424,6 +425,52 @@ void initDispatchBindings(py::module_& m) {
       "A registration library: kind 'DEF' | 'IMPL' | 'FRAGMENT', namespace, dispatch key name ('' for none).");
 }
 
+namespace {
+/// What the call-site search needs to know about a code object, computed once
+/// per code object (registrations in a loop or at import revisit the same ones).
+struct CodeInfo {
+  std::string file;
+  bool internal;
+  /// The last (instruction offset, line) asked for: line numbers are
+  /// computed by walking the code's line table, which is slow in long modules.
+  int last_lasti = -1;
+  int last_line = 0;
+};
+
+CodeInfo& codeInfo(PyCodeObject* code) {
+  // Keyed by code objects kept alive by the map itself, so addresses are never reused.
+  static std::unordered_map<PyCodeObject*, CodeInfo> infos;
+  auto it = infos.find(code);
+  if (it != infos.end()) {
+    return it->second;
+  }
+  std::string file = py::cast<std::string>(py::handle(code->co_filename));
+  auto endsWith = [&](const char* suffix) {
+    size_t n = std::strlen(suffix);
+    return file.size() >= n && file.compare(file.size() - n, n, suffix) == 0;
+  };
+  bool internal = file.find("/opdispatch/library.py") != std::string::npos ||
+                  file.find("/opdispatch/_library/") != std::string::npos ||
+                  file.find("/opdispatch/_custom_ops.py") != std::string::npos ||
+                  file.find("/opdispatch/_ops.py") != std::string::npos || endsWith("/contextlib.py");
+  Py_INCREF(code);
+  return infos.emplace(code, CodeInfo{std::move(file), internal}).first->second;
+}
+
+int lineOf(PyFrameObject* frame, CodeInfo& info) {
+#if PY_VERSION_HEX >= 0x030B0000
+  int lasti = PyFrame_GetLasti(frame);
+  if (lasti != info.last_lasti) {
+    info.last_lasti = lasti;
+    info.last_line = PyFrame_GetLineNumber(frame);
+  }
+  return info.last_line;
+#else
+  return PyFrame_GetLineNumber(frame);
+#endif
+}
+} // namespace
+
 std::optional<std::pair<std::string, int>> pythonCallSiteFrame() {
   // The innermost Python frame outside opdispatch's own registration code
   // (and contextlib, for `with _scoped_library(...)`): where the user registered.
@@ -431,20 +478,12 @@ std::optional<std::pair<std::string, int>> pythonCallSiteFrame() {
   Py_XINCREF(frame);
   while (frame != nullptr) {
     PyCodeObject* code = PyFrame_GetCode(frame);
-    std::string file = py::cast<std::string>(py::handle(code->co_filename));
+    CodeInfo& info = codeInfo(code);
     Py_DECREF(code);
-    auto endsWith = [&](const char* suffix) {
-      size_t n = std::strlen(suffix);
-      return file.size() >= n && file.compare(file.size() - n, n, suffix) == 0;
-    };
-    bool internal = file.find("/opdispatch/library.py") != std::string::npos ||
-                    file.find("/opdispatch/_library/") != std::string::npos ||
-                    file.find("/opdispatch/_custom_ops.py") != std::string::npos ||
-                    file.find("/opdispatch/_ops.py") != std::string::npos || endsWith("/contextlib.py");
-    if (!internal) {
-      int line = PyFrame_GetLineNumber(frame);
+    if (!info.internal) {
+      int line = lineOf(frame, info);
       Py_DECREF(frame);
-      return std::make_pair(std::move(file), line);
+      return std::make_pair(info.file, line);
     }
     PyFrameObject* back = PyFrame_GetBack(frame);
     Py_DECREF(frame);
@@ -455,7 +494,7 @@ std::optional<std::pair<std::string, int>> pythonCallSiteFrame() {
 
 std::string pythonCallSite() {
   if (auto site = pythonCallSiteFrame()) {
-    return detail::str("registered at ", site->first, ":", site->second);
+    return "registered at " + site->first + ":" + std::to_string(site->second);
   }
   return "registered from Python";
 }

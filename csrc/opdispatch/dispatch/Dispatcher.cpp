@@ -314,12 +314,4 @@ bool Dispatcher::hasBackendFallbackForDispatchKey(DispatchKey k) const {
   return backendFallbackKernel(k) != nullptr;
 }
 
-const AnnotatedKernel* Dispatcher::backendFallbackKernel(DispatchKey k) const {
-  if (!isRuntimeDispatchKey(k)) {
-    return nullptr;
-  }
-  const auto& slot = backendFallbackKernels_[static_cast<int>(k)];
-  return slot.empty() ? nullptr : &slot.front();
-}
-
 } // namespace opdispatch

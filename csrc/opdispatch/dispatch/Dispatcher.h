@@ -148,7 +148,13 @@ class Dispatcher final {
   // --- fallbacks -----------------------------------------------------------------
   bool hasBackendFallbackForDispatchKey(DispatchKey k) const;
   /// The fallback registered for `k`, or null. (Dispatcher mutex held, or no concurrent registration.)
-  const AnnotatedKernel* backendFallbackKernel(DispatchKey k) const;
+  const AnnotatedKernel* backendFallbackKernel(DispatchKey k) const {
+    if (!isRuntimeDispatchKey(k)) {
+      return nullptr;
+    }
+    const auto& slot = backendFallbackKernels_[static_cast<int>(k)];
+    return slot.empty() ? nullptr : &slot.front();
+  }
 
  private:
   Dispatcher() = default;

@@ -99,7 +99,14 @@ const std::vector<std::string>& OperatorEntry::tags() const {
   return s ? s->tags : none;
 }
 
+namespace {
+constexpr uint64_t keyBit(DispatchKey k) { return uint64_t(1) << static_cast<int>(k); }
+} // namespace
+
 const AnnotatedKernel* OperatorEntry::getKernelForDispatchKey(DispatchKey k) const {
+  if ((kernelKeys_ & keyBit(k)) == 0) {
+    return nullptr;
+  }
   for (const auto& [key, list] : kernels_) {
     if (key == k) {
       return &list.front();
@@ -111,12 +118,8 @@ const AnnotatedKernel* OperatorEntry::getKernelForDispatchKey(DispatchKey k) con
 bool OperatorEntry::hasKernelForDispatchKey(DispatchKey k) const { return getKernelForDispatchKey(k) != nullptr; }
 
 bool OperatorEntry::hasKernelForAnyDispatchKey(DispatchKeySet ks) const {
-  for (const auto& kv : kernels_) {
-    if (ks.has(kv.first)) {
-      return true;
-    }
-  }
-  return false;
+  // Bit i of a DispatchKeySet is runtime key i + 1 (Note [DispatchKeySet representation]).
+  return ((kernelKeys_ >> 1) & ks.raw_repr()) != 0;
 }
 
 bool OperatorEntry::isKernelFallthroughKernel(DispatchKey k) const {
@@ -198,6 +201,7 @@ AnnotatedKernelContainer& OperatorEntry::kernelsFor(DispatchKey key) {
     }
   }
   kernels_.emplace_back(key, AnnotatedKernelContainer());
+  kernelKeys_ |= keyBit(key);
   return kernels_.back().second;
 }
 
@@ -234,6 +238,7 @@ void OperatorEntry::afterKernelRemoved(const Dispatcher& dispatcher, DispatchKey
   for (auto it = kernels_.begin(); it != kernels_.end(); ++it) {
     if (it->first == key && it->second.empty()) {
       kernels_.erase(it);
+      kernelKeys_ &= ~keyBit(key);
       break;
     }
   }
@@ -255,6 +260,16 @@ std::pair<const AnnotatedKernel*, const char*> OperatorEntry::computeDispatchTab
   // 3. the backend fallback registered for k;
   // 4. missing.
   const bool undefined = k == DispatchKey::Undefined;
+
+  // Without a kernel at k or at any alias key, only 3. and 4. can apply.
+  constexpr uint64_t kAliasKeyBits = ((uint64_t(1) << (static_cast<int>(kLastAliasKey) + 1)) - 1) &
+                                     ~((uint64_t(1) << static_cast<int>(kFirstAliasKey)) - 1);
+  if ((kernelKeys_ & (keyBit(k) | kAliasKeyBits)) == 0) {
+    if (const AnnotatedKernel* fallback = dispatcher.backendFallbackKernel(k)) {
+      return {fallback, "backend fallback"};
+    }
+    return {&missingKernelEntry(), "missing"};
+  }
 
   // 1.
   if (const AnnotatedKernel* direct = getKernelForDispatchKey(k)) {

@@ -170,6 +170,10 @@ class OperatorEntry final {
   OperatorName name_;
   /// Kernels per key (runtime or alias), newest first; only non-empty lists are kept.
   std::vector<std::pair<DispatchKey, AnnotatedKernelContainer>> kernels_;
+  /// Bit `1 << k` is set iff kernels_ has a list for key k (so the table
+  /// computation tests bits instead of scanning).
+  uint64_t kernelKeys_ = 0;
+  static_assert(kNumDispatchKeys <= 64, "kernelKeys_ has one bit per dispatch key");
   /// The signature typed handles call with (checked on later registrations).
   std::optional<CppSignature> typedCallSignature_;
   /// Number of live def and impl registrations (the op is listed while > 0).
