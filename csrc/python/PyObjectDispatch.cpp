@@ -8,7 +8,8 @@
 // Tensor?), an exact int, bool, str or float, or a Scalar of those; the last
 // argument passed not equal to its default (the round trip drops trailing
 // defaults, as PyTorch's parseIValuesToPyArgsKwargs does); no keyword-only
-// argument without a default. Results that are one Tensor (or nothing) pass
+// argument without a default. Mutated arguments get their versions bumped as
+// on the generic path (Note [Version counters of mutated arguments]). Results that are one Tensor (or nothing) pass
 // through after a type check; others take the generic conversion. Anything
 // else — or a kernel that is not a Python kernel — goes the generic way, so
 // the behaviour is the same on both paths. PyTorch's "PyObject dispatch".
@@ -45,6 +46,8 @@ struct FastCallInfo {
   bool eligible = false;
   bool returns_tensor = false; ///< exactly one Tensor return (else: none)
   std::vector<FastArg> args; ///< the positional arguments
+  /// Positional arguments written to (Note [Version counters of mutated arguments]).
+  std::vector<uint32_t> mutated;
 };
 
 namespace {
@@ -91,6 +94,9 @@ FastCallInfo computeInfo(const FunctionSchema& schema) {
     auto kind = kindOf(a.type());
     if (!kind) {
       return info;
+    }
+    if (a.is_write()) {
+      info.mutated.push_back(static_cast<uint32_t>(info.args.size()));
     }
     FastArg fa{*kind, std::nullopt, a.default_value().has_value()};
     if (fa.has_default) {
@@ -195,10 +201,21 @@ bool tryPyObjectDispatch(OperatorEntry& entry, FastCallCache& cache, PyObject* c
   DispatchKeySet ks = redispatch_ks ? (*redispatch_ks & entry.nonFallthroughKeys())
                                     : entry.computeDispatchKeySet(tensor_keys);
   PythonKernelHolder* holder = PythonKernelHolder::of(entry.lookup(ks));
-  if (holder == nullptr || holder->retired()) {
+  if (holder == nullptr) {
     return false;
   }
-  PyObject* out = holder->callPython(OperatorHandle(&entry), ks, args, nargs, nullptr);
+  py::object func = holder->function();
+  if (!func) {
+    return false;  // retired: the generic path redispatches
+  }
+  PyObject* out = holder->callPython(func, OperatorHandle(&entry), ks, args, nargs, nullptr);
+  if (out != nullptr && !info.mutated.empty() && entry.bumpsVersions(ks)) {
+    for (uint32_t i : info.mutated) {
+      if (i < nargs && args[i] != Py_None) {
+        unpackImpl(args[i])->bump_version();
+      }
+    }
+  }
   if (out == nullptr || (info.returns_tensor ? isTensor(out) : out == Py_None)) {
     *result = out;
     return true;

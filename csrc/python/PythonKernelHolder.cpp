@@ -84,10 +84,10 @@ PythonKernelHolder* PythonKernelHolder::of(const KernelFunction& k) {
   return k.isBoxedFunctor<PythonKernelHolder>() ? static_cast<PythonKernelHolder*>(k.functor()) : nullptr;
 }
 
-PyObject* PythonKernelHolder::callPython(const OperatorHandle& op, DispatchKeySet ks, PyObject* const* args,
-                                         size_t nargs, PyObject* kwargs) const {
+PyObject* PythonKernelHolder::callPython(const py::object& func, const OperatorHandle& op, DispatchKeySet ks,
+                                         PyObject* const* args, size_t nargs, PyObject* kwargs) const {
   if (!with_keyset_ && !is_fallback_) {
-    return PyObject_VectorcallDict(func_, args, nargs, kwargs);
+    return PyObject_VectorcallDict(func.ptr(), args, nargs, kwargs);
   }
   PyObject* inline_buf[kMaxPrepended + kInlineArgs];
   std::vector<PyObject*> heap_buf;
@@ -113,7 +113,7 @@ PyObject* PythonKernelHolder::callPython(const OperatorHandle& op, DispatchKeySe
   for (size_t i = 0; i < nargs; ++i) {
     buf[n++] = args[i];
   }
-  return PyObject_VectorcallDict(func_, buf, n, kwargs);
+  return PyObject_VectorcallDict(func.ptr(), buf, n, kwargs);
 }
 
 void PythonKernelHolder::operator()(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
@@ -128,11 +128,15 @@ void PythonKernelHolder::operator()(const OperatorHandle& op, DispatchKeySet ks,
     op.redispatchBoxed(ks, stack);
     return;
   }
+  // A strong reference for the whole call: converting the arguments can run
+  // Python code (a collection, the OpOverload resolver), during which another
+  // thread may retire this kernel and drop func_.
+  py::object func = function();
   const FunctionSchema& schema = op.schema();
   auto [args, kwargs] = popArgumentsToPython(schema, *stack);
   py::tuple args_tuple = py::reinterpret_steal<py::tuple>(args);
   py::dict kwargs_dict = py::reinterpret_steal<py::dict>(kwargs);
-  PyObject* result = callPython(op, ks, &PyTuple_GET_ITEM(args_tuple.ptr(), 0),
+  PyObject* result = callPython(func, op, ks, &PyTuple_GET_ITEM(args_tuple.ptr(), 0),
                                 static_cast<size_t>(PyTuple_GET_SIZE(args_tuple.ptr())),
                                 PyDict_GET_SIZE(kwargs_dict.ptr()) ? kwargs_dict.ptr() : nullptr);
   if (result == nullptr) {

@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include <pybind11/pybind11.h>
+
 #include <opdispatch/dispatch/KernelFunction.h>
 
 namespace opdispatch::python {
@@ -25,14 +27,15 @@ class PythonKernelHolder final : public OperatorKernel {
   /// Releases the Python function (taking the GIL); later calls redispatch.
   void retire() override;
 
-  /// Calls the function with Python arguments (`args[0..nargs)` positional,
-  /// `kwargs` a dict or null), prepending the OpOverload and/or the key set
-  /// as configured. GIL held; the function must not be retired. Returns a new
-  /// reference, or null with the Python error set.
-  PyObject* callPython(const OperatorHandle& op, DispatchKeySet ks, PyObject* const* args, size_t nargs,
-                       PyObject* kwargs) const;
-  /// Whether retire() ran (read with the GIL held).
-  bool retired() const { return func_ == nullptr; }
+  /// Calls `func` (this kernel's function(), held by the caller for the
+  /// whole call) with Python arguments (`args[0..nargs)` positional, `kwargs`
+  /// a dict or null), prepending the key set and/or the OpOverload as
+  /// configured. GIL held. Returns a new reference, or null with the Python
+  /// error set.
+  PyObject* callPython(const pybind11::object& func, const OperatorHandle& op, DispatchKeySet ks,
+                       PyObject* const* args, size_t nargs, PyObject* kwargs) const;
+  /// A strong reference to the function; empty once retire() ran (GIL held).
+  pybind11::object function() const { return pybind11::reinterpret_borrow<pybind11::object>(func_); }
   /// "Python kernel registered at <key>", for messages.
   const std::string& where() const { return where_; }
 

@@ -54,7 +54,7 @@ PyObject* dispatchBound(OperatorEntry& e, const AnnotatedSchema& s, const std::o
     op.redispatchBoxed(*redispatch_ks, &stack);
   } else {
     DispatchKeySet ks = e.computeDispatchKeySetBoxed(s, stack);
-    e.lookup(ks).callBoxed(op, ks, &stack);
+    e.callKernelBoxed(op, s, ks, &stack);
   }
   return popResultsToPython(s.schema, stack);
 }

@@ -1,7 +1,9 @@
-// An ADInplaceOrView kernel for relu_: the layer that records in-place
-// modifications. It redispatches to the backend kernel (CPU or Meta) with the
-// keys below ADInplaceOrView, then bumps the tensor's version counter, as
-// PyTorch's generated ADInplaceOrView kernels do.
+// An ADInplaceOrView kernel for relu_: a kernel that redispatches. It is the
+// layer where in-place and view bookkeeping happens in PyTorch; here it shows
+// the pattern: take the call's key set first, do this layer's work, and call
+// the backend kernel (CPU or Meta) with the keys below this one. The version
+// counter of the mutated tensor needs no code: the dispatcher bumps it when
+// the backend kernel returns (Note [Version counters of mutated arguments]).
 //
 // Like every ADInplaceOrView kernel it only runs when the key is in the call's
 // key set: for tensors that require grad (the autograd fallback redispatches
@@ -17,9 +19,7 @@ Tensor reluInplaceADInplaceOrView(opdispatch::DispatchKeySet ks, const Tensor& x
   static const auto op = opdispatch::Dispatcher::singleton()
                              .findSchemaOrThrow(qualified("relu_"), "")
                              .typed<Tensor(const Tensor&)>();
-  Tensor out = op.redispatch(ks & opdispatch::after_ADInplaceOrView_keyset, x);
-  x.bump_version();
-  return out;
+  return op.redispatch(ks & opdispatch::after_ADInplaceOrView_keyset, x);
 }
 
 } // namespace

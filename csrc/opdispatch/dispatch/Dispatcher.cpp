@@ -274,12 +274,16 @@ void Dispatcher::callBoxed(const OperatorHandle& op, Stack* stack) const {
   OPDISPATCH_CHECK(stack->size() >= s->num_arguments, "boxed call of ", e.operator_name(), " needs ",
                    s->num_arguments, " arguments on the stack but it holds ", stack->size());
   DispatchKeySet ks = e.computeDispatchKeySetBoxed(*s, *stack);
-  e.lookup(ks).callBoxed(op, ks, stack);
+  e.callKernelBoxed(op, *s, ks, stack);
 }
 
 void Dispatcher::redispatchBoxed(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) const {
   const OperatorEntry& e = op.entry();
   DispatchKeySet masked = ks & e.nonFallthroughKeys();
+  if (const AnnotatedSchema* s = e.schemaPtr()) {
+    e.callKernelBoxed(op, *s, masked, stack);
+    return;
+  }
   e.lookup(masked).callBoxed(op, masked, stack);
 }
 

@@ -62,6 +62,8 @@ class OperatorHandle {
   /// Throws Error if the operator has no schema, if `k` is an alias key with
   /// no kernel, or if the kernel is a fallthrough. PyTorch:
   /// OperatorHandle::callBoxedForDispatchKey (behind OpOverload.decompose).
+  /// Bypasses the dispatcher, so it does not bump the versions of mutated
+  /// arguments (Note [Version counters of mutated arguments]).
   void callBoxedForDispatchKey(DispatchKey k, Stack* stack) const;
 
   OperatorEntry& entry() const { return *entry_; }
@@ -82,18 +84,27 @@ class TypedOperatorHandle<Return(Args...)> final : public OperatorHandle {
   Return call(Args... args) const {
     const OperatorEntry& e = *entry_;
     DispatchKeySet ks = e.computeDispatchKeySet(detail::multiDispatchKeySet(args...));
-    return e.lookup(ks).template call<Return, Args...>(*this, ks, std::forward<Args>(args)...);
+    return callKernel(e, ks, std::forward<Args>(args)...);
   }
   /// Calls the kernel for `ks` (the caller restricted it, e.g. with FULL_AFTER).
   Return redispatch(DispatchKeySet ks, Args... args) const {
     const OperatorEntry& e = *entry_;
-    DispatchKeySet masked = ks & e.nonFallthroughKeys();
-    return e.lookup(masked).template call<Return, Args...>(*this, masked, std::forward<Args>(args)...);
+    return callKernel(e, ks & e.nonFallthroughKeys(), std::forward<Args>(args)...);
   }
 
  private:
   friend class OperatorHandle;
   explicit TypedOperatorHandle(OperatorEntry* e) : OperatorHandle(e) {}
+
+  Return callKernel(const OperatorEntry& e, DispatchKeySet ks, Args... args) const {
+    if (OPDISPATCH_UNLIKELY(e.bumpsVersions(ks))) {
+      // Bumps when the kernel returns.
+      const AnnotatedSchema* schema = e.schemaPtr();
+      detail::MutatedTensors mutated(schema ? &schema->mutable_arg_indices : nullptr, args...);
+      return e.lookup(ks).template call<Return, Args...>(*this, ks, std::forward<Args>(args)...);
+    }
+    return e.lookup(ks).template call<Return, Args...>(*this, ks, std::forward<Args>(args)...);
+  }
 };
 
 class Dispatcher final {

@@ -40,6 +40,38 @@ AnnotatedSchema::AnnotatedSchema(FunctionSchema s, std::string d, std::vector<st
     if (schema.arguments()[i].type()->isTensorLike()) {
       tensor_arg_indices.push_back(i);
     }
+    if (schema.arguments()[i].is_write()) {
+      mutable_arg_indices.push_back(i);
+    }
+  }
+}
+
+void OperatorEntry::callKernelBoxedBumpingVersions(const OperatorHandle& op, const AnnotatedSchema& schema,
+                                                   DispatchKeySet ks, Stack* stack) const {
+  // The kernel pops its arguments: keep the mutated tensors to bump afterwards.
+  std::vector<intrusive_ptr<TensorImpl>> mutated;
+  const IValue* args = stack->data() + (stack->size() - schema.num_arguments);
+  for (uint32_t i : schema.mutable_arg_indices) {
+    const IValue& v = args[i];
+    if (v.isTensor()) {
+      mutated.push_back(v.toTensor().getIntrusivePtr());
+    } else if (v.isTensorList()) {
+      for (const auto& t : v.toTensorList()) {
+        mutated.push_back(t.getIntrusivePtr());
+      }
+    } else if (v.isOptionalTensorList()) {
+      for (const auto& t : v.toOptionalTensorList()) {
+        if (t) {
+          mutated.push_back(t->getIntrusivePtr());
+        }
+      }
+    }
+  }
+  lookup(ks).callBoxed(op, ks, stack);
+  for (const auto& t : mutated) {
+    if (t) {
+      t->bump_version();
+    }
   }
 }
 
@@ -168,13 +200,16 @@ void OperatorEntry::registerSchema(FunctionSchema schema, std::string debug, std
       checkKernelSchema(k, schema, debug, kv.first);
     }
   }
-  schema_.store(new AnnotatedSchema(std::move(schema), std::move(debug), std::move(tags)), std::memory_order_release);
+  auto* annotated = new AnnotatedSchema(std::move(schema), std::move(debug), std::move(tags));
+  hasMutableArguments_.store(!annotated->mutable_arg_indices.empty(), std::memory_order_relaxed);
+  schema_.store(annotated, std::memory_order_release);
 }
 
 const AnnotatedSchema* OperatorEntry::deregisterSchema() {
   const AnnotatedSchema* old = schemaPtr();
   OPDISPATCH_INTERNAL_ASSERT(old != nullptr, "deregisterSchema on ", name_, " which has no schema");
   schema_.store(nullptr, std::memory_order_release);
+  hasMutableArguments_.store(false, std::memory_order_relaxed);
   return old;
 }
 

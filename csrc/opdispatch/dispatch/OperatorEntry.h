@@ -52,8 +52,25 @@ struct AnnotatedSchema {
   std::vector<std::string> tags;
   /// Indices of Tensor, Tensor?, Tensor[] and Tensor?[] arguments.
   std::vector<uint32_t> tensor_arg_indices;
+  /// Indices of the arguments annotated as written to (`Tensor(a!)`); see
+  /// Note [Version counters of mutated arguments].
+  std::vector<uint32_t> mutable_arg_indices;
   uint32_t num_arguments;
 };
+
+// Note [Version counters of mutated arguments]
+// Autograd checks that a tensor saved for backward was not modified in place
+// since; every in-place write must therefore bump the tensor's version
+// counter. PyTorch does it in the ADInplaceOrView kernels, which run for every
+// tensor because ADInplaceOrView is always in its key sets. Here that key is
+// only on tensors that require grad (Note [Tensor key sets]), so the
+// dispatcher does it instead: when a kernel chosen for a backend key (or for
+// Undefined) returns, the version counters of the tensors passed to the
+// arguments the schema marks as written to are bumped. That is below every
+// autograd kernel, as ADInplaceOrView is, so an autograd kernel saving a
+// mutated tensor sees its new version. Kernels never bump versions themselves.
+// The check costs one load and a branch on calls of operators without
+// mutated arguments.
 
 // Note [Kernel lifetime]
 // Calls never take the registration lock, so a call may be running a kernel
@@ -89,6 +106,24 @@ class OperatorEntry final {
   }
   DispatchKeySet nonFallthroughKeys() const {
     return DispatchKeySet(DispatchKeySet::RAW, nonFallthroughKeys_.load(std::memory_order_relaxed));
+  }
+  /// Whether a call that reaches the kernel of `ks` must bump the versions of
+  /// mutated arguments (Note [Version counters of mutated arguments]).
+  bool bumpsVersions(DispatchKeySet ks) const {
+    if (OPDISPATCH_LIKELY(!hasMutableArguments_.load(std::memory_order_relaxed))) {
+      return false;
+    }
+    DispatchKey k = ks.highestPriorityTypeId();
+    return k == DispatchKey::Undefined || isBackendDispatchKey(k);
+  }
+  /// Calls the kernel of `ks` with the arguments on `stack`, bumping the
+  /// versions of mutated arguments when bumpsVersions(ks).
+  void callKernelBoxed(const OperatorHandle& op, const AnnotatedSchema& schema, DispatchKeySet ks, Stack* stack) const {
+    if (OPDISPATCH_UNLIKELY(bumpsVersions(ks))) {
+      callKernelBoxedBumpingVersions(op, schema, ks, stack);
+      return;
+    }
+    lookup(ks).callBoxed(op, ks, stack);
   }
   /// The current schema, or null (never freed; see Note [Kernel lifetime]).
   const AnnotatedSchema* schemaPtr() const { return schema_.load(std::memory_order_acquire); }
@@ -127,6 +162,8 @@ class OperatorEntry final {
   std::string listAllDispatchKeys() const;
   /// Raises NotImplementedError: no kernel for key `k`.
   [[noreturn]] void reportError(DispatchKey k) const;
+  void callKernelBoxedBumpingVersions(const OperatorHandle& op, const AnnotatedSchema& schema, DispatchKeySet ks,
+                                      Stack* stack) const;
 
  private:
   friend class Dispatcher;
@@ -165,6 +202,8 @@ class OperatorEntry final {
   std::array<std::atomic<const AnnotatedKernel*>, kDispatchTableSize> dispatchTable_;
   std::atomic<uint64_t> nonFallthroughKeys_;
   std::atomic<const AnnotatedSchema*> schema_{nullptr};
+  /// Whether the current schema has mutated arguments.
+  std::atomic<bool> hasMutableArguments_{false};
 
   // Cold data (Dispatcher mutex held to read or write).
   OperatorName name_;

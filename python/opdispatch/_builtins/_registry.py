@@ -15,21 +15,6 @@ Kernel = Callable[..., Any]
 LIB = Library("od", "DEF")
 
 
-def _bumping_versions(kernel: Kernel, mutated: list[int]) -> Kernel:
-    """Wraps a kernel of a mutating operator so every mutated tensor's version
-    counter is bumped (what autograd checks saved tensors against)."""
-
-    def k(*args: Any, **kwargs: Any) -> Any:
-        out = kernel(*args, **kwargs)
-        for i in mutated:
-            args[i]._bump_version()
-        return out
-
-    k.__name__ = kernel.__name__
-    k.__qualname__ = kernel.__qualname__
-    return k
-
-
 def defop(
     schema: str,
     *,
@@ -54,20 +39,16 @@ def defop(
     outputs never require grad — factories, comparisons, argmax); ``composite``:
     a CompositeImplicitAutograd kernel, a decomposition into other operators
     that serves every key (PyTorch's ``to``, ``contiguous``, ``flatten``).
-    Returns the operator.
+    Returns the operator. Kernels of mutating operators need not bump
+    version counters: the dispatcher does (Note [Version counters of mutated
+    arguments] in csrc/opdispatch/dispatch/OperatorEntry.h).
     """
     LIB.define(schema)
     name = schema.split("(", 1)[0]
     base, _, overload = name.partition(".")
-    parsed = _C.parse_schema("od::" + schema)
-    mutated = [i for i, a in enumerate(parsed.arguments) if a.alias_info is not None and a.alias_info.is_write]
-
-    def wrap(kernel: Kernel) -> Kernel:
-        return _bumping_versions(kernel, mutated) if mutated else kernel
-
     for kernel, key in ((cpu, "CPU"), (meta, "Meta"), (backend, "CompositeExplicitAutograd")):
         if kernel is not None:
-            LIB.impl(name, wrap(kernel), key)
+            LIB.impl(name, kernel, key)
     if composite is not None:
         LIB.impl(name, composite, "CompositeImplicitAutograd")
     op = _C._DispatchOperator("od::" + base, overload)
