@@ -10,8 +10,7 @@ from typing import Callable, Iterator, Optional
 
 import numpy as np
 
-from .. import _C, autograd, float32, int64
-from .. import empty, nll_loss, randn, zeros, zeros_like
+from .. import _C, autograd, empty, float32, int64, nll_loss, randn, zeros, zeros_like
 from .._tensor import Tensor
 from . import data
 
