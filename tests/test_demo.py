@@ -212,3 +212,12 @@ def test_demo_without_scikit_learn_exits_2_with_the_install_command():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and r.stdout == ""
     assert 'pip install "opdispatch[demo]"' in r.stderr
+
+
+def test_demo_command_rejects_bad_options_with_exit_2(capsys):
+    from opdispatch.__main__ import main
+
+    for args in (["--epochs", "0"], ["--lr", "-1"], ["--batch-size", "x"]):
+        with pytest.raises(SystemExit) as e:
+            main(["demo", *args])
+        assert e.value.code == 2 and f"argument {args[0]}" in capsys.readouterr().err

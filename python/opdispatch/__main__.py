@@ -184,7 +184,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "is an operator call through the dispatcher (od operators and myext::relu from the example C++ "
         "extension, compiled on the first run). Prints the held-out accuracy, the operator calls counted "
         "inside the dispatcher with their times, and the model's shapes from a pass on meta tensors. "
-        "Exit codes: 0 success, 1 accuracy below 90%% or the extension failed to build, 2 scikit-learn missing.",
+        "Exit codes: 0 success, 1 accuracy below 90% or the extension failed to build, 2 scikit-learn missing.",
     )
     p.add_argument("--epochs", type=_positive_int, default=20, help="passes over the training set (default 20)")
     p.add_argument("--seed", type=int, default=0, help="seeds the split, the initialisation and the batches "
