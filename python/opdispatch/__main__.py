@@ -2,10 +2,12 @@
 
   ops [NAMESPACE]          the registered operators and their schemas
   table NS::OP[.OVERLOAD]  an operator's registered kernels and computed dispatch table
+  demo [OPTIONS]           train a small MLP on handwritten digits through the dispatcher
+                           (opdispatch.demo; needs scikit-learn: pip install "opdispatch[demo]")
 
-``--load PATH`` (a shared library, e.g. a C++ extension) and ``--import
-MODULE`` (a Python module that registers operators) run first, in the order
-given; both can be repeated.
+For ops and table, ``--load PATH`` (a shared library, e.g. a C++ extension)
+and ``--import MODULE`` (a Python module that registers operators) run first,
+in the order given; both can be repeated.
 """
 from __future__ import annotations
 
@@ -128,9 +130,31 @@ def _cmd_table(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from . import demo
+
+    return demo.run(epochs=args.epochs, seed=args.seed, batch_size=args.batch_size, lr=args.lr,
+                    hidden=args.hidden, progress=not args.no_progress, quiet=args.quiet,
+                    extension_namespace=args.extension_namespace)
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text}")
+    return value
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m opdispatch", description="Inspect the opdispatch operator registry."
+        prog="python -m opdispatch", description="Inspect the opdispatch operator registry, or run the demo."
     )
     # --load / --import, shared by the subcommands; one list keeps their order.
     preload = argparse.ArgumentParser(add_help=False)
@@ -153,14 +177,35 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("op", metavar="NS::OP[.OVERLOAD]", help="the operator, e.g. myext::fma")
     p.set_defaults(handler=_cmd_table)
+
+    p = sub.add_parser(
+        "demo", help="train a 2-layer MLP on handwritten digits through the dispatcher",
+        description="Trains a 2-layer MLP on scikit-learn's handwritten digits: every forward and backward step "
+        "is an operator call through the dispatcher (od operators and myext::relu from the example C++ "
+        "extension, compiled on the first run). Prints the held-out accuracy, the operator calls counted "
+        "inside the dispatcher with their times, and the model's shapes from a pass on meta tensors. "
+        "Exit codes: 0 success, 1 accuracy below 90% or the extension failed to build, 2 scikit-learn missing.",
+    )
+    p.add_argument("--epochs", type=_positive_int, default=20, help="passes over the training set (default 20)")
+    p.add_argument("--seed", type=int, default=0, help="seeds the split, the initialisation and the batches "
+                   "(default 0)")
+    p.add_argument("--batch-size", type=_positive_int, default=32, help="mini-batch size (default 32)")
+    p.add_argument("--lr", type=_positive_float, default=0.1, help="SGD learning rate (default 0.1)")
+    p.add_argument("--hidden", type=_positive_int, default=64, help="hidden layer width (default 64)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar; one line per epoch")
+    p.add_argument("--quiet", action="store_true", help="no progress bar and no per-epoch lines")
+    p.add_argument("--extension-namespace", default="myext", metavar="NS",
+                   help="operator namespace of the C++ extension (default myext)")
+    p.set_defaults(handler=_cmd_demo, preload=None)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line with `argv` (default: sys.argv[1:]); returns the exit code.
 
-    Exit codes: 0 success; 1 a --load / --import failed; 2 usage errors,
-    including an unknown operator or namespace.
+    Exit codes: 0 success; 1 a --load / --import failed (or, for demo, see
+    opdispatch.demo.run); 2 usage errors, including an unknown operator or
+    namespace, and scikit-learn missing for demo.
     """
     args = _build_parser().parse_args(argv)
     code = _preload(args)
