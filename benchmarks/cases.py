@@ -76,3 +76,23 @@ def python_cases(torch: Any) -> list[Case]:
         both("2. define+impl, bound OpOverload, 8 args", "op8(x, x, x, x, 1, 2, 3.0, True)", target=8.0),
         both("4. Python -> C++ kernel", "cpp_op(x)", target=5.0),
     ]
+
+
+def numpy_cases() -> list[Case]:
+    """Built-in operators against calling NumPy directly (the kernel library):
+    the ``torch_*`` fields hold the NumPy peer here."""
+    import numpy as np
+
+    import opdispatch
+
+    a10 = np.random.default_rng(0).random(10, dtype=np.float32)
+    b10 = np.random.default_rng(1).random(10, dtype=np.float32)
+    a256 = np.random.default_rng(2).random((256, 256), dtype=np.float32)
+    b256 = np.random.default_rng(3).random((256, 256), dtype=np.float32)
+    g = {"x": opdispatch.from_numpy(a10), "y": opdispatch.from_numpy(b10),
+         "m": opdispatch.from_numpy(a256), "n": opdispatch.from_numpy(b256), "opdispatch": opdispatch}
+    peer = {"x": a10, "y": b10, "m": a256, "n": b256, "np": np}
+    return [
+        Case("add, 10 elements (x + y)", "x + y", g, "np.add(x, y)", peer, number=20000),
+        Case("matmul, 256x256 (m @ n)", "m @ n", g, "np.matmul(m, n)", peer, number=200),
+    ]

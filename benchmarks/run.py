@@ -95,6 +95,19 @@ def run(quick: bool) -> list[dict[str, Any]]:
         rows.append(_row(f"5. C++ direct call, {n} arg(s) (floor)", cpp[f"direct_{n}"],
                          tcpp[f"direct_{n}"] if tcpp else None, None, None))
 
+    np_cases = case_defs.numpy_cases()
+    np_ours: dict[str, list[float]] = {c.name: [] for c in np_cases}
+    np_peer: dict[str, list[float]] = {c.name: [] for c in np_cases}
+    for _ in range(rounds):
+        for c in np_cases:
+            n = max(20, int(c.number * scale))
+            np_ours[c.name].append(_time(c.stmt, c.globals, n))
+            np_peer[c.name].append(_time(c.torch_stmt, c.torch_globals, n))
+    for c in np_cases:
+        mine, other = statistics.median(np_ours[c.name]), statistics.median(np_peer[c.name])
+        rows.append({"case": f"od vs NumPy: {c.name}", "opdispatch": mine, "numpy": other,
+                     "ratio": mine / other, "target": None, "met": None, "unit": "ns", "peer": "NumPy"})
+
     n_ops = 300 if quick else 1000
     reg = _registration("opdispatch", n_ops)
     treg = _registration("torch", n_ops) if torch is not None else None
@@ -131,10 +144,17 @@ def main() -> None:
     width = max(len(r["case"]) for r in rows)
     print(f"{'case':<{width}}  {'opdispatch':>12}  {'PyTorch':>12}  {'PyTorch/ours':>12}  target")
     for r in rows:
+        if r.get("peer") == "NumPy":
+            continue
         ratio = f"{r['ratio']:.1f}x" if r["ratio"] else "-"
         status = "" if r["met"] is None else (" ok" if r["met"] else " MISSED")
         print(f"{r['case']:<{width}}  {_fmt(r['opdispatch'], r['unit']):>12}  {_fmt(r['pytorch'], r['unit']):>12}  "
               f"{ratio:>12}  {r['target'] or ''}{status}")
+    numpy_rows = [r for r in rows if r.get("peer") == "NumPy"]
+    print(f"\n{'built-in operator vs NumPy':<{width}}  {'opdispatch':>12}  {'NumPy':>12}  {'ours/NumPy':>12}")
+    for r in numpy_rows:
+        print(f"{r['case']:<{width}}  {_fmt(r['opdispatch'], 'ns'):>12}  {_fmt(r['numpy'], 'ns'):>12}  "
+              f"{r['ratio']:>11.1f}x")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2))
 

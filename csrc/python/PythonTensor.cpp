@@ -236,7 +236,8 @@ PyObject* methNumpy(PyObject* self, PyObject* args, PyObject* kwargs) {
     for (int64_t s : impl->strides()) {
       strides.push_back(static_cast<py::ssize_t>(s * static_cast<int64_t>(impl->itemsize())));
     }
-    py::array arr(py::dtype::from_args(numpyDtype(impl->dtype())), shape, strides, impl->data_ptr(), base);
+    py::array arr(py::reinterpret_borrow<py::dtype>(numpyDtype(impl->dtype())), shape, strides, impl->data_ptr(),
+                  base);
     return arr.release().ptr();
   });
 }
@@ -281,6 +282,13 @@ Tensor fromNumpy(py::handle obj) {
                            " is not a multiple of the element size ", itemsize,
                            "; pass numpy.ascontiguousarray(array) (a copy) instead");
     strides.push_back(s / itemsize);
+  }
+  if (arr.flags() & py::array::c_style) {
+    // NumPy leaves the strides of size-0 and size-1 dimensions of a C-order
+    // array unnormalised; they address no other element. Use the strides
+    // contiguousStrides gives, so a C-order array yields exactly the tensor
+    // a Meta kernel describes.
+    strides = contiguousStrides(sizes);
   }
   if (!arr.writeable()) {
     // PyTorch: torch.from_numpy warns the same way. Tensors have no read-only flag.

@@ -37,7 +37,14 @@ bool isDtype(PyObject* obj) { return py::isinstance<PyDtype>(obj); }
 bool isDevice(PyObject* obj) { return py::isinstance<Device>(obj); }
 
 py::object numpyDtype(ScalarType t) {
-  return py::module_::import("numpy").attr("dtype")(toPythonName(t));
+  // numpy.dtype objects are immutable singletons per type: cache them.
+  static PyObject* cache[kMaxScalarType] = {};
+  auto i = static_cast<int>(t);
+  OPDISPATCH_CHECK_VALUE(i >= 0 && i < kMaxScalarType, "no NumPy dtype for ", t);
+  if (cache[i] == nullptr) {
+    cache[i] = py::module_::import("numpy").attr("dtype")(toPythonName(t)).release().ptr();
+  }
+  return py::reinterpret_borrow<py::object>(cache[i]);
 }
 
 ScalarType fromNumpyDtype(py::handle np_dtype) {

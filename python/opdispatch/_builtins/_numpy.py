@@ -25,16 +25,12 @@ def contiguous_strides(shape: Sequence[int]) -> list[int]:
 
 def tensor(a: Any) -> _C.TensorBase:
     """A tensor owning the result array ``a``, C-contiguous with the strides
-    Meta kernels give (0-d stays 0-d)."""
+    Meta kernels give (0-d stays 0-d; from_numpy normalises the strides of
+    size-0/1 dimensions)."""
     a = np.asarray(a)
     if not a.flags.c_contiguous:
         a = a.copy(order="C")
-    t = _C.from_numpy(a)
-    strides = contiguous_strides(a.shape)
-    if list(t.stride()) != strides:
-        # NumPy leaves strides of size-0/1 dimensions unnormalised; they address no other element.
-        t = _C._as_strided(t, a.shape, strides, 0)
-    return t
+    return _C.from_numpy(a)
 
 
 def np_dtype(t: _C.TensorBase) -> np.dtype:

@@ -42,11 +42,13 @@ def pointwise(name: str, fn: Callable[..., Any]) -> Kernels:
     shapes if the tensors do not broadcast, or the devices if they differ."""
 
     def cpu(*args: Any, **kwargs: Any) -> Tensor:
-        tensors = operands(args)
-        check_device(name, *tensors)
-        broadcast_shape(name, *(t.shape for t in tensors))
-        with np.errstate(all="ignore"):
-            return tensor(fn(*_arrays(args), **kwargs))
+        # Every tensor reaching a CPU kernel is on cpu (a higher backend key would have won).
+        try:
+            with np.errstate(all="ignore"):
+                return tensor(fn(*_arrays(args), **kwargs))
+        except ValueError:
+            broadcast_shape(name, *(t.shape for t in operands(args)))  # names the shapes
+            raise
 
     def meta(*args: Any, **kwargs: Any) -> Tensor:
         tensors = operands(args)
