@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <opdispatch/core/Exception.h>
+#include <opdispatch/dispatch/LocalDispatchKeySet.h>
 
 #include "PythonTypes.h"
 
@@ -227,7 +228,11 @@ PyObject* methNumpy(PyObject* self, PyObject* args, PyObject* kwargs) {
     TensorImpl* impl = selfImpl(self);
     OPDISPATCH_CHECK(impl->device().is_cpu(), "numpy() needs a cpu tensor; this tensor is on ", impl->device(),
                      (impl->device().is_meta() ? " (meta tensors have no data)" : ""));
-    OPDISPATCH_CHECK(force || !impl->requires_grad(),
+    // PyTorch raises only while grad mode is on; grad mode here is the TLS
+    // exclusion of the autograd keys (opdispatch.autograd.grad_mode), so kernels
+    // running below autograd may read the data of tensors that require grad.
+    bool grad_mode = !tls_is_dispatch_key_excluded(DispatchKey::AutogradCPU);
+    OPDISPATCH_CHECK(force || !impl->requires_grad() || !grad_mode,
                      "Can't call numpy() on a tensor that requires grad. Use tensor.detach().numpy() instead.");
     auto* keep = new intrusive_ptr<StorageImpl>(impl->storage());
     py::capsule base(keep, [](void* p) { delete static_cast<intrusive_ptr<StorageImpl>*>(p); });
@@ -255,7 +260,8 @@ PyMethodDef kMethods[] = {
     {"_shares_storage", methSharesStorage, METH_O, "Whether both tensors use the same storage."},
     {"numpy", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(methNumpy)), METH_VARARGS | METH_KEYWORDS,
      "numpy(*, force=False): a NumPy array sharing this tensor's memory (cpu only). Raises for a tensor that "
-     "requires grad unless force=True (kernels use force=True)."},
+     "requires grad while grad mode is on (as in PyTorch; kernels run below autograd, where it is off), unless "
+     "force=True."},
     {nullptr, nullptr, 0, nullptr},
 };
 

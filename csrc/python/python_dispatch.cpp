@@ -452,7 +452,8 @@ CodeInfo& codeInfo(PyCodeObject* code) {
   bool internal = file.find("/opdispatch/library.py") != std::string::npos ||
                   file.find("/opdispatch/_library/") != std::string::npos ||
                   file.find("/opdispatch/_custom_ops.py") != std::string::npos ||
-                  file.find("/opdispatch/_ops.py") != std::string::npos || endsWith("/contextlib.py");
+                  file.find("/opdispatch/_ops.py") != std::string::npos ||
+                  file.find("/opdispatch/_builtins/_registry.py") != std::string::npos || endsWith("/contextlib.py");
   Py_INCREF(code);
   return infos.emplace(code, CodeInfo{std::move(file), internal}).first->second;
 }
