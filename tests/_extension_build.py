@@ -23,7 +23,7 @@ def tool(name: str) -> str:
     candidate = Path(sys.executable).parent / name
     found = str(candidate) if candidate.exists() else shutil.which(name)
     if found is None:
-        pytest.fail(f"{name} is needed to build the example extension; install the test extras: pip install '.[test]'")
+        pytest.fail(f"{name} is needed to build C++ code in the tests; install the test extras: pip install '.[test]'")
     return found
 
 

@@ -3,14 +3,11 @@ downstream CMake project would, and runs them with ctest."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
-import pytest
-
 import opdispatch.cpp_extension as cpp_extension
+from _extension_build import tool as _tool
 
 REPO = Path(__file__).resolve().parent.parent
 BUILD = REPO / "build" / "cpp-tests"
@@ -18,15 +15,6 @@ BUILD = REPO / "build" / "cpp-tests"
 
 def _run(cmd: list[str]) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
-
-
-def _tool(name: str) -> str:
-    """A build tool from the active environment (pip's cmake/ninja), else from PATH."""
-    candidate = Path(sys.executable).parent / name
-    found = str(candidate) if candidate.exists() else shutil.which(name)
-    if found is None:
-        pytest.fail(f"{name} is needed to build the C++ tests; install the test extras: pip install '.[test]'")
-    return found
 
 
 def test_cpp_unit_tests_pass_under_ctest():

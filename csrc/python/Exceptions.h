@@ -1,6 +1,7 @@
 // Mapping C++ exceptions to Python ones: opdispatch::Error -> RuntimeError,
 // NotImplementedError, TypeError, ValueError, IndexError; a Python error
-// raised in a Python kernel passes through C++ unchanged.
+// raised in a Python kernel passes through C++ unchanged. Also whether the
+// interpreter can still be called.
 #pragma once
 
 #include <Python.h>
@@ -26,5 +27,15 @@ PyObject* pythonEntry(F&& f) noexcept {
 }
 
 void initExceptionTranslation(pybind11::module_& m);
+
+/// Whether Python may still be called (it is initialised and not finalising):
+/// releasing Python objects from C++ destructors checks this first.
+inline bool interpreterAlive() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsInitialized() && !Py_IsFinalizing();
+#else
+  return Py_IsInitialized() && !_Py_IsFinalizing();
+#endif
+}
 
 } // namespace opdispatch::python

@@ -8,6 +8,7 @@
 #include <opdispatch/core/Exception.h>
 #include <opdispatch/dispatch/Dispatcher.h>
 
+#include "Exceptions.h"
 #include "IValueConversion.h"
 
 namespace py = pybind11;
@@ -17,13 +18,6 @@ namespace opdispatch::python {
 namespace {
 PyObject* gOpOverloadResolver = nullptr;
 
-bool interpreterAlive() {
-#if PY_VERSION_HEX >= 0x030D0000
-  return Py_IsInitialized() && !Py_IsFinalizing();
-#else
-  return Py_IsInitialized() && !_Py_IsFinalizing();
-#endif
-}
 
 /// Arguments prepended to a call: at most the OpOverload and the key set.
 constexpr size_t kMaxPrepended = 2;

@@ -8,6 +8,7 @@
 #include <opdispatch/core/Exception.h>
 #include <opdispatch/dispatch/LocalDispatchKeySet.h>
 
+#include "Exceptions.h"
 #include "PythonTypes.h"
 
 namespace py = pybind11;
@@ -82,23 +83,6 @@ PyObject* newWrapper(PyTypeObject* cls, TensorImpl* impl) {
   return obj;
 }
 
-template <class F>
-PyObject* guarded(F&& f) {
-  try {
-    return f();
-  } catch (py::error_already_set& e) {
-    e.restore();
-  } catch (const TypeError& e) {
-    PyErr_SetString(PyExc_TypeError, e.what());
-  } catch (const ValueError& e) {
-    PyErr_SetString(PyExc_ValueError, e.what());
-  } catch (const IndexError& e) {
-    PyErr_SetString(PyExc_IndexError, e.what());
-  } catch (const std::exception& e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
-  }
-  return nullptr;
-}
 
 PyObject* intTuple(IntArrayRef v) {
   PyObject* t = PyTuple_New(static_cast<Py_ssize_t>(v.size()));
@@ -112,10 +96,10 @@ PyObject* intTuple(IntArrayRef v) {
 
 PyObject* getShape(PyObject* self, void*) { return intTuple(selfImpl(self)->sizes()); }
 PyObject* getDtype(PyObject* self, void*) {
-  return guarded([&] { return dtypeObject(selfImpl(self)->dtype()); });
+  return pythonEntry([&] { return dtypeObject(selfImpl(self)->dtype()); });
 }
 PyObject* getDevice(PyObject* self, void*) {
-  return guarded([&] { return py::cast(selfImpl(self)->device()).release().ptr(); });
+  return pythonEntry([&] { return py::cast(selfImpl(self)->device()).release().ptr(); });
 }
 PyObject* getNdim(PyObject* self, void*) { return PyLong_FromLongLong(selfImpl(self)->dim()); }
 PyObject* getRequiresGrad(PyObject* self, void*) { return PyBool_FromLong(selfImpl(self)->requires_grad()); }
@@ -124,7 +108,7 @@ int setRequiresGrad(PyObject* self, PyObject* value, void*) {
     PyErr_SetString(PyExc_TypeError, "requires_grad must be a bool");
     return -1;
   }
-  PyObject* r = guarded([&] {
+  PyObject* r = pythonEntry([&] {
     selfImpl(self)->set_requires_grad(value == Py_True);
     Py_RETURN_NONE;
   });
@@ -173,7 +157,7 @@ PyObject* methStride(PyObject* self, PyObject* args) {
   if (!PyArg_ParseTuple(args, "|O:stride", &dim)) {
     return nullptr;
   }
-  return guarded([&]() -> PyObject* {
+  return pythonEntry([&]() -> PyObject* {
     if (dim == Py_None) {
       return intTuple(selfImpl(self)->strides());
     }
@@ -185,7 +169,7 @@ PyObject* methSize(PyObject* self, PyObject* args) {
   if (!PyArg_ParseTuple(args, "|O:size", &dim)) {
     return nullptr;
   }
-  return guarded([&]() -> PyObject* {
+  return pythonEntry([&]() -> PyObject* {
     if (dim == Py_None) {
       return intTuple(selfImpl(self)->sizes());
     }
@@ -199,7 +183,7 @@ PyObject* methStorageOffset(PyObject* self, PyObject*) {
   return PyLong_FromLongLong(selfImpl(self)->storage_offset());
 }
 PyObject* methDataPtr(PyObject* self, PyObject*) {
-  return guarded([&] { return PyLong_FromVoidPtr(selfImpl(self)->data_ptr()); });
+  return pythonEntry([&] { return PyLong_FromVoidPtr(selfImpl(self)->data_ptr()); });
 }
 PyObject* methBumpVersion(PyObject* self, PyObject*) {
   selfImpl(self)->bump_version();
@@ -224,7 +208,7 @@ PyObject* methNumpy(PyObject* self, PyObject* args, PyObject* kwargs) {
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$p:numpy", const_cast<char**>(kwlist), &force)) {
     return nullptr;
   }
-  return guarded([&] {
+  return pythonEntry([&] {
     TensorImpl* impl = selfImpl(self);
     OPDISPATCH_CHECK(impl->device().is_cpu(), "numpy() needs a cpu tensor; this tensor is on ", impl->device(),
                      (impl->device().is_meta() ? " (meta tensors have no data)" : ""));

@@ -13,16 +13,9 @@ namespace py = pybind11;
 
 namespace {
 
-bool interpreterAlive() {
-#if PY_VERSION_HEX >= 0x030D0000
-  return Py_IsInitialized() && !Py_IsFinalizing();
-#else
-  return Py_IsInitialized() && !_Py_IsFinalizing();
-#endif
-}
 
 void decrefWithGil(void* obj) {
-  if (!interpreterAlive()) {
+  if (!opdispatch::python::interpreterAlive()) {
     return;
   }
   PyGILState_STATE s = PyGILState_Ensure();
@@ -37,7 +30,7 @@ void increfWithGil(void* obj) {
 }
 
 void* releaseGil() {
-  if (!interpreterAlive() || !PyGILState_Check()) {
+  if (!opdispatch::python::interpreterAlive() || !PyGILState_Check()) {
     return nullptr;
   }
   return PyEval_SaveThread();
