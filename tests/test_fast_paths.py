@@ -1,0 +1,207 @@
+"""The fast paths of a Python call (Note [PyObject dispatch] in
+csrc/python/PyObjectDispatch.cpp): a call that reaches a Python kernel hands
+it the caller's objects without an IValue round trip. Every case here checks
+that the kernel sees exactly what the generic path would give it, including
+the calls the fast path must leave to the generic path."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import opdispatch
+from opdispatch import _C
+
+DK = _C.DispatchKey
+
+
+def tensor(values):
+    return opdispatch.from_numpy(np.asarray(values, dtype=np.float32))
+
+
+@pytest.fixture
+def recorder(lib, ns):
+    """An operator whose CPU kernel records the (args, kwargs) it receives and returns its first argument."""
+    calls = []
+
+    def define(schema: str, key: str = "CPU"):
+        lib.define(schema)
+        name = schema.split("(", 1)[0]
+
+        def kernel(*args, **kwargs):
+            calls.append((args, kwargs))
+            return args[0]
+
+        lib.impl(name, kernel, key)
+        base, _, overload = name.partition(".")
+        return getattr(getattr(getattr(opdispatch.ops, ns), base), overload or "default")
+
+    return define, calls
+
+
+def test_positional_tensor_reaches_the_kernel_as_the_same_object(recorder):
+    define, calls = recorder
+    op = define("f(Tensor x) -> Tensor")
+    x = tensor([1.0])
+    assert op(x) is x
+    assert calls[-1] == ((x,), {}) and calls[-1][0][0] is x
+
+
+def test_keyword_arguments_take_the_generic_path_and_arrive_positionally(recorder):
+    define, calls = recorder
+    op = define("f(Tensor x, int n) -> Tensor")
+    x = tensor([1.0])
+    op(x, n=3)
+    assert calls[-1] == ((x, 3), {})
+
+
+def test_trailing_arguments_equal_to_their_defaults_are_dropped_on_both_paths(recorder):
+    define, calls = recorder
+    op = define("f(Tensor x, int n=2, bool flag=False) -> Tensor")
+    x = tensor([1.0])
+    op(x, 2, False)  # both equal their defaults: dropped, as PyTorch does
+    assert calls[-1] == ((x,), {})
+    op(x, 2, True)  # the last one differs: everything passes through
+    assert calls[-1] == ((x, 2, True), {})
+    op(x, 5)
+    assert calls[-1] == ((x, 5), {})
+
+
+def test_keyword_only_arguments_arrive_as_keywords_unless_default(recorder):
+    define, calls = recorder
+    op = define("f(Tensor x, *, float scale=1.0) -> Tensor")
+    x = tensor([1.0])
+    op(x)
+    assert calls[-1] == ((x,), {})
+    op(x, scale=2.5)
+    assert calls[-1] == ((x,), {"scale": 2.5})
+
+
+def test_values_the_round_trip_would_convert_are_converted(recorder):
+    define, calls = recorder
+    op = define("f(Tensor x, float a, int b, Scalar s) -> Tensor")
+    x = tensor([1.0])
+    op(x, 3, True, np.int64(4))  # int for float, bool for int, NumPy int for Scalar
+    args = calls[-1][0]
+    assert args[1] == 3.0 and type(args[1]) is float
+    assert args[2] == 1 and type(args[2]) is int
+    assert args[3] == 4 and type(args[3]) is int
+    op(x, 1.5, 7, 2.5)  # already the right Python types: passed as they are
+    assert calls[-1][0][1:] == (1.5, 7, 2.5)
+
+
+def test_lists_of_tensors_take_the_generic_path(recorder):
+    define, calls = recorder
+    op = define("f(Tensor x, Tensor[] ys) -> Tensor")
+    x, y = tensor([1.0]), tensor([2.0])
+    op(x, (y, x))  # a tuple arrives as a list, with the same tensor objects
+    args = calls[-1][0]
+    assert isinstance(args[1], list) and args[1][0] is y and args[1][1] is x
+
+
+def test_tensor_subclasses_keep_their_class_and_identity(recorder):
+    define, calls = recorder
+    op = define("f(Tensor x) -> Tensor")
+
+    class MyTensor(opdispatch.Tensor):
+        pass
+
+    sub = _C._make_subclass(MyTensor, tensor([1.0]))
+    assert op(sub) is sub
+    assert type(calls[-1][0][0]) is MyTensor
+
+
+def test_tls_guards_choose_the_kernel_on_the_fast_path(lib, ns):
+    lib.define("f(Tensor x) -> Tensor")
+    lib.impl("f", lambda x: tensor([1.0]), "CPU")
+    lib.impl("f", lambda x: tensor([2.0]), "PrivateUse1")
+    op = getattr(opdispatch.ops, ns).f.default
+    x = tensor([0.0])
+    assert op(x).tolist() == [1.0]
+    with _C._IncludeDispatchKeyGuard(_C.DispatchKeySet(DK.PrivateUse1)):
+        assert op(x).tolist() == [2.0]
+        with _C._ExcludeDispatchKeyGuard(_C.DispatchKeySet(DK.PrivateUse1)):
+            assert op(x).tolist() == [1.0]
+    with _C._ExcludeDispatchKeyGuard(_C.DispatchKeySet(DK.CPU)), pytest.raises(NotImplementedError):
+        op(x)
+
+
+def test_wrong_argument_types_fail_the_same_way(recorder):
+    define, calls = recorder
+    op = define("f(Tensor x, int n) -> Tensor")
+    with pytest.raises(TypeError, match=r"argument 'n' \(position 2\) must be int, not str"):
+        op(tensor([1.0]), "three")
+    with pytest.raises(TypeError, match="takes 2 positional arguments but 3 were given"):
+        op(tensor([1.0]), 1, 2)
+    assert calls == []
+
+
+def test_wrong_results_are_checked_on_the_fast_path(lib, ns):
+    lib.define("f(Tensor x) -> Tensor")
+    lib.impl("f", lambda x: 3, "CPU")
+    with pytest.raises(TypeError, match=r"returned int for return 0 but the schema declares Tensor"):
+        getattr(opdispatch.ops, ns).f(tensor([1.0]))
+
+
+def test_exceptions_pass_through_unchanged(lib, ns):
+    class Boom(Exception):
+        pass
+
+    def kernel(x):
+        raise Boom("from the kernel")
+
+    lib.define("f(Tensor x) -> Tensor")
+    lib.impl("f", kernel, "CPU")
+    with pytest.raises(Boom, match="from the kernel") as info:
+        getattr(opdispatch.ops, ns).f(tensor([1.0]))
+    assert any(frame.name == "kernel" for frame in info.traceback)
+
+
+def test_mutated_arguments_get_their_versions_bumped_on_both_paths(lib, ns):
+    lib.define("f_(Tensor(a!) x, int n=1) -> Tensor(a!)")
+    lib.impl("f_", lambda x, n=1: x, "CPU")
+    op = getattr(opdispatch.ops, ns).f_.default
+    x = tensor([1.0])
+    op(x)  # fast path
+    assert x._version == 1
+    op(x, n=5)  # keyword: generic path
+    assert x._version == 2
+
+
+def test_kernels_with_keyset_get_a_cached_keyset_object(lib, ns):
+    seen = []
+
+    def kernel(keyset, x):
+        seen.append(keyset)
+        return x
+
+    lib.define("f(Tensor x) -> Tensor")
+    lib.impl("f", kernel, "CPU", with_keyset=True)
+    op = getattr(opdispatch.ops, ns).f.default
+    x = tensor([1.0])
+    op(x)
+    op(x)
+    assert seen[0] is seen[1] and seen[0].has(DK.CPU)
+
+
+def test_redispatch_takes_the_fast_path_with_the_given_keyset(lib, ns):
+    lib.define("f(Tensor x) -> Tensor")
+    lib.impl("f", lambda x: tensor([1.0]), "CPU")
+    op = getattr(opdispatch.ops, ns).f.default
+
+    def autograd_kernel(keyset, x):
+        return op.redispatch(keyset & _C._after_autograd_keyset, x)
+
+    lib.impl("f", autograd_kernel, "AutogradCPU", with_keyset=True)
+    x = tensor([0.0])
+    x.requires_grad = True
+    assert op(x).tolist() == [1.0]
+    with pytest.raises(TypeError, match="must be a DispatchKeySet"):
+        op.redispatch("CPU", x)
+
+
+def test_a_single_overload_packet_call_uses_the_fast_path(recorder, ns):
+    define, calls = recorder
+    define("g(Tensor x) -> Tensor")
+    x = tensor([1.0])
+    assert getattr(opdispatch.ops, ns).g(x) is x
+    assert calls[-1][0][0] is x
