@@ -85,6 +85,8 @@ def test_values_the_round_trip_would_convert_are_converted(recorder):
     assert args[1] == 3.0 and type(args[1]) is float
     assert args[2] == 1 and type(args[2]) is int
     assert args[3] == 4 and type(args[3]) is int
+    op(x, 1.5, True, 2.5)  # only the bool needs converting
+    assert calls[-1][0][2] == 1 and type(calls[-1][0][2]) is int
     op(x, 1.5, 7, 2.5)  # already the right Python types: passed as they are
     assert calls[-1][0][1:] == (1.5, 7, 2.5)
 
