@@ -11,7 +11,9 @@
 // argument without a default. Results that are one Tensor (or nothing) pass
 // through after a type check; others take the generic conversion. Anything
 // else — or a kernel that is not a Python kernel — goes the generic way, so
-// the behaviour is the same on both paths. PyTorch's "PyObject dispatch".
+// the behaviour is the same on both paths; that includes the per-call checks
+// a kernel may ask for (Note [Custom op kernel checks]). PyTorch's "PyObject
+// dispatch".
 #include "PyObjectDispatch.h"
 
 #include <unordered_map>
@@ -45,6 +47,7 @@ struct FastCallInfo {
   bool eligible = false;
   bool returns_tensor = false; ///< exactly one Tensor return (else: none)
   std::vector<FastArg> args; ///< the positional arguments
+  std::vector<size_t> mutable_args; ///< indices of the positional Tensor(a!) arguments
 };
 
 namespace {
@@ -91,6 +94,9 @@ FastCallInfo computeInfo(const FunctionSchema& schema) {
     auto kind = kindOf(a.type());
     if (!kind) {
       return info;
+    }
+    if (a.is_write()) {
+      info.mutable_args.push_back(info.args.size());
     }
     FastArg fa{*kind, std::nullopt, a.default_value().has_value()};
     if (fa.has_default) {
@@ -199,7 +205,33 @@ bool tryPyObjectDispatch(OperatorEntry& entry, FastCallCache& cache, PyObject* c
     return false;
   }
   PyObject* out = holder->callPython(OperatorHandle(&entry), ks, args, nargs, nullptr);
-  if (out == nullptr || (info.returns_tensor ? isTensor(out) : out == Py_None)) {
+  if (out == nullptr) {
+    *result = nullptr;
+    return true;
+  }
+  const KernelChecks& checks = holder->checks();
+  if (checks.versions) {
+    for (size_t i : info.mutable_args) {
+      if (i < nargs && args[i] != Py_None) {
+        unpackImpl(args[i])->bump_version();
+      }
+    }
+  }
+  auto isTensorArg = [&](size_t i) { return info.args[i].kind <= ArgKind::OptionalTensor && args[i] != Py_None; };
+  if (info.returns_tensor ? isTensor(out) : out == Py_None) {
+    if (checks.aliasing && out != Py_None) {
+      const TensorImpl* o = unpackImpl(out);
+      for (size_t i = 0; i < nargs; ++i) {
+        if (isTensorArg(i) && o->sharesMemoryWith(*unpackImpl(args[i]))) {
+          bool same = o == unpackImpl(args[i]);
+          Py_DECREF(out);
+          *result = pythonEntry([&]() -> PyObject* {
+            throwOutputAliases(s->schema, holder->where(), 0, false, s->schema.arguments()[i].name(), same);
+          });
+          return true;
+        }
+      }
+    }
     *result = out;
     return true;
   }
@@ -207,6 +239,15 @@ bool tryPyObjectDispatch(OperatorEntry& entry, FastCallCache& cache, PyObject* c
     py::object owned = py::reinterpret_steal<py::object>(out);
     Stack stack;
     pushPythonResults(s->schema, out, holder->where().c_str(), stack);
+    if (checks.aliasing) {
+      ArgumentTensors arg_tensors;
+      for (size_t i = 0; i < nargs; ++i) {
+        if (isTensorArg(i)) {
+          arg_tensors.emplace_back(i, unpackTensor(args[i]));
+        }
+      }
+      checkResultsDoNotAlias(s->schema, holder->where(), arg_tensors, stack);
+    }
     return popResultsToPython(s->schema, stack);
   });
   return true;

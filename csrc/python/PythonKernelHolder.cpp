@@ -1,4 +1,19 @@
 // The Python-kernel trampoline.
+//
+// Note [Custom op kernel checks]
+// A kernel registered by opdispatch.library.custom_op comes with two promises
+// that are checked on every call: its tensor outputs share memory with no
+// input and no other output (KernelChecks::aliasing), and the version counter
+// of each tensor passed to a mutable argument (Tensor(a!)) is bumped once the
+// kernel returns (KernelChecks::versions), so autograd notices the in-place
+// update. PyTorch wraps every custom_op kernel in a Python function for the
+// first (torch/_library/custom_ops.py) and registers an ADInplaceOrView kernel
+// for the second; doing both here keeps the user's own function as the
+// registered kernel, so a call runs no extra Python frame. "Shares memory" is
+// TensorImpl::sharesMemoryWith (the same tensor, a view of it — meta tensors
+// included — or overlapping storage bytes). The boxed trampoline below checks
+// the IValues; the PyObject fast path (Note [PyObject dispatch]) checks the
+// caller's objects. Kernels without checks pay one branch.
 #include "PythonKernelHolder.h"
 
 #include <unordered_map>
@@ -29,7 +44,65 @@ bool interpreterAlive() {
 constexpr size_t kMaxPrepended = 2;
 /// Calls with more arguments than this build their argument array on the heap.
 constexpr size_t kInlineArgs = 16;
+
+/// (index, tensor) for each tensor in `v` (a Tensor, a list of tensors, or neither).
+void appendTensors(const IValue& v, size_t index, ArgumentTensors& out) {
+  if (v.isTensor()) {
+    out.emplace_back(index, v.toTensor());
+  } else if (v.isTensorList()) {
+    for (const Tensor& t : v.toTensorList()) {
+      out.emplace_back(index, t);
+    }
+  } else if (v.isOptionalTensorList()) {
+    for (const auto& t : v.toOptionalTensorList()) {
+      if (t && t->defined()) {
+        out.emplace_back(index, *t);
+      }
+    }
+  }
+}
+
+/// (index, tensor) for each tensor among the last `n` values of `stack`.
+ArgumentTensors topTensors(const Stack& stack, size_t n) {
+  ArgumentTensors out;
+  const IValue* first = stack.data() + (stack.size() - n);
+  for (size_t i = 0; i < n; ++i) {
+    appendTensors(first[i], i, out);
+  }
+  return out;
+}
 } // namespace
+
+void checkResultsDoNotAlias(const FunctionSchema& schema, const std::string& where, const ArgumentTensors& args,
+                            const Stack& stack) {
+  auto results = topTensors(stack, schema.returns().size());
+  for (size_t k = 0; k < results.size(); ++k) {
+    const TensorImpl& out = *results[k].second.unsafeGetTensorImpl();
+    for (const auto& [index, arg] : args) {
+      if (out.sharesMemoryWith(*arg.unsafeGetTensorImpl())) {
+        throwOutputAliases(schema, where, results[k].first, false, schema.arguments()[index].name(),
+                           &out == arg.unsafeGetTensorImpl());
+      }
+    }
+    for (size_t j = 0; j < k; ++j) {
+      if (out.sharesMemoryWith(*results[j].second.unsafeGetTensorImpl())) {
+        throwOutputAliases(schema, where, results[k].first, true, std::to_string(results[j].first),
+                           &out == results[j].second.unsafeGetTensorImpl());
+      }
+    }
+  }
+}
+
+void throwOutputAliases(const FunctionSchema& schema, const std::string& where, size_t return_index,
+                        bool other_is_return, const std::string& other, bool same_tensor) {
+  std::string what = other_is_return ? "return " + other : "argument '" + other + "'";
+  throw Error(detail::str(
+      schema.operator_name(), ": return ", return_index, " of the ", where,
+      same_tensor ? " is the same tensor as " : " shares memory with ", what,
+      ". The output of a custom operator must not be one of its inputs and may not alias its inputs or its other "
+      "outputs (the result would silently change when they do). Return a new tensor instead, e.g. `return ",
+      other_is_return ? "out" : other, ".clone()`, or define the operator with a schema that declares the alias."));
+}
 
 PyObject* setOpOverloadResolver(PyObject* resolver) {
   if (resolver == Py_None) {
@@ -55,11 +128,13 @@ PyObject* dispatchKeySetObject(DispatchKeySet ks) {
 }
 
 
-PythonKernelHolder::PythonKernelHolder(PyObject* func, DispatchKey key, bool with_keyset, bool is_fallback)
+PythonKernelHolder::PythonKernelHolder(PyObject* func, DispatchKey key, bool with_keyset, bool is_fallback,
+                                       KernelChecks checks)
     : func_(func),
       where_(detail::str(is_fallback ? "Python fallback" : "Python kernel", " registered at ", key)),
       with_keyset_(with_keyset),
-      is_fallback_(is_fallback) {
+      is_fallback_(is_fallback),
+      checks_(checks) {
   Py_INCREF(func_);
 }
 
@@ -76,8 +151,10 @@ void PythonKernelHolder::retire() {
   Py_XDECREF(f);
 }
 
-KernelFunction PythonKernelHolder::makeKernel(PyObject* func, DispatchKey key, bool with_keyset, bool is_fallback) {
-  return KernelFunction::makeFromBoxedFunctor(std::make_unique<PythonKernelHolder>(func, key, with_keyset, is_fallback));
+KernelFunction PythonKernelHolder::makeKernel(PyObject* func, DispatchKey key, bool with_keyset, bool is_fallback,
+                                             KernelChecks checks) {
+  return KernelFunction::makeFromBoxedFunctor(
+      std::make_unique<PythonKernelHolder>(func, key, with_keyset, is_fallback, checks));
 }
 
 PythonKernelHolder* PythonKernelHolder::of(const KernelFunction& k) {
@@ -129,6 +206,10 @@ void PythonKernelHolder::operator()(const OperatorHandle& op, DispatchKeySet ks,
     return;
   }
   const FunctionSchema& schema = op.schema();
+  ArgumentTensors arg_tensors;
+  if (checks_.any()) {
+    arg_tensors = topTensors(*stack, schema.arguments().size());
+  }
   auto [args, kwargs] = popArgumentsToPython(schema, *stack);
   py::tuple args_tuple = py::reinterpret_steal<py::tuple>(args);
   py::dict kwargs_dict = py::reinterpret_steal<py::dict>(kwargs);
@@ -140,6 +221,16 @@ void PythonKernelHolder::operator()(const OperatorHandle& op, DispatchKeySet ks,
   }
   py::object owned = py::reinterpret_steal<py::object>(result);
   pushPythonResults(schema, result, where_.c_str(), *stack);
+  if (checks_.versions) {
+    for (const auto& [index, t] : arg_tensors) {
+      if (schema.arguments()[index].is_write()) {
+        t.unsafeGetTensorImpl()->bump_version();
+      }
+    }
+  }
+  if (checks_.aliasing) {
+    checkResultsDoNotAlias(schema, where_, arg_tensors, *stack);
+  }
 }
 
 } // namespace opdispatch::python

@@ -217,6 +217,14 @@ PyObject* methSharesStorage(PyObject* self, PyObject* other) {
   return PyBool_FromLong(a.defined() && a == b);
 }
 
+PyObject* methSharesMemory(PyObject* self, PyObject* other) {
+  if (!isTensor(other)) {
+    PyErr_SetString(PyExc_TypeError, "_shares_memory expects a tensor");
+    return nullptr;
+  }
+  return PyBool_FromLong(selfImpl(self)->sharesMemoryWith(*unpackImpl(other)));
+}
+
 PyObject* methNumpy(PyObject* self, PyObject* args, PyObject* kwargs) {
   static const char* kwlist[] = {"force", nullptr};
   int force = 0;
@@ -252,6 +260,9 @@ PyMethodDef kMethods[] = {
     {"_bump_version", methBumpVersion, METH_NOARGS, "Records an in-place modification."},
     {"_is_same", methIsSame, METH_O, "Whether both objects wrap the same TensorImpl."},
     {"_shares_storage", methSharesStorage, METH_O, "Whether both tensors use the same storage."},
+    {"_shares_memory", methSharesMemory, METH_O,
+     "Whether writing through one tensor may change the other: the same tensor, a view of it (also on meta), or "
+     "overlapping memory (TensorImpl::sharesMemoryWith)."},
     {"numpy", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(methNumpy)), METH_VARARGS | METH_KEYWORDS,
      "numpy(*, force=False): a NumPy array sharing this tensor's memory (cpu only). Raises for a tensor that "
      "requires grad unless force=True (kernels use force=True)."},

@@ -339,19 +339,26 @@ void initDispatchBindings(py::module_& m) {
       .def(
           "impl",
           [](Library& self, const std::string& name, const std::string& dispatch, py::object func,
-             bool with_keyset) {
+             bool with_keyset, bool check_aliasing, bool bump_versions) {
             if (gFallthroughKernel != nullptr && func.ptr() == gFallthroughKernel) {
+              OPDISPATCH_CHECK_VALUE(!check_aliasing && !bump_versions, "impl(", name,
+                                     "): a fallthrough kernel cannot take check_aliasing or bump_versions");
               self.impl(name, withKey(dispatch, CppFunction::makeFallthrough()));
               return;
             }
             OPDISPATCH_CHECK_TYPE(PyCallable_Check(func.ptr()), "impl(", name, "): the kernel must be callable, not ",
                                   pyTypeName(func.ptr()));
             DispatchKey key = effectiveKey(self, dispatch);
-            self.impl(name, withKey(dispatch, CppFunction::makeFromKernelFunction(
-                                                  PythonKernelHolder::makeKernel(func.ptr(), key, with_keyset))
+            KernelChecks checks{check_aliasing, bump_versions};
+            self.impl(name, withKey(dispatch, CppFunction::makeFromKernelFunction(PythonKernelHolder::makeKernel(
+                                                  func.ptr(), key, with_keyset, /*is_fallback=*/false, checks))
                                                   .debug(pythonCallSite())));
           },
-          py::arg("name"), py::arg("dispatch"), py::arg("func"), py::arg("with_keyset") = false)
+          py::arg("name"), py::arg("dispatch"), py::arg("func"), py::arg("with_keyset") = false, py::kw_only(),
+          py::arg("check_aliasing") = false, py::arg("bump_versions") = false,
+          "Registers the Python function `func` as the kernel of `name` at `dispatch`. check_aliasing: its tensor "
+          "outputs may not share memory with its inputs or each other; bump_versions: the versions of tensors "
+          "passed to mutable (Tensor(a!)) arguments are bumped after each call (Note [Custom op kernel checks]).")
       .def(
           "fallback",
           [](Library& self, const std::string& dispatch, py::object func, bool with_keyset) {
