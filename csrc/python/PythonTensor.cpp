@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <opdispatch/core/Exception.h>
+#include <opdispatch/dispatch/LocalDispatchKeySet.h>
 
 #include "PythonTypes.h"
 
@@ -235,8 +236,12 @@ PyObject* methNumpy(PyObject* self, PyObject* args, PyObject* kwargs) {
     TensorImpl* impl = selfImpl(self);
     OPDISPATCH_CHECK(impl->device().is_cpu(), "numpy() needs a cpu tensor; this tensor is on ", impl->device(),
                      (impl->device().is_meta() ? " (meta tensors have no data)" : ""));
-    OPDISPATCH_CHECK(force || !impl->requires_grad(),
-                     "Can't call numpy() on a tensor that requires grad. Use tensor.detach().numpy() instead.");
+    // PyTorch's rule: only while grad mode is on (grad mode is the TLS
+    // exclusion of the autograd keys, see autograd/grad_mode.py), so kernels
+    // below autograd and code under no_grad() may read such a tensor.
+    OPDISPATCH_CHECK(force || !impl->requires_grad() || tls_is_dispatch_key_excluded(DispatchKey::AutogradCPU),
+                     "Can't call numpy() on a tensor that requires grad while grad mode is enabled. Use "
+                     "tensor.detach().numpy() instead (or numpy(force=True)).");
     auto* keep = new intrusive_ptr<StorageImpl>(impl->storage());
     py::capsule base(keep, [](void* p) { delete static_cast<intrusive_ptr<StorageImpl>*>(p); });
     std::vector<py::ssize_t> shape(impl->sizes().begin(), impl->sizes().end());
@@ -265,7 +270,7 @@ PyMethodDef kMethods[] = {
      "overlapping memory (TensorImpl::sharesMemoryWith)."},
     {"numpy", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(methNumpy)), METH_VARARGS | METH_KEYWORDS,
      "numpy(*, force=False): a NumPy array sharing this tensor's memory (cpu only). Raises for a tensor that "
-     "requires grad unless force=True (kernels use force=True)."},
+     "requires grad while grad mode is enabled, unless force=True (as PyTorch)."},
     {nullptr, nullptr, 0, nullptr},
 };
 

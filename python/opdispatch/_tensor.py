@@ -156,7 +156,8 @@ class Tensor(_C.TensorBase):
         return self.numpy(force=True).tolist()
 
     def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> np.ndarray:
-        """NumPy's view of the data (``np.asarray(t)`` shares memory); raises for a tensor that requires grad."""
+        """NumPy's view of the data (``np.asarray(t)`` shares memory); raises for a tensor that requires
+        grad while grad mode is on."""
         a = self.numpy()
         if dtype is not None and np.dtype(dtype) != a.dtype:
             return a.astype(dtype)
