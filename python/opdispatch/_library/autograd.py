@@ -48,8 +48,9 @@ class _SchemaInfo:
         self.kwarg_only = [a for a in args if a.kwarg_only]
         self.positional_defaults = [a.default_value if a.has_default_value() else None for a in self.positional]
         self.kwarg_defaults = {a.name: a.default_value for a in self.kwarg_only if a.has_default_value()}
-        self.tensor_kind = ["list" if a.type.startswith("Tensor") and "[]" in a.type else
-                            "tensor" if a.type.startswith("Tensor") else None for a in self.positional]
+        self.positional_names = [a.name for a in self.positional]
+        self.tensor_kind = [_tensor_kind(a.type) for a in self.positional]
+        self.return_kinds = [_tensor_kind(r.type) for r in schema.returns]
         self.mutated = [i for i, a in enumerate(args) if a.alias_info is not None and a.alias_info.is_write]
         self.is_view = not self.mutated and any(r.alias_info is not None for r in schema.returns)
         self.name = f"{schema.name}" + (f".{schema.overload_name}" if schema.overload_name else "")
@@ -62,6 +63,19 @@ class _SchemaInfo:
         keyword = dict(self.kwarg_defaults)
         keyword.update(kwargs)
         return tuple(positional), keyword
+
+
+def _tensor_kind(type_text: str) -> Optional[str]:
+    """"tensor" for Tensor / Tensor?, "list" for Tensor[] / Tensor?[] (optional or not), else None."""
+    if not type_text.startswith("Tensor"):
+        return None
+    return "list" if "[]" in type_text else "tensor"
+
+
+def _output_layout(info: _SchemaInfo, out: Any) -> list[Any]:
+    values = [out] if len(info.return_kinds) == 1 else list(out)
+    return [graph.TENSOR if kind == "tensor" else len(v) if kind == "list" else None
+            for kind, v in zip(info.return_kinds, values)]
 
 
 def _requires_grad(x: Any) -> bool:
@@ -127,24 +141,23 @@ def _wants_keyword_only(setup_context: SetupContextFn) -> bool:
         return False
 
 
-def _record(info: _SchemaInfo, op_name: str, backward: BackwardFn, setup_context: Optional[SetupContextFn],
-            keyword_only: bool, inputs: tuple, kw_inputs: dict, edges: list[graph.Edge], layout: list[Any],
+def _record(info: _SchemaInfo, formula: graph.Formula, setup_context: Optional[SetupContextFn], keyword_only: bool,
+            inputs: tuple, kw_inputs: dict, num_passed: int, edges: list[graph.Edge], layout: list[Any],
             needs: tuple[bool, ...], out: Any) -> None:
-    ctx = graph.BackwardContext(op_name, needs)
+    ctx = graph.BackwardContext(formula.op_name, needs)
     if setup_context is not None:
         if keyword_only:
             setup_context(ctx, inputs, kw_inputs, out)
         else:
             setup_context(ctx, inputs, out)
     flat = _flat_outputs(out)
-    metas = [(tuple(o.shape), o.dtype, o.device) if isinstance(o, _C.TensorBase) else ((), _C.float32, "cpu")
-             for o in flat]
-    node = graph.OpNode(op_name, backward, ctx, edges, layout, metas, _zeros)
+    metas = [(tuple(o.shape), o.dtype, o.device) if isinstance(o, _C.TensorBase) else None for o in flat]
+    node = graph.OpNode(formula, ctx, edges, layout, num_passed, metas, _output_layout(info, out))
     for nr, o in enumerate(flat):
-        if _is_float_tensor(o):
+        if _is_float_tensor(o) and not ctx._is_non_differentiable(o):
             graph.set_history(o, node, nr)
             if info.is_view:
-                graph.meta_for_write(o).view_of = op_name
+                graph.meta_for_write(o).view_of = formula.op_name
 
 
 def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[SetupContextFn] = None
@@ -160,6 +173,7 @@ def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[
     """
     info = _SchemaInfo(op._schema)
     op_name = info.name
+    formula = graph.Formula(op_name, backward, info.positional_names, _zeros)
     keyword_only = setup_context is not None and _wants_keyword_only(setup_context)
     redispatch = op.redispatch
 
@@ -174,7 +188,7 @@ def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[
         edges, layout, needs = _edges_and_layout(info, inputs)
         with _C._AutoDispatchBelowAutograd():
             out = redispatch(keyset & _AFTER_AUTOGRAD, *args, **kwargs)
-        _record(info, op_name, backward, setup_context, keyword_only, inputs, kw_inputs, edges, layout, needs, out)
+        _record(info, formula, setup_context, keyword_only, inputs, kw_inputs, len(args), edges, layout, needs, out)
         return out
 
     autograd_kernel.__name__ = f"{op_name.replace('::', '_')}_autograd"
