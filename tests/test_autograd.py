@@ -272,6 +272,18 @@ def test_a_gradient_of_the_wrong_shape_is_reported():
     lib._destroy()
 
 
+def test_a_gradient_of_a_broadcast_input_is_summed_to_its_shape(formula_op):
+    # The formula returns grad * other unreduced, as PyTorch's engine allows (validate_outputs).
+    op = formula_op("bmul(Tensor x, Tensor y) -> Tensor",
+                    lambda x, y: opdispatch.from_numpy(x.numpy() * y.numpy()),
+                    lambda ctx, g: (g * 2.0, g * 3.0))
+    x = opdispatch.ones(1, 3, requires_grad=True)
+    y = opdispatch.ones(2, 2, 1, requires_grad=True)
+    op(x, y).sum().backward()
+    assert x.grad.shape == (1, 3) and x.grad.tolist() == [[8.0, 8.0, 8.0]]
+    assert y.grad.shape == (2, 2, 1) and y.grad.tolist() == [[[9.0], [9.0]], [[9.0], [9.0]]]
+
+
 # --- formulas of Python operators (opdispatch._library.autograd) --------------------------------
 
 @pytest.fixture
