@@ -166,6 +166,10 @@ PyObject* PythonKernelHolder::callPython(const OperatorHandle& op, DispatchKeySe
   if (!with_keyset_ && !is_fallback_) {
     return PyObject_VectorcallDict(func_, args, nargs, kwargs);
   }
+  // The resolver below runs Python code, during which another thread may
+  // retire this kernel (func_ becomes null and its reference is dropped):
+  // hold our own reference for the rest of the call.
+  py::object func = py::reinterpret_borrow<py::object>(func_);
   PyObject* inline_buf[kMaxPrepended + kInlineArgs];
   std::vector<PyObject*> heap_buf;
   PyObject** buf = inline_buf;
@@ -190,7 +194,7 @@ PyObject* PythonKernelHolder::callPython(const OperatorHandle& op, DispatchKeySe
   for (size_t i = 0; i < nargs; ++i) {
     buf[n++] = args[i];
   }
-  return PyObject_VectorcallDict(func_, buf, n, kwargs);
+  return PyObject_VectorcallDict(func.ptr(), buf, n, kwargs);
 }
 
 void PythonKernelHolder::operator()(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
