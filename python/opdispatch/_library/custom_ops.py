@@ -1,0 +1,309 @@
+"""custom_op: a Python function made into an operator, with kernels per
+device, a fake impl and an autograd formula registered on the result.
+PyTorch: torch/_library/custom_ops.py.
+
+Note [custom_op call path]
+A CustomOpDef is an operator object (a ``_C._DispatchOperator``): calling it
+is the dispatcher's C call, with no Python frame of ours in between. The
+user's functions are registered directly as kernels, with the two per-call
+promises of a custom op (outputs do not alias inputs; mutated arguments get
+a version bump) checked in C (Note [Custom op kernel checks]). Everything
+that can change later — replacing a kernel, disabling one
+(set_kernel_enabled), registering the autograd formula — swaps the
+registration itself (one RegistrationHandle per kernel) instead of adding an
+indirection that every call would pay for. Only the Meta kernel looks the
+fake impl up per call (FakeImplHolder), as meta calls are not hot.
+"""
+from __future__ import annotations
+
+import contextlib
+import warnings
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, Union
+
+from .. import _C, _ops, library
+from . import fake_impl, utils
+from .autograd import make_autograd_kernel
+from .infer_schema import infer_schema
+
+__all__ = ["CustomOpDef", "custom_op"]
+
+device_types_t = Union[str, Sequence[str], None]
+
+# qualname -> the CustomOpDef that defines it now. PyTorch: OPDEFS.
+OPDEFS: dict[str, "CustomOpDef"] = {}
+# qualname -> the Library holding that definition and its kernels; a new
+# custom_op of the same name destroys it first. PyTorch: OPDEF_TO_LIB.
+OPDEF_TO_LIB: dict[str, library.Library] = {}
+
+
+def custom_op(
+    name: str,
+    fn: Optional[Callable[..., Any]] = None,
+    /,
+    *,
+    mutates_args: Union[str, Iterable[str]],
+    device_types: device_types_t = None,
+    schema: Optional[str] = None,
+) -> Union[CustomOpDef, Callable[[Callable[..., Any]], CustomOpDef]]:
+    """Makes ``fn`` an operator ``name`` ("namespace::name", or
+    "namespace::name.overload") and returns its :class:`CustomOpDef`; used as
+    a decorator when ``fn`` is omitted.
+
+    Args:
+        name (str): the operator's qualified name. Defining a name again
+            replaces the earlier custom op (its kernels and formula go with it).
+        mutates_args (Iterable[str] | "unknown"): the names of the arguments
+            ``fn`` writes to (they get ``Tensor(a!)`` annotations and a version
+            bump after every call); "unknown" marks every tensor argument.
+        device_types (None | str | Sequence[str]): the device types ``fn``
+            serves ("cpu", "cuda", ...); None: all of them
+            (CompositeExplicitAutograd).
+        schema (str | None): "(Tensor x) -> Tensor" to use instead of the one
+            :func:`infer_schema` reads from ``fn``'s annotations; its mutable
+            arguments must be exactly ``mutates_args``.
+
+    The operator's tensor outputs may not alias its inputs or each other:
+    every call checks it (RuntimeError). Without a fake impl, calling it on
+    meta tensors raises RuntimeError (operators that mutate and return
+    nothing get a trivial one). Without an autograd formula, gradients
+    through it raise at backward.
+
+    Raises ValueError for a malformed name or schema, a schema that cannot
+    be inferred (see infer_schema), mutable arguments that disagree with
+    ``schema``, or a device-specific kernel for an operator without tensor
+    arguments; NotImplementedError for keyword-only tensor arguments.
+    PyTorch: torch.library.custom_op.
+
+    Example::
+
+        @custom_op("mylib::numpy_sin", mutates_args=())
+        def numpy_sin(x: Tensor) -> Tensor:
+            return opdispatch.from_numpy(np.sin(x.numpy()))
+
+        y = numpy_sin(x)     # also opdispatch.ops.mylib.numpy_sin(x)
+    """
+
+    def inner(fn: Callable[..., Any]) -> CustomOpDef:
+        schema_str = infer_schema(fn, mutates_args=mutates_args) if schema is None else schema
+        namespace, opname = utils.parse_namespace(name)
+        parsed = _C.parse_schema(f"{name}{schema_str}")
+        if schema is not None and not isinstance(mutates_args, str):
+            expected = utils.mutated_arg_names(parsed)
+            if expected != set(mutates_args):
+                raise ValueError(
+                    f"Attempted to create a custom op with `mutates_args={mutates_args}` and `schema={schema}`. "
+                    f"The schema suggests that the op mutates {expected}, which is different from what was "
+                    f"provided to us in `mutates_args`. Please make these consistent."
+                )
+        result = CustomOpDef(namespace, opname, schema_str, fn, parsed)
+        result.register_kernel(device_types)(fn)
+        return result
+
+    if fn is None:
+        return inner
+    return inner(fn)
+
+
+def _device_types(device_types: device_types_t) -> list[Optional[str]]:
+    if device_types is None or isinstance(device_types, str):
+        return [device_types]
+    return list(device_types)
+
+
+class CustomOpDef(_C._DispatchOperator):
+    """An operator made by :func:`custom_op`; calling it calls the operator
+    (see Note [custom_op call path]). Register more behaviour with
+    :meth:`register_kernel`, :meth:`register_fake`, :meth:`register_autograd`;
+    ``_opoverload`` is its ``opdispatch.ops.<ns>.<name>.<overload>``.
+    Unlike PyTorch's, ``_schema`` is the parsed FunctionSchema (of the
+    operator object), not the schema string. PyTorch: CustomOpDef.
+    """
+
+    def __init__(self, namespace: str, name: str, schema: str, fn: Callable[..., Any],
+                 parsed: _C.FunctionSchema) -> None:
+        if utils.has_kwarg_only_tensors(parsed):
+            raise NotImplementedError(
+                f"custom_op with kwarg-only Tensor args. Please make your tensors not kwarg-only. "
+                f"Got: {namespace}::{name}{schema}"
+            )
+        self._namespace = namespace
+        self._name = name
+        self._init_fn = fn
+        self._backend_fns: dict[Optional[str], Callable[..., Any]] = {}
+        self._disabled_kernel: set[Optional[str]] = set()
+        self._kernel_handles: dict[Optional[str], utils.RegistrationHandle] = {}
+        self._autograd_handle: Optional[utils.RegistrationHandle] = None
+        self._opoverload_cache: Optional[_ops.OpOverload] = None
+        returns = parsed.returns
+        self._mutable = parsed.is_mutable
+        # Note [Custom op kernel checks]; an operator whose schema declares a returned view may alias.
+        self._check_aliasing = any(utils.is_tensor_like_type(r.type) for r in returns) and all(
+            r.alias_info is None for r in returns)
+        self._trivial_fake = self._mutable and not returns
+        self._lib = _library_allowing_overwrite(self._qualname)
+        self._lib.define(name + schema, tags=(_ops.Tag.pt2_compliant_tag,))
+        base, _, overload = name.partition(".")
+        _C._DispatchOperator.__init__(self, f"{namespace}::{base}", overload)
+        self._fake = fake_impl.install(self._qualname, self._lib, self._no_fake_impl, bump_versions=self._mutable)
+        OPDEFS[self._qualname] = self
+
+    @property
+    def _qualname(self) -> str:
+        return f"{self._namespace}::{self._name}"
+
+    @property
+    def _opoverload(self) -> _ops.OpOverload:
+        """``opdispatch.ops.<ns>.<name>.<overload>`` (looked up on first use:
+        listing a namespace's operators costs more than defining one)."""
+        if self._opoverload_cache is None:
+            self._opoverload_cache = utils.lookup_op(self._qualname)
+        return self._opoverload_cache
+
+    def __repr__(self) -> str:
+        return f"<CustomOpDef({self._qualname})>"
+
+    def _no_fake_impl(self, *args: Any, **kwargs: Any) -> None:
+        if self._trivial_fake:
+            return None
+        raise RuntimeError(
+            f"There was no fake impl registered for {self}. A fake impl computes the operator's output metadata "
+            f"on meta tensors (any call with meta tensors, and opcheck's fake check, needs one). Please use "
+            f"`{getattr(self._init_fn, '__name__', 'op')}.register_fake` to add a fake impl."
+        )
+
+    def register_kernel(self, device_types: device_types_t, fn: Optional[Callable[..., Any]] = None, /
+                        ) -> Callable[..., Any]:
+        """Registers ``fn`` as this operator's kernel for ``device_types``
+        ("cpu", "cuda", a sequence of them, or None for every device:
+        CompositeExplicitAutograd), replacing a kernel registered before for
+        the same device type. A decorator when ``fn`` is omitted; returns
+        ``fn``. Raises ValueError for an unknown device type, for "meta"
+        (use register_fake), or for a device type when the operator has no
+        tensor arguments (its calls never carry a device; register with
+        None). PyTorch: CustomOpDef.register_kernel.
+        """
+
+        def inner(fn: Callable[..., Any]) -> Callable[..., Any]:
+            types = _device_types(device_types)
+            for device_type in types:
+                if device_type is not None:
+                    if library._device_type_to_key(device_type) == "Meta":
+                        raise ValueError(
+                            f"{self}: the Meta kernel of a custom op is its fake impl: register it with "
+                            f"register_fake, not register_kernel('meta')."
+                        )
+                    if not utils.has_tensor_arg(self._schema):
+                        raise ValueError(
+                            f"{self}: a kernel for device type '{device_type}' is never reached, because the "
+                            f"operator has no Tensor arguments to dispatch on; register it with device_types=None "
+                            f"(every device) instead."
+                        )
+            for device_type in types:
+                self._backend_fns[device_type] = fn
+                self._install_kernel(device_type)
+            return fn
+
+        if fn is None:
+            return inner
+        return inner(fn)
+
+    def _install_kernel(self, device_type: Optional[str]) -> None:
+        """(Re)registers the kernel of ``device_type``: its function, or the
+        operator's original function while disabled."""
+        old = self._kernel_handles.pop(device_type, None)
+        if old is not None:
+            old.destroy()
+        fn = self._init_fn if device_type in self._disabled_kernel else self._backend_fns[device_type]
+        key = "CompositeExplicitAutograd" if device_type is None else library._device_type_to_key(device_type)
+        self._kernel_handles[device_type] = self._lib._impl_handle(
+            self._name, fn, key, check_aliasing=self._check_aliasing, bump_versions=self._mutable)
+
+    @contextlib.contextmanager
+    def set_kernel_enabled(self, device_type: str, enabled: bool = True) -> Iterator[None]:
+        """``with op.set_kernel_enabled("cpu", False):`` runs the operator's
+        original function instead of the kernel registered for
+        ``device_type`` during the block (``enabled=True`` re-enables a
+        disabled one); the previous state returns after it. Warns
+        (UserWarning) when there is nothing to change. PyTorch: CustomOpDef.set_kernel_enabled.
+        """
+        originally_disabled = device_type in self._disabled_kernel
+        if device_type not in self._backend_fns:
+            warnings.warn(f"{self}: set_kernel_enabled({device_type!r}, {enabled}): no kernel was registered for "
+                          f"this device type", stacklevel=3)
+        if originally_disabled != enabled:
+            warnings.warn(f"{self}: the kernel for {device_type!r} is already "
+                          f"{'enabled' if enabled else 'disabled'}", stacklevel=3)
+        self._set_disabled(device_type, not enabled)
+        try:
+            yield
+        finally:
+            self._set_disabled(device_type, originally_disabled)
+
+    def _set_disabled(self, device_type: str, disabled: bool) -> None:
+        if (device_type in self._disabled_kernel) == disabled:
+            return
+        if disabled:
+            self._disabled_kernel.add(device_type)
+        else:
+            self._disabled_kernel.discard(device_type)
+        if device_type in self._backend_fns:
+            self._install_kernel(device_type)
+
+    def register_fake(self, fn: Callable[..., Any], /) -> Callable[..., Any]:
+        """Registers (or replaces) the fake impl: ``fn`` takes the operator's
+        arguments as meta tensors and returns meta tensors with the outputs'
+        shapes and dtypes, touching no data; ``opdispatch.library.get_ctx()``
+        inside it gives data-dependent sizes. Returns ``fn``.
+        PyTorch: CustomOpDef.register_fake."""
+        self._fake.kernel = fake_impl.Kernel(fn, library._call_site())
+        return fn
+
+    def register_autograd(self, backward: Callable[..., Any], /, *,
+                          setup_context: Optional[Callable[..., Any]] = None) -> None:
+        """Registers (or replaces) the autograd formula: ``backward(ctx,
+        *grads)`` returns one gradient per input (None for non-tensors and
+        inputs without one); ``setup_context(ctx, inputs, output)`` — or
+        ``(ctx, inputs, keyword_only_inputs, output)`` — saves what it needs
+        (``ctx.save_for_backward``, attributes). See
+        opdispatch.library.register_autograd. Raises RuntimeError for an
+        operator that mutates its inputs, returns views or returns nothing.
+        PyTorch: CustomOpDef.register_autograd.
+        """
+        schema = self._schema
+        if not utils.is_functional_schema(schema):
+            raise RuntimeError(
+                f"Cannot register autograd formula for non-functional operator {self} with schema {schema}. "
+                f"Please create a functional operator and register an autograd formula for that."
+            )
+        kernel = make_autograd_kernel(self, backward, setup_context)
+        if self._autograd_handle is not None:
+            self._autograd_handle.destroy()
+        self._autograd_handle = self._lib._impl_handle(self._name, kernel, "Autograd", with_keyset=True)
+
+    def _destroy(self) -> None:
+        """Removes the operator and everything registered for it (for tests)."""
+        if OPDEF_TO_LIB.get(self._qualname) is self._lib:
+            del OPDEF_TO_LIB[self._qualname]
+        if OPDEFS.get(self._qualname) is self:
+            del OPDEFS[self._qualname]
+        self._lib._destroy()
+
+
+def _library_allowing_overwrite(qualname: str) -> library.Library:
+    """A new FRAGMENT library for the custom op ``qualname``, after destroying
+    the one of an earlier custom op of that name. PyTorch: get_library_allowing_overwrite."""
+    previous = OPDEF_TO_LIB.pop(qualname, None)
+    if previous is not None:
+        previous._destroy()
+    lib = library.Library(qualname.split("::", 1)[0], "FRAGMENT")
+    OPDEF_TO_LIB[qualname] = lib
+    return lib
+
+
+def _maybe_get_opdef(op: Union[CustomOpDef, _ops.OpOverload, str]) -> Optional[CustomOpDef]:
+    """The CustomOpDef of ``op`` (itself, an OpOverload or a qualname), if custom_op made it."""
+    if isinstance(op, CustomOpDef):
+        return op
+    if isinstance(op, _ops.OpOverload):
+        op = op._name
+    return OPDEFS.get(op)
