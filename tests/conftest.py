@@ -8,7 +8,7 @@ import re
 import pytest
 
 from opdispatch import _C, library
-from opdispatch._library import custom_ops
+from opdispatch._library import custom_ops, legacy_custom_op
 
 _counter = itertools.count()
 
@@ -21,10 +21,11 @@ def _destroy_kept_since(start: int) -> None:
 
 
 def _destroy_custom_ops(ns: str) -> None:
-    """Destroys the operators custom_op made in `ns` (they live as long as
-    the process otherwise)."""
-    for qualname in [q for q in custom_ops.OPDEFS if q.startswith(ns + "::")]:
-        custom_ops.OPDEFS[qualname]._destroy()
+    """Destroys the operators custom_op and the legacy custom_op API made in
+    `ns` (they live as long as the process otherwise)."""
+    for registry in (custom_ops.OPDEFS, legacy_custom_op.global_registry):
+        for qualname in [q for q in registry if q.startswith(ns + "::")]:
+            registry[qualname]._destroy()
 
 
 @pytest.fixture

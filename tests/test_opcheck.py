@@ -43,6 +43,7 @@ import pytest
 
 import opdispatch
 from opdispatch import Tensor, library, ops
+from opdispatch._library import legacy_custom_op
 from opdispatch._library.opcheck import OpCheckError, autograd_registration_check, fake_check, schema_check
 from opdispatch.autograd import gradcheck
 from opdispatch.library import opcheck
@@ -117,6 +118,20 @@ def test_autograd_registered_at_backend(ns, lib):
     x = opdispatch.randn((), requires_grad=True)
     with pytest.raises(OpCheckError, match="does not have an autograd kernel"):
         opcheck(op, (x,), {})
+
+
+def test_opcheck_fails_basic(ns):
+    @legacy_custom_op.custom_op(f"{ns}::foo")
+    def foo(x: Tensor) -> Tensor:
+        ...
+
+    @foo.impl(["cpu", "cuda"])
+    def foo_impl(x):
+        return x.sum()
+
+    x = opdispatch.randn(3, requires_grad=True)
+    with pytest.raises(OpCheckError, match="Autograd has not been implemented for operator"):
+        opcheck(legacy_custom_op.get_op(f"{ns}::foo"), (x,), {})
 
 
 def test_autograd_registration_check_autograd_kernel(ns, lib):
