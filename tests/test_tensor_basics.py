@@ -283,6 +283,14 @@ def test_numpy_of_tensor_that_requires_grad_raises_while_grad_mode_is_on():
         assert t.numpy().shape == (3,)
 
 
+def test_device_objects_are_shared():
+    a, b = opdispatch.ones(1), opdispatch.ones(2)
+    assert a.device is b.device and a.device is a.device and a.device == opdispatch.device("cpu")
+    meta = opdispatch.empty(1, device="meta")
+    assert meta.device is opdispatch.empty(2, device="meta").device and meta.device != a.device
+    assert opdispatch.device("cuda", 1) == opdispatch.device("cuda:1")
+
+
 def test_dispatch_keys_needs_a_tensor():
     with pytest.raises(TypeError):
         _C._dispatch_keys(np.zeros(3))

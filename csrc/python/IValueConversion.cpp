@@ -328,7 +328,7 @@ PyObject* toPyObject(const IValue& v, TypePtr type) {
     case IValue::Tag::ScalarType:
       return dtypeObject(v.toScalarType());
     case IValue::Tag::Device:
-      return py::cast(v.toDevice()).release().ptr();
+      return deviceObject(v.toDevice());
     case IValue::Tag::PyObject: {
       auto* obj = static_cast<PyObject*>(v.toPyObject());
       Py_INCREF(obj);

@@ -115,7 +115,7 @@ PyObject* getDtype(PyObject* self, void*) {
   return guarded([&] { return dtypeObject(selfImpl(self)->dtype()); });
 }
 PyObject* getDevice(PyObject* self, void*) {
-  return guarded([&] { return py::cast(selfImpl(self)->device()).release().ptr(); });
+  return guarded([&] { return deviceObject(selfImpl(self)->device()); });
 }
 PyObject* getNdim(PyObject* self, void*) { return PyLong_FromLongLong(selfImpl(self)->dim()); }
 PyObject* getRequiresGrad(PyObject* self, void*) { return PyBool_FromLong(selfImpl(self)->requires_grad()); }
