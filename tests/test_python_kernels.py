@@ -202,6 +202,29 @@ def test_autograd_kernel_redispatches_below_autograd(ns, lib):
     assert len(keysets) == 1
 
 
+@pytest.mark.parametrize("keyword", [False, True], ids=["fast_path", "boxed"])
+def test_redispatch_below_autograd_masks_the_keyset_and_excludes_autograd(ns, lib, keyword):
+    lib.define("probe(Tensor x, float scale=1.0) -> Tensor")
+    seen = []
+
+    def cpu(x, scale=1.0):
+        seen.append(opdispatch.autograd.is_grad_enabled())
+        return tensor(as_numpy(x) * scale)
+
+    lib.impl("probe", cpu, "CPU")
+    op = getattr(ops, ns).probe.default
+
+    def autograd_kernel(keyset, x, scale=1.0):
+        return op._redispatch_below_autograd(keyset, x, scale=scale) if keyword else \
+            op._redispatch_below_autograd(keyset, x, scale)
+
+    lib.impl("probe", autograd_kernel, "Autograd", with_keyset=True)
+    assert op(requiring_grad([2.0]), 3.0).tolist() == [6.0]
+    assert seen == [False] and opdispatch.autograd.is_grad_enabled()  # excluded for the call only
+    with pytest.raises(TypeError, match="argument 'keyset' must be a DispatchKeySet"):
+        op._redispatch_below_autograd("CPU", tensor([1.0]))
+
+
 def test_python_autograd_kernel_over_a_cpp_kernel(ns, lib):
     lib.define("ident(Tensor x) -> Tensor")
     lib.m.impl_t_t("ident", "CPU")  # C++ identity kernel

@@ -18,6 +18,7 @@ Edge = tuple[Optional["Node"], int]
 TENSOR = "Tensor"
 
 _requires_grad_slot = _C.TensorBase.requires_grad
+_requires_grad = _requires_grad_slot.__get__
 
 
 class AutogradMeta:
@@ -25,10 +26,10 @@ class AutogradMeta:
 
     __slots__ = ("grad", "grad_fn", "output_nr", "retains_grad", "grad_accumulator", "view_of", "__weakref__")
 
-    def __init__(self) -> None:
+    def __init__(self, grad_fn: Optional["Node"] = None, output_nr: int = 0) -> None:
         self.grad: Any = None
-        self.grad_fn: Optional[Node] = None
-        self.output_nr = 0
+        self.grad_fn = grad_fn
+        self.output_nr = output_nr
         self.retains_grad = False
         self.grad_accumulator: Optional[weakref.ref] = None
         #: The view operator that made this tensor while recording (None if it is not a recorded view).
@@ -58,10 +59,13 @@ def is_leaf(t: _C.TensorBase) -> bool:
 
 def set_history(t: _C.TensorBase, node: "Node", output_nr: int) -> None:
     """Makes ``t`` the ``output_nr``-th output of ``node`` (t then requires grad)."""
-    meta = meta_for_write(t)
-    meta.grad_fn = node
-    meta.output_nr = output_nr
-    meta.grad_accumulator = None
+    meta = t._autograd_meta
+    if meta is None:
+        t._autograd_meta = AutogradMeta(node, output_nr)
+    else:
+        meta.grad_fn = node
+        meta.output_nr = output_nr
+        meta.grad_accumulator = None
     _requires_grad_slot.__set__(t, True)
 
 
@@ -78,11 +82,15 @@ def grad_accumulator(t: _C.TensorBase) -> "AccumulateGrad":
 def gradient_edge(t: Any) -> Edge:
     """Where the gradient of ``t`` flows: (its grad_fn, output_nr), its
     AccumulateGrad for a leaf that requires grad, or (None, 0)."""
-    if not isinstance(t, _C.TensorBase) or not t.requires_grad:
+    if not isinstance(t, _C.TensorBase) or not _requires_grad(t):
         return (None, 0)
     meta = t._autograd_meta
-    if meta is not None and meta.grad_fn is not None:
-        return (meta.grad_fn, meta.output_nr)
+    if meta is not None:
+        if meta.grad_fn is not None:
+            return (meta.grad_fn, meta.output_nr)
+        acc = meta.grad_accumulator() if meta.grad_accumulator is not None else None
+        if acc is not None:
+            return (acc, 0)
     return (grad_accumulator(t), 0)
 
 
@@ -187,10 +195,12 @@ class BackwardContext:
     ``needs_input_grad``, ``mark_non_differentiable``, and any attributes the
     formula sets. PyTorch: torch.autograd.function.FunctionCtx."""
 
+    # Class-level defaults, overridden per instance when set (a context is made on every recorded call).
+    _saved: Optional[tuple[SavedTensor, ...]] = ()
+    _non_differentiable: tuple[Any, ...] = ()
+
     def __init__(self, op_name: str, needs_input_grad: tuple[bool, ...]) -> None:
         self._op_name = op_name
-        self._saved: Optional[tuple[SavedTensor, ...]] = ()
-        self._non_differentiable: tuple[Any, ...] = ()
         self.needs_input_grad = needs_input_grad
 
     def save_for_backward(self, *tensors: Any) -> None:
@@ -216,7 +226,7 @@ class BackwardContext:
         return tuple(s.unpack(self._op_name) for s in self._saved)
 
     def _is_non_differentiable(self, t: Any) -> bool:
-        return any(t is m for m in self._non_differentiable)
+        return bool(self._non_differentiable) and any(t is m for m in self._non_differentiable)
 
     def _release(self) -> None:
         self._saved = None
@@ -256,22 +266,24 @@ class OpNode(Node):
         self,
         formula: Formula,
         ctx: BackwardContext,
-        next_functions: Sequence[Edge],
+        next_functions: tuple[Edge, ...],
         input_layout: Sequence[Optional[Any]],
         num_passed: int,
-        outputs_meta: Sequence[Optional[tuple[tuple[int, ...], Any, Any]]],
-        output_layout: Sequence[Optional[Any]],
+        outputs_meta: tuple[Optional[tuple[tuple[int, ...], Any, Any]], ...],
+        output_layout: tuple[Optional[Any], ...],
     ) -> None:
-        super().__init__(next_functions)
+        # (Node.__init__ inlined: a node is made on every recorded call.)
+        self.next_functions = next_functions
+        self._retained = None
         self.formula = formula
         self.ctx = ctx
         # input_layout[i] (one per positional input) and output_layout[j] (one
         # per return): None for a non-tensor, TENSOR for a tensor, n for a list of n tensors.
-        self.input_layout = tuple(input_layout)
+        self.input_layout = input_layout
         self.num_passed = num_passed
         # One (shape, dtype, device) per flattened output; None for a non-tensor.
-        self.outputs_meta = tuple(outputs_meta)
-        self.output_layout = tuple(output_layout)
+        self.outputs_meta = outputs_meta
+        self.output_layout = output_layout
 
     def name(self) -> str:
         return f"{self.formula.op_name}Backward"
