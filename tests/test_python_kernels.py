@@ -423,6 +423,17 @@ def test_checks_cannot_be_given_to_a_fallthrough(ns):
     m.reset()
 
 
+def test_impl_takes_the_registration_site_from_the_caller(ns):
+    m = _C._dispatch_library("FRAGMENT", ns, "")
+    m.define("f(Tensor x) -> Tensor")
+    m.impl("f", "CPU", lambda x: x, False, False, False, "user.py:7")  # positional, as custom_op calls it
+    m.impl("f", "Meta", lambda x: x)
+    table = _C._dispatch_dump_table(f"{ns}::f")
+    assert "CPU: registered at user.py:7" in table
+    assert f"Meta: registered at {__file__}" in table  # without a site: the Python call site
+    m.reset()
+
+
 def test_shares_memory():
     base = np.arange(6.0)
     a = opdispatch.from_numpy(base)

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -339,7 +340,7 @@ void initDispatchBindings(py::module_& m) {
       .def(
           "impl",
           [](Library& self, const std::string& name, const std::string& dispatch, py::object func,
-             bool with_keyset, bool check_aliasing, bool bump_versions) {
+             bool with_keyset, bool check_aliasing, bool bump_versions, const std::string& site) {
             if (gFallthroughKernel != nullptr && func.ptr() == gFallthroughKernel) {
               OPDISPATCH_CHECK_VALUE(!check_aliasing && !bump_versions, "impl(", name,
                                      "): a fallthrough kernel cannot take check_aliasing or bump_versions");
@@ -352,13 +353,16 @@ void initDispatchBindings(py::module_& m) {
             KernelChecks checks{check_aliasing, bump_versions};
             self.impl(name, withKey(dispatch, CppFunction::makeFromKernelFunction(PythonKernelHolder::makeKernel(
                                                   func.ptr(), key, with_keyset, /*is_fallback=*/false, checks))
-                                                  .debug(pythonCallSite())));
+                                                  .debug(site.empty() ? pythonCallSite()
+                                                                      : detail::str("registered at ", site))));
           },
-          py::arg("name"), py::arg("dispatch"), py::arg("func"), py::arg("with_keyset") = false, py::kw_only(),
-          py::arg("check_aliasing") = false, py::arg("bump_versions") = false,
+          py::arg("name"), py::arg("dispatch"), py::arg("func"), py::arg("with_keyset") = false,
+          py::arg("check_aliasing") = false, py::arg("bump_versions") = false, py::arg("site") = "",
           "Registers the Python function `func` as the kernel of `name` at `dispatch`. check_aliasing: its tensor "
           "outputs may not share memory with its inputs or each other; bump_versions: the versions of tensors "
-          "passed to mutable (Tensor(a!)) arguments are bumped after each call (Note [Custom op kernel checks]).")
+          "passed to mutable (Tensor(a!)) arguments are bumped after each call (Note [Custom op kernel checks]). "
+          "site: where it was registered ('file:line', for debug output), if the caller knows it already; "
+          "default: the innermost Python frame outside opdispatch.")
       .def(
           "fallback",
           [](Library& self, const std::string& dispatch, py::object func, bool with_keyset) {
@@ -434,24 +438,28 @@ void initDispatchBindings(py::module_& m) {
 std::optional<std::pair<std::string, int>> pythonCallSiteFrame() {
   // The innermost Python frame outside opdispatch's own registration code
   // (and contextlib, for `with _scoped_library(...)`): where the user registered.
+  // (Registrations walk it several times each: the file names are read in place, without copies.)
   PyFrameObject* frame = PyEval_GetFrame();
   Py_XINCREF(frame);
   while (frame != nullptr) {
     PyCodeObject* code = PyFrame_GetCode(frame);
-    std::string file = py::cast<std::string>(py::handle(code->co_filename));
+    Py_ssize_t size = 0;
+    const char* utf8 = PyUnicode_AsUTF8AndSize(code->co_filename, &size);
     Py_DECREF(code);
-    auto endsWith = [&](const char* suffix) {
-      size_t n = std::strlen(suffix);
-      return file.size() >= n && file.compare(file.size() - n, n, suffix) == 0;
-    };
-    bool internal = file.find("/opdispatch/library.py") != std::string::npos ||
-                    file.find("/opdispatch/_library/") != std::string::npos ||
-                    file.find("/opdispatch/_custom_ops.py") != std::string::npos ||
-                    file.find("/opdispatch/_ops.py") != std::string::npos || endsWith("/contextlib.py");
+    if (utf8 == nullptr) {
+      Py_DECREF(frame);
+      throw py::error_already_set();
+    }
+    std::string_view file(utf8, static_cast<size_t>(size));
+    auto has = [&](std::string_view part) { return file.find(part) != std::string_view::npos; };
+    std::string_view contextlib = "/contextlib.py";
+    bool internal = has("/opdispatch/library.py") || has("/opdispatch/_library/") || has("/opdispatch/_custom_ops.py") ||
+                    has("/opdispatch/_ops.py") ||
+                    (file.size() >= contextlib.size() && file.substr(file.size() - contextlib.size()) == contextlib);
     if (!internal) {
       int line = PyFrame_GetLineNumber(frame);
       Py_DECREF(frame);
-      return std::make_pair(std::move(file), line);
+      return std::make_pair(std::string(file), line);
     }
     PyFrameObject* back = PyFrame_GetBack(frame);
     Py_DECREF(frame);
