@@ -634,6 +634,24 @@ def test_register_kernel_replaces_and_validates_device_types(ns):
         make.register_kernel("cpu", lambda n: opdispatch.ones(n))
 
 
+def test_replaced_kernels_shadow_the_first_and_go_with_the_op(ns):
+    # Note [custom_op call path]: one override library per key, reset on each replacement.
+    @custom_op(f"{ns}::f", mutates_args=())
+    def f(x: Tensor) -> Tensor:
+        return x + 0.0
+
+    for i in range(1, 4):
+        f.register_kernel(None, lambda x, i=i: x + float(i))
+        assert f(opdispatch.zeros(1)).tolist() == [float(i)]
+    assert list(f._overrides) == ["CompositeExplicitAutograd"]
+    assert f"{ns}::f/CompositeExplicitAutograd" in library._impls
+    f._destroy()
+    assert not f._overrides and f"{ns}::f/CompositeExplicitAutograd" not in library._impls
+    assert fake_impl.find(f"{ns}::f") is None
+    with pytest.raises(RuntimeError, match="does not exist: nothing defines or implements it"):
+        _C._dispatch_has_kernel_for_dispatch_key(f"{ns}::f", "CompositeExplicitAutograd")
+
+
 def test_set_kernel_enabled(ns):
     @custom_op(f"{ns}::f", mutates_args=())
     def f(x: Tensor) -> Tensor:
@@ -983,6 +1001,45 @@ def test_infer_schema_beyond_the_seed():
 
     with pytest.raises(ValueError, match="return type must have a type annotation"):
         infer_schema(no_return, mutates_args=())
+
+
+def test_infer_schema_reads_what_inspect_signature_reads():
+    # Plain functions are read from their code objects; wrappers, __signature__
+    # and other callables through inspect.signature: both give the same schema.
+    import functools
+    import inspect
+
+    def f(x: Tensor, y: int = 2, *, z: float = 1.5, w: Optional[Tensor] = None) -> Tensor:
+        return x
+
+    expected = "(Tensor x, SymInt y=2, *, float z=1.5, Tensor? w=None) -> Tensor"
+    assert infer_schema(f, mutates_args=()) == expected
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        return f(*args, **kwargs)
+
+    assert infer_schema(wrapper, mutates_args=()) == expected
+
+    def g(*args, **kwargs):
+        return args[0]
+
+    g.__signature__ = inspect.signature(f)
+    assert infer_schema(g, mutates_args=()) == expected
+
+    class Callable_:
+        def __call__(self, x: Tensor, y: int = 2, *, z: float = 1.5, w: Optional[Tensor] = None) -> Tensor:
+            return x
+
+    assert infer_schema(Callable_(), mutates_args=()) == expected
+    assert infer_schema(functools.partial(f, y=3), mutates_args=()) == (
+        "(Tensor x, *, SymInt y=3, float z=1.5, Tensor? w=None) -> Tensor")
+
+    def varargs(x: Tensor, *rest: Tensor) -> Tensor:
+        return x
+
+    with pytest.raises(ValueError, match=r"Parameter \*rest: we do not support varargs"):
+        infer_schema(varargs, mutates_args=())
 
 
 def test_infer_schema_unsupported():

@@ -83,6 +83,29 @@ def fallthrough_kernel() -> None:
 _C._set_fallthrough_kernel(fallthrough_kernel)
 
 
+def _check_python_kernel_slot(qualname: str, key_name: str) -> str:
+    """The ``_impls`` key of a Python kernel for ``qualname`` at ``key_name``;
+    RuntimeError (naming both registration sites) if one is registered."""
+    key = f"{qualname}/{key_name}"
+    if key in _impls:
+        raise RuntimeError(
+            f"This is not allowed since there's already a kernel registered from python overriding "
+            f"{qualname}'s behavior for {key_name} dispatch key and {qualname.split('::')[0]} namespace. "
+            f"The existing kernel was registered at {_impls[key]}; this registration is at {_call_site()}. "
+            f"Destroy the Library holding the existing kernel (Library._destroy()) first, or register at "
+            f"another dispatch key."
+        )
+    return key
+
+
+def _has_kernel_for_dispatch_key(qualname: str, key: str) -> bool:
+    """Whether operator ``qualname`` exists and has a kernel registered at ``key``."""
+    try:
+        return _C._dispatch_has_kernel_for_dispatch_key(qualname, key)
+    except RuntimeError:  # no such operator
+        return False
+
+
 def _call_site() -> str:
     site = _C._python_call_site()
     return f"{site[0]}:{site[1]}" if site else "(unknown)"
@@ -204,8 +227,9 @@ class Library:
         """
         m = self._live("impl")
         name, key = self._check_impl(op_name, fn, dispatch_key)
-        m.impl(name, dispatch_key or self.dispatch_key, fn, with_keyset)
-        _impls[key] = _call_site()
+        site = _call_site()
+        m.impl(name, dispatch_key or self.dispatch_key, fn, with_keyset, site=site)
+        _impls[key] = site
         self._op_impls.add(key)
 
     def _check_impl(self, op_name: str | OpOverload, fn: Callable[..., Any], dispatch_key: str) -> tuple[str, str]:
@@ -225,20 +249,8 @@ class Library:
             )
         qualname = name if "::" in name else f"{self.ns}::{name}"
         key_name = dispatch_key or "CompositeImplicitAutograd"
-        key = f"{qualname}/{key_name}"
-        if key in _impls:
-            raise RuntimeError(
-                f"This is not allowed since there's already a kernel registered from python overriding "
-                f"{qualname}'s behavior for {key_name} dispatch key and {self.ns} namespace. "
-                f"The existing kernel was registered at {_impls[key]}; this registration is at {_call_site()}. "
-                f"Destroy the Library holding the existing kernel (Library._destroy()) first, or register at "
-                f"another dispatch key."
-            )
-        if (
-            key_name == "Meta"
-            and _C._dispatch_has_kernel(qualname)
-            and _C._dispatch_has_kernel_for_dispatch_key(qualname, "CompositeImplicitAutograd")
-        ):
+        key = _check_python_kernel_slot(qualname, key_name)
+        if key_name == "Meta" and _has_kernel_for_dispatch_key(qualname, "CompositeImplicitAutograd"):
             raise RuntimeError(
                 f"We should not register a meta kernel directly to the operator '{qualname}', because it has a "
                 f"CompositeImplicitAutograd kernel. Instead let the operator decompose, and make sure the "
@@ -247,29 +259,19 @@ class Library:
         return name, key
 
     def _impl_handle(
-        self,
-        op_name: str | OpOverload,
-        fn: Callable[..., Any],
-        dispatch_key: str = "",
-        *,
-        with_keyset: bool = False,
-        check_aliasing: bool = False,
-        bump_versions: bool = False,
+        self, op_name: str | OpOverload, fn: Callable[..., Any], dispatch_key: str = "", *, with_keyset: bool = False
     ) -> RegistrationHandle:
         """:meth:`impl` as a registration that can be undone on its own
-        (``handle.destroy()``; destroying the library undoes it too), with the
-        per-call checks of Note [Custom op kernel checks]: ``check_aliasing``
-        (tensor outputs may not share memory with inputs or each other) and
-        ``bump_versions`` (of tensors passed to mutable arguments).
-        custom_op's kernels are registered this way, so that a kernel can be
-        replaced. PyTorch: the handles of Library._register_fake."""
+        (``handle.destroy()``; destroying the library undoes it too): for
+        fake impls and the legacy API's placeholder kernels. PyTorch: the
+        handles of Library._register_fake."""
         self._live("impl")
         name, key = self._check_impl(op_name, fn, dispatch_key)
-        filename, lineno = _C._python_call_site() or ("<unknown>", 0)
+        filename, lineno = _C._python_call_site() or ("(unknown)", 0)
+        site = f"{filename}:{lineno}"
         m = _C._dispatch_library("FRAGMENT", self.ns, "", filename, lineno)
-        m.impl(name, dispatch_key or self.dispatch_key, fn, with_keyset, check_aliasing=check_aliasing,
-               bump_versions=bump_versions)
-        _impls[key] = _call_site()
+        m.impl(name, dispatch_key or self.dispatch_key, fn, with_keyset, site=site)
+        _impls[key] = site
 
         def undo() -> None:
             m.reset()

@@ -9,10 +9,13 @@ user's functions are registered directly as kernels, with the two per-call
 promises of a custom op (outputs do not alias inputs; mutated arguments get
 a version bump) checked in C (Note [Custom op kernel checks]). Everything
 that can change later — replacing a kernel, disabling one
-(set_kernel_enabled), registering the autograd formula — swaps the
-registration itself (one RegistrationHandle per kernel) instead of adding an
-indirection that every call would pay for. Only the Meta kernel looks the
-fake impl up per call (FakeImplHolder), as meta calls are not hot.
+(set_kernel_enabled), registering the autograd formula — changes the
+registrations themselves instead of adding an indirection that every call
+would pay for: a replacement kernel is registered in a library of its own,
+over the first kernel of its key (the dispatcher runs the newest kernel of
+a key), and the replacement of a replacement resets that library first.
+Only the Meta kernel looks the fake impl up per call (FakeImplHolder), as
+meta calls are not hot.
 """
 from __future__ import annotations
 
@@ -29,11 +32,9 @@ __all__ = ["CustomOpDef", "custom_op"]
 
 device_types_t = Union[str, Sequence[str], None]
 
-# qualname -> the CustomOpDef that defines it now. PyTorch: OPDEFS.
+# qualname -> the CustomOpDef that defines it now; a new custom_op of the
+# same name destroys it first. PyTorch: OPDEFS and OPDEF_TO_LIB.
 OPDEFS: dict[str, "CustomOpDef"] = {}
-# qualname -> the Library holding that definition and its kernels; a new
-# custom_op of the same name destroys it first. PyTorch: OPDEF_TO_LIB.
-OPDEF_TO_LIB: dict[str, library.Library] = {}
 
 
 def custom_op(
@@ -86,7 +87,14 @@ def custom_op(
     def inner(fn: Callable[..., Any]) -> CustomOpDef:
         schema_str = infer_schema(fn, mutates_args=mutates_args) if schema is None else schema
         namespace, opname = utils.parse_namespace(name)
-        parsed = _C.parse_schema(f"{name}{schema_str}")
+        if namespace in library._reserved_namespaces:
+            raise ValueError(f"{namespace} is a reserved namespace. Please try creating a custom op with another "
+                             f"namespace.")
+        # Parsed here only when a check needs it before the definition (a
+        # given schema, keyword-only arguments); otherwise from the definition.
+        parsed = None
+        if schema is not None or "*" in schema_str.partition("->")[0]:
+            parsed = _C.parse_schema(f"{name}{schema_str}")
         if schema is not None and not isinstance(mutates_args, str):
             expected = utils.mutated_arg_names(parsed)
             if expected != set(mutates_args):
@@ -96,7 +104,7 @@ def custom_op(
                     f"provided to us in `mutates_args`. Please make these consistent."
                 )
         result = CustomOpDef(namespace, opname, schema_str, fn, parsed)
-        result.register_kernel(device_types)(fn)
+        result._register_kernels(device_types, fn, result._site)
         return result
 
     if fn is None:
@@ -105,7 +113,7 @@ def custom_op(
 
 
 def _device_types(device_types: device_types_t) -> list[Optional[str]]:
-    if device_types is None or isinstance(device_types, str):
+    if isinstance(device_types, str):
         return [device_types]
     return list(device_types)
 
@@ -120,8 +128,9 @@ class CustomOpDef(_C._DispatchOperator):
     """
 
     def __init__(self, namespace: str, name: str, schema: str, fn: Callable[..., Any],
-                 parsed: _C.FunctionSchema) -> None:
-        if utils.has_kwarg_only_tensors(parsed):
+                 parsed: Optional[_C.FunctionSchema]) -> None:
+        # (``parsed`` is given whenever the schema has keyword-only arguments.)
+        if parsed is not None and utils.has_kwarg_only_tensors(parsed):
             raise NotImplementedError(
                 f"custom_op with kwarg-only Tensor args. Please make your tensors not kwarg-only. "
                 f"Got: {namespace}::{name}{schema}"
@@ -131,25 +140,85 @@ class CustomOpDef(_C._DispatchOperator):
         self._init_fn = fn
         self._backend_fns: dict[Optional[str], Callable[..., Any]] = {}
         self._disabled_kernel: set[Optional[str]] = set()
-        self._kernel_handles: dict[Optional[str], utils.RegistrationHandle] = {}
-        self._autograd_handle: Optional[utils.RegistrationHandle] = None
         self._opoverload_cache: Optional[_ops.OpOverload] = None
-        returns = parsed.returns
-        self._mutable = parsed.is_mutable
-        # Note [Custom op kernel checks]; an operator whose schema declares a returned view may alias.
-        self._check_aliasing = any(utils.is_tensor_like_type(r.type) for r in returns) and all(
-            r.alias_info is None for r in returns)
-        self._trivial_fake = self._mutable and not returns
-        self._lib = _library_allowing_overwrite(self._qualname)
-        self._lib.define(name + schema, tags=(_ops.Tag.pt2_compliant_tag,))
+        self._has_tensor_arg: Optional[bool] = None  # computed on first need (register_kernel for a device)
+        self._qualname = qualname = f"{namespace}::{name}"
+        previous = OPDEFS.pop(qualname, None)
+        if previous is not None:
+            previous._destroy()
+        # One FRAGMENT library (lighter than a Library: creating ops is
+        # measured, benchmarks/registration.py) holds the definition and the
+        # first kernel of each key; a replaced kernel lives in a library of its
+        # own (``_overrides``), registered later, so it shadows the first.
+        filename, lineno = _C._python_call_site() or ("(unknown)", 0)
+        self._site = f"{filename}:{lineno}"
+        self._lib = _C._dispatch_library("FRAGMENT", namespace, "", filename, lineno)
+        self._lib.define(name + schema, "", ["pt2_compliant_tag"])
+        library._defs.add(qualname)
+        _ops._sync_packet(qualname)
         base, _, overload = name.partition(".")
         _C._DispatchOperator.__init__(self, f"{namespace}::{base}", overload)
-        self._fake = fake_impl.install(self._qualname, self._lib, self._no_fake_impl, bump_versions=self._mutable)
-        OPDEFS[self._qualname] = self
+        self._keys: set[str] = set()
+        self._overrides: dict[str, Any] = {}
+        # Note [Custom op kernel checks]: an operator whose schema declares a
+        # returned view may alias. An inferred schema (the common case) is
+        # read as text: it has no alias annotations on returns, and "!" only
+        # on mutated arguments.
+        if parsed is None:
+            arguments, _, returns = schema.partition(" -> ")
+            self._mutable = "!" in arguments
+            self._check_aliasing = "Tensor" in returns
+            self._trivial_fake = self._mutable and returns == "()"
+        else:
+            self._mutable = parsed.is_mutable
+            rets = parsed.returns
+            self._check_aliasing = (any(r.type.startswith("Tensor") for r in rets)
+                                    and all(r.alias_info is None for r in rets))
+            self._trivial_fake = self._mutable and not rets
+        self._fake = fake_impl.add_holder(qualname, self._no_fake_impl)
+        self._set_kernel("Meta", self._fake, bump_versions=self._mutable, site=self._site)
+        OPDEFS[qualname] = self
 
-    @property
-    def _qualname(self) -> str:
-        return f"{self._namespace}::{self._name}"
+    def _set_kernel(self, key: str, fn: Callable[..., Any], *, with_keyset: bool = False,
+                    check_aliasing: bool = False, bump_versions: bool = False, site: Optional[str] = None) -> None:
+        """Registers ``fn`` as this op's kernel at dispatch key ``key``,
+        replacing the one registered there before (see Note [custom_op call
+        path]); ``site``: the user's call site ("file:line"), if known.
+        RuntimeError if a Python kernel registered otherwise holds the key."""
+        if site is None:
+            site = library._call_site()
+        if key in self._keys:
+            override = self._overrides.pop(key, None)
+            if override is not None:
+                override.reset()
+            override = _C._dispatch_library("FRAGMENT", self._namespace, "")
+            override.impl(self._name, key, fn, with_keyset, check_aliasing, bump_versions, site)
+            self._overrides[key] = override
+            return
+        slot = f"{self._qualname}/{key}"
+        if slot in library._impls:
+            library._check_python_kernel_slot(self._qualname, key)  # raises
+        self._lib.impl(self._name, key, fn, with_keyset, check_aliasing, bump_versions, site)
+        self._keys.add(key)
+        library._impls[slot] = site
+
+    def _destroy(self) -> None:
+        """Removes the operator and everything registered for it: what a new
+        custom_op of the same name does first, and tests do after themselves.
+        PyTorch: the _destroy of the op's library (OPDEF_TO_LIB)."""
+        qualname = self._qualname
+        for override in self._overrides.values():
+            override.reset()
+        self._overrides.clear()
+        self._lib.reset()
+        for key in self._keys:
+            library._impls.pop(f"{qualname}/{key}", None)
+        self._keys.clear()
+        fake_impl.remove_holder(self._fake)
+        library._defs.discard(qualname)
+        _ops._sync_packet(qualname)
+        if OPDEFS.get(qualname) is self:
+            del OPDEFS[qualname]
 
     @property
     def _opoverload(self) -> _ops.OpOverload:
@@ -184,39 +253,45 @@ class CustomOpDef(_C._DispatchOperator):
         """
 
         def inner(fn: Callable[..., Any]) -> Callable[..., Any]:
-            types = _device_types(device_types)
-            for device_type in types:
-                if device_type is not None:
-                    if library._device_type_to_key(device_type) == "Meta":
-                        raise ValueError(
-                            f"{self}: the Meta kernel of a custom op is its fake impl: register it with "
-                            f"register_fake, not register_kernel('meta')."
-                        )
-                    if not utils.has_tensor_arg(self._schema):
-                        raise ValueError(
-                            f"{self}: a kernel for device type '{device_type}' is never reached, because the "
-                            f"operator has no Tensor arguments to dispatch on; register it with device_types=None "
-                            f"(every device) instead."
-                        )
-            for device_type in types:
-                self._backend_fns[device_type] = fn
-                self._install_kernel(device_type)
+            self._register_kernels(device_types, fn)
             return fn
 
         if fn is None:
             return inner
         return inner(fn)
 
-    def _install_kernel(self, device_type: Optional[str]) -> None:
+    def _register_kernels(self, device_types: device_types_t, fn: Callable[..., Any],
+                          site: Optional[str] = None) -> None:
+        if device_types is None:  # every device: what most custom ops have
+            self._backend_fns[None] = fn
+            self._install_kernel(None, site)
+            return
+        types = _device_types(device_types)
+        for device_type in types:
+            if device_type is not None:
+                if library._device_type_to_key(device_type) == "Meta":
+                    raise ValueError(
+                        f"{self}: the Meta kernel of a custom op is its fake impl: register it with "
+                        f"register_fake, not register_kernel('meta')."
+                    )
+                if self._has_tensor_arg is None:
+                    self._has_tensor_arg = utils.has_tensor_arg(self._schema)
+                if not self._has_tensor_arg:
+                    raise ValueError(
+                        f"{self}: a kernel for device type '{device_type}' is never reached, because the "
+                        f"operator has no Tensor arguments to dispatch on; register it with device_types=None "
+                        f"(every device) instead."
+                    )
+        for device_type in types:
+            self._backend_fns[device_type] = fn
+            self._install_kernel(device_type, site)
+
+    def _install_kernel(self, device_type: Optional[str], site: Optional[str] = None) -> None:
         """(Re)registers the kernel of ``device_type``: its function, or the
-        operator's original function while disabled."""
-        old = self._kernel_handles.pop(device_type, None)
-        if old is not None:
-            old.destroy()
+        operator's original function while disabled (``site``: see _set_kernel)."""
         fn = self._init_fn if device_type in self._disabled_kernel else self._backend_fns[device_type]
         key = "CompositeExplicitAutograd" if device_type is None else library._device_type_to_key(device_type)
-        self._kernel_handles[device_type] = self._lib._impl_handle(
-            self._name, fn, key, check_aliasing=self._check_aliasing, bump_versions=self._mutable)
+        self._set_kernel(key, fn, check_aliasing=self._check_aliasing, bump_versions=self._mutable, site=site)
 
     @contextlib.contextmanager
     def set_kernel_enabled(self, device_type: str, enabled: bool = True) -> Iterator[None]:
@@ -275,30 +350,7 @@ class CustomOpDef(_C._DispatchOperator):
                 f"Cannot register autograd formula for non-functional operator {self} with schema {schema}. "
                 f"Please create a functional operator and register an autograd formula for that."
             )
-        kernel = make_autograd_kernel(self, backward, setup_context)
-        if self._autograd_handle is not None:
-            self._autograd_handle.destroy()
-        self._autograd_handle = self._lib._impl_handle(self._name, kernel, "Autograd", with_keyset=True)
-
-    def _destroy(self) -> None:
-        """Removes the operator and everything registered for it (for tests)."""
-        if OPDEF_TO_LIB.get(self._qualname) is self._lib:
-            del OPDEF_TO_LIB[self._qualname]
-        if OPDEFS.get(self._qualname) is self:
-            del OPDEFS[self._qualname]
-        self._lib._destroy()
-
-
-def _library_allowing_overwrite(qualname: str) -> library.Library:
-    """A new FRAGMENT library for the custom op ``qualname``, after destroying
-    the one of an earlier custom op of that name. PyTorch: get_library_allowing_overwrite."""
-    previous = OPDEF_TO_LIB.pop(qualname, None)
-    if previous is not None:
-        previous._destroy()
-    lib = library.Library(qualname.split("::", 1)[0], "FRAGMENT")
-    OPDEF_TO_LIB[qualname] = lib
-    return lib
-
+        self._set_kernel("Autograd", make_autograd_kernel(self, backward, setup_context), with_keyset=True)
 
 def _maybe_get_opdef(op: Union[CustomOpDef, _ops.OpOverload, str]) -> Optional[CustomOpDef]:
     """The CustomOpDef of ``op`` (itself, an OpOverload or a qualname), if custom_op made it."""

@@ -16,8 +16,8 @@ from .utils import RegistrationHandle, lookup_op
 if TYPE_CHECKING:
     from ..library import Library
 
-__all__ = ["FakeImplCtx", "FakeImplHolder", "Kernel", "find", "get_ctx", "install", "record_dynamic_sizes",
-           "register"]
+__all__ = ["FakeImplCtx", "FakeImplHolder", "Kernel", "add_holder", "find", "get_ctx", "install",
+           "record_dynamic_sizes", "register", "remove_holder"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -132,21 +132,28 @@ def find(qualname: str) -> Optional[FakeImplHolder]:
     return _holders.get(qualname)
 
 
-def install(qualname: str, lib: Library, missing: Callable[..., Any], *, bump_versions: bool = False
-            ) -> FakeImplHolder:
-    """Registers a new holder as ``qualname``'s Meta kernel in ``lib`` (for
-    operators made by custom_op and the legacy custom_op API, before any fake
-    impl exists); ``missing`` runs when the operator is called on meta tensors
-    without one. Undone with ``lib``."""
+def add_holder(qualname: str, missing: Callable[..., Any]) -> FakeImplHolder:
+    """A new holder for ``qualname`` (an operator made by custom_op or the
+    legacy API, before any fake impl exists), found by :func:`find` until
+    :func:`remove_holder`; the caller registers it as the Meta kernel.
+    ``missing`` runs when the operator is called on meta tensors without a
+    fake impl."""
     holder = FakeImplHolder(qualname, missing)
-    lib._impl_handle(qualname, holder, "Meta", bump_versions=bump_versions)
     _holders[qualname] = holder
+    return holder
 
-    def forget() -> None:
-        if _holders.get(qualname) is holder:
-            del _holders[qualname]
 
-    lib._register_handle(forget)
+def remove_holder(holder: FakeImplHolder) -> None:
+    if _holders.get(holder.qualname) is holder:
+        del _holders[holder.qualname]
+
+
+def install(qualname: str, lib: Library, missing: Callable[..., Any]) -> FakeImplHolder:
+    """A new holder (:func:`add_holder`) registered as ``qualname``'s Meta
+    kernel in ``lib``; undone with ``lib``."""
+    holder = add_holder(qualname, missing)
+    lib.impl(qualname, holder, "Meta")
+    lib._register_handle(lambda: remove_holder(holder))
     return holder
 
 

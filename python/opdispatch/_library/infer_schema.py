@@ -6,6 +6,7 @@ from __future__ import annotations
 import collections.abc
 import functools
 import inspect
+import types
 import typing
 from typing import Any, Callable, Iterable, NoReturn, Optional, Union
 
@@ -100,6 +101,67 @@ def _default_text(value: Any) -> Optional[str]:
     return None
 
 
+_EMPTY = inspect.Parameter.empty
+_POSITIONAL_ONLY = inspect.Parameter.POSITIONAL_ONLY
+_POSITIONAL_OR_KEYWORD = inspect.Parameter.POSITIONAL_OR_KEYWORD
+_VAR_POSITIONAL = inspect.Parameter.VAR_POSITIONAL
+_KEYWORD_ONLY = inspect.Parameter.KEYWORD_ONLY
+_VAR_KEYWORD = inspect.Parameter.VAR_KEYWORD
+
+# (name, kind, annotation, default) of one parameter, as inspect.Parameter has them.
+Param = tuple[str, Any, Any, Any]
+
+
+def _parameters(fn: Callable[..., Any]) -> tuple[list[Param], Any]:
+    """The parameters of ``fn`` in signature order and its return annotation
+    (``_EMPTY`` where absent). A plain function (not a wrapper, no
+    ``__signature__``) is read from its code object directly:
+    inspect.signature costs more than the rest of custom_op."""
+    if type(fn) is not types.FunctionType or hasattr(fn, "__wrapped__") or hasattr(fn, "__signature__"):
+        sig = inspect.signature(fn)
+        return [(p.name, p.kind, p.annotation, p.default) for p in sig.parameters.values()], sig.return_annotation
+    code = fn.__code__
+    names = code.co_varnames
+    nargs, nkwonly = code.co_argcount, code.co_kwonlyargcount
+    annotations = fn.__annotations__
+    defaults = fn.__defaults__ or ()
+    kwdefaults = fn.__kwdefaults__ or {}
+    first_default = nargs - len(defaults)
+    params: list[Param] = []
+    for i in range(nargs):
+        kind = _POSITIONAL_ONLY if i < code.co_posonlyargcount else _POSITIONAL_OR_KEYWORD
+        default = defaults[i - first_default] if i >= first_default else _EMPTY
+        params.append((names[i], kind, annotations.get(names[i], _EMPTY), default))
+    extra = nargs + nkwonly
+    if code.co_flags & inspect.CO_VARARGS:
+        params.append((names[extra], _VAR_POSITIONAL, _EMPTY, _EMPTY))
+        extra += 1
+    for name in names[nargs:nargs + nkwonly]:
+        params.append((name, _KEYWORD_ONLY, annotations.get(name, _EMPTY), kwdefaults.get(name, _EMPTY)))
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        params.append((names[extra], _VAR_KEYWORD, _EMPTY, _EMPTY))
+    return params, annotations.get("return", _EMPTY)
+
+
+# Compiled string annotations ("from __future__ import annotations"), by text.
+_compiled_annotations: dict[str, Any] = {}
+
+
+@functools.lru_cache(maxsize=None)
+def _annotation_names() -> dict[str, Any]:
+    """The names a string annotation may use besides the function's module
+    globals (PyTorch evaluates them in its own namespace, which has them)."""
+    import builtins
+
+    import opdispatch
+    from .._tensor import Tensor
+
+    names: dict[str, Any] = {name: getattr(typing, name) for name in ("List", "Optional", "Sequence", "Tuple", "Union")}
+    names.update(__builtins__=builtins, typing=typing, opdispatch=opdispatch, Tensor=Tensor, Number=Number,
+                 dtype=_C.dtype, device=_C.device)
+    return names
+
+
 def infer_schema(
     prototype_function: Callable[..., Any],
     /,
@@ -120,7 +182,10 @@ def infer_schema(
     bool, int, float, str, a dtype or a device. The return annotation is one
     of Tensor, list[Tensor], int, float, bool, Number, a tuple of those, or
     None (no return). String annotations (``from __future__ import
-    annotations``) are evaluated in the function's module.
+    annotations``) are evaluated in the function's module, where names it
+    does not define fall back to ``Tensor``, ``Number``, ``dtype``,
+    ``device``, ``opdispatch`` and typing's ``List``, ``Optional``,
+    ``Sequence``, ``Tuple``, ``Union``.
 
     ``mutates_args`` names the arguments the function writes to; they must be
     tensors (or lists of tensors) and get alias annotations ``Tensor(a<i>!)``.
@@ -133,16 +198,23 @@ def infer_schema(
     function's outputs are assumed not to alias its inputs (custom_op checks
     that on every call). PyTorch: torch.library.infer_schema.
     """
-    sig = inspect.signature(prototype_function)
+    parameters, return_annotation = _parameters(prototype_function)
 
     def error_fn(what: str) -> NoReturn:
-        raise ValueError(f"infer_schema(func): {what} Got func with signature {sig})")
+        raise ValueError(f"infer_schema(func): {what} Got func with signature "
+                         f"{inspect.signature(prototype_function)})")
+
+    fallback_names, module_names = _annotation_names(), getattr(prototype_function, "__globals__", {})
 
     def resolve(annotation: Any) -> Any:
         if not isinstance(annotation, str):
             return annotation
         try:
-            return eval(annotation, getattr(prototype_function, "__globals__", {}))
+            code = _compiled_annotations.get(annotation)
+            if code is None:
+                code = _compiled_annotations[annotation] = compile(annotation, "<annotation>", "eval")
+            # The function's module globals first, then _annotation_names().
+            return eval(code, fallback_names, module_names)
         except Exception:
             error_fn(f"Unsupported type annotation {annotation}: it does not name a type in the function's module.")
 
@@ -160,20 +232,20 @@ def infer_schema(
     params: list[str] = []
     seen: set[str] = set()
     saw_kwarg_only = False
-    for idx, (name, param) in enumerate(sig.parameters.items()):
-        if param.kind is inspect.Parameter.VAR_POSITIONAL:
+    for idx, (name, kind, annotation_text, default_value) in enumerate(parameters):
+        if kind is _VAR_POSITIONAL:
             error_fn(f"Parameter *{name}: we do not support varargs (*args); name each parameter.")
-        if param.kind is inspect.Parameter.VAR_KEYWORD:
+        if kind is _VAR_KEYWORD:
             error_fn(f"Parameter **{name}: we do not support varkwargs (**kwargs); name each parameter.")
-        if param.kind is inspect.Parameter.POSITIONAL_ONLY:
+        if kind is _POSITIONAL_ONLY:
             error_fn(f"Parameter {name}: we do not support positional-only parameters (before '/').")
-        if param.kind is inspect.Parameter.KEYWORD_ONLY and not saw_kwarg_only:
+        if kind is _KEYWORD_ONLY and not saw_kwarg_only:
             params.append("*")
             saw_kwarg_only = True
-        if param.annotation is inspect.Parameter.empty:
+        if annotation_text is _EMPTY:
             error_fn(f"Parameter {name} must have a type annotation.")
-        annotation = resolve(param.annotation)
-        schema_type = params_types.get(annotation) if _hashable(annotation) else None
+        annotation = resolve(annotation_text)
+        schema_type = _lookup(params_types, annotation)
         if schema_type is None:
             hint = ""
             if typing.get_origin(annotation) is tuple:
@@ -181,7 +253,7 @@ def infer_schema(
                 hint = "We do not support Tuple inputs in schema. As a workaround, please try to use List instead. "
                 if suggestion in params_types:
                     hint += f"For example, {suggestion}. "
-            error_fn(f"Parameter {name} has unsupported type {param.annotation}. {hint}"
+            error_fn(f"Parameter {name} has unsupported type {annotation_text}. {hint}"
                      f"The valid types are: {_SUPPORTED_TYPES_TEXT}.")
         if mutated is None or name in mutated:
             if schema_type.startswith("Tensor"):
@@ -190,38 +262,41 @@ def infer_schema(
                 error_fn(f"Parameter {name} is in mutable_args but only Tensors or collections of Tensors can be "
                          f"mutated.")
         seen.add(name)
-        if param.default is inspect.Parameter.empty:
+        if default_value is _EMPTY:
             params.append(f"{schema_type} {name}")
             continue
-        default = _default_text(param.default)
+        default = _default_text(default_value)
         if default is None:
-            error_fn(f"Parameter {name} has an unsupported default value {param.default!r} (supported: None, "
+            error_fn(f"Parameter {name} has an unsupported default value {default_value!r} (supported: None, "
                      f"bool, int, float, str without quotes or backslashes, opdispatch.dtype, opdispatch.device).")
         params.append(f"{schema_type} {name}={default}")
     if mutated is not None and mutated - seen:
         error_fn(f"{mutated - seen} in mutates_args were not found in the custom op's signature. mutates_args "
                  f"should contain the names of all args that the custom op mutates, or just the string 'unknown' "
                  f"if you don't know.")
-    returns = _parse_return(resolve(sig.return_annotation), return_types, error_fn)
+    returns = _parse_return(resolve(return_annotation), return_types, error_fn)
     return f"{op_name or ''}({', '.join(params)}) -> {returns}"
 
 
-def _hashable(annotation: Any) -> bool:
+def _lookup(table: dict[Any, str], annotation: Any) -> Optional[str]:
+    """``table[annotation]``, or None if absent or unhashable (e.g. a list)."""
     try:
-        hash(annotation)
+        return table.get(annotation)
     except TypeError:
-        return False
-    return True
+        return None
 
 
 def _parse_return(annotation: Any, return_types: dict[Any, str], error_fn: Callable[[str], NoReturn]) -> str:
     if annotation is None or annotation is type(None):
         return "()"
-    if annotation is inspect.Signature.empty:
+    text = _lookup(return_types, annotation)
+    if text is not None:
+        return text
+    if annotation is _EMPTY:
         error_fn("The return type must have a type annotation (use None for no return).")
 
     def one(t: Any) -> str:
-        text = return_types.get(t) if _hashable(t) else None
+        text = _lookup(return_types, t)
         if text is None:
             error_fn(f"Return has unsupported type {annotation}. The valid types are: {_SUPPORTED_RETURNS_TEXT}.")
         return text
