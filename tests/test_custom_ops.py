@@ -683,6 +683,26 @@ def test_set_kernel_enabled(ns):
             assert f(x).tolist() == [1.0]
 
 
+def test_custom_op_machinery_is_imported_on_first_use():
+    # `import opdispatch` imports opdispatch.library (for the built-in operators)
+    # but not custom_op's modules; the names opdispatch.library exports from them still resolve.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, opdispatch, opdispatch.library as L; "
+        "mods = ('custom_ops', 'infer_schema', 'fake_impl', 'opcheck'); "
+        "assert not [m for m in mods if 'opdispatch._library.' + m in sys.modules], sys.modules.keys(); "
+        "from opdispatch.library import custom_op, CustomOpDef, infer_schema; "
+        "from opdispatch._library import custom_ops; "
+        "assert custom_op is custom_ops.custom_op and CustomOpDef is custom_ops.CustomOpDef; "
+        "assert L.infer_schema is infer_schema and 'custom_op' in vars(L)"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+    with pytest.raises(AttributeError, match="module 'opdispatch.library' has no attribute 'nope'"):
+        library.nope  # noqa: B018
+
+
 def test_custom_op_def_is_the_operator(ns):
     add = make_add(ns)
     assert isinstance(add, custom_ops_impl.CustomOpDef) and isinstance(add, _C._DispatchOperator)

@@ -303,6 +303,13 @@ def test_opcheck_does_not_require_extra_deps():
     subprocess.check_output(cmd, shell=False)
 
 
+def test_opcheck_runs_every_test_by_default():
+    from opdispatch._library import opcheck as checks
+
+    assert checks.DEFAULT_TEST_UTILS == ("test_schema", "test_autograd_registration", "test_faketensor")
+    assert set(checks.ALL_TEST_UTILS) == set(checks.DEFAULT_TEST_UTILS)
+
+
 # --- beyond the seed: what each test checks --------------------------------------------------------
 
 

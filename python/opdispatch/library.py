@@ -20,21 +20,22 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import re
 import warnings
 import weakref
-from typing import Any, Callable, Iterator, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, Union
 
 from . import _C, _ops
-from ._library import custom_ops as _custom_ops
-from ._library import fake_impl as _fake_impl
-from ._library import opcheck as _opcheck
 from ._library import utils as _utils
 from ._library.autograd import make_autograd_kernel
-from ._library.custom_ops import CustomOpDef, custom_op
-from ._library.infer_schema import infer_schema
 from ._library.utils import RegistrationHandle, parse_namespace
 from ._ops import OpOverload, Tag
+
+if TYPE_CHECKING:  # at run time: __getattr__ below
+    from ._library.custom_ops import CustomOpDef, custom_op
+    from ._library.fake_impl import FakeImplCtx
+    from ._library.infer_schema import infer_schema
 
 __all__ = [
     "CustomOpDef",
@@ -71,6 +72,28 @@ _keep_alive: list[Library] = []
 
 # A schema without the operator name, as define(qualname, schema) takes it.
 NAMELESS_SCHEMA = re.compile(r"\(.*\) -> .*")
+
+# opcheck's tests, in order. PyTorch: torch.library._OPCHECK_DEFAULT_UTILS
+# (which also has test_aot_dispatch_dynamic: torch.compile).
+_OPCHECK_DEFAULT_UTILS = ("test_schema", "test_autograd_registration", "test_faketensor")
+
+# Names this module exports from opdispatch._library, imported on first use:
+# `import opdispatch` imports this module (for the built-in operators) and
+# should not pay for custom_op's machinery. name -> (module, attribute).
+_LAZY_EXPORTS = {
+    "CustomOpDef": ("custom_ops", "CustomOpDef"),
+    "custom_op": ("custom_ops", "custom_op"),
+    "infer_schema": ("infer_schema", "infer_schema"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY_EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, attribute = _LAZY_EXPORTS[name]
+    value = getattr(importlib.import_module(f"{__package__}._library.{module}"), attribute)
+    globals()[name] = value
+    return value
 
 
 def fallthrough_kernel() -> None:
@@ -500,15 +523,20 @@ def _(lib: Library, name: str, dispatch_key: str = "") -> Callable[[Callable[...
 
 
 # What register_kernel / register_fake / register_autograd accept as the operator.
-_op_identifier = Union[str, OpOverload, CustomOpDef]
+_op_identifier = Union[str, OpOverload, "CustomOpDef"]
 
 
-def _check_op_identifier(api: str, op: Any) -> None:
-    if not isinstance(op, (str, OpOverload, CustomOpDef)):
+def _custom_op_of(api: str, op: Any) -> Optional[CustomOpDef]:
+    """The CustomOpDef of ``op`` (None for an operator custom_op did not
+    make); ValueError if ``op`` is not a name, an OpOverload or a CustomOpDef."""
+    from ._library import custom_ops
+
+    if not isinstance(op, (str, OpOverload, custom_ops.CustomOpDef)):
         raise ValueError(
             f"{api}(op): got unexpected type for op: {type(op).__name__}; expected a qualified name "
             f'("ns::name[.overload]"), an OpOverload (opdispatch.ops.ns.name.default) or a CustomOpDef'
         )
+    return custom_ops._maybe_get_opdef(op)
 
 
 def register_kernel(
@@ -539,8 +567,7 @@ def register_kernel(
     an unexpected ``op`` or an unknown device type.
     PyTorch: torch.library.register_kernel.
     """
-    _check_op_identifier("register_kernel", op)
-    opdef = _custom_ops._maybe_get_opdef(op)
+    opdef = _custom_op_of("register_kernel", op)
     if opdef is not None:
         return opdef.register_kernel(device_types, func)
     name = op._name if isinstance(op, OpOverload) else op
@@ -578,15 +605,16 @@ def register_fake(
         def _(x):
             return x.new_empty([get_ctx().new_dynamic_size(), x.dim()], dtype=opdispatch.int64)
     """
-    _check_op_identifier("register_fake", op)
-    opdef = _custom_ops._maybe_get_opdef(op)
+    opdef = _custom_op_of("register_fake", op)
     if opdef is not None:
         return opdef.register_fake if func is None else opdef.register_fake(func)
     qualname = op._name if isinstance(op, OpOverload) else op
 
     def register(f: Callable[..., Any]) -> Callable[..., Any]:
+        from ._library import fake_impl
+
         namespace, _ = parse_namespace(qualname)
-        _fake_impl.register(qualname, f, _call_site(), _library_for(namespace, lib))
+        fake_impl.register(qualname, f, _call_site(), _library_for(namespace, lib))
         return f
 
     return register if func is None else register(func)
@@ -651,8 +679,7 @@ def register_autograd(
 
         register_autograd("mylib::numpy_sin", backward, setup_context=setup_context)
     """
-    _check_op_identifier("register_autograd", op)
-    opdef = _custom_ops._maybe_get_opdef(op)
+    opdef = _custom_op_of("register_autograd", op)
     if opdef is not None:
         opdef.register_autograd(backward, setup_context=setup_context)
         return
@@ -674,12 +701,14 @@ def register_autograd(
     _library_for(namespace, lib).impl(opname, kernel, "Autograd", with_keyset=True)
 
 
-def get_ctx() -> _fake_impl.FakeImplCtx:
+def get_ctx() -> FakeImplCtx:
     """The context of the fake impl running now (see :func:`register_fake`):
     ``get_ctx().new_dynamic_size(min=0, max=None)`` gives a data-dependent
     output size. Raises RuntimeError outside a fake impl.
     PyTorch: torch.library.get_ctx."""
-    return _fake_impl.get_ctx()
+    from ._library import fake_impl
+
+    return fake_impl.get_ctx()
 
 
 def opcheck(
@@ -687,7 +716,7 @@ def opcheck(
     args: tuple[Any, ...],
     kwargs: Optional[dict[str, Any]] = None,
     *,
-    test_utils: Union[str, Sequence[str]] = _opcheck.DEFAULT_TEST_UTILS,
+    test_utils: Union[str, Sequence[str]] = _OPCHECK_DEFAULT_UTILS,
     raise_exception: bool = True,
 ) -> dict[str, Any]:
     """Checks that an operator's registrations are consistent with what it
@@ -717,4 +746,6 @@ def opcheck(
     PyTorch: torch.library.opcheck (whose test_aot_dispatch_dynamic needs
     torch.compile and has no equivalent here).
     """
-    return _opcheck.opcheck(op, args, kwargs, test_utils=test_utils, raise_exception=raise_exception)
+    from ._library import opcheck as checks
+
+    return checks.opcheck(op, args, kwargs, test_utils=test_utils, raise_exception=raise_exception)

@@ -9,7 +9,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
-from .. import _C, _ops
+from .. import _C, _ops, library
 from ..autograd.grad_mode import no_grad
 from . import fake_impl
 from .custom_ops import CustomOpDef
@@ -254,13 +254,14 @@ def _safe(check: Callable[[_ops.OpOverload, tuple, dict], None], needs_grad: boo
     return run
 
 
-#: The tests, in the order opcheck runs them. PyTorch: optests.generate_tests.ALL_TEST_UTILS.
+#: The tests (opdispatch.library._OPCHECK_DEFAULT_UTILS orders them).
+#: PyTorch: optests.generate_tests.ALL_TEST_UTILS.
 ALL_TEST_UTILS: dict[str, Callable[[_ops.OpOverload, tuple, dict], None]] = {
     "test_schema": _safe(schema_check),
     "test_autograd_registration": _safe(autograd_registration_check, needs_grad=True),
     "test_faketensor": _safe(fake_check),
 }
-DEFAULT_TEST_UTILS = tuple(ALL_TEST_UTILS)
+DEFAULT_TEST_UTILS = library._OPCHECK_DEFAULT_UTILS
 
 
 def _resolve(op: Any) -> _ops.OpOverload:
