@@ -251,7 +251,9 @@ class Library:
         m = self._live("impl")
         name, key = self._check_impl(op_name, fn, dispatch_key)
         site = _call_site()
-        m.impl(name, dispatch_key or self.dispatch_key, fn, with_keyset, site=site)
+        # (All positional: passing `site` by keyword costs time per call, and
+        # pybind11's keyword path makes a one-time ~0.5-1 MB allocation.)
+        m.impl(name, dispatch_key or self.dispatch_key, fn, with_keyset, False, False, site)
         _impls[key] = site
         self._op_impls.add(key)
 
@@ -293,7 +295,7 @@ class Library:
         filename, lineno = _C._python_call_site() or ("(unknown)", 0)
         site = f"{filename}:{lineno}"
         m = _C._dispatch_library("FRAGMENT", self.ns, "", filename, lineno)
-        m.impl(name, dispatch_key or self.dispatch_key, fn, with_keyset, site=site)
+        m.impl(name, dispatch_key or self.dispatch_key, fn, with_keyset, False, False, site)
         _impls[key] = site
 
         def undo() -> None:
