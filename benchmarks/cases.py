@@ -21,12 +21,19 @@ class Case:
     number: int = 20000
 
 
+# The rows run.py compares with each other (a custom_op call may cost at most
+# RELATIVE_TARGET times the same op made by define + impl).
+CUSTOM_OP = "3. custom_op, no grad"
+DEFINE_IMPL = "3. define+impl, same body, no grad"
+RELATIVE_TARGET = 1.5
+
+
 def python_cases(torch: Any) -> list[Case]:
     import numpy as np
 
     import opdispatch
     from opdispatch import _C
-    from opdispatch.library import Library
+    from opdispatch.library import Library, custom_op, register_autograd
 
     lib = Library("bench", "DEF")
     lib.define("ident(Tensor x) -> Tensor")
@@ -36,14 +43,37 @@ def python_cases(torch: Any) -> list[Case]:
     cpp = _C._dispatch_library("DEF", "bench_cpp_kernel", "")
     cpp.def_schema_t_t("bench_cpp_kernel::ident(Tensor x) -> Tensor", "CPU", "", "identity")
     x = opdispatch.from_numpy(np.ones(3, dtype=np.float32))
+    xg = opdispatch.from_numpy(np.ones(3, dtype=np.float32))
+    xg.requires_grad = True
 
     def floor(x: Any) -> Any:
         return x
+
+    # Case 3: the same operator made by custom_op and by define + impl: its
+    # body returns a preallocated tensor; the "_grad" variants have an
+    # autograd formula, so a call with an input that requires grad records a node.
+    out = opdispatch.from_numpy(np.ones(3, dtype=np.float32))
+
+    def body(x: opdispatch.Tensor) -> opdispatch.Tensor:
+        return out
+
+    def backward(ctx: Any, grad: Any) -> Any:
+        return grad
+
+    cop = custom_op("bench::cop", body, mutates_args=())
+    cop_grad = custom_op("bench::cop_grad", body, mutates_args=())
+    cop_grad.register_autograd(backward)
+    for name in ("dop", "dop_grad"):
+        lib.define(f"{name}(Tensor x) -> Tensor")
+        lib.impl(name, body, "CPU")
+    register_autograd("bench::dop_grad", backward, lib=lib)
 
     g = {
         "opdispatch": opdispatch, "floor": floor, "x": x,
         "op": opdispatch.ops.bench.ident.default, "packet": opdispatch.ops.bench.ident,
         "op8": opdispatch.ops.bench.ident8.default, "cpp_op": opdispatch.ops.bench_cpp_kernel.ident.default,
+        "cop": cop, "cop_grad": cop_grad, "dop": opdispatch.ops.bench.dop.default,
+        "dop_grad": opdispatch.ops.bench.dop_grad.default, "xg": xg,
         "_keep": (lib, cpp),
     }
     tg: Optional[dict[str, Any]] = None
@@ -55,10 +85,26 @@ def python_cases(torch: Any) -> list[Case]:
         tlib.impl("ident8", lambda a, b, c, d, i, j, f, g: a, "CPU")
         tcpp = torch._C._dispatch_library("DEF", "bench_cpp_kernel", "")
         tcpp.def_schema_t_t("bench_cpp_kernel::ident(Tensor x) -> Tensor", "CPU", "", "identity")
+        tout = torch.ones(3)
+
+        def tbody(x: Any) -> Any:
+            return tout
+
+        # (PyTorch evaluates this module's string annotations in its globals,
+        # where torch is not: the schema is given instead of inferred.)
+        tcop = torch.library.custom_op("bench::cop", tbody, mutates_args=(), schema="(Tensor x) -> Tensor")
+        tcop_grad = torch.library.custom_op("bench::cop_grad", tbody, mutates_args=(), schema="(Tensor x) -> Tensor")
+        tcop_grad.register_autograd(backward)
+        for name in ("dop", "dop_grad"):
+            tlib.define(f"{name}(Tensor x) -> Tensor")
+            tlib.impl(name, tbody, "CPU")
+        torch.library.register_autograd("bench::dop_grad", backward, lib=tlib)
         tg = {
             "torch": torch, "floor": floor, "x": torch.ones(3),
             "op": torch.ops.bench.ident.default, "packet": torch.ops.bench.ident,
             "op8": torch.ops.bench.ident8.default, "cpp_op": torch.ops.bench_cpp_kernel.ident.default,
+            "cop": tcop, "cop_grad": tcop_grad, "dop": torch.ops.bench.dop.default,
+            "dop_grad": torch.ops.bench.dop_grad.default, "xg": torch.ones(3, requires_grad=True),
             "_keep": (tlib, tcpp),
         }
 
@@ -74,6 +120,10 @@ def python_cases(torch: Any) -> list[Case]:
         both("2. define+impl, ops.ns.op.default(x)", "opdispatch.ops.bench.ident.default(x)",
              "torch.ops.bench.ident.default(x)"),
         both("2. define+impl, bound OpOverload, 8 args", "op8(x, x, x, x, 1, 2, 3.0, True)", target=8.0),
+        both(CUSTOM_OP, "cop(x)", target=30.0),
+        both(DEFINE_IMPL, "dop(x)"),
+        both("3. custom_op + formula, input requires grad", "cop_grad(xg)", target=7.0, number=5000),
+        both("3. define+impl + register_autograd, input requires grad", "dop_grad(xg)", number=5000),
         both("4. Python -> C++ kernel", "cpp_op(x)", target=5.0),
     ]
 

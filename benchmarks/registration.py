@@ -1,10 +1,11 @@
-"""Registration cost, run in a fresh process: define + impl of N operators
-(time and resident-memory growth per operator). Prints one JSON object.
+"""Registration cost, run in a fresh process: N operators made by define +
+impl, or by custom_op (time and resident-memory growth per operator). Prints
+one JSON object.
 
-Usage: python registration.py {opdispatch|torch} [N]
+Usage: python registration.py {opdispatch|torch} [N] [define_impl|custom_op]
 """
-from __future__ import annotations
-
+# (No `from __future__ import annotations`: the custom_op bodies' annotations
+# name a local, which only evaluated annotations can carry to infer_schema.)
 import json
 import sys
 import time
@@ -18,25 +19,38 @@ def rss_bytes() -> int:
 def main() -> None:
     which = sys.argv[1]
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
+    kind = sys.argv[3] if len(sys.argv) > 3 else "define_impl"
     if which == "torch":
         import torch
 
-        Library = torch.library.Library
+        Library, custom_op, Tensor = torch.library.Library, torch.library.custom_op, torch.Tensor
     else:
-        import opdispatch  # noqa: F401
-        from opdispatch.library import Library
+        import opdispatch
+        from opdispatch.library import Library, custom_op
+
+        Tensor = opdispatch.Tensor
 
     def kernel(x):
         return x
 
-    lib = Library("bench_reg", "DEF")
+    def register(i: int) -> None:
+        if kind == "custom_op":
+            def body(x: Tensor) -> Tensor:
+                return x.clone()
+
+            custom_op(f"bench_reg::op{i}", body, mutates_args=())
+        else:
+            lib.define(f"op{i}(Tensor x) -> Tensor")
+            lib.impl(f"op{i}", kernel, "CPU")
+
+    lib = Library("bench_reg", "FRAGMENT")
     lib.define("warmup(Tensor x) -> Tensor")
     lib.impl("warmup", kernel, "CPU")
+    register(n)  # warm up
     before = rss_bytes()
     start = time.perf_counter()
     for i in range(n):
-        lib.define(f"op{i}(Tensor x) -> Tensor")
-        lib.impl(f"op{i}", kernel, "CPU")
+        register(i)
     elapsed = time.perf_counter() - start
     after = rss_bytes()
     print(json.dumps({"ns_per_op": elapsed / n * 1e9, "bytes_per_op": (after - before) / n}))

@@ -46,8 +46,8 @@ def _subprocess_median(cmd: list[str], rounds: int) -> float:
     return statistics.median(samples)
 
 
-def _registration(which: str, n: int) -> dict[str, float]:
-    out = subprocess.run([sys.executable, str(HERE / "registration.py"), which, str(n)], check=True,
+def _registration(which: str, n: int, kind: str = "define_impl") -> dict[str, float]:
+    out = subprocess.run([sys.executable, str(HERE / "registration.py"), which, str(n), kind], check=True,
                          capture_output=True, text=True).stdout
     return json.loads(out)
 
@@ -81,6 +81,9 @@ def run(quick: bool) -> list[dict[str, Any]]:
         other = statistics.median(theirs[c.name]) if theirs[c.name] else None
         ok = (other / mine >= c.target) if (c.target and other) else None
         rows.append(_row(c.name, mine, other, f">= {c.target:g}x" if c.target else None, ok))
+    custom = statistics.median(ours[case_defs.CUSTOM_OP]) / statistics.median(ours[case_defs.DEFINE_IMPL])
+    rows.append(_row("3. custom_op call / define+impl call (opdispatch)", custom, None,
+                     f"<= {case_defs.RELATIVE_TARGET:g}x", custom <= case_defs.RELATIVE_TARGET, unit="x"))
 
     iters = 200000 if quick else 2000000
     cpp = cpp_bench.opdispatch_rows(iters, rounds)
@@ -115,6 +118,10 @@ def run(quick: bool) -> list[dict[str, Any]]:
                      "<= 5 us", reg["ns_per_op"] <= 5000))
     rows.append(_row("6. define + impl, memory per op", reg["bytes_per_op"], treg["bytes_per_op"] if treg else None,
                      "<= 2 KiB", reg["bytes_per_op"] <= 2048, unit="B"))
+    creg = _registration("opdispatch", n_ops, "custom_op")
+    tcreg = _registration("torch", n_ops, "custom_op") if torch is not None else None
+    rows.append(_row("6. custom_op, time per op", creg["ns_per_op"], tcreg["ns_per_op"] if tcreg else None,
+                     "<= 50 us", creg["ns_per_op"] <= 50000))
 
     base = _subprocess_median([sys.executable, "-c", "pass"], rounds)
     imp = _subprocess_median([sys.executable, "-c", "import opdispatch"], rounds) - base
@@ -128,6 +135,8 @@ def _fmt(v: Optional[float], unit: str) -> str:
         return "-"
     if unit == "B":
         return f"{v / 1024:.2f} KiB"
+    if unit == "x":
+        return f"{v:.2f}x"
     if v >= 1e6:
         return f"{v / 1e6:.1f} ms"
     if v >= 1e4:

@@ -8,6 +8,7 @@ import re
 import pytest
 
 from opdispatch import _C, library
+from opdispatch._library import custom_ops, legacy_custom_op
 
 _counter = itertools.count()
 
@@ -19,12 +20,22 @@ def _destroy_kept_since(start: int) -> None:
     del library._keep_alive[start:]
 
 
+def _destroy_custom_ops(ns: str) -> None:
+    """Destroys the operators custom_op and the legacy custom_op API made in
+    `ns` (they live as long as the process otherwise)."""
+    for registry in (custom_ops.OPDEFS, legacy_custom_op.global_registry):
+        for qualname in [q for q in registry if q.startswith(ns + "::")]:
+            registry[qualname]._destroy()
+
+
 @pytest.fixture
 def ns(request):
-    """A namespace no other test uses; after the test, no operator may be left in it."""
+    """A namespace no other test uses; after the test, no operator may be left
+    in it (custom ops made in it are destroyed first)."""
     kept = len(library._keep_alive)
     name = f"t{next(_counter)}_" + re.sub(r"\W", "_", request.node.name)[:40]
     yield name
+    _destroy_custom_ops(name)
     _destroy_kept_since(kept)
     assert [n for n in _C._dispatch_get_all_op_names() if n.startswith(name + "::")] == []
 

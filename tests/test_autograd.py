@@ -270,3 +270,106 @@ def test_a_gradient_of_the_wrong_shape_is_reported():
     with pytest.raises(RuntimeError, match=r"badgrad::identBackward returned an invalid gradient: got shape \[\]"):
         op(x).sum().backward()
     lib._destroy()
+
+
+def test_a_gradient_of_a_broadcast_input_is_summed_to_its_shape(formula_op):
+    # The formula returns grad * other unreduced, as PyTorch's engine allows (validate_outputs).
+    op = formula_op("bmul(Tensor x, Tensor y) -> Tensor",
+                    lambda x, y: opdispatch.from_numpy(x.numpy() * y.numpy()),
+                    lambda ctx, g: (g * 2.0, g * 3.0))
+    x = opdispatch.ones(1, 3, requires_grad=True)
+    y = opdispatch.ones(2, 2, 1, requires_grad=True)
+    op(x, y).sum().backward()
+    assert x.grad.shape == (1, 3) and x.grad.tolist() == [[8.0, 8.0, 8.0]]
+    assert y.grad.shape == (2, 2, 1) and y.grad.tolist() == [[[9.0], [9.0]], [[9.0], [9.0]]]
+
+
+# --- formulas of Python operators (opdispatch._library.autograd) --------------------------------
+
+@pytest.fixture
+def formula_op(ns, lib):
+    """formula_op(schema, kernel, backward, setup_context=None): defines ns::<name>
+    with a CPU kernel and an Autograd kernel from the formula; returns the operator."""
+    from opdispatch._library.autograd import make_autograd_kernel
+
+    def define(schema, kernel, backward, setup_context=None):
+        name = lib.define(schema).split("::")[1]
+        lib.impl(name, kernel, "CPU")
+        op = _C._DispatchOperator(f"{ns}::{name}", "")
+        lib.impl(name, make_autograd_kernel(op, backward, setup_context), "Autograd", with_keyset=True)
+        return op
+
+    return define
+
+
+def test_backward_gets_one_gradient_per_output_lists_and_nones(formula_op):
+    seen = []
+
+    def backward(ctx, grad_parts, grad_total, grad_count):
+        seen.append((grad_parts, grad_total, grad_count))
+        return opdispatch.cat(grad_parts) + grad_total
+
+    def kernel(x):
+        a = x.numpy()
+        return [opdispatch.from_numpy(a[i:i + 1].copy()) for i in range(3)], opdispatch.from_numpy(a.copy()), 3
+
+    op = formula_op("split3(Tensor x) -> (Tensor[], Tensor, int)", kernel, backward)
+    x = opdispatch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    parts, total, count = op(x)
+    assert count == 3 and all(p.requires_grad for p in parts)
+    (parts[1] * 2).sum().backward()
+    grad_parts, grad_total, grad_count = seen[0]
+    assert [g.tolist() for g in grad_parts] == [[0.0], [2.0], [0.0]]  # missing gradients arrive as zeros
+    assert grad_total.tolist() == [0.0, 0.0, 0.0] and grad_count is None
+    assert x.grad.tolist() == [0.0, 2.0, 0.0]
+
+
+def test_backward_may_return_gradients_only_for_the_positional_inputs_passed(formula_op):
+    op = formula_op("scale(Tensor x, float factor=2.0) -> Tensor",
+                    lambda x, factor=2.0: opdispatch.from_numpy(x.numpy() * factor),
+                    lambda ctx, grad: grad * 2)
+    x = opdispatch.tensor([1.0], requires_grad=True)
+    op(x).sum().backward()  # factor not passed: one gradient is enough
+    assert x.grad.tolist() == [2.0]
+
+
+def test_backward_result_errors_name_the_operator_and_input(ns, formula_op):
+    def kernel(x, n):
+        return x.clone()
+
+    cases = [
+        (lambda ctx, g: (g, None, None), r"returned an incorrect number of gradients \(expected 2, got 3\)"),
+        (lambda ctx, g: (g, g), r"returned a gradient for input 'n', which is not a Tensor"),
+        (lambda ctx, g: ([g], None), r"returned list as the gradient of input 'x'; expected a Tensor or None"),
+    ]
+    for i, (backward, message) in enumerate(cases):
+        op = formula_op(f"f{i}(Tensor x, int n) -> Tensor", kernel, backward)
+        y = op(opdispatch.tensor([1.0], requires_grad=True), 3)
+        with pytest.raises(RuntimeError, match=rf"The backward formula for {ns}::f{i} {message}"):
+            y.sum().backward()
+
+
+def test_tensor_list_input_gradients_are_checked(ns, formula_op):
+    op = formula_op("total(Tensor[] xs) -> Tensor", lambda xs: xs[0].clone(), lambda ctx, g: ([g],))
+    xs = [opdispatch.tensor([1.0], requires_grad=True) for _ in range(2)]
+    with pytest.raises(RuntimeError, match=rf"{ns}::total must return a list of 2 gradients \(or None\) for the "
+                                           r"Tensor\[\] input 'xs', got list of length 1"):
+        op(xs).sum().backward()
+
+
+def test_mark_non_differentiable_outputs_do_not_require_grad(formula_op):
+    received = []
+
+    def setup_context(ctx, inputs, output):
+        ctx.mark_non_differentiable(output[1])
+
+    def backward(ctx, grad_a, grad_b):
+        received.append(grad_b)
+        return grad_a
+
+    op = formula_op("pair(Tensor x) -> (Tensor, Tensor)", lambda x: (x.clone(), x.clone()), backward, setup_context)
+    x = opdispatch.tensor([1.0, 2.0], requires_grad=True)
+    a, b = op(x)
+    assert a.requires_grad and not b.requires_grad and b.grad_fn is None
+    a.sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0] and received[0].tolist() == [0.0, 0.0]

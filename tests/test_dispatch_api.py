@@ -1096,6 +1096,8 @@ def test_boxed_call_binds_arguments(args_op, call):
     assert f(t, b=0.5)[1] == "a=1 b=0.5 mode=m dims=[]"
     assert f(x=t, mode="z", dims=(1, 2))[1] == "a=1 b=2.5 mode=z dims=[1, 2]"
     assert f(t, np.int64(7))[1] == "a=7 b=2.5 mode=m dims=[]"  # __index__ ints
+    assert f(t, dims=range(3))[1] == "a=1 b=2.5 mode=m dims=[0, 1, 2]"  # any sequence is a list, as PyTorch
+    assert f(t, dims=np.array([4, 5]))[1] == "a=1 b=2.5 mode=m dims=[4, 5]"
 
 
 @pytest.mark.parametrize("args, kwargs, message", [
@@ -1107,6 +1109,8 @@ def test_boxed_call_binds_arguments(args_op, call):
     (("T",), {"b": "x"}, "argument 'b' (position 3) must be float, not str"),
     (("T",), {"mode": 3}, "argument 'mode' (position 4) must be str, not int"),
     (("T",), {"dims": [1, "2"]}, "argument 'dims' (position 5) must be int[], not list"),
+    (("T",), {"dims": "12"}, "argument 'dims' (position 5) must be int[], not str"),
+    (("T",), {"dims": "T"}, "argument 'dims' (position 5) must be int[], not Tensor"),
     (("T",), {"x": "T"}, "got multiple values for argument 'x'"),
     (("T",), {"colour": 1}, "got an unexpected keyword argument 'colour'"),
 ])

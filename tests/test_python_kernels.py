@@ -202,6 +202,29 @@ def test_autograd_kernel_redispatches_below_autograd(ns, lib):
     assert len(keysets) == 1
 
 
+@pytest.mark.parametrize("keyword", [False, True], ids=["fast_path", "boxed"])
+def test_redispatch_below_autograd_masks_the_keyset_and_excludes_autograd(ns, lib, keyword):
+    lib.define("probe(Tensor x, float scale=1.0) -> Tensor")
+    seen = []
+
+    def cpu(x, scale=1.0):
+        seen.append(opdispatch.autograd.is_grad_enabled())
+        return tensor(as_numpy(x) * scale)
+
+    lib.impl("probe", cpu, "CPU")
+    op = getattr(ops, ns).probe.default
+
+    def autograd_kernel(keyset, x, scale=1.0):
+        return op._redispatch_below_autograd(keyset, x, scale=scale) if keyword else \
+            op._redispatch_below_autograd(keyset, x, scale)
+
+    lib.impl("probe", autograd_kernel, "Autograd", with_keyset=True)
+    assert op(requiring_grad([2.0]), 3.0).tolist() == [6.0]
+    assert seen == [False] and opdispatch.autograd.is_grad_enabled()  # excluded for the call only
+    with pytest.raises(TypeError, match="argument 'keyset' must be a DispatchKeySet"):
+        op._redispatch_below_autograd("CPU", tensor([1.0]))
+
+
 def test_python_autograd_kernel_over_a_cpp_kernel(ns, lib):
     lib.define("ident(Tensor x) -> Tensor")
     lib.m.impl_t_t("ident", "CPU")  # C++ identity kernel
@@ -306,3 +329,119 @@ def test_fallback_exceptions_pass_through(ns, lib, fallback_lib):
     with _C._IncludeDispatchKeyGuard(_C.DispatchKeySet(DK.PrivateUse1)):
         with pytest.raises(KernelError, match=rf"no {ns}.f.default"):
             getattr(ops, ns).f(tensor([1.0]))
+
+
+# --- per-call checks (Note [Custom op kernel checks]) -------------------------------------
+
+
+@pytest.fixture
+def checked(ns):
+    """A _C library for `ns`: checked(schema, kernel) defines the operator with
+    a CPU kernel registered with check_aliasing and bump_versions; returns it."""
+    m = _C._dispatch_library("FRAGMENT", ns, "")
+
+    def define(schema, kernel):
+        name = m.define(schema)
+        m.impl(name, "CPU", kernel, check_aliasing=True, bump_versions=True)
+        return _C._DispatchOperator(f"{ns}::{name}", "")
+
+    yield define
+    m.reset()
+
+
+@pytest.mark.parametrize("keyword", [False, True], ids=["fast_path", "boxed"])
+def test_checked_kernel_may_not_return_an_input_or_a_view_of_it(checked, keyword):
+    x = tensor([1.0, 2.0, 3.0])
+    call = (lambda op, t: op(x=t)) if keyword else (lambda op, t: op(t))
+    same = checked("same(Tensor x) -> Tensor", lambda x: x)
+    with pytest.raises(RuntimeError, match=r"::same: return 0 of the Python kernel registered at CPU is the same "
+                                           r"tensor as argument 'x'.*may not alias.*x\.clone\(\)"):
+        call(same, x)
+    view = checked("view(Tensor x) -> Tensor", lambda x: x[1:])
+    with pytest.raises(RuntimeError, match="return 0 of the Python kernel registered at CPU shares memory with "
+                                           "argument 'x'"):
+        call(view, x)
+    numpy_alias = checked("numpy_alias(Tensor x) -> Tensor", lambda x: opdispatch.from_numpy(x.numpy()[::2]))
+    with pytest.raises(RuntimeError, match="shares memory with argument 'x'"):
+        call(numpy_alias, x)
+    fresh = checked("fresh(Tensor x) -> Tensor", lambda x: x.clone())
+    out = call(fresh, x)
+    assert out is not x and out.tolist() == [1.0, 2.0, 3.0]
+
+
+def test_checked_kernel_outputs_may_not_alias_each_other_or_list_inputs(checked):
+    x, y = tensor([1.0]), tensor([2.0])
+    pair = checked("pair(Tensor x) -> (Tensor, Tensor)", lambda x: (lambda c: (c, c[0:1]))(x.clone()))
+    with pytest.raises(RuntimeError, match="return 1 of the Python kernel registered at CPU shares memory with return 0"):
+        pair(x)
+    pick = checked("pick(Tensor[] xs) -> Tensor", lambda xs: xs[1])
+    with pytest.raises(RuntimeError, match="return 0 .* is the same tensor as argument 'xs'"):
+        pick([x, y])
+    listed = checked("listed(Tensor x) -> Tensor[]", lambda x: [x.clone(), x])
+    with pytest.raises(RuntimeError, match="return 0 .* is the same tensor as argument 'x'"):
+        listed(x)
+    # Returning another operator's output, or a tensor kept elsewhere, is fine.
+    kept = tensor([5.0])
+    assert checked("kept(Tensor x) -> Tensor", lambda x: kept)(x) is kept
+
+
+@pytest.mark.parametrize("keyword", [False, True], ids=["fast_path", "boxed"])
+def test_checked_kernel_bumps_the_versions_of_mutable_arguments(checked, keyword):
+    def scale_(x, y, maybe):
+        x.numpy()[:] *= 2
+
+    op = checked("scale_(Tensor(a!) x, Tensor y, Tensor(b!)? maybe) -> ()", scale_)
+    x, y, z = tensor([1.0]), tensor([1.0]), tensor([1.0])
+    view = x[0:1]
+    if keyword:
+        op(x, y=y, maybe=z)
+    else:
+        op(x, y, z)
+    assert x.tolist() == [2.0]
+    assert (x._version, view._version, y._version, z._version) == (1, 1, 0, 1)
+    op(x, y, None)  # an absent optional is skipped
+    assert (x._version, z._version) == (2, 1)
+
+    lists = checked("fill_all_(Tensor(a!)[] xs, Tensor(b!)?[] ys) -> ()", lambda xs, ys: None)
+    a, b = tensor([0.0]), tensor([0.0])
+    lists([a, b], [None, a])
+    assert (a._version, b._version) == (2, 1)
+
+
+def test_unchecked_kernels_are_not_checked(ns, lib):
+    lib.define("same(Tensor(a!) x) -> Tensor(a!)")
+    lib.impl("same", lambda x: x, "CPU")
+    x = tensor([1.0])
+    assert getattr(ops, ns).same(x) is x and x._version == 0
+
+
+def test_checks_cannot_be_given_to_a_fallthrough(ns):
+    m = _C._dispatch_library("FRAGMENT", ns, "")
+    m.define("f(Tensor x) -> Tensor")
+    with pytest.raises(ValueError, match="fallthrough kernel cannot take check_aliasing"):
+        m.impl("f", "CPU", fallthrough_kernel, check_aliasing=True)
+    m.reset()
+
+
+def test_impl_takes_the_registration_site_from_the_caller(ns):
+    m = _C._dispatch_library("FRAGMENT", ns, "")
+    m.define("f(Tensor x) -> Tensor")
+    m.impl("f", "CPU", lambda x: x, False, False, False, "user.py:7")  # positional, as custom_op calls it
+    m.impl("f", "Meta", lambda x: x)
+    table = _C._dispatch_dump_table(f"{ns}::f")
+    assert "CPU: registered at user.py:7" in table
+    assert f"Meta: registered at {__file__}" in table  # without a site: the Python call site
+    m.reset()
+
+
+def test_shares_memory():
+    base = np.arange(6.0)
+    a = opdispatch.from_numpy(base)
+    b = opdispatch.from_numpy(base[3:])
+    assert a._shares_memory(b) and not a._shares_storage(b)
+    assert not b._shares_memory(opdispatch.from_numpy(base[:3].copy()))
+    assert a._shares_memory(a[2:4]) and a._shares_memory(a)
+    meta = opdispatch.empty(3, device="meta")
+    assert meta._shares_memory(meta.view(3)) and not meta._shares_memory(opdispatch.empty(3, device="meta"))
+    with pytest.raises(TypeError, match="expects a tensor"):
+        a._shares_memory(3)

@@ -174,6 +174,16 @@ def test_to_variants():
 
 # --- conversions -----------------------------------------------------------------------------------------
 
+def test_new_empty_takes_dtype_and_device_from_self():
+    x = opdispatch.ones(2, 3, dtype=opdispatch.float64)
+    out = x.new_empty(4, 5)
+    assert out.shape == (4, 5) and out.dtype == opdispatch.float64 and str(out.device) == "cpu"
+    assert x.new_empty([2], dtype=opdispatch.int64).dtype == opdispatch.int64
+    meta = opdispatch.empty(3, device="meta").new_empty((1, 2))
+    assert meta.is_meta and meta.shape == (1, 2)
+    assert x.new_empty(3, requires_grad=True).requires_grad and not x.new_empty(3).requires_grad
+
+
 def test_item_tolist_numpy():
     t = opdispatch.tensor([[1.5, 2.0]])
     assert t[0, 1].item() == 2.0 and isinstance(t[0, 1].item(), float)

@@ -273,11 +273,22 @@ def test_requires_grad_must_be_a_bool():
         _C.TensorBase.requires_grad.__delete__(t)
 
 
-def test_numpy_of_tensor_that_requires_grad_raises():
+def test_numpy_of_tensor_that_requires_grad_raises_while_grad_mode_is_on():
     t = opdispatch.from_numpy(np.zeros(3))
     t.requires_grad = True
-    with pytest.raises(RuntimeError, match=r"Can't call numpy\(\) on a tensor that requires grad"):
+    with pytest.raises(RuntimeError, match=r"Can't call numpy\(\) on a tensor that requires grad while grad mode"):
         t.numpy()
+    assert t.numpy(force=True).shape == (3,)
+    with opdispatch.autograd.no_grad():  # as in a kernel below autograd (PyTorch's rule)
+        assert t.numpy().shape == (3,)
+
+
+def test_device_objects_are_shared():
+    a, b = opdispatch.ones(1), opdispatch.ones(2)
+    assert a.device is b.device and a.device is a.device and a.device == opdispatch.device("cpu")
+    meta = opdispatch.empty(1, device="meta")
+    assert meta.device is opdispatch.empty(2, device="meta").device and meta.device != a.device
+    assert opdispatch.device("cuda", 1) == opdispatch.device("cuda:1")
 
 
 def test_dispatch_keys_needs_a_tensor():

@@ -24,7 +24,12 @@ std::string pyTypeName(PyObject* obj) {
 
 namespace {
 
-bool isSequence(PyObject* obj) { return PyList_Check(obj) || PyTuple_Check(obj); }
+/// A value for a list type: a list or tuple, or any other Python sequence
+/// (as PyTorch's argument parser) except strings, bytes and tensors.
+bool isSequence(PyObject* obj) {
+  return PyList_Check(obj) || PyTuple_Check(obj) ||
+         (PySequence_Check(obj) && !PyUnicode_Check(obj) && !PyBytes_Check(obj) && !isTensor(obj));
+}
 
 bool asInt(PyObject* obj, int64_t& out) {
   if (PyLong_Check(obj)) {
@@ -323,7 +328,7 @@ PyObject* toPyObject(const IValue& v, TypePtr type) {
     case IValue::Tag::ScalarType:
       return dtypeObject(v.toScalarType());
     case IValue::Tag::Device:
-      return py::cast(v.toDevice()).release().ptr();
+      return deviceObject(v.toDevice());
     case IValue::Tag::PyObject: {
       auto* obj = static_cast<PyObject*>(v.toPyObject());
       Py_INCREF(obj);

@@ -9,10 +9,13 @@
 // argument passed not equal to its default (the round trip drops trailing
 // defaults, as PyTorch's parseIValuesToPyArgsKwargs does); no keyword-only
 // argument without a default. Mutated arguments get their versions bumped as
-// on the generic path (Note [Version counters of mutated arguments]). Results that are one Tensor (or nothing) pass
-// through after a type check; others take the generic conversion. Anything
+// on the generic path (Note [Version counters of mutated arguments]). Results
+// that are one Tensor (or nothing) pass through after a type check; others
+// take the generic conversion. Anything
 // else — or a kernel that is not a Python kernel — goes the generic way, so
-// the behaviour is the same on both paths. PyTorch's "PyObject dispatch".
+// the behaviour is the same on both paths; that includes the per-call checks
+// a kernel may ask for (Note [Custom op kernel checks]). PyTorch's "PyObject
+// dispatch".
 #include "PyObjectDispatch.h"
 
 #include <unordered_map>
@@ -209,14 +212,33 @@ bool tryPyObjectDispatch(OperatorEntry& entry, FastCallCache& cache, PyObject* c
     return false;  // retired: the generic path redispatches
   }
   PyObject* out = holder->callPython(func, OperatorHandle(&entry), ks, args, nargs, nullptr);
-  if (out != nullptr && !info.mutated.empty() && entry.bumpsVersions(ks)) {
+  if (out == nullptr) {
+    *result = nullptr;
+    return true;
+  }
+  if (!info.mutated.empty() && entry.bumpsVersions(ks)) {
     for (uint32_t i : info.mutated) {
       if (i < nargs && args[i] != Py_None) {
         unpackImpl(args[i])->bump_version();
       }
     }
   }
-  if (out == nullptr || (info.returns_tensor ? isTensor(out) : out == Py_None)) {
+  const KernelChecks& checks = holder->checks();
+  auto isTensorArg = [&](size_t i) { return info.args[i].kind <= ArgKind::OptionalTensor && args[i] != Py_None; };
+  if (info.returns_tensor ? isTensor(out) : out == Py_None) {
+    if (checks.aliasing && out != Py_None) {
+      const TensorImpl* o = unpackImpl(out);
+      for (size_t i = 0; i < nargs; ++i) {
+        if (isTensorArg(i) && o->sharesMemoryWith(*unpackImpl(args[i]))) {
+          bool same = o == unpackImpl(args[i]);
+          Py_DECREF(out);
+          *result = pythonEntry([&]() -> PyObject* {
+            throwOutputAliases(s->schema, holder->where(), 0, false, s->schema.arguments()[i].name(), same);
+          });
+          return true;
+        }
+      }
+    }
     *result = out;
     return true;
   }
@@ -224,6 +246,15 @@ bool tryPyObjectDispatch(OperatorEntry& entry, FastCallCache& cache, PyObject* c
     py::object owned = py::reinterpret_steal<py::object>(out);
     Stack stack;
     pushPythonResults(s->schema, out, holder->where().c_str(), stack);
+    if (checks.aliasing) {
+      ArgumentTensors arg_tensors;
+      for (size_t i = 0; i < nargs; ++i) {
+        if (isTensorArg(i)) {
+          arg_tensors.emplace_back(i, unpackTensor(args[i]));
+        }
+      }
+      checkResultsDoNotAlias(s->schema, holder->where(), arg_tensors, stack);
+    }
     return popResultsToPython(s->schema, stack);
   });
   return true;

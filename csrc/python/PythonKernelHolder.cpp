@@ -1,4 +1,18 @@
 // The Python-kernel trampoline.
+//
+// Note [Custom op kernel checks]
+// A kernel registered by opdispatch.library.custom_op promises that its
+// tensor outputs share memory with no input and no other output
+// (KernelChecks::aliasing); it is checked on every call. PyTorch wraps every
+// custom_op kernel in a Python function for it (torch/_library/custom_ops.py);
+// checking here keeps the user's own function as the registered kernel, so a
+// call runs no extra Python frame. (The versions of mutated arguments need no
+// check: the dispatcher bumps them, Note [Version counters of mutated
+// arguments].) "Shares memory" is
+// TensorImpl::sharesMemoryWith (the same tensor, a view of it — meta tensors
+// included — or overlapping storage bytes). The boxed trampoline below checks
+// the IValues; the PyObject fast path (Note [PyObject dispatch]) checks the
+// caller's objects. Kernels without checks pay one branch.
 #include "PythonKernelHolder.h"
 
 #include <unordered_map>
@@ -23,7 +37,65 @@ PyObject* gOpOverloadResolver = nullptr;
 constexpr size_t kMaxPrepended = 2;
 /// Calls with more arguments than this build their argument array on the heap.
 constexpr size_t kInlineArgs = 16;
+
+/// (index, tensor) for each tensor in `v` (a Tensor, a list of tensors, or neither).
+void appendTensors(const IValue& v, size_t index, ArgumentTensors& out) {
+  if (v.isTensor()) {
+    out.emplace_back(index, v.toTensor());
+  } else if (v.isTensorList()) {
+    for (const Tensor& t : v.toTensorList()) {
+      out.emplace_back(index, t);
+    }
+  } else if (v.isOptionalTensorList()) {
+    for (const auto& t : v.toOptionalTensorList()) {
+      if (t && t->defined()) {
+        out.emplace_back(index, *t);
+      }
+    }
+  }
+}
+
+/// (index, tensor) for each tensor among the last `n` values of `stack`.
+ArgumentTensors topTensors(const Stack& stack, size_t n) {
+  ArgumentTensors out;
+  const IValue* first = stack.data() + (stack.size() - n);
+  for (size_t i = 0; i < n; ++i) {
+    appendTensors(first[i], i, out);
+  }
+  return out;
+}
 } // namespace
+
+void checkResultsDoNotAlias(const FunctionSchema& schema, const std::string& where, const ArgumentTensors& args,
+                            const Stack& stack) {
+  auto results = topTensors(stack, schema.returns().size());
+  for (size_t k = 0; k < results.size(); ++k) {
+    const TensorImpl& out = *results[k].second.unsafeGetTensorImpl();
+    for (const auto& [index, arg] : args) {
+      if (out.sharesMemoryWith(*arg.unsafeGetTensorImpl())) {
+        throwOutputAliases(schema, where, results[k].first, false, schema.arguments()[index].name(),
+                           &out == arg.unsafeGetTensorImpl());
+      }
+    }
+    for (size_t j = 0; j < k; ++j) {
+      if (out.sharesMemoryWith(*results[j].second.unsafeGetTensorImpl())) {
+        throwOutputAliases(schema, where, results[k].first, true, std::to_string(results[j].first),
+                           &out == results[j].second.unsafeGetTensorImpl());
+      }
+    }
+  }
+}
+
+void throwOutputAliases(const FunctionSchema& schema, const std::string& where, size_t return_index,
+                        bool other_is_return, const std::string& other, bool same_tensor) {
+  std::string what = other_is_return ? "return " + other : "argument '" + other + "'";
+  throw Error(detail::str(
+      schema.operator_name(), ": return ", return_index, " of the ", where,
+      same_tensor ? " is the same tensor as " : " shares memory with ", what,
+      ". The output of a custom operator must not be one of its inputs and may not alias its inputs or its other "
+      "outputs (the result would silently change when they do). Return a new tensor instead, e.g. `return ",
+      other_is_return ? "out" : other, ".clone()`, or define the operator with a schema that declares the alias."));
+}
 
 PyObject* setOpOverloadResolver(PyObject* resolver) {
   if (resolver == Py_None) {
@@ -49,11 +121,13 @@ PyObject* dispatchKeySetObject(DispatchKeySet ks) {
 }
 
 
-PythonKernelHolder::PythonKernelHolder(PyObject* func, DispatchKey key, bool with_keyset, bool is_fallback)
+PythonKernelHolder::PythonKernelHolder(PyObject* func, DispatchKey key, bool with_keyset, bool is_fallback,
+                                       KernelChecks checks)
     : func_(func),
       where_(detail::str(is_fallback ? "Python fallback" : "Python kernel", " registered at ", key)),
       with_keyset_(with_keyset),
-      is_fallback_(is_fallback) {
+      is_fallback_(is_fallback),
+      checks_(checks) {
   Py_INCREF(func_);
 }
 
@@ -70,8 +144,10 @@ void PythonKernelHolder::retire() {
   Py_XDECREF(f);
 }
 
-KernelFunction PythonKernelHolder::makeKernel(PyObject* func, DispatchKey key, bool with_keyset, bool is_fallback) {
-  return KernelFunction::makeFromBoxedFunctor(std::make_unique<PythonKernelHolder>(func, key, with_keyset, is_fallback));
+KernelFunction PythonKernelHolder::makeKernel(PyObject* func, DispatchKey key, bool with_keyset, bool is_fallback,
+                                             KernelChecks checks) {
+  return KernelFunction::makeFromBoxedFunctor(
+      std::make_unique<PythonKernelHolder>(func, key, with_keyset, is_fallback, checks));
 }
 
 PythonKernelHolder* PythonKernelHolder::of(const KernelFunction& k) {
@@ -127,6 +203,10 @@ void PythonKernelHolder::operator()(const OperatorHandle& op, DispatchKeySet ks,
   // thread may retire this kernel and drop func_.
   py::object func = function();
   const FunctionSchema& schema = op.schema();
+  ArgumentTensors arg_tensors;
+  if (checks_.aliasing) {
+    arg_tensors = topTensors(*stack, schema.arguments().size());
+  }
   auto [args, kwargs] = popArgumentsToPython(schema, *stack);
   py::tuple args_tuple = py::reinterpret_steal<py::tuple>(args);
   py::dict kwargs_dict = py::reinterpret_steal<py::dict>(kwargs);
@@ -138,6 +218,9 @@ void PythonKernelHolder::operator()(const OperatorHandle& op, DispatchKeySet ks,
   }
   py::object owned = py::reinterpret_steal<py::object>(result);
   pushPythonResults(schema, result, where_.c_str(), *stack);
+  if (checks_.aliasing) {
+    checkResultsDoNotAlias(schema, where_, arg_tensors, *stack);
+  }
 }
 
 } // namespace opdispatch::python

@@ -2,12 +2,14 @@
 // conversion; overload resolution for packets (see Note [Overload resolution]).
 #include "PythonOperator.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <opdispatch/core/Exception.h>
 #include <opdispatch/dispatch/Dispatcher.h>
+#include <opdispatch/dispatch/LocalDispatchKeySet.h>
 #include <opdispatch/schema/SchemaParser.h>
 
 #include "Exceptions.h"
@@ -230,7 +232,11 @@ int operatorClear(PyObject* self) {
   return 0;
 }
 
-PyObject* methRedispatch(PyObject* self, PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames) {
+/// redispatch(keyset, *args, **kwargs); with `below_autograd`, the
+/// _redispatch_below_autograd variant: `keyset` is restricted to the keys
+/// after autograd and the call runs with the autograd keys excluded.
+PyObject* redispatchImpl(PyObject* self, PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames,
+                         bool below_autograd) {
   return pythonEntry([&]() -> PyObject* {
     size_t nargs = static_cast<size_t>(PyVectorcall_NARGS(nargsf));
     OperatorEntry& e = entryOf(self);
@@ -241,6 +247,11 @@ PyObject* methRedispatch(PyObject* self, PyObject* const* args, Py_ssize_t nargs
                           "_C._dispatch_keyset_full_after(key)), not ",
                           pyTypeName(first.ptr()));
     auto ks = first.cast<DispatchKeySet>();
+    std::optional<AutoDispatchBelowAutograd> guard;
+    if (below_autograd) {
+      ks = ks & after_autograd_keyset;
+      guard.emplace();
+    }
     auto* obj = reinterpret_cast<OperatorObject*>(self);
     PyObject* result = nullptr;
     if ((kwnames == nullptr || PyTuple_GET_SIZE(kwnames) == 0) &&
@@ -252,6 +263,14 @@ PyObject* methRedispatch(PyObject* self, PyObject* const* args, Py_ssize_t nargs
     pushArgumentsForSchema(s.schema, args + 1, nargs - 1, kwnames, stack);
     return dispatchBound(e, s, ks, stack);
   });
+}
+
+PyObject* methRedispatch(PyObject* self, PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames) {
+  return redispatchImpl(self, args, nargsf, kwnames, false);
+}
+
+PyObject* methRedispatchBelowAutograd(PyObject* self, PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames) {
+  return redispatchImpl(self, args, nargsf, kwnames, true);
 }
 
 PyObject* methCallForDispatchKey(PyObject* self, PyObject* args, PyObject* kwargs) {
@@ -281,6 +300,12 @@ PyMethodDef kMethods[] = {
     {"redispatch", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(methRedispatch)),
      METH_FASTCALL | METH_KEYWORDS,
      "redispatch(keyset, *args, **kwargs): calls the kernel for `keyset` (already restricted by the caller)."},
+    {"_redispatch_below_autograd",
+     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(methRedispatchBelowAutograd)),
+     METH_FASTCALL | METH_KEYWORDS,
+     "_redispatch_below_autograd(keyset, *args, **kwargs): what an Autograd kernel does to run the operator: "
+     "redispatch(keyset & _after_autograd_keyset, ...) with the autograd keys excluded for the call "
+     "(_AutoDispatchBelowAutograd), in one C call."},
     {"_call_for_dispatch_key",
      reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(methCallForDispatchKey)),
      METH_VARARGS | METH_KEYWORDS,

@@ -99,7 +99,7 @@ PyObject* getDtype(PyObject* self, void*) {
   return pythonEntry([&] { return dtypeObject(selfImpl(self)->dtype()); });
 }
 PyObject* getDevice(PyObject* self, void*) {
-  return pythonEntry([&] { return py::cast(selfImpl(self)->device()).release().ptr(); });
+  return pythonEntry([&] { return deviceObject(selfImpl(self)->device()); });
 }
 PyObject* getNdim(PyObject* self, void*) { return PyLong_FromLongLong(selfImpl(self)->dim()); }
 PyObject* getRequiresGrad(PyObject* self, void*) { return PyBool_FromLong(selfImpl(self)->requires_grad()); }
@@ -202,6 +202,14 @@ PyObject* methSharesStorage(PyObject* self, PyObject* other) {
   return PyBool_FromLong(a.defined() && a == b);
 }
 
+PyObject* methSharesMemory(PyObject* self, PyObject* other) {
+  if (!isTensor(other)) {
+    PyErr_SetString(PyExc_TypeError, "_shares_memory expects a tensor");
+    return nullptr;
+  }
+  return PyBool_FromLong(selfImpl(self)->sharesMemoryWith(*unpackImpl(other)));
+}
+
 PyObject* methNumpy(PyObject* self, PyObject* args, PyObject* kwargs) {
   static const char* kwlist[] = {"force", nullptr};
   int force = 0;
@@ -212,12 +220,12 @@ PyObject* methNumpy(PyObject* self, PyObject* args, PyObject* kwargs) {
     TensorImpl* impl = selfImpl(self);
     OPDISPATCH_CHECK(impl->device().is_cpu(), "numpy() needs a cpu tensor; this tensor is on ", impl->device(),
                      (impl->device().is_meta() ? " (meta tensors have no data)" : ""));
-    // PyTorch raises only while grad mode is on; grad mode here is the TLS
-    // exclusion of the autograd keys (opdispatch.autograd.grad_mode), so kernels
-    // running below autograd may read the data of tensors that require grad.
-    bool grad_mode = !tls_is_dispatch_key_excluded(DispatchKey::AutogradCPU);
-    OPDISPATCH_CHECK(force || !impl->requires_grad() || !grad_mode,
-                     "Can't call numpy() on a tensor that requires grad. Use tensor.detach().numpy() instead.");
+    // PyTorch's rule: only while grad mode is on (grad mode is the TLS
+    // exclusion of the autograd keys, see autograd/grad_mode.py), so kernels
+    // below autograd and code under no_grad() may read such a tensor.
+    OPDISPATCH_CHECK(force || !impl->requires_grad() || tls_is_dispatch_key_excluded(DispatchKey::AutogradCPU),
+                     "Can't call numpy() on a tensor that requires grad while grad mode is enabled. Use "
+                     "tensor.detach().numpy() instead (or numpy(force=True)).");
     auto* keep = new intrusive_ptr<StorageImpl>(impl->storage());
     py::capsule base(keep, [](void* p) { delete static_cast<intrusive_ptr<StorageImpl>*>(p); });
     std::vector<py::ssize_t> shape(impl->sizes().begin(), impl->sizes().end());
@@ -242,10 +250,12 @@ PyMethodDef kMethods[] = {
     {"_bump_version", methBumpVersion, METH_NOARGS, "Records an in-place modification."},
     {"_is_same", methIsSame, METH_O, "Whether both objects wrap the same TensorImpl."},
     {"_shares_storage", methSharesStorage, METH_O, "Whether both tensors use the same storage."},
+    {"_shares_memory", methSharesMemory, METH_O,
+     "Whether writing through one tensor may change the other: the same tensor, a view of it (also on meta), or "
+     "overlapping memory (TensorImpl::sharesMemoryWith)."},
     {"numpy", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(methNumpy)), METH_VARARGS | METH_KEYWORDS,
      "numpy(*, force=False): a NumPy array sharing this tensor's memory (cpu only). Raises for a tensor that "
-     "requires grad while grad mode is on (as in PyTorch; kernels run below autograd, where it is off), unless "
-     "force=True."},
+     "requires grad while grad mode is enabled, unless force=True (as PyTorch)."},
     {nullptr, nullptr, 0, nullptr},
 };
 

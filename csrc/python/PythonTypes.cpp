@@ -1,6 +1,8 @@
 // dtype singletons and device objects for Python.
 #include "PythonTypes.h"
 
+#include <unordered_map>
+
 #include <pybind11/numpy.h>
 
 #include <opdispatch/core/Exception.h>
@@ -31,6 +33,18 @@ PyObject* dtypeObject(ScalarType t) {
   OPDISPATCH_CHECK_VALUE(i >= 0 && i < kMaxScalarType && gDtypeObjects[i], "no dtype object for ", t);
   Py_INCREF(gDtypeObjects[i]);
   return gDtypeObjects[i];
+}
+
+PyObject* deviceObject(Device d) {
+  // Few distinct devices exist in a process; the cache holds one object each for its life.
+  static std::unordered_map<int, PyObject*> cache;
+  int key = static_cast<int>(d.type) * 256 + d.index + 1;
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    it = cache.emplace(key, py::cast(d).release().ptr()).first;
+  }
+  Py_INCREF(it->second);
+  return it->second;
 }
 
 bool isDtype(PyObject* obj) { return py::isinstance<PyDtype>(obj); }

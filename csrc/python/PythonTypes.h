@@ -16,6 +16,9 @@ struct PyDtype {
 
 /// New reference to the singleton dtype object of `t`.
 PyObject* dtypeObject(ScalarType t);
+/// New reference to the device object of `d` (device objects are immutable,
+/// so one per device is made and reused: Tensor.device is read per call).
+PyObject* deviceObject(Device d);
 /// A ScalarType from an opdispatch dtype, a NumPy dtype or type, or a name
 /// ("float32"). Throws TypeError/ValueError naming `what` otherwise.
 ScalarType toScalarType(pybind11::handle obj, const char* what);

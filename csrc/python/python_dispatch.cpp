@@ -340,19 +340,28 @@ void initDispatchBindings(py::module_& m) {
       .def(
           "impl",
           [](Library& self, const std::string& name, const std::string& dispatch, py::object func,
-             bool with_keyset) {
+             bool with_keyset, bool check_aliasing, const std::string& site) {
             if (gFallthroughKernel != nullptr && func.ptr() == gFallthroughKernel) {
+              OPDISPATCH_CHECK_VALUE(!check_aliasing, "impl(", name,
+                                     "): a fallthrough kernel cannot take check_aliasing");
               self.impl(name, withKey(dispatch, CppFunction::makeFallthrough()));
               return;
             }
             OPDISPATCH_CHECK_TYPE(PyCallable_Check(func.ptr()), "impl(", name, "): the kernel must be callable, not ",
                                   pyTypeName(func.ptr()));
             DispatchKey key = effectiveKey(self, dispatch);
-            self.impl(name, withKey(dispatch, CppFunction::makeFromKernelFunction(
-                                                  PythonKernelHolder::makeKernel(func.ptr(), key, with_keyset))
-                                                  .debug(pythonCallSite())));
+            KernelChecks checks{check_aliasing};
+            self.impl(name, withKey(dispatch, CppFunction::makeFromKernelFunction(PythonKernelHolder::makeKernel(
+                                                  func.ptr(), key, with_keyset, /*is_fallback=*/false, checks))
+                                                  .debug(site.empty() ? pythonCallSite()
+                                                                      : detail::str("registered at ", site))));
           },
-          py::arg("name"), py::arg("dispatch"), py::arg("func"), py::arg("with_keyset") = false)
+          py::arg("name"), py::arg("dispatch"), py::arg("func"), py::arg("with_keyset") = false,
+          py::arg("check_aliasing") = false, py::arg("site") = "",
+          "Registers the Python function `func` as the kernel of `name` at `dispatch`. check_aliasing: its tensor "
+          "outputs may not share memory with its inputs or each other (Note [Custom op kernel checks]). "
+          "site: where it was registered ('file:line', for debug output), if the caller knows it already; "
+          "default: the innermost Python frame outside opdispatch.")
       .def(
           "fallback",
           [](Library& self, const std::string& dispatch, py::object func, bool with_keyset) {
@@ -475,6 +484,7 @@ int lineOf(PyFrameObject* frame, CodeInfo& info) {
 std::optional<std::pair<std::string, int>> pythonCallSiteFrame() {
   // The innermost Python frame outside opdispatch's own registration code
   // (and contextlib, for `with _scoped_library(...)`): where the user registered.
+  // (Registrations walk it several times each: the file names are read in place, without copies.)
   PyFrameObject* frame = PyEval_GetFrame();
   Py_XINCREF(frame);
   while (frame != nullptr) {

@@ -156,7 +156,8 @@ class Tensor(_C.TensorBase):
         return self.numpy(force=True).tolist()
 
     def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> np.ndarray:
-        """NumPy's view of the data (``np.asarray(t)`` shares memory); raises for a tensor that requires grad."""
+        """NumPy's view of the data (``np.asarray(t)`` shares memory); raises for a tensor that requires
+        grad while grad mode is on."""
         a = self.numpy()
         if dtype is not None and np.dtype(dtype) != a.dtype:
             return a.astype(dtype)
@@ -511,6 +512,14 @@ class Tensor(_C.TensorBase):
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
         """Dims ``start_dim``..``end_dim`` merged into one, a view when possible (od::flatten.using_ints)."""
         return _views.flatten(self, start_dim, end_dim)
+
+    def new_empty(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> "Tensor":
+        """An uninitialised tensor of ``size`` (varargs or a sequence) with
+        self's dtype and device unless given (od::empty.memory_format): how
+        fake impls make outputs on the inputs' device."""
+        out = _fac.empty(_shape_args(size), dtype=self.dtype if dtype is None else dtype,
+                         device=self.device if device is None else device)
+        return out.requires_grad_() if requires_grad else out
 
     def clone(self) -> "Tensor":
         """A contiguous copy (od::clone)."""

@@ -64,6 +64,11 @@ class TensorImpl final : public intrusive_ptr_target {
   const intrusive_ptr<VersionCounter>& version_counter() const { return version_counter_; }
   void set_version_counter(intrusive_ptr<VersionCounter> vc) { version_counter_ = std::move(vc); }
 
+  /// Whether writing through one tensor may change the other: the same
+  /// TensorImpl, a shared version counter (a view, also of a meta tensor), or
+  /// storages whose bytes overlap (e.g. two NumPy views of one buffer).
+  bool sharesMemoryWith(const TensorImpl& other) const;
+
   /// The Python object wrapping this tensor, or null: a borrowed pointer,
   /// read and written only with the GIL held, cleared when the wrapper dies.
   void* pyobj() const { return pyobj_; }

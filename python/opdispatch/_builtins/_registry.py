@@ -63,10 +63,4 @@ def defop(
 
 def _below_autograd(op: _C._DispatchOperator) -> Kernel:
     """The Autograd kernel of a non-differentiable operator: no graph node, outputs never require grad."""
-    redispatch = op.redispatch
-
-    def kernel(keyset: _C.DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
-        with _C._AutoDispatchBelowAutograd():
-            return redispatch(keyset & _C._after_autograd_keyset, *args, **kwargs)
-
-    return kernel
+    return op._redispatch_below_autograd

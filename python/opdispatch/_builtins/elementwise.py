@@ -268,8 +268,7 @@ def _inplace_autograd(name: str, functional: Callable[..., Tensor]) -> Callable[
     def make(op: _C._DispatchOperator) -> Callable[..., Tensor]:
         def kernel(keyset: _C.DispatchKeySet, self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
             if not (self.requires_grad or any(t.requires_grad for t in operands(args))):
-                with _C._AutoDispatchBelowAutograd():
-                    return op.redispatch(keyset & _C._after_autograd_keyset, self, *args, **kwargs)
+                return op._redispatch_below_autograd(keyset, self, *args, **kwargs)
             check_inplace_autograd(name, self)
             result = functional(copy.clone(self), *args, **kwargs)
             check_inplace(name, self, result.shape, result.dtype.to_numpy())

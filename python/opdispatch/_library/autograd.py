@@ -17,11 +17,15 @@ from ..autograd import graph
 BackwardFn = Callable[..., Any]
 SetupContextFn = Callable[..., None]
 
-_AFTER_AUTOGRAD = _C._after_autograd_keyset
+# The dtypes whose tensors get gradients (floating point and complex).
+_DIFFERENTIABLE_DTYPES = frozenset({_C.float16, _C.float32, _C.float64, _C.complex64, _C.complex128})
+
+# The edge of an input that gets no gradient.
+_NO_EDGE: graph.Edge = (None, 0)
 
 
 def _is_float_tensor(t: Any) -> bool:
-    return isinstance(t, _C.TensorBase) and (t.dtype.is_floating_point or t.dtype.is_complex)
+    return isinstance(t, _C.TensorBase) and t.dtype in _DIFFERENTIABLE_DTYPES
 
 
 def _flat_outputs(out: Any) -> list[Any]:
@@ -48,8 +52,14 @@ class _SchemaInfo:
         self.kwarg_only = [a for a in args if a.kwarg_only]
         self.positional_defaults = [a.default_value if a.has_default_value() else None for a in self.positional]
         self.kwarg_defaults = {a.name: a.default_value for a in self.kwarg_only if a.has_default_value()}
-        self.tensor_kind = ["list" if a.type.startswith("Tensor") and "[]" in a.type else
-                            "tensor" if a.type.startswith("Tensor") else None for a in self.positional]
+        self.positional_names = [a.name for a in self.positional]
+        self.tensor_kind = [_tensor_kind(a.type) for a in self.positional]
+        # (index, is a list) of the positional inputs that hold tensors; the
+        # input_layout of a call that passes none of them.
+        self.tensor_positions = [(i, kind == "list") for i, kind in enumerate(self.tensor_kind) if kind is not None]
+        self.no_tensors = (None,) * len(self.positional)
+        self.return_kinds = [_tensor_kind(r.type) for r in schema.returns]
+        self.returns_one_tensor = self.return_kinds == ["tensor"] and schema.returns[0].type == "Tensor"
         self.mutated = [i for i, a in enumerate(args) if a.alias_info is not None and a.alias_info.is_write]
         self.is_view = not self.mutated and any(r.alias_info is not None for r in schema.returns)
         self.name = f"{schema.name}" + (f".{schema.overload_name}" if schema.overload_name else "")
@@ -64,11 +74,31 @@ class _SchemaInfo:
         return tuple(positional), keyword
 
 
+def _tensor_kind(type_text: str) -> Optional[str]:
+    """"tensor" for Tensor / Tensor?, "list" for Tensor[] / Tensor?[] (optional or not), else None."""
+    if not type_text.startswith("Tensor"):
+        return None
+    return "list" if "[]" in type_text else "tensor"
+
+
+# The output_layout of a node whose operator returns one Tensor.
+_ONE_TENSOR = (graph.TENSOR,)
+
+
+def _output_layout(info: _SchemaInfo, out: Any) -> tuple[Any, ...]:
+    values = [out] if len(info.return_kinds) == 1 else list(out)
+    return tuple(graph.TENSOR if kind == "tensor" else len(v) if kind == "list" else None
+                 for kind, v in zip(info.return_kinds, values))
+
+
+_tensor_requires_grad = _C.TensorBase.requires_grad.__get__
+
+
 def _requires_grad(x: Any) -> bool:
     if isinstance(x, _C.TensorBase):
-        return x.requires_grad
+        return _tensor_requires_grad(x)
     if isinstance(x, (list, tuple)):
-        return any(isinstance(t, _C.TensorBase) and t.requires_grad for t in x)
+        return any(isinstance(t, _C.TensorBase) and _tensor_requires_grad(t) for t in x)
     return False
 
 
@@ -100,26 +130,6 @@ def _check_inplace_on_leaf(info: _SchemaInfo, inputs: tuple, kw_inputs: dict) ->
         check_inplace(info.name, values[i])
 
 
-def _edges_and_layout(info: _SchemaInfo, inputs: tuple) -> tuple[list[graph.Edge], list[Any], tuple[bool, ...]]:
-    edges: list[graph.Edge] = []
-    layout: list[Any] = []
-    needs: list[bool] = []
-    for kind, value in zip(info.tensor_kind, inputs):
-        if kind == "tensor" and isinstance(value, _C.TensorBase):
-            edges.append(graph.gradient_edge(value))
-            layout.append(graph.TENSOR)
-            needs.append(value.requires_grad)
-        elif kind == "list" and isinstance(value, (list, tuple)):
-            items = [t for t in value if isinstance(t, _C.TensorBase)]
-            edges.extend(graph.gradient_edge(t) for t in items)
-            layout.append(len(items))
-            needs.append(any(t.requires_grad for t in items))
-        else:
-            layout.append(None)
-            needs.append(False)
-    return edges, layout, tuple(needs)
-
-
 def _wants_keyword_only(setup_context: SetupContextFn) -> bool:
     try:
         return "keyword_only_inputs" in inspect.signature(setup_context).parameters
@@ -127,24 +137,14 @@ def _wants_keyword_only(setup_context: SetupContextFn) -> bool:
         return False
 
 
-def _record(info: _SchemaInfo, op_name: str, backward: BackwardFn, setup_context: Optional[SetupContextFn],
-            keyword_only: bool, inputs: tuple, kw_inputs: dict, edges: list[graph.Edge], layout: list[Any],
-            needs: tuple[bool, ...], out: Any) -> None:
-    ctx = graph.BackwardContext(op_name, needs)
-    if setup_context is not None:
-        if keyword_only:
-            setup_context(ctx, inputs, kw_inputs, out)
-        else:
-            setup_context(ctx, inputs, out)
-    flat = _flat_outputs(out)
-    metas = [(tuple(o.shape), o.dtype, o.device) if isinstance(o, _C.TensorBase) else ((), _C.float32, "cpu")
-             for o in flat]
-    node = graph.OpNode(op_name, backward, ctx, edges, layout, metas, _zeros)
+def _record_outputs(info: _SchemaInfo, node: graph.OpNode, flat: list[Any]) -> None:
+    """Makes the floating-point tensors among the flattened outputs outputs of ``node``."""
+    ctx = node.ctx
     for nr, o in enumerate(flat):
-        if _is_float_tensor(o):
+        if _is_float_tensor(o) and not (ctx._non_differentiable and ctx._is_non_differentiable(o)):
             graph.set_history(o, node, nr)
             if info.is_view:
-                graph.meta_for_write(o).view_of = op_name
+                o._autograd_meta.view_of = info.name
 
 
 def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[SetupContextFn] = None
@@ -160,21 +160,68 @@ def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[
     """
     info = _SchemaInfo(op._schema)
     op_name = info.name
+    formula = graph.Formula(op_name, backward, info.positional_names, _zeros)
     keyword_only = setup_context is not None and _wants_keyword_only(setup_context)
-    redispatch = op.redispatch
+    run_below_autograd = op._redispatch_below_autograd
+    # Bound once: this kernel runs on every recorded call (see benchmarks/cases.py).
+    tensor_positions = info.tensor_positions
+    no_tensors = info.no_tensors
+    n_positional = len(no_tensors)
+    gradient_edge = graph.gradient_edge
+    make_ctx = graph.BackwardContext
+    make_node = graph.OpNode
+    set_history = graph.set_history
+    TENSOR = graph.TENSOR
 
     def autograd_kernel(keyset: _C.DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
-        requires = any(_requires_grad(a) for a in args) or any(_requires_grad(v) for v in kwargs.values())
-        if not requires:
-            with _C._AutoDispatchBelowAutograd():
-                return redispatch(keyset & _AFTER_AUTOGRAD, *args, **kwargs)
-        inputs, kw_inputs = info.full_inputs(args, kwargs)
+        # The gradient edges of the tensors among the positional args (as the
+        # dispatcher passed them: trailing defaults may be missing and hold no
+        # tensors), and per positional input its layout entry and whether it needs a gradient.
+        edges: list[graph.Edge] = []
+        layout = list(no_tensors)
+        needs = [False] * n_positional
+        nargs = len(args)
+        for i, is_list in tensor_positions:
+            if i >= nargs:
+                break
+            value = args[i]
+            if value is None:
+                continue
+            if is_list:
+                items = [t for t in value if t is not None]
+                edges.extend(gradient_edge(t) for t in items)
+                layout[i] = len(items)
+                needs[i] = any(_tensor_requires_grad(t) for t in items)
+            else:
+                requires = _tensor_requires_grad(value)
+                edges.append(gradient_edge(value) if requires else _NO_EDGE)
+                layout[i] = TENSOR
+                needs[i] = requires
+        # Reached through the Autograd key, so normally an input requires grad.
+        if True not in needs:
+            return run_below_autograd(keyset, *args, **kwargs)
         if info.mutated:
-            _check_inplace_on_leaf(info, inputs, kw_inputs)
-        edges, layout, needs = _edges_and_layout(info, inputs)
-        with _C._AutoDispatchBelowAutograd():
-            out = redispatch(keyset & _AFTER_AUTOGRAD, *args, **kwargs)
-        _record(info, op_name, backward, setup_context, keyword_only, inputs, kw_inputs, edges, layout, needs, out)
+            _check_inplace_on_leaf(info, *info.full_inputs(args, kwargs))
+        out = run_below_autograd(keyset, *args, **kwargs)
+        ctx = make_ctx(op_name, tuple(needs))
+        if setup_context is not None:
+            inputs, kw_inputs = info.full_inputs(args, kwargs)
+            if keyword_only:
+                setup_context(ctx, inputs, kw_inputs, out)
+            else:
+                setup_context(ctx, inputs, out)
+        if info.returns_one_tensor:
+            dtype = out.dtype
+            node = make_node(formula, ctx, tuple(edges), layout, nargs, ((out.shape, dtype, out.device),), _ONE_TENSOR)
+            if dtype in _DIFFERENTIABLE_DTYPES and not (ctx._non_differentiable and ctx._is_non_differentiable(out)):
+                set_history(out, node, 0)
+                if info.is_view:
+                    out._autograd_meta.view_of = op_name
+            return out
+        flat = _flat_outputs(out)
+        metas = tuple((o.shape, o.dtype, o.device) if isinstance(o, _C.TensorBase) else None for o in flat)
+        node = make_node(formula, ctx, tuple(edges), layout, nargs, metas, _output_layout(info, out))
+        _record_outputs(info, node, flat)
         return out
 
     autograd_kernel.__name__ = f"{op_name.replace('::', '_')}_autograd"
@@ -187,14 +234,12 @@ def _not_implemented_fallback(keyset: _C.DispatchKeySet, op: Any, *args: Any, **
     outputs a grad_fn that raises "derivative for NS::OP is not implemented"."""
     requires = any(_requires_grad(a) for a in args) or any(_requires_grad(v) for v in kwargs.values())
     if not requires:
-        with _C._AutoDispatchBelowAutograd():
-            return op.redispatch(keyset & _AFTER_AUTOGRAD, *args, **kwargs)
-    info = _SchemaInfo(op._schema)
-    inputs, _ = info.full_inputs(args, kwargs)
-    edges, _, _ = _edges_and_layout(info, inputs)
-    with _C._AutoDispatchBelowAutograd():
-        out = op.redispatch(keyset & _AFTER_AUTOGRAD, *args, **kwargs)
-    node = graph.NotImplementedNode(info.name, edges)
+        return op._redispatch_below_autograd(keyset, *args, **kwargs)
+    edges = [graph.gradient_edge(t) for a in args for t in (a if isinstance(a, (list, tuple)) else (a,))
+             if isinstance(t, _C.TensorBase)]
+    out = op._redispatch_below_autograd(keyset, *args, **kwargs)
+    schema = op._schema
+    node = graph.NotImplementedNode(schema.name + (f".{schema.overload_name}" if schema.overload_name else ""), edges)
     for nr, o in enumerate(_flat_outputs(out)):
         if _is_float_tensor(o):
             graph.set_history(o, node, nr)

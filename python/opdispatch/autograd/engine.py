@@ -55,18 +55,34 @@ def _accumulate(existing: Any, g: Any) -> Any:
     return g if existing is None else existing + g
 
 
+def _expandable(shape: tuple[int, ...], to: tuple[int, ...]) -> bool:
+    """Whether ``shape`` broadcasts to ``to``."""
+    return len(shape) <= len(to) and all(s in (1, t) for s, t in zip(reversed(shape), reversed(to)))
+
+
+def _sum_to(g: Any, shape: tuple[int, ...]) -> Any:
+    """``g`` summed over the dimensions broadcasting added to ``shape``."""
+    lead = g.dim() - len(shape)
+    dims = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1]
+    return g.sum(dims, keepdim=True).reshape(list(shape)) if dims else g
+
+
 def _validate(node: graph.Node, nxt: graph.Node, nr: int, g: Any) -> Any:
-    """``g`` (from ``node``) as the gradient of input ``nr`` of ``nxt``: cast to
-    that tensor's dtype (a float32 input of a float64 result gets a float32
-    gradient); RuntimeError naming ``node`` if the shape differs.
+    """``g`` (from ``node``) as the gradient of input ``nr`` of ``nxt``: summed
+    down to that tensor's shape if the tensor broadcasts to it (a formula may
+    return the gradient of a broadcast input unreduced), cast to its dtype (a
+    float32 input of a float64 result gets a float32 gradient); RuntimeError
+    naming ``node`` for any other shape.
     PyTorch: validate_outputs in torch/csrc/autograd/engine.cpp."""
     expected = nxt.input_metadata(nr)
     if expected is None:
         return g
-    shape, dtype = expected
-    if tuple(g.shape) != tuple(shape):
-        raise RuntimeError(f"Function {node.name()} returned an invalid gradient: got shape {list(g.shape)} but "
-                           f"expected shape compatible with {list(shape)}")
+    shape, dtype = tuple(expected[0]), expected[1]
+    if tuple(g.shape) != shape:
+        if not _expandable(shape, tuple(g.shape)):
+            raise RuntimeError(f"Function {node.name()} returned an invalid gradient: got shape {list(g.shape)} but "
+                               f"expected shape compatible with {list(shape)}")
+        g = _sum_to(g, shape)
     return g if g.dtype == dtype else g.to(dtype)
 
 

@@ -18,6 +18,7 @@ Edge = tuple[Optional["Node"], int]
 TENSOR = "Tensor"
 
 _requires_grad_slot = _C.TensorBase.requires_grad
+_requires_grad = _requires_grad_slot.__get__
 
 
 class AutogradMeta:
@@ -25,10 +26,10 @@ class AutogradMeta:
 
     __slots__ = ("grad", "grad_fn", "output_nr", "retains_grad", "grad_accumulator", "view_of", "__weakref__")
 
-    def __init__(self) -> None:
+    def __init__(self, grad_fn: Optional["Node"] = None, output_nr: int = 0) -> None:
         self.grad: Any = None
-        self.grad_fn: Optional[Node] = None
-        self.output_nr = 0
+        self.grad_fn = grad_fn
+        self.output_nr = output_nr
         self.retains_grad = False
         self.grad_accumulator: Optional[weakref.ref] = None
         #: The view operator that made this tensor while recording (None if it is not a recorded view).
@@ -58,10 +59,13 @@ def is_leaf(t: _C.TensorBase) -> bool:
 
 def set_history(t: _C.TensorBase, node: "Node", output_nr: int) -> None:
     """Makes ``t`` the ``output_nr``-th output of ``node`` (t then requires grad)."""
-    meta = meta_for_write(t)
-    meta.grad_fn = node
-    meta.output_nr = output_nr
-    meta.grad_accumulator = None
+    meta = t._autograd_meta
+    if meta is None:
+        t._autograd_meta = AutogradMeta(node, output_nr)
+    else:
+        meta.grad_fn = node
+        meta.output_nr = output_nr
+        meta.grad_accumulator = None
     _requires_grad_slot.__set__(t, True)
 
 
@@ -78,11 +82,15 @@ def grad_accumulator(t: _C.TensorBase) -> "AccumulateGrad":
 def gradient_edge(t: Any) -> Edge:
     """Where the gradient of ``t`` flows: (its grad_fn, output_nr), its
     AccumulateGrad for a leaf that requires grad, or (None, 0)."""
-    if not isinstance(t, _C.TensorBase) or not t.requires_grad:
+    if not isinstance(t, _C.TensorBase) or not _requires_grad(t):
         return (None, 0)
     meta = t._autograd_meta
-    if meta is not None and meta.grad_fn is not None:
-        return (meta.grad_fn, meta.output_nr)
+    if meta is not None:
+        if meta.grad_fn is not None:
+            return (meta.grad_fn, meta.output_nr)
+        acc = meta.grad_accumulator() if meta.grad_accumulator is not None else None
+        if acc is not None:
+            return (acc, 0)
     return (grad_accumulator(t), 0)
 
 
@@ -184,17 +192,27 @@ class SavedTensor:
 
 class BackwardContext:
     """The ``ctx`` of a formula: ``save_for_backward``, ``saved_tensors``,
-    ``needs_input_grad``, and any attributes the formula sets."""
+    ``needs_input_grad``, ``mark_non_differentiable``, and any attributes the
+    formula sets. PyTorch: torch.autograd.function.FunctionCtx."""
+
+    # Class-level defaults, overridden per instance when set (a context is made on every recorded call).
+    _saved: Optional[tuple[SavedTensor, ...]] = ()
+    _non_differentiable: tuple[Any, ...] = ()
 
     def __init__(self, op_name: str, needs_input_grad: tuple[bool, ...]) -> None:
         self._op_name = op_name
-        self._saved: Optional[tuple[SavedTensor, ...]] = ()
         self.needs_input_grad = needs_input_grad
 
     def save_for_backward(self, *tensors: Any) -> None:
         """Saves tensors (or None) for backward; modifying them in place
         before backward makes backward raise."""
         self._saved = tuple(SavedTensor(t) for t in tensors)
+
+    def mark_non_differentiable(self, *outputs: Any) -> None:
+        """Marks output tensors as not differentiable (called from
+        setup_context): they do not require grad, and backward receives zeros
+        as their gradients. PyTorch: FunctionCtx.mark_non_differentiable."""
+        self._non_differentiable = self._non_differentiable + outputs
 
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
@@ -207,91 +225,136 @@ class BackwardContext:
             )
         return tuple(s.unpack(self._op_name) for s in self._saved)
 
+    def _is_non_differentiable(self, t: Any) -> bool:
+        return bool(self._non_differentiable) and any(t is m for m in self._non_differentiable)
+
     def _release(self) -> None:
         self._saved = None
+
+
+class Formula:
+    """What the nodes of one operator's autograd formula share, fixed when the
+    formula is registered: the operator's name, ``backward(ctx, *grads)``, the
+    names of its positional inputs, and how to make the zero gradient of an
+    output that received none."""
+
+    __slots__ = ("op_name", "backward", "input_names", "materialize")
+
+    def __init__(self, op_name: str, backward: Callable[..., Any], input_names: Sequence[str],
+                 materialize: Callable[[tuple[int, ...], Any, Any], Any]) -> None:
+        self.op_name = op_name
+        self.backward = backward
+        self.input_names = tuple(input_names)
+        self.materialize = materialize
 
 
 class OpNode(Node):
     """The grad_fn of an operator with an autograd formula.
 
-    ``backward(ctx, *grads) -> grads`` receives one gradient per output
-    (zeros where an output got none) and returns one per input: a tensor or
-    None, a list for a Tensor[] input, None for non-tensor inputs.
+    ``backward(ctx, *grads)`` receives one gradient per output of the
+    operator: a tensor (zeros where the output got none), a list for a
+    Tensor[] output, None for a non-tensor output. It returns a tuple of one
+    gradient per positional input, or only for the ones the caller passed (a
+    bare value for a single one): a tensor or None, a list (or None) for a
+    Tensor[] input, None for non-tensor inputs. PyTorch:
+    torch._library.autograd.make_autograd_impl (backward and its checks).
     """
 
-    __slots__ = ("op_name", "ctx", "backward_fn", "outputs_meta", "input_layout", "_materialize")
+    __slots__ = ("formula", "ctx", "outputs_meta", "output_layout", "input_layout", "num_passed")
 
     def __init__(
         self,
-        op_name: str,
-        backward_fn: Callable[..., Any],
+        formula: Formula,
         ctx: BackwardContext,
-        next_functions: Sequence[Edge],
-        input_layout: Sequence[Optional[int]],
-        outputs_meta: Sequence[tuple[tuple[int, ...], Any, Any]],
-        materialize: Callable[[tuple[int, ...], Any, Any], Any],
+        next_functions: tuple[Edge, ...],
+        input_layout: Sequence[Optional[Any]],
+        num_passed: int,
+        outputs_meta: tuple[Optional[tuple[tuple[int, ...], Any, Any]], ...],
+        output_layout: tuple[Optional[Any], ...],
     ) -> None:
-        super().__init__(next_functions)
-        self.op_name = op_name
-        self.backward_fn = backward_fn
+        # (Node.__init__ inlined: a node is made on every recorded call.)
+        self.next_functions = next_functions
+        self._retained = None
+        self.formula = formula
         self.ctx = ctx
-        # input_layout[i]: None for a non-tensor input, TENSOR for a tensor, n for a list of n tensors.
-        self.input_layout = tuple(input_layout)
-        self.outputs_meta = tuple(outputs_meta)
-        self._materialize = materialize
+        # input_layout[i] (one per positional input) and output_layout[j] (one
+        # per return): None for a non-tensor, TENSOR for a tensor, n for a list of n tensors.
+        self.input_layout = input_layout
+        self.num_passed = num_passed
+        # One (shape, dtype, device) per flattened output; None for a non-tensor.
+        self.outputs_meta = outputs_meta
+        self.output_layout = output_layout
 
     def name(self) -> str:
-        return f"{self.op_name}Backward"
+        return f"{self.formula.op_name}Backward"
 
     @property
     def num_outputs(self) -> int:
         return len(self.outputs_meta)
 
     def input_metadata(self, output_nr: int) -> Optional[tuple[tuple[int, ...], Any]]:
-        shape, dtype, _ = self.outputs_meta[output_nr]
-        return shape, dtype
+        meta = self.outputs_meta[output_nr]
+        return None if meta is None else (meta[0], meta[1])
+
+    def _grads_per_output(self, grad_outputs: list[Any]) -> list[Any]:
+        materialize = self.formula.materialize
+        flat = [g if g is not None or meta is None else materialize(*meta)
+                for g, meta in zip(grad_outputs, self.outputs_meta)]
+        grads: list[Any] = []
+        i = 0
+        for layout in self.output_layout:
+            if layout is None or layout == TENSOR:
+                grads.append(flat[i] if layout == TENSOR else None)
+                i += 1
+            else:
+                grads.append(flat[i:i + layout])
+                i += layout
+        return grads
 
     def apply(self, grad_outputs: list[Any]) -> list[Any]:
-        grads = [
-            g if g is not None else self._materialize(*meta) for g, meta in zip(grad_outputs, self.outputs_meta)
-        ]
-        result = self.backward_fn(self.ctx, *grads)
-        if len(self.input_layout) == 1 and (result is None or isinstance(result, _C.TensorBase)):
+        formula = self.formula
+        result = formula.backward(self.ctx, *self._grads_per_output(grad_outputs))
+        n_inputs = len(self.input_layout)
+        if not isinstance(result, tuple):
             result = (result,)
-        if not isinstance(result, (tuple, list)) or len(result) != len(self.input_layout):
-            got = len(result) if isinstance(result, (tuple, list)) else type(result).__name__
+        if len(result) not in (self.num_passed, n_inputs):
+            expected = str(n_inputs) if self.num_passed == n_inputs else f"{self.num_passed} or {n_inputs}"
             raise RuntimeError(
-                f"{self.op_name}: expected backward to return {len(self.input_layout)} gradients (one per "
-                f"input, None for inputs without one) but got {got}."
+                f"The backward formula for {formula.op_name} returned an incorrect number of gradients (expected "
+                f"{expected}, got {len(result)}). Expected one gradient for each forward input, or for each "
+                f"positional input to the operator. Use None for inputs that do not require a gradient."
             )
         flat: list[Any] = []
-        for i, (g, layout) in enumerate(zip(result, self.input_layout)):
+        for i, layout in enumerate(self.input_layout):
+            g = result[i] if i < len(result) else None
+            name = formula.input_names[i]
             if layout is None:
                 if g is not None:
                     raise RuntimeError(
-                        f"{self.op_name}: backward returned a gradient for input {i}, which is not a Tensor; "
-                        f"return None for non-Tensor inputs."
+                        f"The backward formula for {formula.op_name} returned a gradient for input '{name}', which "
+                        f"is not a Tensor: return None for non-Tensor inputs."
                     )
             elif layout == TENSOR:
-                flat.append(_check_grad(self.op_name, i, g))
+                flat.append(_check_grad(formula.op_name, name, g))
             else:
                 items = [None] * layout if g is None else g
                 if not isinstance(items, (list, tuple)) or len(items) != layout:
                     raise RuntimeError(
-                        f"{self.op_name}: backward must return a list of {layout} gradients (or None) for the "
-                        f"Tensor[] input {i}, got {type(g).__name__}"
+                        f"The backward formula for {formula.op_name} must return a list of {layout} gradients (or "
+                        f"None) for the Tensor[] input '{name}', got {type(g).__name__}"
                         + (f" of length {len(g)}" if isinstance(g, (list, tuple)) else "") + "."
                     )
-                flat.extend(_check_grad(self.op_name, i, item) for item in items)
+                flat.extend(_check_grad(formula.op_name, f"{name}[{k}]", item) for k, item in enumerate(items))
         return flat
 
     def release(self) -> None:
         self.ctx._release()
 
 
-def _check_grad(op_name: str, i: int, g: Any) -> Any:
+def _check_grad(op_name: str, name: str, g: Any) -> Any:
     if g is not None and not isinstance(g, _C.TensorBase):
         raise RuntimeError(
-            f"{op_name}: backward returned {type(g).__name__} as the gradient of input {i}; expected a Tensor or None."
+            f"The backward formula for {op_name} returned {type(g).__name__} as the gradient of input '{name}'; "
+            f"expected a Tensor or None."
         )
     return g

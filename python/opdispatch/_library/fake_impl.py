@@ -1,0 +1,213 @@
+"""Fake impls: Python functions that compute an operator's output metadata
+on meta tensors. Each operator with one has a FakeImplHolder, registered as
+its Meta kernel, which runs the fake impl with the context get_ctx() returns.
+PyTorch: torch/_library/fake_impl.py (which runs them on FakeTensors too).
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import threading
+from typing import TYPE_CHECKING, Any, Callable, Iterator, NoReturn, Optional
+
+from .. import _C
+from .utils import RegistrationHandle, lookup_op
+
+if TYPE_CHECKING:
+    from ..library import Library
+
+__all__ = ["FakeImplCtx", "FakeImplHolder", "Kernel", "add_holder", "find", "get_ctx", "install",
+           "record_dynamic_sizes", "register", "remove_holder"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Kernel:
+    """A fake impl and where it was registered ("file:line")."""
+
+    func: Callable[..., Any]
+    source: str
+
+
+# Per thread: ``ctx``, the FakeImplCtx of the fake impl running now (None
+# outside one); ``recorded``, the list record_dynamic_sizes() fills (or None).
+_local = threading.local()
+
+
+class FakeImplCtx:
+    """The context of a running fake impl (``opdispatch.library.get_ctx()``).
+    PyTorch: torch._library.fake_impl.FakeImplCtx."""
+
+    def __init__(self, qualname: str, source: str) -> None:
+        self._qualname = qualname
+        self._source = source
+
+    def new_dynamic_size(self, *, min: int = 0, max: Optional[int] = None) -> int:
+        """A size that depends on the data of the inputs (e.g. the number of
+        nonzero elements), for an output shape: ``[ctx.new_dynamic_size(), x.dim()]``.
+
+        ``min`` and ``max`` are inclusive bounds (``max=None``: unbounded).
+        Meta tensors have concrete sizes, so the value returned is a concrete
+        int: ``max`` when given (an output large enough for any data), else
+        ``min``. It is recorded so that opcheck's fake check accepts any size
+        for the dimensions it ends up in. (PyTorch returns an unbacked SymInt
+        under FakeTensorMode and raises for meta tensors.)
+
+        Raises ValueError if ``min`` or ``max`` is not an int, ``min < 0`` or
+        ``max < min``. PyTorch: FakeImplCtx.new_dynamic_size.
+        """
+        for name, value in (("min", min), ("max", max)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                raise ValueError(f"ctx.new_dynamic_size({name}={value!r}): expected {name} to be an int (a statically "
+                                 f"known bound), got {type(value).__name__}")
+        if min < 0:
+            raise ValueError(f"ctx.new_dynamic_size(min={min}, ...): expected min to be greater than or equal to 0: "
+                             f"this API can only create non-negative sizes.")
+        if max is not None and max < min:
+            raise ValueError(f"ctx.new_dynamic_size(min={min}, max={max}): expected max >= min")
+        size = min if max is None else max
+        recorded = getattr(_local, "recorded", None)
+        if recorded is not None:
+            recorded.append(size)
+        return size
+
+
+def get_ctx() -> FakeImplCtx:
+    """The FakeImplCtx of the fake impl running in this thread. Raises
+    RuntimeError outside a fake impl. PyTorch: torch.library.get_ctx."""
+    ctx = getattr(_local, "ctx", None)
+    if ctx is None:
+        raise RuntimeError(
+            "opdispatch.library.get_ctx() was called outside a fake impl: it is only valid while a function "
+            "registered with register_fake (or impl_abstract) runs, i.e. when the operator is called with meta "
+            "tensors. Call it inside the fake impl."
+        )
+    return ctx
+
+
+@contextlib.contextmanager
+def record_dynamic_sizes() -> Iterator[list[int]]:
+    """Collects the sizes ``ctx.new_dynamic_size()`` returns in this thread
+    during the block (opcheck uses them to accept data-dependent dimensions)."""
+    prev = getattr(_local, "recorded", None)
+    sizes: list[int] = []
+    _local.recorded = sizes
+    try:
+        yield sizes
+    finally:
+        _local.recorded = prev
+
+
+class FakeImplHolder:
+    """The fake impl of one operator; the holder itself is the operator's Meta
+    kernel. ``kernel`` is looked up on every call, so registering a fake impl
+    later (or replacing a custom op's) needs no new dispatcher registration.
+    Without a kernel, ``missing(*args, **kwargs)`` handles the call (it raises,
+    or returns the trivial result). PyTorch: FakeImplHolder and construct_meta_kernel."""
+
+    def __init__(self, qualname: str, missing: Optional[Callable[..., Any]] = None) -> None:
+        self.qualname = qualname
+        self.kernel: Optional[Kernel] = None
+        self._missing = missing
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        kernel = self.kernel
+        if kernel is None:
+            if self._missing is None:
+                raise RuntimeError(f"{self.qualname}: its fake impl was removed while this call was dispatched")
+            return self._missing(*args, **kwargs)
+        prev = getattr(_local, "ctx", None)
+        _local.ctx = FakeImplCtx(self.qualname, kernel.source)
+        try:
+            return kernel.func(*args, **kwargs)
+        finally:
+            _local.ctx = prev
+
+
+# qualname -> the holder registered as that operator's Meta kernel.
+_holders: dict[str, FakeImplHolder] = {}
+
+
+def find(qualname: str) -> Optional[FakeImplHolder]:
+    """The FakeImplHolder of an operator ("ns::name[.overload]"), if it has one."""
+    return _holders.get(qualname)
+
+
+def add_holder(qualname: str, missing: Callable[..., Any]) -> FakeImplHolder:
+    """A new holder for ``qualname`` (an operator made by custom_op or the
+    legacy API, before any fake impl exists), found by :func:`find` until
+    :func:`remove_holder`; the caller registers it as the Meta kernel.
+    ``missing`` runs when the operator is called on meta tensors without a
+    fake impl."""
+    holder = FakeImplHolder(qualname, missing)
+    _holders[qualname] = holder
+    return holder
+
+
+def remove_holder(holder: FakeImplHolder) -> None:
+    if _holders.get(holder.qualname) is holder:
+        del _holders[holder.qualname]
+
+
+def install(qualname: str, lib: Library, missing: Callable[..., Any]) -> FakeImplHolder:
+    """A new holder (:func:`add_holder`) registered as ``qualname``'s Meta
+    kernel in ``lib``; undone with ``lib``."""
+    holder = add_holder(qualname, missing)
+    lib.impl(qualname, holder, "Meta")
+    lib._register_handle(lambda: remove_holder(holder))
+    return holder
+
+
+def register(qualname: str, func: Callable[..., Any], source: str, lib: Library) -> RegistrationHandle:
+    """Registers ``func`` as the fake impl of ``qualname``, an operator not
+    made by custom_op; undone with ``lib`` or the returned handle.
+
+    Raises ValueError if the operator is not defined; RuntimeError if it
+    already has a fake impl (naming where it was registered), a Meta kernel
+    registered another way, or a CompositeImplicitAutograd kernel (it
+    decomposes, so its parts need fake impls instead).
+    PyTorch: FakeImplHolder.register (allow_override=False).
+    """
+    lookup_op(qualname)
+    holder = _holders.get(qualname)
+    if holder is not None and holder.kernel is not None:
+        raise RuntimeError(
+            f"register_fake(...): the operator {qualname} already has a fake impl registered at "
+            f"{holder.kernel.source}. Destroy the Library it was registered with first, or register only one."
+        )
+    if holder is None:
+        if _C._dispatch_has_kernel_for_dispatch_key(qualname, "Meta"):
+            raise RuntimeError(
+                f"register_fake(...): the operator {qualname} already has a DispatchKey::Meta implementation via "
+                f"a pre-existing opdispatch.library or OPDISPATCH_LIBRARY registration. Please either remove that "
+                f"registration or don't call register_fake."
+            )
+        if _C._dispatch_has_kernel_for_dispatch_key(qualname, "CompositeImplicitAutograd"):
+            raise RuntimeError(
+                f"register_fake(...): the operator {qualname} already has an implementation for this device type "
+                f"via a pre-existing registration to DispatchKey::CompositeImplicitAutograd. "
+                f"CompositeImplicitAutograd operators do not need a fake impl; instead, the operator will "
+                f"decompose into its constituents and those can have fake impls defined on them."
+            )
+        holder = FakeImplHolder(qualname)
+        meta = lib._impl_handle(qualname, holder, "Meta")
+        _holders[qualname] = holder
+
+        def undo() -> None:
+            holder.kernel = None
+            _holders.pop(qualname, None)
+            meta.destroy()
+    else:
+        def undo() -> None:
+            holder.kernel = None
+
+    holder.kernel = Kernel(func, source)
+    return lib._register_handle(undo)
+
+
+def missing_fake_impl(message: str) -> Callable[..., NoReturn]:
+    """A ``missing`` handler raising NotImplementedError(message)."""
+
+    def missing(*args: Any, **kwargs: Any) -> NoReturn:
+        raise NotImplementedError(message)
+
+    return missing
