@@ -1,7 +1,8 @@
 """The demo's C++ operator: the example extension (examples/extension, shipped
 inside the package as opdispatch/examples/extension) compiled with
-cpp_extension.load, and an autograd formula for its ``relu`` registered at the
-Autograd key, so the hidden layer's activation can be trained through."""
+cpp_extension.load, and an autograd formula for its ``relu`` registered with
+opdispatch.library.register_autograd, so the hidden layer's activation can be
+trained through."""
 from __future__ import annotations
 
 import dataclasses
@@ -11,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import cpp_extension
-from .._library.autograd import make_autograd_kernel
 from .._ops import OpOverload, ops
-from ..library import Library
+from ..library import Library, register_autograd
 
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
@@ -72,6 +72,6 @@ def load_extension(namespace: str = "myext") -> DemoExtension:
         namespace, example_sources(), extra_cflags=[f"-DOPDISPATCH_EXAMPLE_NS={namespace}"]
     )
     relu = getattr(ops, namespace).relu.default
-    lib = Library(namespace, "IMPL")
-    lib.impl("relu", make_autograd_kernel(relu, _relu_backward, _relu_setup_context), "Autograd", with_keyset=True)
+    lib = Library(namespace, "FRAGMENT")
+    register_autograd(relu, _relu_backward, setup_context=_relu_setup_context, lib=lib)
     return DemoExtension(relu, loaded, time.perf_counter() - start, lib)
