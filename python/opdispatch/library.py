@@ -22,6 +22,7 @@ import contextlib
 import functools
 import importlib
 import re
+import sys
 import warnings
 import weakref
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, Union
@@ -130,8 +131,10 @@ def _has_kernel_for_dispatch_key(qualname: str, key: str) -> bool:
 
 
 def _call_site() -> str:
+    """"file:line" of the user's registration (interned: registrations in a
+    loop or from one module share the strings kept per kernel)."""
     site = _C._python_call_site()
-    return f"{site[0]}:{site[1]}" if site else "(unknown)"
+    return sys.intern(f"{site[0]}:{site[1]}") if site else "(unknown)"
 
 
 class Library:

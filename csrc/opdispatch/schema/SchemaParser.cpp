@@ -303,13 +303,14 @@ class SchemaParser {
     }
     return advance();
   }
-  const Token& expectIdent(const std::string& what) {
+  // `what` is a literal: no string is built unless there is an error.
+  const Token& expectIdent(const char* what) {
     if (cur().kind != TokenKind::Ident) {
       unexpected(what);
     }
     return advance();
   }
-  void expectEnd(const std::string& what) {
+  void expectEnd(const char* what) {
     if (cur().kind != TokenKind::End) {
       unexpected(what);
     }
