@@ -31,18 +31,25 @@ def _run(cmd: list[str]) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
 
 
-@functools.lru_cache(maxsize=None)
-def cmake_build() -> Path:
-    """Configures and builds the example (incrementally) with CMake and Ninja; returns libmyext.so."""
+def cmake_configure_and_build(source: Path, build_dir: Path) -> None:
+    """Configures (Release, Ninja, against the installed opdispatch) and builds
+    the CMake project at ``source`` in ``build_dir``, incrementally; fails the
+    test with the tools' output if either step fails."""
     configure = _run([
-        tool("cmake"), "-S", str(EXAMPLE), "-B", str(BUILD), "-G", "Ninja",
+        tool("cmake"), "-S", str(source), "-B", str(build_dir), "-G", "Ninja",
         f"-DCMAKE_MAKE_PROGRAM={tool('ninja')}",
         f"-DCMAKE_PREFIX_PATH={cpp_extension.cmake_prefix_path()}",
         "-DCMAKE_BUILD_TYPE=Release",
     ])
     assert configure.returncode == 0, configure.stdout + configure.stderr
-    build = _run([tool("cmake"), "--build", str(BUILD), "--parallel", str(os.cpu_count() or 2)])
+    build = _run([tool("cmake"), "--build", str(build_dir), "--parallel", str(os.cpu_count() or 2)])
     assert build.returncode == 0, build.stdout[-20000:] + build.stderr[-20000:]
+
+
+@functools.lru_cache(maxsize=None)
+def cmake_build() -> Path:
+    """Builds the example (incrementally) with CMake and Ninja; returns libmyext.so."""
+    cmake_configure_and_build(EXAMPLE, BUILD)
     lib = BUILD / "libmyext.so"
     assert lib.is_file(), f"the CMake build did not produce {lib}"
     return lib
