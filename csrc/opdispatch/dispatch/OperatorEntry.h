@@ -144,8 +144,6 @@ class OperatorEntry final {
   bool isKernelFallthroughKernel(DispatchKey k) const;
   /// Whether the table entry for runtime key `k` (or Undefined) is a real kernel (not missing).
   bool hasComputedKernelForDispatchKey(DispatchKey k) const;
-  /// Whether any kernel at all is registered.
-  bool hasAnyKernel() const { return !kernels_.empty(); }
   /// The C++ signature the unboxed kernels share, if any has one.
   std::optional<CppSignature> cppSignature() const;
 
