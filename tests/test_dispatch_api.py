@@ -27,17 +27,11 @@ import pytest
 
 import opdispatch
 from opdispatch import _C
+from _helpers import keys
 
 K = _C.DispatchKey
 HERE = __file__
 _counter = itertools.count()
-
-
-def keys(*names: str) -> _C.DispatchKeySet:
-    out = _C.DispatchKeySet(K.Undefined)
-    for n in names:
-        out = out | _C.DispatchKeySet(getattr(K, n))
-    return out
 
 
 def cpu(*shape: int) -> opdispatch.Tensor:

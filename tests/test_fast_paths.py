@@ -10,12 +10,9 @@ import pytest
 
 import opdispatch
 from opdispatch import _C
+from _helpers import tensor
 
 DK = _C.DispatchKey
-
-
-def tensor(values):
-    return opdispatch.from_numpy(np.asarray(values, dtype=np.float32))
 
 
 @pytest.fixture

@@ -12,19 +12,11 @@ import pytest
 import opdispatch
 from opdispatch import _C, library, ops
 from opdispatch.library import Library, Tag, _scoped_library, fallthrough_kernel
-
-
-def tensor(values, dtype=np.float32) -> opdispatch.Tensor:
-    return opdispatch.from_numpy(np.asarray(values, dtype=dtype))
+from _helpers import as_numpy, tensor
 
 
 def randn(n: int) -> opdispatch.Tensor:
     return tensor(np.random.default_rng(0).standard_normal(n))
-
-
-def as_numpy(t: opdispatch.Tensor) -> np.ndarray:
-    """t's data as a NumPy array, also for tensors that require grad (a detached alias)."""
-    return _C._make_subclass(opdispatch.Tensor, t).numpy()
 
 
 def numpy_sin(x):

@@ -10,21 +10,12 @@ import textwrap
 import numpy as np
 import pytest
 
-import opdispatch
-from opdispatch import _C, library, ops
+from opdispatch import _C, ops
 from opdispatch._ops import OperatorBase, OpOverload, OpOverloadPacket
 from opdispatch.library import Library, Tag
+from _helpers import as_numpy, tensor
 
 DK = _C.DispatchKey
-
-
-def tensor(values, dtype=np.float32) -> opdispatch.Tensor:
-    return opdispatch.from_numpy(np.asarray(values, dtype=dtype))
-
-
-def as_numpy(t: opdispatch.Tensor) -> np.ndarray:
-    """t's data as a NumPy array, also for tensors that require grad (a detached alias)."""
-    return _C._make_subclass(opdispatch.Tensor, t).numpy()
 
 
 def scale(x, factor):

@@ -12,6 +12,7 @@ import pytest
 
 import opdispatch
 from opdispatch import _C
+from _helpers import keys
 
 K = _C.DispatchKey
 
@@ -30,13 +31,6 @@ DTYPES = [
 ]
 
 _ns_counter = itertools.count()
-
-
-def keys(*names: str) -> _C.DispatchKeySet:
-    out = _C.DispatchKeySet(K.Undefined)
-    for n in names:
-        out = out | _C.DispatchKeySet(getattr(K, n))
-    return out
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@
 // argument without a default. Mutated arguments get their versions bumped as
 // on the generic path (Note [Version counters of mutated arguments]). Results
 // that are one Tensor (or nothing) pass through after a type check; others
-// take the generic conversion. Anything
-// else — or a kernel that is not a Python kernel — goes the generic way, so
+// take the generic conversion. A call that reaches a C++ kernel is boxed with
+// the key set computed here. Anything else goes the generic way, so
 // the behaviour is the same on both paths; that includes the per-call checks
 // a kernel may ask for (Note [Custom op kernel checks]). PyTorch's "PyObject
 // dispatch".
@@ -205,7 +205,15 @@ bool tryPyObjectDispatch(OperatorEntry& entry, FastCallCache& cache, PyObject* c
                                     : entry.computeDispatchKeySet(tensor_keys);
   PythonKernelHolder* holder = PythonKernelHolder::of(entry.lookup(ks));
   if (holder == nullptr) {
-    return false;
+    // A C++ kernel: box the arguments (they bind, as checked above) and call
+    // the kernel of `ks`, without extracting the key set a second time.
+    *result = pythonEntry([&]() -> PyObject* {
+      Stack stack;
+      pushArgumentsForSchema(s->schema, args, nargs, nullptr, stack);
+      entry.callKernelBoxed(OperatorHandle(&entry), *s, ks, &stack);
+      return popResultsToPython(s->schema, stack);
+    });
+    return true;
   }
   py::object func = holder->function();
   if (!func) {

@@ -152,29 +152,25 @@ PyGetSetDef kGetSets[] = {
 
 // --- methods ------------------------------------------------------------------
 
-PyObject* methStride(PyObject* self, PyObject* args) {
+/// stride(dim=None) / size(dim=None): all of them as a tuple, or the one of `dim`.
+template <IntArrayRef (TensorImpl::*All)() const, int64_t (Tensor::*One)(int64_t) const>
+PyObject* perDimension(PyObject* self, PyObject* args, const char* format) {
   PyObject* dim = Py_None;
-  if (!PyArg_ParseTuple(args, "|O:stride", &dim)) {
+  if (!PyArg_ParseTuple(args, format, &dim)) {
     return nullptr;
   }
   return pythonEntry([&]() -> PyObject* {
     if (dim == Py_None) {
-      return intTuple(selfImpl(self)->strides());
+      return intTuple((selfImpl(self)->*All)());
     }
-    return PyLong_FromLongLong(unpackTensor(self).stride(py::cast<int64_t>(dim)));
+    return PyLong_FromLongLong((unpackTensor(self).*One)(py::cast<int64_t>(dim)));
   });
 }
+PyObject* methStride(PyObject* self, PyObject* args) {
+  return perDimension<&TensorImpl::strides, &Tensor::stride>(self, args, "|O:stride");
+}
 PyObject* methSize(PyObject* self, PyObject* args) {
-  PyObject* dim = Py_None;
-  if (!PyArg_ParseTuple(args, "|O:size", &dim)) {
-    return nullptr;
-  }
-  return pythonEntry([&]() -> PyObject* {
-    if (dim == Py_None) {
-      return intTuple(selfImpl(self)->sizes());
-    }
-    return PyLong_FromLongLong(unpackTensor(self).size(py::cast<int64_t>(dim)));
-  });
+  return perDimension<&TensorImpl::sizes, &Tensor::size>(self, args, "|O:size");
 }
 PyObject* methNumel(PyObject* self, PyObject*) { return PyLong_FromLongLong(selfImpl(self)->numel()); }
 PyObject* methDim(PyObject* self, PyObject*) { return PyLong_FromLongLong(selfImpl(self)->dim()); }

@@ -200,12 +200,12 @@ def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[
         # Reached through the Autograd key, so normally an input requires grad.
         if True not in needs:
             return run_below_autograd(keyset, *args, **kwargs)
+        inputs, kw_inputs = info.full_inputs(args, kwargs) if info.mutated or setup_context else ((), {})
         if info.mutated:
-            _check_inplace_on_leaf(info, *info.full_inputs(args, kwargs))
+            _check_inplace_on_leaf(info, inputs, kw_inputs)
         out = run_below_autograd(keyset, *args, **kwargs)
         ctx = make_ctx(op_name, tuple(needs))
         if setup_context is not None:
-            inputs, kw_inputs = info.full_inputs(args, kwargs)
             if keyword_only:
                 setup_context(ctx, inputs, kw_inputs, out)
             else:
@@ -238,8 +238,7 @@ def _not_implemented_fallback(keyset: _C.DispatchKeySet, op: Any, *args: Any, **
     edges = [graph.gradient_edge(t) for a in args for t in (a if isinstance(a, (list, tuple)) else (a,))
              if isinstance(t, _C.TensorBase)]
     out = op._redispatch_below_autograd(keyset, *args, **kwargs)
-    schema = op._schema
-    node = graph.NotImplementedNode(schema.name + (f".{schema.overload_name}" if schema.overload_name else ""), edges)
+    node = graph.NotImplementedNode(op._name, edges)
     for nr, o in enumerate(_flat_outputs(out)):
         if _is_float_tensor(o):
             graph.set_history(o, node, nr)
