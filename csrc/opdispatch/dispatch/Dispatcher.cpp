@@ -280,9 +280,11 @@ void Dispatcher::callBoxed(const OperatorHandle& op, Stack* stack) const {
 void Dispatcher::redispatchBoxed(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) const {
   const OperatorEntry& e = op.entry();
   DispatchKeySet masked = ks & e.nonFallthroughKeys();
-  if (const AnnotatedSchema* s = e.schemaPtr()) {
-    e.callKernelBoxed(op, *s, masked, stack);
-    return;
+  if (OPDISPATCH_UNLIKELY(e.bumpsVersions(masked))) {
+    if (const AnnotatedSchema* s = e.schemaPtr()) {
+      e.callKernelBoxed(op, *s, masked, stack);
+      return;
+    }
   }
   e.lookup(masked).callBoxed(op, masked, stack);
 }
