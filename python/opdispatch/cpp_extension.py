@@ -19,7 +19,13 @@ import tempfile
 from pathlib import Path
 from typing import Iterable, Sequence, Union
 
-_PACKAGE_DIR = Path(__file__).resolve().parent
+from . import _C
+
+#: Where the build installed the compiled parts (``_C``, ``lib/``,
+#: ``include/``, ``share/cmake/``): beside ``_C``, which an editable install
+#: (scikit-build-core's redirect mode) keeps in its build directory while the
+#: Python files stay in the source tree.
+_PACKAGE_DIR = Path(_C.__file__).resolve().parent
 
 StrPath = Union[str, "os.PathLike[str]"]
 

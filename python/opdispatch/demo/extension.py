@@ -15,11 +15,13 @@ from .. import cpp_extension
 from .._ops import OpOverload, ops
 from ..library import Library, register_autograd
 
-_PACKAGE_DIR = Path(__file__).resolve().parent.parent
-
 #: Where the example's sources are looked for, in order: installed with the
-#: package (CMakeLists.txt installs them), then the source tree this file is in.
-SOURCE_DIRS = (_PACKAGE_DIR / "examples" / "extension", _PACKAGE_DIR.parent.parent / "examples" / "extension")
+#: package (CMakeLists.txt installs them beside ``_C``), then the source tree
+#: this file is in.
+SOURCE_DIRS = (
+    Path(cpp_extension._PACKAGE_DIR) / "examples" / "extension",
+    Path(__file__).resolve().parents[3] / "examples" / "extension",
+)
 
 
 @dataclasses.dataclass(frozen=True)
