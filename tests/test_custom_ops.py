@@ -644,9 +644,9 @@ def test_replaced_kernels_shadow_the_first_and_go_with_the_op(ns):
         f.register_kernel(None, lambda x, i=i: x + float(i))
         assert f(opdispatch.zeros(1)).tolist() == [float(i)]
     assert list(f._overrides) == ["CompositeExplicitAutograd"]
-    assert f"{ns}::f/CompositeExplicitAutograd" in library._impls
+    assert f"{ns}/f/CompositeExplicitAutograd" in library._impls
     f._destroy()
-    assert not f._overrides and f"{ns}::f/CompositeExplicitAutograd" not in library._impls
+    assert not f._overrides and f"{ns}/f/CompositeExplicitAutograd" not in library._impls
     assert fake_impl.find(f"{ns}::f") is None
     with pytest.raises(RuntimeError, match="does not exist: nothing defines or implements it"):
         _C._dispatch_has_kernel_for_dispatch_key(f"{ns}::f", "CompositeExplicitAutograd")

@@ -363,7 +363,7 @@ def test_destroy_undoes_everything_and_ops_forgets(ns):
     assert "foo" not in vars(namespace)
     assert not hasattr(namespace, "foo")
     assert packet.overloads() == []
-    assert f"{ns}::foo/CPU" not in library._impls
+    assert f"{ns}/foo/CPU" not in library._impls
     with pytest.raises(RuntimeError, match="was destroyed"):
         lib.define("bar(Tensor x) -> Tensor")
     with pytest.raises(RuntimeError, match="was destroyed"):

@@ -21,27 +21,52 @@ __all__ = ["OpOverload", "OpOverloadPacket", "OperatorBase", "Tag", "ops"]
 
 
 class Tag(enum.Enum):
-    """Operator tags (PyTorch: ``torch.Tag``, generated from
-    aten/src/ATen/native/tags.yaml). Stored with an operator by
-    ``Library.define(..., tags=...)`` and reported by :attr:`OpOverload.tags`.
-    The dispatcher itself gives them no meaning."""
+    """Operator tags: PyTorch's 20 ``torch.Tag`` members, with its values
+    (generated there from aten/src/ATen/native/tags.yaml). Stored with an
+    operator by ``Library.define(..., tags=...)`` and reported by
+    :attr:`OpOverload.tags`; the dispatcher gives them no meaning.
 
-    core = "core"
-    data_dependent_output = "data_dependent_output"
-    dynamic_output_shape = "dynamic_output_shape"
-    flexible_layout = "flexible_layout"
-    generated = "generated"
-    inplace_view = "inplace_view"
-    maybe_aliasing_or_mutating = "maybe_aliasing_or_mutating"
-    needs_fixed_stride_order = "needs_fixed_stride_order"
-    nondeterministic_bitwise = "nondeterministic_bitwise"
-    nondeterministic_seeded = "nondeterministic_seeded"
-    pointwise = "pointwise"
-    pt2_compliant_tag = "pt2_compliant_tag"
-    view_copy = "view_copy"
+    ``opdispatch._C.Tag`` is this same object (see Note [Tag lives in Python]).
+    As PyTorch's pybind11 enum: ``Tag.pointwise.value == int(Tag.pointwise)
+    == 16``, ``Tag(16) is Tag.pointwise``, ``Tag.__members__``; unlike it, the
+    enum is also iterable (``list(Tag)``).
+    """
 
-    def __repr__(self) -> str:
-        return f"opdispatch.Tag.{self.name}"
+    core = 0
+    cudagraph_unsafe = 1
+    data_dependent_output = 2
+    dynamic_output_shape = 3
+    flexible_layout = 4
+    generated = 5
+    inplace = 6
+    inplace_view = 7
+    maybe_aliasing_or_mutating = 8
+    needs_contiguous_strides = 9
+    needs_exact_strides = 10
+    needs_fixed_stride_order = 11
+    nondeterministic_bitwise = 12
+    nondeterministic_seeded = 13
+    out = 14
+    out_variant = 15
+    pointwise = 16
+    pt2_compliant_tag = 17
+    reduction = 18
+    view_copy = 19
+
+    def __int__(self) -> int:
+        return self.value
+
+    __index__ = __int__
+
+
+# Note [Tag lives in Python]
+# PyTorch binds a C++ enum (at::Tag) as torch._C.Tag and re-exports it as
+# torch.Tag. opdispatch's core stores an operator's tags by name (the C++
+# Library::def takes names), so no C++ enum exists to bind; the one Python
+# enum is installed as _C.Tag here. _C is only importable through the
+# opdispatch package, whose __init__ imports this module, so `_C.Tag` and
+# `from opdispatch._C import Tag` always see this object.
+_C.Tag = Tag  # type: ignore[attr-defined]
 
 
 # Qualified names ("ns::op" or "ns::op.overload") of operators defined by

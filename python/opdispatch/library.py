@@ -55,10 +55,15 @@ __all__ = [
     "register_kernel",
 ]
 
-# "ns::op[.overload]/DispatchKey" -> where the Python kernel was registered:
-# at most one Python kernel per (operator, key), so that two libraries cannot
-# silently override each other. PyTorch: torch.library._impls (a set there).
-_impls: dict[str, str] = {}
+# The Python kernels registered through a Library, as seed 000 keys them:
+# "<library namespace>/<op name[.overload]>/<dispatch key as passed, "" for
+# the library's none>". At most one Python kernel per (operator, key), so that
+# two libraries cannot silently override each other; real code tests
+# membership to register only once. PyTorch: torch.library._impls.
+_impls: set[str] = set()
+
+# _impls key -> "file:line" of the registration, for the duplicate error.
+_impl_sites: dict[str, str] = {}
 
 # Qualified names of the operators defined from Python (shared with _ops for
 # OpOverload._defined_in_python). PyTorch: torch.library._defs.
@@ -107,19 +112,43 @@ def fallthrough_kernel() -> None:
 _C._set_fallthrough_kernel(fallthrough_kernel)
 
 
-def _check_python_kernel_slot(qualname: str, key_name: str) -> str:
-    """The ``_impls`` key of a Python kernel for ``qualname`` at ``key_name``;
-    RuntimeError (naming both registration sites) if one is registered."""
-    key = f"{qualname}/{key_name}"
-    if key in _impls:
-        raise RuntimeError(
-            f"This is not allowed since there's already a kernel registered from python overriding "
-            f"{qualname}'s behavior for {key_name} dispatch key and {qualname.split('::')[0]} namespace. "
-            f"The existing kernel was registered at {_impls[key]}; this registration is at {_call_site()}. "
-            f"Destroy the Library holding the existing kernel (Library._destroy()) first, or register at "
-            f"another dispatch key."
-        )
+def _impls_key(ns: str, op_name: str, dispatch_key: str) -> str:
+    """The ``_impls`` key of a Python kernel that a Library of namespace ``ns``
+    registers for ``op_name`` ("name[.overload]", optionally "ns::"-qualified)
+    at ``dispatch_key`` (as passed; "" when neither the call nor the library
+    names one). PyTorch: the key computed in Library.impl."""
+    return f"{ns}/{op_name.split('::')[-1]}/{dispatch_key}"
+
+
+def _check_python_kernel_slot(ns: str, op_name: str, dispatch_key: str) -> str:
+    """The ``_impls`` key of a new Python kernel; RuntimeError (naming both
+    registration sites) if one is registered. "" and "CompositeImplicitAutograd"
+    are one slot (the kernel of no key is a CompositeImplicitAutograd kernel)."""
+    key = _impls_key(ns, op_name, dispatch_key)
+    same_slot = {"": "CompositeImplicitAutograd", "CompositeImplicitAutograd": ""}.get(dispatch_key)
+    for existing in (key, None if same_slot is None else _impls_key(ns, op_name, same_slot)):
+        if existing is not None and existing in _impls:
+            name = f"{ns}::{op_name.split('::')[-1]}"
+            raise RuntimeError(
+                f"This is not allowed since there's already a kernel registered from python overriding "
+                f"{name}'s behavior for {dispatch_key or 'CompositeImplicitAutograd'} dispatch key and {ns} "
+                f"namespace. The existing kernel was registered at {_impl_sites.get(existing, '(unknown)')}; this "
+                f"registration is at {_call_site()}. Destroy the Library holding the existing kernel "
+                f"(Library._destroy()) first, or register at another dispatch key."
+            )
     return key
+
+
+def _add_impl(key: str, site: str) -> None:
+    """Records a Python kernel registered under ``_impls`` key ``key`` at ``site``."""
+    _impls.add(key)
+    _impl_sites[key] = site
+
+
+def _remove_impls(keys: set[str]) -> None:
+    _impls.difference_update(keys)
+    for key in keys:
+        _impl_sites.pop(key, None)
 
 
 def _has_kernel_for_dispatch_key(qualname: str, key: str) -> bool:
@@ -172,7 +201,7 @@ class Library:
         # weakref.finalize rather than __del__: it runs once, from _destroy()
         # or when the object dies, and keeps what it needs alive (PyTorch does the same).
         self._finalizer = weakref.finalize(
-            self, _del_library, self.m, _impls, self._op_impls, _defs, self._op_defs, self._registration_handles
+            self, _del_library, self.m, self._op_impls, _defs, self._op_defs, self._registration_handles
         )
 
     def __repr__(self) -> str:
@@ -257,7 +286,7 @@ class Library:
         # (All positional: passing `site` by keyword costs time per call, and
         # pybind11's keyword path makes a one-time ~0.5-1 MB allocation.)
         m.impl(name, dispatch_key or self.dispatch_key, fn, with_keyset, False, site)
-        _impls[key] = site
+        _add_impl(key, site)
         self._op_impls.add(key)
 
     def _check_impl(self, op_name: str | OpOverload, fn: Callable[..., Any], dispatch_key: str) -> tuple[str, str]:
@@ -276,15 +305,35 @@ class Library:
                 f"not {type(op_name).__name__}"
             )
         qualname = name if "::" in name else f"{self.ns}::{name}"
-        key_name = dispatch_key or "CompositeImplicitAutograd"
-        key = _check_python_kernel_slot(qualname, key_name)
-        if key_name == "Meta" and _has_kernel_for_dispatch_key(qualname, "CompositeImplicitAutograd"):
+        key = _check_python_kernel_slot(self.ns, name, dispatch_key)
+        if dispatch_key == "Meta" and _has_kernel_for_dispatch_key(qualname, "CompositeImplicitAutograd"):
             raise RuntimeError(
                 f"We should not register a meta kernel directly to the operator '{qualname}', because it has a "
                 f"CompositeImplicitAutograd kernel. Instead let the operator decompose, and make sure the "
                 f"operators it decomposes into have meta kernels."
             )
         return name, key
+
+    def _register_fake(self, op_name: str, fn: Callable[..., Any], _stacklevel: int = 1) -> None:
+        """Registers ``fn`` as the fake impl of ``<ns>::<op_name>`` (see
+        :func:`register_fake`), undone with this library.
+
+        Args:
+            op_name (str): "name" or "name.overload" in this library's namespace.
+            fn (Callable): the fake impl.
+            _stacklevel (int): accepted for PyTorch's signature; the
+                registration site is found without it (the innermost frame
+                outside opdispatch).
+
+        Raises ValueError if the operator is not defined; RuntimeError if it
+        already has a fake impl (naming where it was registered), a Meta
+        kernel registered another way, or a CompositeImplicitAutograd kernel.
+        PyTorch: torch.library.Library._register_fake (seed 000).
+        """
+        from ._library import fake_impl
+
+        self._live("_register_fake")
+        fake_impl.register(f"{self.ns}::{op_name}", fn, _call_site(), self)
 
     def _impl_handle(
         self, op_name: str | OpOverload, fn: Callable[..., Any], dispatch_key: str = "", *, with_keyset: bool = False
@@ -299,11 +348,11 @@ class Library:
         site = f"{filename}:{lineno}"
         m = _C._dispatch_library("FRAGMENT", self.ns, "", filename, lineno)
         m.impl(name, dispatch_key or self.dispatch_key, fn, with_keyset, False, site)
-        _impls[key] = site
+        _add_impl(key, site)
 
         def undo() -> None:
             m.reset()
-            _impls.pop(key, None)
+            _remove_impls({key})
 
         return self._register_handle(undo)
 
@@ -364,7 +413,6 @@ class Library:
 
 def _del_library(
     m: Any,
-    captured_impls: dict[str, str],
     op_impls: set[str],
     captured_defs: set[str],
     op_defs: set[str],
@@ -372,8 +420,7 @@ def _del_library(
 ) -> None:
     # Runs once: from Library._destroy or when the Library is collected.
     m.reset()
-    for key in op_impls:
-        captured_impls.pop(key, None)
+    _remove_impls(op_impls)
     op_impls.clear()
     captured_defs.difference_update(op_defs)
     for handle in reversed(list(registration_handles)):
@@ -585,9 +632,11 @@ def register_fake(
     /,
     *,
     lib: Optional[Library] = None,
+    _stacklevel: int = 1,
 ) -> Any:
     """Registers a fake impl ("meta kernel") for ``op``; a decorator when
-    ``func`` is omitted. Returns ``func``.
+    ``func`` is omitted. Returns ``func``. (``_stacklevel`` is accepted for
+    PyTorch's signature and not needed: see :meth:`Library._register_fake`.)
 
     A fake impl has the operator's signature and computes its outputs'
     metadata from the inputs' (shapes, dtypes, devices) without touching
@@ -616,17 +665,15 @@ def register_fake(
     qualname = op._name if isinstance(op, OpOverload) else op
 
     def register(f: Callable[..., Any]) -> Callable[..., Any]:
-        from ._library import fake_impl
-
-        namespace, _ = parse_namespace(qualname)
-        fake_impl.register(qualname, f, _call_site(), _library_for(namespace, lib))
+        namespace, op_name = parse_namespace(qualname)
+        _library_for(namespace, lib)._register_fake(op_name, f)
         return f
 
     return register if func is None else register(func)
 
 
 def impl_abstract(qualname: _op_identifier, func: Optional[Callable[..., Any]] = None, *,
-                  lib: Optional[Library] = None) -> Any:
+                  lib: Optional[Library] = None, _stacklevel: int = 1) -> Any:
     """The former name of :func:`register_fake` (same arguments and result);
     warns FutureWarning. PyTorch: torch.library.impl_abstract (deprecated in 2.4)."""
     warnings.warn(

@@ -195,12 +195,10 @@ class CustomOpDef(_C._DispatchOperator):
             override.impl(self._name, key, fn, with_keyset, check_aliasing, site)
             self._overrides[key] = override
             return
-        slot = f"{self._qualname}/{key}"
-        if slot in library._impls:
-            library._check_python_kernel_slot(self._qualname, key)  # raises
+        slot = library._check_python_kernel_slot(self._namespace, self._name, key)
         self._lib.impl(self._name, key, fn, with_keyset, check_aliasing, site)
         self._keys.add(key)
-        library._impls[slot] = site
+        library._add_impl(slot, site)
 
     def _destroy(self) -> None:
         """Removes the operator and everything registered for it: what a new
@@ -211,8 +209,7 @@ class CustomOpDef(_C._DispatchOperator):
             override.reset()
         self._overrides.clear()
         self._lib.reset()
-        for key in self._keys:
-            library._impls.pop(f"{qualname}/{key}", None)
+        library._remove_impls({library._impls_key(self._namespace, self._name, key) for key in self._keys})
         self._keys.clear()
         fake_impl.remove_holder(self._fake)
         library._defs.discard(qualname)
