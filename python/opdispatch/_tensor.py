@@ -4,13 +4,15 @@ and methods. Every operator and method calls an ``od`` operator through the
 dispatcher, so the Autograd and Meta keys apply."""
 from __future__ import annotations
 
+import builtins
 import collections
 import numbers
+import warnings
 from typing import Any, Iterator, Optional, Sequence, Union
 
 import numpy as np
 
-from . import _C
+from . import _C, _layout
 from ._builtins import comparison as _cmp
 from ._builtins import copy as _copy
 from ._builtins import elementwise as _ew
@@ -544,6 +546,153 @@ class Tensor(_C.TensorBase):
             else:
                 raise TypeError(f"to() received an invalid argument {arg!r}: expected a dtype, a device or a tensor")
         return _copy.to_dtype_layout(self, dtype=dtype, device=device, non_blocking=non_blocking, copy=copy)
+
+
+    # --- PyTorch's everyday conveniences (issue 13 item 10; each a thin form of an operator above) ---
+
+    def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> "Tensor":
+        """Zeros of ``size`` (varargs or a sequence), with self's dtype and device unless given (od::zeros)."""
+        out = _fac.zeros(_shape_args(size), dtype=self.dtype if dtype is None else dtype,
+                         device=self.device if device is None else device)
+        return out.requires_grad_() if requires_grad else out
+
+    def new_ones(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> "Tensor":
+        """Ones of ``size`` (varargs or a sequence), with self's dtype and device unless given (od::ones)."""
+        out = _fac.ones(_shape_args(size), dtype=self.dtype if dtype is None else dtype,
+                        device=self.device if device is None else device)
+        return out.requires_grad_() if requires_grad else out
+
+    def new_full(self, size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False) -> "Tensor":
+        """``fill_value`` in a tensor of ``size`` (a sequence), with self's dtype
+        and device unless given (od::full). TypeError if ``size`` is not a sequence."""
+        if not isinstance(size, (tuple, list)):
+            raise TypeError(f"new_full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
+        out = _fac.full(list(size), fill_value, dtype=self.dtype if dtype is None else dtype,
+                        device=self.device if device is None else device)
+        return out.requires_grad_() if requires_grad else out
+
+    def new_tensor(self, data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+                   ) -> "Tensor":
+        """A copy of ``data`` (as for opdispatch.tensor) with self's dtype and
+        device unless given (integer data in a float tensor's new_tensor is
+        float, as in PyTorch). Copying a tensor warns UserWarning, as PyTorch:
+        use ``src.detach().clone()``."""
+        from ._functional import tensor
+
+        if isinstance(data, _C.TensorBase):
+            warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
+                          "or sourceTensor.detach().clone().requires_grad_(True), rather than "
+                          "tensor.new_tensor(sourceTensor).", UserWarning, stacklevel=2)
+            data = data.detach()
+        return tensor(data, dtype=self.dtype if dtype is None else dtype,
+                      device=self.device if device is None else device, requires_grad=requires_grad)
+
+    def float(self) -> "Tensor":
+        """``self.to(float32)``: self when it already is."""
+        return self.to(_C.float32)
+
+    def double(self) -> "Tensor":
+        """``self.to(float64)``."""
+        return self.to(_C.float64)
+
+    def half(self) -> "Tensor":
+        """``self.to(float16)``."""
+        return self.to(_C.float16)
+
+    def long(self) -> "Tensor":
+        """``self.to(int64)`` (floats truncate toward zero)."""
+        return self.to(_C.int64)
+
+    def int(self) -> "Tensor":
+        """``self.to(int32)``."""
+        return self.to(_C.int32)
+
+    def short(self) -> "Tensor":
+        """``self.to(int16)``."""
+        return self.to(_C.int16)
+
+    def char(self) -> "Tensor":
+        """``self.to(int8)``."""
+        return self.to(_C.int8)
+
+    def byte(self) -> "Tensor":
+        """``self.to(uint8)``."""
+        return self.to(_C.uint8)
+
+    def bool(self) -> "Tensor":
+        """``self.to(bool)`` (nonzero is True)."""
+        return self.to(_C.bool)
+
+    def cfloat(self) -> "Tensor":
+        """``self.to(complex64)``."""
+        return self.to(_C.complex64)
+
+    def cdouble(self) -> "Tensor":
+        """``self.to(complex128)``."""
+        return self.to(_C.complex128)
+
+    def type_as(self, other: "Tensor") -> "Tensor":
+        """``self.to(other.dtype)``."""
+        return self.to(other.dtype)
+
+    def view_as(self, other: "Tensor") -> "Tensor":
+        """``self.view(other.shape)``."""
+        return _views.view(self, list(other.shape))
+
+    def reshape_as(self, other: "Tensor") -> "Tensor":
+        """``self.reshape(other.shape)``."""
+        return _views.reshape(self, list(other.shape))
+
+    def expand_as(self, other: "Tensor") -> "Tensor":
+        """``self.expand(other.shape)``."""
+        return _views.expand(self, list(other.shape))
+
+    @property
+    def T(self) -> "Tensor":
+        """The view with the dims reversed (od::permute). Warns UserWarning
+        unless self is 2-D, as PyTorch (which deprecates other ranks)."""
+        if self.ndim != 2:
+            warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
+                          "deprecated; use `x.mT` to transpose batches of matrices or x.permute(...) to reverse "
+                          "the dimensions.", UserWarning, stacklevel=2)
+        return _views.permute(self, list(range(self.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self) -> "Tensor":
+        """The view with the last two dims swapped (od::transpose.int).
+        RuntimeError for fewer than 2 dims."""
+        if self.ndim < 2:
+            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
+                               f"{self.ndim}-D tensor.")
+        return _views.transpose(self, -2, -1)
+
+    @property
+    def layout(self) -> _layout.layout:
+        """Always :data:`opdispatch.strided`."""
+        return _layout.strided
+
+    def element_size(self) -> builtins.int:
+        """Bytes per element (``dtype.itemsize``)."""
+        return self.dtype.itemsize
+
+    @property
+    def itemsize(self) -> builtins.int:
+        """Bytes per element."""
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> builtins.int:
+        """Bytes the elements take (``numel() * itemsize``; a meta tensor's too)."""
+        return self.numel() * self.dtype.itemsize
+
+    def is_floating_point(self) -> builtins.bool:
+        """Whether the dtype is a floating-point one."""
+        return self.dtype.is_floating_point
+
+    def is_complex(self) -> builtins.bool:
+        """Whether the dtype is a complex one."""
+        return self.dtype.is_complex
 
 
 class MaxResult(collections.namedtuple("MaxResult", ["values", "indices"])):

@@ -79,9 +79,8 @@ _keep_alive: list[Library] = []
 # A schema without the operator name, as define(qualname, schema) takes it.
 NAMELESS_SCHEMA = re.compile(r"\(.*\) -> .*")
 
-# opcheck's tests, in order. PyTorch: torch.library._OPCHECK_DEFAULT_UTILS
-# (which also has test_aot_dispatch_dynamic: torch.compile).
-_OPCHECK_DEFAULT_UTILS = ("test_schema", "test_autograd_registration", "test_faketensor")
+# opcheck's default tests, in order. PyTorch: torch.library._OPCHECK_DEFAULT_UTILS.
+_OPCHECK_DEFAULT_UTILS = ("test_schema", "test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic")
 
 # Names this module exports from opdispatch._library, imported on first use:
 # `import opdispatch` imports this module (for the built-in operators) and
@@ -770,34 +769,48 @@ def opcheck(
     *,
     test_utils: Union[str, Sequence[str]] = _OPCHECK_DEFAULT_UTILS,
     raise_exception: bool = True,
+    rtol: Optional[float] = None,
+    atol: Optional[float] = None,
 ) -> dict[str, Any]:
     """Checks that an operator's registrations are consistent with what it
     does on the sample ``args`` / ``kwargs``, and returns
     ``{test name: "SUCCESS" | the exception}``.
 
-    Tests (``test_utils``, a name or a sequence; default all three):
+    Tests (``test_utils``: a name, a sequence, or "ALL"; default the four
+    PyTorch runs by default, in this order):
 
     - ``test_schema``: the arguments the call mutates are exactly the ones
       the schema marks mutable (``Tensor(a!)``), and outputs alias inputs
       (or each other) only where the schema declares it;
-    - ``test_autograd_registration``: with inputs that require grad, the
-      operator has an autograd kernel (Autograd, Autograd<Backend>) or is
-      CompositeImplicitAutograd — not a backend kernel that records autograd
-      history itself;
+    - ``test_autograd_registration`` (only when an input requires grad):
+      the operator has an autograd kernel (Autograd, Autograd<Backend>), is
+      CompositeImplicitAutograd, or is a custom op — not a backend kernel
+      that records autograd history itself;
     - ``test_faketensor``: the operator runs on meta copies of the inputs
-      (its fake impl / Meta kernel), and the outputs' metadata (number,
-      shapes — a dimension from ``new_dynamic_size`` may differ — dtypes,
-      requires_grad, aliasing of inputs) equals the real outputs'.
+      (its fake impl / Meta kernel; an operator without one passes if it is
+      mutable and returns nothing, or is tagged out / inplace, as in
+      PyTorch), and the outputs' metadata (number, shapes — a dimension from
+      ``new_dynamic_size`` may differ — dtypes, requires_grad, aliasing of
+      inputs) equals the real outputs';
+    - ``test_aot_dispatch_dynamic`` (and ``test_aot_dispatch_static``, the
+      same check here): forward and, when inputs require grad, backward run
+      on meta tensors (fake impl, setup_context, backward without data), with
+      the gradients' presence, shapes and dtypes those of eager mode.
 
-    Each test works on copies of the inputs. With ``raise_exception`` the
-    first failure raises ``OpCheckError`` (from opdispatch._library.opcheck,
-    naming the test and the cause). Raises ValueError for an ``op`` that is
-    not an OpOverload, a packet with one overload, or a CustomOpDef, or for
-    an unknown test name. opcheck tests registrations; use
+    Each test works on copies of the inputs; tests pass without running for
+    meta inputs. With ``raise_exception`` the first failure raises
+    ``OpCheckError`` (from opdispatch._library.opcheck) whose message names
+    the test, the operator, the sample, the cause and where it was raised,
+    what the test checks and what to do; the cause is chained. ``rtol`` /
+    ``atol`` are accepted as in PyTorch (both or neither, else ValueError)
+    and unused: no compiled graph exists whose values could differ from
+    eager mode. Raises ValueError for an ``op`` that is not an OpOverload or
+    CustomOpDef, or an unknown test name; RuntimeError for a packet with
+    several overloads. opcheck tests registrations; use
     :func:`opdispatch.autograd.gradcheck` to test the formulas' math.
-    PyTorch: torch.library.opcheck (whose test_aot_dispatch_dynamic needs
-    torch.compile and has no equivalent here).
+    PyTorch: torch.library.opcheck (optests.opcheck).
     """
     from ._library import opcheck as checks
 
-    return checks.opcheck(op, args, kwargs, test_utils=test_utils, raise_exception=raise_exception)
+    return checks.opcheck(op, args, kwargs, test_utils=test_utils, raise_exception=raise_exception, rtol=rtol,
+                          atol=atol)

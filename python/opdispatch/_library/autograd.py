@@ -13,6 +13,7 @@ from typing import Any, Callable, Optional
 
 from .. import _C
 from ..autograd import graph
+from ..autograd.graph import check_inplace
 
 BackwardFn = Callable[..., Any]
 SetupContextFn = Callable[..., None]
@@ -102,28 +103,6 @@ def _requires_grad(x: Any) -> bool:
     return False
 
 
-def check_inplace(op_name: str, t: Any) -> None:
-    """RuntimeError if recording an in-place update of ``t`` by ``op_name``
-    is not allowed: ``t`` is a leaf that requires grad, or a recorded view
-    (PyTorch rebases the viewed tensor's history with CopySlices; opdispatch
-    refuses instead). PyTorch: check_inplace in
-    torch/csrc/autograd/VariableTypeUtils.h."""
-    if not isinstance(t, _C.TensorBase) or not t.requires_grad:
-        return
-    if graph.is_leaf(t):
-        raise RuntimeError(
-            f"{op_name}: a leaf tensor that requires grad is being used in an in-place operation; "
-            f"do the update under opdispatch.autograd.no_grad(), or clone the tensor first."
-        )
-    view_of = t._autograd_meta.view_of
-    if view_of is not None:
-        raise RuntimeError(
-            f"{op_name}: in-place update of a view (an output of {view_of}) that requires grad is not supported: "
-            f"the gradient of the tensor it views would be wrong. Clone the view first, or use the out-of-place "
-            f"operator."
-        )
-
-
 def _check_inplace_on_leaf(info: _SchemaInfo, inputs: tuple, kw_inputs: dict) -> None:
     values = list(inputs) + [kw_inputs.get(a.name) for a in info.kwarg_only]
     for i in info.mutated:
@@ -176,10 +155,12 @@ def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[
     def autograd_kernel(keyset: _C.DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
         # The gradient edges of the tensors among the positional args (as the
         # dispatcher passed them: trailing defaults may be missing and hold no
-        # tensors), and per positional input its layout entry and whether it needs a gradient.
+        # tensors), and per positional input its layout entry and whether it
+        # needs a gradient (for a Tensor[] input, a list: one per element, as PyTorch).
         edges: list[graph.Edge] = []
         layout = list(no_tensors)
-        needs = [False] * n_positional
+        needs: list[Any] = [False] * n_positional
+        any_needs = False
         nargs = len(args)
         for i, is_list in tensor_positions:
             if i >= nargs:
@@ -191,14 +172,17 @@ def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[
                 items = [t for t in value if t is not None]
                 edges.extend(gradient_edge(t) for t in items)
                 layout[i] = len(items)
-                needs[i] = any(_tensor_requires_grad(t) for t in items)
+                flags = [t is not None and _tensor_requires_grad(t) for t in value]
+                needs[i] = flags
+                any_needs = any_needs or True in flags
             else:
                 requires = _tensor_requires_grad(value)
                 edges.append(gradient_edge(value) if requires else _NO_EDGE)
                 layout[i] = TENSOR
                 needs[i] = requires
+                any_needs = any_needs or requires
         # Reached through the Autograd key, so normally an input requires grad.
-        if True not in needs:
+        if not any_needs:
             return run_below_autograd(keyset, *args, **kwargs)
         inputs, kw_inputs = info.full_inputs(args, kwargs) if info.mutated or setup_context else ((), {})
         if info.mutated:

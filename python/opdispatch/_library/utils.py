@@ -124,3 +124,33 @@ def iter_tensors(value: Any) -> Iterator[_C.TensorBase]:
         for item in value:
             if isinstance(item, _C.TensorBase):
                 yield item
+
+
+def can_generate_trivial_fake_impl(op: _ops.OpOverload) -> bool:
+    """Whether an operator without a fake impl still has an obvious one (so
+    fake-tensor machinery need not reject it): not a built-in ``od``
+    operator, and either tagged ``out`` (it returns its out= arguments),
+    tagged ``inplace`` (it returns its mutated first argument), or mutable
+    with no returns (it returns None). PyTorch: same name."""
+    if op.namespace == "od":
+        return False
+    tags = op.tags
+    if _ops.Tag.out in tags or _ops.Tag.inplace in tags:
+        return True
+    schema = op._schema
+    return bool(mutated_arg_names(schema)) and not schema.returns
+
+
+def generate_trivial_fake_impl(op: _ops.OpOverload, *args: Any, **kwargs: Any) -> Any:
+    """The result of that obvious fake impl (see :func:`can_generate_trivial_fake_impl`):
+    the out= keyword arguments in declaration order (one bare) for an ``out``
+    operator, the first argument for an ``inplace`` one, else None.
+    PyTorch: same name."""
+    schema = op._schema
+    if _ops.Tag.out in op.tags:
+        outs = tuple(kwargs[a.name] for a in schema.arguments
+                     if a.kwarg_only and a.alias_info is not None and a.alias_info.is_write)
+        return outs[0] if len(outs) == 1 else outs
+    if _ops.Tag.inplace in op.tags:
+        return args[0]
+    return None

@@ -358,3 +358,25 @@ def _check_grad(op_name: str, name: str, g: Any) -> Any:
             f"expected a Tensor or None."
         )
     return g
+
+
+def check_inplace(op_name: str, t: Any) -> None:
+    """RuntimeError if recording an in-place update of ``t`` by ``op_name``
+    is not allowed: ``t`` is a leaf that requires grad, or a recorded view
+    (PyTorch rebases the viewed tensor's history with CopySlices; opdispatch
+    refuses instead). PyTorch: check_inplace in
+    torch/csrc/autograd/VariableTypeUtils.h."""
+    if not isinstance(t, _C.TensorBase) or not t.requires_grad:
+        return
+    if is_leaf(t):
+        raise RuntimeError(
+            f"{op_name}: a leaf tensor that requires grad is being used in an in-place operation; "
+            f"do the update under opdispatch.autograd.no_grad(), or clone the tensor first."
+        )
+    view_of = t._autograd_meta.view_of
+    if view_of is not None:
+        raise RuntimeError(
+            f"{op_name}: in-place update of a view (an output of {view_of}) that requires grad is not supported: "
+            f"the gradient of the tensor it views would be wrong. Clone the view first, or use the out-of-place "
+            f"operator."
+        )
