@@ -632,6 +632,10 @@ class Tensor(_C.TensorBase):
         """``self.to(complex128)``."""
         return self.to(_C.complex128)
 
+    def cpu(self) -> "Tensor":
+        """``self.to("cpu")``: self when already on cpu."""
+        return self.to("cpu")
+
     def type_as(self, other: "Tensor") -> "Tensor":
         """``self.to(other.dtype)``."""
         return self.to(other.dtype)

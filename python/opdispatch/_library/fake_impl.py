@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import threading
+import warnings
 from typing import TYPE_CHECKING, Any, Callable, Iterator, NoReturn, Optional
 
 from .. import _C
@@ -69,6 +70,14 @@ class FakeImplCtx:
         if recorded is not None:
             recorded.append(size)
         return size
+
+    def create_unbacked_symint(self, *, min: int = 2, max: Optional[int] = None) -> int:
+        """The former name of :meth:`new_dynamic_size`, with its former
+        default ``min=2``; warns FutureWarning. PyTorch:
+        FakeImplCtx.create_unbacked_symint (deprecated)."""
+        warnings.warn("create_unbacked_symint is deprecated, please use new_dynamic_size instead",
+                      FutureWarning, stacklevel=2)
+        return self.new_dynamic_size(min=min, max=max)
 
 
 def get_ctx() -> FakeImplCtx:
