@@ -92,3 +92,16 @@ __all__ = [
     "uint8",
     *_functional.__all__,
 ]
+
+
+# Submodules `import opdispatch` makes reachable as attributes without
+# importing them up front (as `torch._custom_ops` is after `import torch`).
+_LAZY_SUBMODULES = ("_custom_ops",)
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -257,21 +257,23 @@ def fake_check(op: _ops.OpOverload, args: tuple, kwargs: dict) -> None:
 # --- test_aot_dispatch_dynamic / _static --------------------------------------------------------------
 
 
-def _forward_backward(op: _ops.OpOverload, args: tuple, kwargs: dict, call: Callable[..., Any]
-                      ) -> tuple[list[Any], Optional[tuple[Any, ...]]]:
-    """The tensor outputs of ``call(op, args, kwargs)`` and, when an input and
-    an output require grad, the gradients of the inputs that require grad
-    (of the sum of the outputs' absolute sums; None where unused)."""
+def _forward(op: _ops.OpOverload, args: tuple, kwargs: dict, call: Callable[..., Any]) -> list[Any]:
+    """The tensor outputs of ``call(op, args, kwargs)``."""
+    return [o for v in _outputs(op._schema, call(op, args, kwargs)) for o in iter_tensors(v)]
+
+
+def _backward(args: tuple, kwargs: dict, outputs: list[Any]) -> Optional[tuple[Any, ...]]:
+    """When an input and an output require grad, the gradients of the inputs
+    that require grad (of the sum of the outputs' absolute sums; None where
+    unused); else None."""
     diff = [t for t in _all_tensors(args, kwargs) if t.requires_grad]
-    out = call(op, args, kwargs)
-    flat = [o for v in _outputs(op._schema, out) for o in iter_tensors(v)]
-    wanted = [o for o in flat if o.requires_grad]
+    wanted = [o for o in outputs if o.requires_grad]
     if not diff or not wanted:
-        return flat, None
+        return None
     total = wanted[0].sum().abs()
     for o in wanted[1:]:
         total = total + o.sum().abs()
-    return flat, engine.grad(total, diff, allow_unused=True)
+    return engine.grad(total, diff, allow_unused=True)
 
 
 def _call_eager(op: _ops.OpOverload, args: tuple, kwargs: dict) -> Any:
@@ -286,15 +288,22 @@ def aot_dispatch_check(op: _ops.OpOverload, args: tuple, kwargs: dict) -> None:
     backward — on meta tensors), and raises RuntimeError if the meta run
     fails (a fake impl is missing, backward touches data, e.g. ``.numpy()``)
     or its gradients differ in presence, shape or dtype from the eager ones.
-    Errors of the eager run (e.g. no autograd formula) pass through.
-    PyTorch: optests.aot_autograd_check, which traces with FakeTensors under
-    AOTAutograd and compares the compiled results with eager ones; without
-    a compiler the values cannot differ here, and dynamic and static shapes
-    are the same check (sizes are concrete)."""
-    eager_out, eager_grads = _forward_backward(op, *_copies(args, kwargs), _call_eager)
+    Errors of the eager run (e.g. no autograd formula) pass through. When the
+    fake impl drew data-dependent sizes (``new_dynamic_size``), only the meta
+    forward runs: meta sizes are concrete placeholders there, which the
+    backward's shape checks would wrongly reject (PyTorch traces them as
+    symbols). PyTorch: optests.aot_autograd_check, which traces with
+    FakeTensors under AOTAutograd and compares the compiled results with
+    eager ones; without a compiler the values cannot differ here, and
+    dynamic and static shapes are the same check (sizes are concrete)."""
+    eager_args, eager_kwargs = _copies(args, kwargs)
+    eager_out = _forward(op, eager_args, eager_kwargs, _call_eager)
+    eager_grads = _backward(eager_args, eager_kwargs, eager_out)
     meta_args, meta_kwargs = _copies(args, kwargs, _to_meta)
     try:
-        meta_out, meta_grads = _forward_backward(op, meta_args, meta_kwargs, _call_on_meta)
+        with fake_impl.record_dynamic_sizes() as dynamic:
+            meta_out = _forward(op, meta_args, meta_kwargs, _call_on_meta)
+        meta_grads = None if dynamic else _backward(meta_args, meta_kwargs, meta_out)
     except Exception as e:
         raise RuntimeError(
             f"{op}: running the operator's forward and backward on meta tensors (no data, as a compiler traces it) "
