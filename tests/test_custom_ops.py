@@ -2043,7 +2043,7 @@ def test_register_fake_and_autograd_for_a_cpp_extension_operator(cube_extension)
         assert op(meta).shape == (2, 3) and op(meta).is_meta
         assert gradcheck(op, (x,))
         assert library.opcheck(op, (x,)) == {"test_schema": "SUCCESS", "test_autograd_registration": "SUCCESS",
-                                             "test_faketensor": "SUCCESS"}
+                                             "test_faketensor": "SUCCESS", "test_aot_dispatch_dynamic": "SUCCESS"}
         assert op(x.detach()).tolist() == [1.0, -8.0, 0.125]
     finally:
         lib._destroy()
