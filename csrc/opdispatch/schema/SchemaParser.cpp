@@ -809,6 +809,9 @@ class SchemaParser {
     }
     if (N && !cur().is('[')) {
       const Token& at = cur();
+      if (at.kind == TokenKind::Ident && !at.isWord("True") && !at.isWord("False")) {
+        failDefault(listType, arg); // PyTorch: no keywords (`float`, `strided`) outside brackets
+      }
       IValue v = parseConstant(elem, true, arg);
       if (*N > kMaxBroadcastDefault) {
         fail(at, detail::str("cannot broadcast the default value of argument '", arg, "' to ", *N,
