@@ -32,12 +32,15 @@ std::set<std::string> asSet(const std::vector<std::string>& sets) { return {sets
 struct PyType {
   TypePtr type;
 };
-#define OPDISPATCH_PY_TYPE_CLASSES(_)                                                                     \
+/// Classes with a get() of the one type of their kind, and the others.
+#define OPDISPATCH_PY_SINGLETON_TYPE_CLASSES(_)                                                           \
   _(TensorType, Tensor) _(IntType, Int) _(SymIntType, SymInt) _(FloatType, Float) _(ComplexType, Complex) \
   _(BoolType, Bool) _(SymBoolType, SymBool) _(StringType, Str) _(NumberType, Scalar)                     \
-  _(DeviceObjType, Device) _(StreamObjType, Stream) _(NoneType, NoneType) _(AnyType, Any)               \
-  _(OptionalType, Optional) _(ListType, List) _(TupleType, Tuple) _(DictType, Dict)                       \
-  _(FutureType, Future) _(AwaitType, Await) _(RRefType, RRef) _(UnionType, Union)
+  _(DeviceObjType, Device) _(StreamObjType, Stream) _(NoneType, NoneType) _(AnyType, Any)
+#define OPDISPATCH_PY_TYPE_CLASSES(_)                                                                    \
+  OPDISPATCH_PY_SINGLETON_TYPE_CLASSES(_)                                                                \
+  _(OptionalType, Optional) _(ListType, List) _(TupleType, Tuple) _(DictType, Dict) _(FutureType, Future) \
+  _(AwaitType, Await) _(RRefType, RRef) _(UnionType, Union)
 #define OPDISPATCH_DECLARE(Name, Kind) \
   struct Py##Name : PyType {};
 OPDISPATCH_PY_TYPE_CLASSES(OPDISPATCH_DECLARE)
@@ -115,19 +118,9 @@ void initTypeBindings(py::module_& m) {
 #define OPDISPATCH_CLASS(Name, Kind) py::class_<Py##Name, PyType> cls##Name(m, #Name);
   OPDISPATCH_PY_TYPE_CLASSES(OPDISPATCH_CLASS)
 #undef OPDISPATCH_CLASS
-  defGet(clsTensorType, TypeKind::Tensor);
-  defGet(clsIntType, TypeKind::Int);
-  defGet(clsSymIntType, TypeKind::SymInt);
-  defGet(clsFloatType, TypeKind::Float);
-  defGet(clsComplexType, TypeKind::Complex);
-  defGet(clsBoolType, TypeKind::Bool);
-  defGet(clsSymBoolType, TypeKind::SymBool);
-  defGet(clsStringType, TypeKind::Str);
-  defGet(clsNumberType, TypeKind::Scalar);
-  defGet(clsDeviceObjType, TypeKind::Device);
-  defGet(clsStreamObjType, TypeKind::Stream);
-  defGet(clsNoneType, TypeKind::NoneType);
-  defGet(clsAnyType, TypeKind::Any);
+#define OPDISPATCH_GET(Name, Kind) defGet(cls##Name, TypeKind::Kind);
+  OPDISPATCH_PY_SINGLETON_TYPE_CLASSES(OPDISPATCH_GET)
+#undef OPDISPATCH_GET
 
   clsOptionalType.def(py::init([](const PyType& elem) { return PyOptionalType{{Type::optionalOf(elem.type)}}; }),
                       py::arg("element"), "`element?`. Raises ValueError for NoneType.");

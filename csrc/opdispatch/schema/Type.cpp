@@ -82,6 +82,20 @@ std::map<InternKey, const Type*>& internTable() {
   return *table;
 }
 
+/// Whether `a` and `b` have equal lengths and `pred` holds for each pair.
+template <class Pred>
+bool pairwise(const std::vector<TypePtr>& a, const std::vector<TypePtr>& b, Pred pred) {
+  if (a.size() != b.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!pred(a[i], b[i])) {
+      return false;
+    }
+  }
+  return true;
+}
+
 std::string join(const std::vector<TypePtr>& types, std::string (Type::*print)() const) {
   std::string out;
   for (size_t i = 0; i < types.size(); ++i) {
@@ -312,15 +326,8 @@ bool Type::isSubtypeOf(TypePtr other) const {
     case TypeKind::Future:
     case TypeKind::Await:
       // Covariant in their elements (PyTorch: TupleType, FutureType, AwaitType).
-      if (kind_ != other->kind_ || contained_.size() != other->contained_.size()) {
-        return false;
-      }
-      for (size_t i = 0; i < contained_.size(); ++i) {
-        if (!contained_[i]->isSubtypeOf(other->contained_[i])) {
-          return false;
-        }
-      }
-      return true;
+      return kind_ == other->kind_ &&
+             pairwise(contained_, other->contained_, [](TypePtr a, TypePtr b) { return a->isSubtypeOf(b); });
     default:
       return false;
   }
@@ -333,15 +340,8 @@ bool Type::acceptsInferred(TypePtr inferred) const {
   if (kind_ != inferred->kind_) {
     return kind_ == TypeKind::SymInt && inferred->kind_ == TypeKind::Int;
   }
-  if (name_ != inferred->name_ || contained_.size() != inferred->contained_.size()) {
-    return false;
-  }
-  for (size_t i = 0; i < contained_.size(); ++i) {
-    if (!contained_[i]->acceptsInferred(inferred->contained_[i])) {
-      return false;
-    }
-  }
-  return true;
+  return name_ == inferred->name_ &&
+         pairwise(contained_, inferred->contained_, [](TypePtr a, TypePtr b) { return a->acceptsInferred(b); });
 }
 
 std::ostream& operator<<(std::ostream& os, TypePtr t) { return os << t->toString(); }
