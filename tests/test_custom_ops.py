@@ -1909,14 +1909,14 @@ def test_incorrect_schema_types(ns):
 
 def test_is_tensorlist_like_type():
     tensorlists = [
-        _C.parse_schema("foo(Tensor x) -> Tensor[]").returns[0].type,
-        _C.parse_schema("foo(Tensor?[] x) -> Tensor").arguments[0].type,
-        _C.parse_schema("foo(Tensor[]? x) -> ()").arguments[0].type,
-        _C.parse_schema("foo(Tensor?[]? x) -> ()").arguments[0].type,
+        _C.parse_schema("foo(Tensor x) -> Tensor[]").returns[0].real_type.str(),
+        _C.parse_schema("foo(Tensor?[] x) -> Tensor").arguments[0].real_type.str(),
+        _C.parse_schema("foo(Tensor[]? x) -> ()").arguments[0].real_type.str(),
+        _C.parse_schema("foo(Tensor?[]? x) -> ()").arguments[0].real_type.str(),
     ]
     non_tensorlists = [
-        opdispatch.ops.od.sin.default._schema.arguments[0].type,
-        _C.parse_schema("foo(int[] x) -> ()").arguments[0].type,
+        opdispatch.ops.od.sin.default._schema.arguments[0].real_type.str(),
+        _C.parse_schema("foo(int[] x) -> ()").arguments[0].real_type.str(),
     ]
     for a in tensorlists:
         assert utils.is_tensorlist_like_type(a)

@@ -54,13 +54,13 @@ class _SchemaInfo:
         self.positional_defaults = [a.default_value if a.has_default_value() else None for a in self.positional]
         self.kwarg_defaults = {a.name: a.default_value for a in self.kwarg_only if a.has_default_value()}
         self.positional_names = [a.name for a in self.positional]
-        self.tensor_kind = [_tensor_kind(a.type) for a in self.positional]
+        self.tensor_kind = [_tensor_kind(a.real_type.str()) for a in self.positional]
         # (index, is a list) of the positional inputs that hold tensors; the
         # input_layout of a call that passes none of them.
         self.tensor_positions = [(i, kind == "list") for i, kind in enumerate(self.tensor_kind) if kind is not None]
         self.no_tensors = (None,) * len(self.positional)
-        self.return_kinds = [_tensor_kind(r.type) for r in schema.returns]
-        self.returns_one_tensor = self.return_kinds == ["tensor"] and schema.returns[0].type == "Tensor"
+        self.return_kinds = [_tensor_kind(r.real_type.str()) for r in schema.returns]
+        self.returns_one_tensor = self.return_kinds == ["tensor"] and schema.returns[0].real_type.str() == "Tensor"
         self.mutated = [i for i, a in enumerate(args) if a.alias_info is not None and a.alias_info.is_write]
         self.is_view = not self.mutated and any(r.alias_info is not None for r in schema.returns)
         self.name = f"{schema.name}" + (f".{schema.overload_name}" if schema.overload_name else "")

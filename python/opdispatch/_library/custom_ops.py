@@ -172,7 +172,7 @@ class CustomOpDef(_C._DispatchOperator):
         else:
             self._mutable = parsed.is_mutable
             rets = parsed.returns
-            self._check_aliasing = (any(r.type.startswith("Tensor") for r in rets)
+            self._check_aliasing = (any(r.real_type.str().startswith("Tensor") for r in rets)
                                     and all(r.alias_info is None for r in rets))
             self._trivial_fake = self._mutable and not rets
         self._fake = fake_impl.add_holder(qualname, self._no_fake_impl)

@@ -317,8 +317,8 @@ class CustomOp:
         if any(r.alias_info is not None and not r.alias_info.is_write for r in schema.returns):
             error("operator that returns views")
         for r in schema.returns:
-            if r.type not in _BACKWARD_RETURN_TYPES:
-                error(f"operator with return not in {list(_BACKWARD_RETURN_TYPES)} (got {r.type})")
+            if r.real_type.str() not in _BACKWARD_RETURN_TYPES:
+                error(f"operator with return not in {list(_BACKWARD_RETURN_TYPES)} (got {r.real_type.str()})")
         if utils.has_kwarg_only_tensors(schema):
             error("operator with keyword-only Tensor arguments")
 
@@ -404,7 +404,7 @@ class _LegacyFormula:
         self.output_differentiability = output_differentiability
         self.names = [a.name for a in schema.arguments]
         self.positional = [a.name for a in schema.arguments if not a.kwarg_only]
-        self.tensor_like = {a.name for a in schema.arguments if utils.is_tensor_like_type(a.type)}
+        self.tensor_like = {a.name for a in schema.arguments if utils.is_tensor_like_type(a.real_type.str())}
         self.args_cls = collections.namedtuple(f"{op._opname}_args", self.names)  # type: ignore[misc]
 
     def setup_context(self, ctx: Any, inputs: tuple, keyword_only_inputs: dict, output: Any) -> None:

@@ -83,11 +83,11 @@ def has_kwarg_only_args(schema: _C.FunctionSchema) -> bool:
 def has_kwarg_only_tensors(schema: _C.FunctionSchema) -> bool:
     """Whether a keyword-only argument holds tensors (custom ops and autograd
     formulas do not support that, as in PyTorch)."""
-    return any(a.kwarg_only and is_tensor_like_type(a.type) for a in schema.arguments)
+    return any(a.kwarg_only and is_tensor_like_type(a.real_type.str()) for a in schema.arguments)
 
 
 def has_tensor_arg(schema: _C.FunctionSchema) -> bool:
-    return any(is_tensor_like_type(a.type) for a in schema.arguments)
+    return any(is_tensor_like_type(a.real_type.str()) for a in schema.arguments)
 
 
 def mutated_arg_names(schema: _C.FunctionSchema) -> set[str]:
