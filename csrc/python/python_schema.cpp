@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <opdispatch/core/Exception.h>
 #include <opdispatch/schema/SchemaParser.h>
 
 #include "IValueConversion.h"
@@ -49,7 +50,12 @@ void initSchemaBindings(py::module_& m) {
                                if (!a.default_value()) {
                                  return py::none();
                                }
-                               return py::reinterpret_steal<py::object>(toPyObject(*a.default_value(), a.type()));
+                               try {
+                                 return py::reinterpret_steal<py::object>(toPyObject(*a.default_value(), a.type()));
+                               } catch (const ValueError& e) {
+                                 throw ValueError(detail::str("the default value of argument '", a.name(),
+                                                              "': ", e.what()));
+                               }
                              })
       .def("has_default_value", [](const Argument& a) { return a.default_value().has_value(); })
       .def_property_readonly("kwarg_only", &Argument::kwarg_only)
