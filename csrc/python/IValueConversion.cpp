@@ -37,6 +37,17 @@ std::string displayText(PyObject* str) {
   return out;
 }
 
+namespace {
+/// `text` cut to at most `max` bytes (plus "..."), for messages.
+std::string abbreviated(std::string text, size_t max = 80) {
+  if (text.size() > max) {
+    text.resize(max);
+    text += "...";
+  }
+  return text;
+}
+} // namespace
+
 std::string utf8String(PyObject* str) {
   Py_ssize_t size = 0;
   const char* data = PyUnicode_AsUTF8AndSize(str, &size);
@@ -57,9 +68,10 @@ std::string utf8String(PyObject* str) {
   if (at < n) {
     std::snprintf(code, sizeof(code), "\\u%04x", static_cast<unsigned>(PyUnicode_READ_CHAR(str, at)));
   }
-  throw ValueError(detail::str("the str '", displayText(str), "' is not valid text: it holds the lone surrogate ",
-                               code, " at index ", at, ", which UTF-8 cannot encode (pass text without "
-                               "surrogates, e.g. s.encode('utf-8', 'replace').decode())"));
+  throw ValueError(detail::str("the str '", abbreviated(displayText(str)),
+                               "' is not valid text: it holds the lone surrogate ", code, " at index ", at,
+                               ", which UTF-8 cannot encode (pass text without surrogates, e.g. "
+                               "s.encode('utf-8', 'replace').decode())"));
 }
 
 namespace {
@@ -522,8 +534,8 @@ void checkKeywordsKnown(const FunctionSchema& schema, PyObject* kwnames, size_t 
     std::string name = displayText(PyTuple_GET_ITEM(kwnames, k));
     if (!schema.argumentIndexWithName(name)) {
       std::string hint = suggestArgument(schema, name);
-      throw TypeError(detail::str(opLabel(schema), "() got an unexpected keyword argument '", name, "'",
-                                  hint.empty() ? "." : hint, " Declaration: ", schema));
+      throw TypeError(detail::str(opLabel(schema), "() got an unexpected keyword argument '", abbreviated(name),
+                                  "'", hint.empty() ? "." : hint, " Declaration: ", schema));
     }
   }
 }
@@ -614,8 +626,8 @@ PyObject* toPyObject(const IValue& v, TypePtr type) {
         std::string reason = exceptionText(py::error_already_set());
         std::ostringstream quoted;
         printQuotedString(quoted, str);
-        throw ValueError(detail::str("the str value ", quoted.str(), " is not valid UTF-8 and cannot become a "
-                                     "Python str (", reason, ")"));
+        throw ValueError(detail::str("the str value ", abbreviated(quoted.str()),
+                                     " is not valid UTF-8 and cannot become a Python str (", reason, ")"));
       }
       break;
     }

@@ -438,7 +438,8 @@ void initTensorBindings(py::module_& m) {
       [](py::handle shape, py::handle stride, py::handle dtype, py::handle device) {
         ScalarType st = dtype.is_none() ? ScalarType::Float : toScalarType(dtype, "empty_strided(): dtype");
         Device dev = device.is_none() ? Device() : toDevice(device, "empty_strided(): device");
-        return empty_strided(toInts(shape, "empty_strided(): shape"), toInts(stride, "empty_strided(): stride"), st, dev);
+        return empty_strided(toInts(shape, "empty_strided(): shape"), toInts(stride, "empty_strided(): stride"), st,
+                             dev);
       },
       py::arg("shape"), py::arg("stride"), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
       "A new uninitialised tensor with the given strides (in elements).");

@@ -255,7 +255,8 @@ def _odd(fdp: atheris.FuzzedDataProvider) -> Any:
         obj.holder.extend([1, obj, 2, 3])
         return obj.holder
     if k == 5:
-        return OddSequence(fdp.PickValueInList([0, 2, 5, 2**62, -1, Boom("len")]), [1, 2, 3], fdp.ConsumeIntInRange(0, 4))
+        length = fdp.PickValueInList([0, 2, 5, 2**62, -1, Boom("len")])
+        return OddSequence(length, [1, 2, 3], fdp.ConsumeIntInRange(0, 4))
     if k == 6:
         return object()
     if k == 7:
@@ -407,7 +408,8 @@ def _call(fdp: atheris.FuzzedDataProvider) -> tuple[Op, Callable[[], Any]]:
     elif extra == 13:
         kwargs[_str(fdp)] = random_value(fdp)
     global _returns
-    _returns = None if fdp.ConsumeIntInRange(0, 3) != 3 else [random_value(fdp) for _ in range(fdp.ConsumeIntInRange(0, 3))]
+    random_returns = fdp.ConsumeIntInRange(0, 3) == 3
+    _returns = [random_value(fdp) for _ in range(fdp.ConsumeIntInRange(0, 3))] if random_returns else None
     how = fdp.ConsumeIntInRange(0, 2)
     target = op.packet if how == 0 else op.overload if how == 1 else op.handle.call_boxed
     return op, lambda: target(*args, **kwargs)

@@ -60,9 +60,9 @@ class Scalar {
       return toBool();
     } else if constexpr (std::is_floating_point_v<T>) {
       double d = toDouble();
-      OPDISPATCH_CHECK_OVERFLOW(!std::isfinite(d) || std::fabs(d) <= static_cast<double>(std::numeric_limits<T>::max()),
-                                "value ", d, " cannot be converted to a ", sizeof(T) * 8,
-                                "-bit float without overflow");
+      OPDISPATCH_CHECK_OVERFLOW(
+          !std::isfinite(d) || std::fabs(d) <= static_cast<double>(std::numeric_limits<T>::max()), "value ", d,
+          " cannot be converted to a ", sizeof(T) * 8, "-bit float without overflow");
       return static_cast<T>(d);
     } else {
       int64_t v = toLong();
