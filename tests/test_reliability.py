@@ -238,6 +238,17 @@ def test_a_huge_but_valid_allocation_raises_memory_error():
     assert meta.numel() == 2**63 - 1
 
 
+def test_from_numpy_counts_bytes_by_strides():
+    """2**59 broadcast elements over 8 bytes: numel fits int64, the extent is 8 bytes."""
+    a = np.broadcast_to(np.float64(1.5), (2**30, 2**29))
+    with pytest.warns(UserWarning, match="not writable"):
+        t = opdispatch.from_numpy(a)
+    assert t.numel() == 2**59 and t.stride() == (0, 0)
+    assert t.numpy(force=True).strides == (0, 0) and t.numpy(force=True)[2**30 - 1, 5] == 1.5
+    with pytest.raises(RuntimeError, match="number of elements of a tensor with sizes"):
+        _C._as_strided(t, (2**30, 2**29, 32), (0, 0, 0), 0)
+
+
 def test_numpy_of_a_dimension_with_a_huge_stride():
     """A size-1 dimension may have a stride whose byte value overflows; NumPy gets 0 for it."""
     x = opdispatch.from_numpy(np.arange(2, dtype=np.float32))
