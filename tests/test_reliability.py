@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import opdispatch
-from opdispatch import _C, cpp_extension, library
+from opdispatch import _C, _custom_ops, cpp_extension, library
 
 FUZZ = Path(__file__).resolve().parent / "fuzz"
 LIMIT = "(from -2**63 to 2**63 - 1)"
@@ -372,6 +372,12 @@ def test_python_kernel_results_of_the_wrong_kind_name_the_return(lib, ns):
         getattr(opdispatch.ops, ns).l(_C.empty((1,)))
 
 
+def _legacy_op(ns: str) -> bool:
+    """Defines ns::h with the legacy custom_op API (seed 001)."""
+    _custom_ops.custom_op(f"{ns}::h", "(Tensor x) -> Tensor")
+    return True
+
+
 @pytest.mark.parametrize("register, message", [
     (lambda ns: library.Library(ns, "FRAGMENT").impl("f", 3, "CPU"), "impl of {ns}::f at dispatch key CPU"),
     (lambda ns: library.impl(f"{ns}::f", "cpu", 3), "impl of {ns}::f at dispatch key CPU"),
@@ -383,6 +389,9 @@ def test_python_kernel_results_of_the_wrong_kind_name_the_return(lib, ns):
     (lambda ns: library.custom_op(f"{ns}::g", mutates_args=())(3), "custom_op {ns}::g"),
     (lambda ns: getattr(opdispatch.ops, ns).f.default.py_impl(_C.DispatchKey.CPU)(3), "py_impl for {ns}::f at CPU"),
     (lambda ns: library.Library("_", "IMPL", "CPU").fallback(3), "fallback for dispatch key CPU"),
+    (lambda ns: _legacy_op(ns) and _custom_ops.impl_backward(f"{ns}::h")(3), "the backward impl of {ns}::h"),
+    (lambda ns: _legacy_op(ns) and _custom_ops.impl_save_for_backward(f"{ns}::h")(3),
+     "the save_for_backward impl of {ns}::h"),
 ])
 def test_a_non_callable_kernel_names_the_operator(lib, ns, register, message):
     lib.define("f(Tensor x) -> Tensor")
