@@ -5,10 +5,12 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <opdispatch/core/CheckedArithmetic.h>
 #include <opdispatch/core/Exception.h>
 #include <opdispatch/dispatch/LocalDispatchKeySet.h>
 
 #include "Exceptions.h"
+#include "IValueConversion.h"
 #include "PythonTypes.h"
 
 namespace py = pybind11;
@@ -84,10 +86,16 @@ PyObject* newWrapper(PyTypeObject* cls, TensorImpl* impl) {
 }
 
 
+/// A new tuple of the ints `v`, or null with MemoryError set.
 PyObject* intTuple(IntArrayRef v) {
   PyObject* t = PyTuple_New(static_cast<Py_ssize_t>(v.size()));
-  for (size_t i = 0; i < v.size(); ++i) {
-    PyTuple_SET_ITEM(t, i, PyLong_FromLongLong(v[i]));
+  for (size_t i = 0; t != nullptr && i < v.size(); ++i) {
+    PyObject* item = PyLong_FromLongLong(v[i]);
+    if (item == nullptr) {
+      Py_CLEAR(t);
+      break;
+    }
+    PyTuple_SET_ITEM(t, i, item);
   }
   return t;
 }
@@ -163,7 +171,9 @@ PyObject* perDimension(PyObject* self, PyObject* args, const char* format) {
     if (dim == Py_None) {
       return intTuple((selfImpl(self)->*All)());
     }
-    return PyLong_FromLongLong((unpackTensor(self).*One)(py::cast<int64_t>(dim)));
+    int64_t d = 0;
+    OPDISPATCH_CHECK_TYPE(toInt64(dim, d), "dim must be an int, not ", pyTypeName(dim));
+    return PyLong_FromLongLong((unpackTensor(self).*One)(d));
   });
 }
 PyObject* methStride(PyObject* self, PyObject* args) {
@@ -226,8 +236,15 @@ PyObject* methNumpy(PyObject* self, PyObject* args, PyObject* kwargs) {
     py::capsule base(keep, [](void* p) { delete static_cast<intrusive_ptr<StorageImpl>*>(p); });
     std::vector<py::ssize_t> shape(impl->sizes().begin(), impl->sizes().end());
     std::vector<py::ssize_t> strides;
-    for (int64_t s : impl->strides()) {
-      strides.push_back(static_cast<py::ssize_t>(s * static_cast<int64_t>(impl->itemsize())));
+    for (size_t i = 0; i < shape.size(); ++i) {
+      // Only a stride that addresses no other element can overflow in bytes
+      // (Note [Checked size arithmetic]); NumPy ignores it, so 0 will do.
+      int64_t bytes = 0;
+      if (mulOverflows(impl->strides()[i], static_cast<int64_t>(impl->itemsize()), &bytes)) {
+        OPDISPATCH_INTERNAL_ASSERT(shape[i] <= 1 || impl->numel() == 0, "stride overflow in numpy()");
+        bytes = 0;
+      }
+      strides.push_back(static_cast<py::ssize_t>(bytes));
     }
     py::array arr(py::reinterpret_borrow<py::dtype>(numpyDtype(impl->dtype())), shape, strides, impl->data_ptr(),
                   base);
@@ -302,16 +319,33 @@ Tensor fromNumpy(py::handle obj) {
                    [](void* ctx, void*) { pyInterpreterHooks().decref(ctx); }, owner);
 }
 
-std::vector<int64_t> toShape(py::handle shape) {
-  if (PyLong_Check(shape.ptr())) {
-    return {shape.cast<int64_t>()};
+/// The ints of `value` (an int, or a sequence of ints), the argument `what`
+/// (e.g. "empty(): shape"). Throws TypeError / OverflowError naming it.
+std::vector<int64_t> toInts(py::handle value, const char* what) {
+  int64_t one = 0;
+  if (PyLong_Check(value.ptr())) {
+    try {
+      toInt64(value.ptr(), one);
+    } catch (const OverflowError& e) {
+      throw OverflowError(detail::str(what, ": ", e.what()));
+    }
+    return {one};
   }
-  OPDISPATCH_CHECK_TYPE(py::isinstance<py::sequence>(shape), "shape must be an int or a sequence of ints, not ",
-                        Py_TYPE(shape.ptr())->tp_name);
-  std::vector<int64_t> out;
-  for (auto item : py::reinterpret_borrow<py::sequence>(shape)) {
-    OPDISPATCH_CHECK_TYPE(PyLong_Check(item.ptr()), "shape must contain ints, not ", Py_TYPE(item.ptr())->tp_name);
-    out.push_back(item.cast<int64_t>());
+  OPDISPATCH_CHECK_TYPE(py::isinstance<py::sequence>(value), what,
+                        " must be an int or a sequence of ints, not ", pyTypeName(value.ptr()));
+  py::list items = py::reinterpret_steal<py::list>(PySequence_List(value.ptr()));
+  if (!items) {
+    throw py::error_already_set();
+  }
+  std::vector<int64_t> out(items.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    PyObject* item = PyList_GET_ITEM(items.ptr(), i);
+    OPDISPATCH_CHECK_TYPE(PyLong_Check(item), what, " must contain ints, not ", pyTypeName(item));
+    try {
+      toInt64(item, out[i]);
+    } catch (const OverflowError& e) {
+      throw OverflowError(detail::str(what, "[", i, "]: ", e.what()));
+    }
   }
   return out;
 }
@@ -389,10 +423,12 @@ void initTensorBindings(py::module_& m) {
       "dispatch_to_python, the tensor carries the Python dispatch keys.");
   m.def(
       "_as_strided",
-      [](const Tensor& self, const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
-         int64_t storage_offset) {
+      [](const Tensor& self, py::handle sizes, py::handle strides, py::handle storage_offset) {
         OPDISPATCH_CHECK_VALUE(self.defined(), "_as_strided needs a tensor");
-        return self.as_strided(sizes, strides, storage_offset);
+        OPDISPATCH_CHECK_TYPE(PyLong_Check(storage_offset.ptr()), "_as_strided(): storage_offset must be an int, not ",
+                              pyTypeName(storage_offset.ptr()));
+        int64_t offset = toInts(storage_offset, "_as_strided(): storage_offset")[0];
+        return self.as_strided(toInts(sizes, "_as_strided(): size"), toInts(strides, "_as_strided(): stride"), offset);
       },
       py::arg("self"), py::arg("size"), py::arg("stride"), py::arg("storage_offset"),
       "A view of self's storage with the given sizes, strides (in elements) and offset: shares the storage and "
@@ -402,7 +438,8 @@ void initTensorBindings(py::module_& m) {
       [](py::handle shape, py::handle stride, py::handle dtype, py::handle device) {
         ScalarType st = dtype.is_none() ? ScalarType::Float : toScalarType(dtype, "empty_strided(): dtype");
         Device dev = device.is_none() ? Device() : toDevice(device, "empty_strided(): device");
-        return empty_strided(toShape(shape), toShape(stride), st, dev);
+        return empty_strided(toInts(shape, "empty_strided(): shape"), toInts(stride, "empty_strided(): stride"), st,
+                             dev);
       },
       py::arg("shape"), py::arg("stride"), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
       "A new uninitialised tensor with the given strides (in elements).");
@@ -414,7 +451,7 @@ void initTensorBindings(py::module_& m) {
       [](py::handle shape, py::handle dtype, py::handle device) {
         ScalarType st = dtype.is_none() ? ScalarType::Float : toScalarType(dtype, "empty(): dtype");
         Device dev = device.is_none() ? Device() : toDevice(device, "empty(): device");
-        return empty(toShape(shape), st, dev);
+        return empty(toInts(shape, "empty(): shape"), st, dev);
       },
       py::arg("shape"), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
       "A new uninitialised tensor of `shape` (int or sequence of ints), dtype (default float32) and device "

@@ -7,6 +7,8 @@
 
 #include <opdispatch/core/Exception.h>
 
+#include "IValueConversion.h"
+
 namespace py = pybind11;
 
 namespace opdispatch::python {
@@ -80,7 +82,11 @@ ScalarType toScalarType(py::handle obj, const char* what) {
     return obj.cast<PyDtype&>().type;
   }
   if (py::isinstance<py::str>(obj)) {
-    return parseScalarType(obj.cast<std::string>());
+    try {
+      return parseScalarType(utf8String(obj.ptr()));
+    } catch (const ValueError& e) {
+      throw ValueError(detail::str(what, *what ? ": " : "", e.what()));
+    }
   }
   py::module_ np = py::module_::import("numpy");
   if (py::isinstance(obj, np.attr("dtype")) || PyType_Check(obj.ptr())) {
@@ -98,7 +104,11 @@ Device toDevice(py::handle obj, const char* what) {
     return obj.cast<Device>();
   }
   if (py::isinstance<py::str>(obj)) {
-    return Device(obj.cast<std::string>());
+    try {
+      return Device(utf8String(obj.ptr()));
+    } catch (const ValueError& e) {
+      throw ValueError(detail::str(what, *what ? ": " : "", e.what()));
+    }
   }
   throw TypeError(detail::str(what, " must be a device or a string such as 'cpu' or 'meta', not ",
                               Py_TYPE(obj.ptr())->tp_name));
@@ -141,7 +151,7 @@ void initTypeBindings(py::module_& m) {
                return a == b.cast<Device>();
              }
              if (py::isinstance<py::str>(b)) {
-               return a.str() == b.cast<std::string>();
+               return a.str() == displayText(b.ptr());
              }
              return false;
            })

@@ -453,7 +453,7 @@ CodeInfo& codeInfo(PyCodeObject* code) {
   if (it != infos.end()) {
     return it->second;
   }
-  std::string file = py::cast<std::string>(py::handle(code->co_filename));
+  std::string file = displayText(code->co_filename); // a path may hold undecodable bytes (surrogates)
   auto endsWith = [&](const char* suffix) {
     size_t n = std::strlen(suffix);
     return file.size() >= n && file.compare(file.size() - n, n, suffix) == 0;

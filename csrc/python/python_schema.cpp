@@ -8,6 +8,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <opdispatch/core/Exception.h>
 #include <opdispatch/schema/SchemaParser.h>
 
 #include "IValueConversion.h"
@@ -198,11 +199,12 @@ void initSchemaBindings(py::module_& m) {
                                if (!a.has_default_value()) {
                                  return py::none();
                                }
-                               PyObject* v = toPyObject(*a.default_value(), a.type());
-                               if (v == nullptr) {
-                                 throw py::error_already_set();
+                               try {
+                                 return py::reinterpret_steal<py::object>(toPyObject(*a.default_value(), a.type()));
+                               } catch (const ValueError& e) {
+                                 throw ValueError(detail::str("the default value of argument '", a.name(),
+                                                              "': ", e.what()));
                                }
-                               return py::reinterpret_steal<py::object>(v);
                              })
       .def("has_default_value", &Argument::has_default_value)
       .def_property_readonly("kwarg_only", &Argument::kwarg_only)

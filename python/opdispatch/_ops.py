@@ -110,14 +110,17 @@ class OperatorBase:
         """Decorator registering ``fn`` as this operator's Python kernel for
         dispatch key ``k`` (a ``DispatchKey``). Returns ``fn``.
 
-        Raises TypeError if ``k`` is not a DispatchKey, ValueError for
-        ``DispatchKey.Python`` (register a mode instead, as PyTorch says), and
-        RuntimeError if ``k`` already has a py_impl kernel.
-        PyTorch: OperatorBase.py_impl."""
+        Raises TypeError if ``k`` is not a DispatchKey or ``fn`` is not
+        callable, ValueError for ``DispatchKey.Python`` (register a mode
+        instead, as PyTorch says), and RuntimeError if ``k`` already has a
+        py_impl kernel. PyTorch: OperatorBase.py_impl."""
 
         def inner(fn: Callable[..., Any]) -> Callable[..., Any]:
             if not isinstance(k, _C.DispatchKey):
                 raise TypeError(f"py_impl({k!r}): expected an opdispatch._C.DispatchKey, got {type(k).__name__}")
+            if not callable(fn):
+                raise TypeError(f"py_impl for {self.name()} at {k.name}: Input function is required to be a "
+                                f"callable but found type {type(fn)}; pass the function itself")
             if k == _C.DispatchKey.Python:
                 raise ValueError(
                     f"py_impl: {self.name()}: please register a mode for the DispatchKey.Python key instead"

@@ -290,8 +290,6 @@ class Library:
 
     def _check_impl(self, op_name: str | OpOverload, fn: Callable[..., Any], dispatch_key: str) -> tuple[str, str]:
         """The checks of :meth:`impl`; returns (the name to register, its ``_impls`` key)."""
-        if not callable(fn):
-            raise TypeError(f"Input function is required to be a callable but found type {type(fn)}")
         if dispatch_key == "":
             dispatch_key = self.dispatch_key
         if isinstance(op_name, str):
@@ -304,6 +302,7 @@ class Library:
                 f"not {type(op_name).__name__}"
             )
         qualname = name if "::" in name else f"{self.ns}::{name}"
+        _utils.check_callable(fn, f"impl of {qualname} at dispatch key {dispatch_key or 'CompositeImplicitAutograd'}")
         key = _check_python_kernel_slot(self.ns, name, dispatch_key)
         if dispatch_key == "Meta" and _has_kernel_for_dispatch_key(qualname, "CompositeImplicitAutograd"):
             raise RuntimeError(
@@ -387,10 +386,9 @@ class Library:
         fallback (naming it); ValueError without a dispatch key or for an
         unknown one. PyTorch: torch.library.Library.fallback.
         """
-        if not callable(fn):
-            raise TypeError(f"Input function is required to be a callable but found type {type(fn)}")
         if dispatch_key == "":
             dispatch_key = self.dispatch_key
+        _utils.check_callable(fn, f"fallback for dispatch key {dispatch_key or '(none)'}")
         if self.ns != "_":
             raise RuntimeError(
                 f'Fallback can only be registered using a library on the global namespace "_" '

@@ -31,7 +31,11 @@ struct VersionCounter final : intrusive_ptr_target {
 class TensorImpl final : public intrusive_ptr_target {
  public:
   /// `storage` may be null only on `meta`. `strides` are in elements and
-  /// must have as many entries as `sizes`. Throws ValueError otherwise.
+  /// must have as many entries as `sizes`. Checks the geometry
+  /// (computeStorageNbytes; Note [Checked size arithmetic]): throws
+  /// ValueError for a bad rank, size, stride, offset or dtype, Error for
+  /// arithmetic that overflows int64, IndexError if the elements reach past
+  /// the storage.
   TensorImpl(intrusive_ptr<StorageImpl> storage, ScalarType dtype, Device device,
              std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t storage_offset);
   TensorImpl(const TensorImpl&) = delete;
@@ -94,7 +98,19 @@ class TensorImpl final : public intrusive_ptr_target {
   OwnedPyObject autograd_meta_;
 };
 
-/// Row-major (C-order) strides, in elements, for `sizes`.
+/// Row-major (C-order) strides, in elements, for `sizes` (a size of 0 or 1
+/// counts as 1, as PyTorch). Throws Error if a stride does not fit int64.
 std::vector<int64_t> contiguousStrides(IntArrayRef sizes);
+
+/// The bytes of storage the elements of a tensor of this geometry reach,
+/// (storage_offset + 1 + sum((size_i - 1) * stride_i)) * itemsize, or 0 if it
+/// has no elements; `*numel` (if given) gets the number of elements. Throws
+/// ValueError if ranks differ, for a negative size, stride or offset and an
+/// undefined dtype; Error (RuntimeError, as PyTorch's "Storage size
+/// calculation overflowed") if numel, a contiguous stride, the byte offset or
+/// the byte extent does not fit int64. See Note [Checked size arithmetic].
+/// PyTorch: at::detail::computeStorageNbytes.
+int64_t computeStorageNbytes(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset, ScalarType dtype,
+                             int64_t* numel = nullptr);
 
 } // namespace opdispatch

@@ -14,6 +14,7 @@ from typing import Any, Callable, Optional
 from .. import _C
 from ..autograd import graph
 from ..autograd.graph import check_inplace
+from .utils import check_callable
 
 BackwardFn = Callable[..., Any]
 SetupContextFn = Callable[..., None]
@@ -139,6 +140,9 @@ def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[
     """
     info = _SchemaInfo(op._schema)
     op_name = info.name
+    check_callable(backward, f"register_autograd for {op_name}: backward")
+    if setup_context is not None:
+        check_callable(setup_context, f"register_autograd for {op_name}: setup_context")
     formula = graph.Formula(op_name, backward, info.positional_names, _zeros)
     keyword_only = setup_context is not None and _wants_keyword_only(setup_context)
     run_below_autograd = op._redispatch_below_autograd

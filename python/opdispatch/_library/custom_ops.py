@@ -85,6 +85,7 @@ def custom_op(
     """
 
     def inner(fn: Callable[..., Any]) -> CustomOpDef:
+        utils.check_callable(fn, f"custom_op {name}")
         schema_str = infer_schema(fn, mutates_args=mutates_args) if schema is None else schema
         namespace, opname = utils.parse_namespace(name)
         if namespace in library._reserved_namespaces:
@@ -327,6 +328,7 @@ class CustomOpDef(_C._DispatchOperator):
         shapes and dtypes, touching no data; ``opdispatch.library.get_ctx()``
         inside it gives data-dependent sizes. Returns ``fn``.
         PyTorch: CustomOpDef.register_fake."""
+        utils.check_callable(fn, f"register_fake for {self}")
         self._fake.kernel = fake_impl.Kernel(fn, library._call_site())
         return fn
 

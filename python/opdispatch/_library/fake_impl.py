@@ -12,7 +12,7 @@ import warnings
 from typing import TYPE_CHECKING, Any, Callable, Iterator, NoReturn, Optional
 
 from .. import _C
-from .utils import RegistrationHandle, lookup_op
+from .utils import RegistrationHandle, check_callable, lookup_op
 
 if TYPE_CHECKING:
     from ..library import Library
@@ -176,6 +176,7 @@ def register(qualname: str, func: Callable[..., Any], source: str, lib: Library)
     decomposes, so its parts need fake impls instead).
     PyTorch: FakeImplHolder.register (allow_override=False).
     """
+    check_callable(func, f"register_fake for {qualname}")
     lookup_op(qualname)
     holder = _holders.get(qualname)
     if holder is not None and holder.kernel is not None:

@@ -227,6 +227,7 @@ class CustomOp:
         )
 
     def _register_impl(self, kind: str, func: Callable[..., Any]) -> None:
+        utils.check_callable(func, f"the {kind} impl of {self._qualname}")
         if kind in self._impls:
             raise RuntimeError(
                 f"Attempting to register a {kind} impl for operator {self._qualname} that already has a {kind} "

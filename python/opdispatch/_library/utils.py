@@ -23,6 +23,15 @@ class RegistrationHandle:
             on_destroy()
 
 
+def check_callable(fn: Any, what: str) -> None:
+    """TypeError unless ``fn`` is callable; ``what`` names the registration
+    and its operator (or key), e.g. "register_fake for mylib::foo". Messages
+    keep PyTorch's wording ("Input function is required to be a callable")."""
+    if not callable(fn):
+        raise TypeError(f"{what}: Input function is required to be a callable but found type {type(fn)}; pass "
+                        f"the function itself")
+
+
 def parse_namespace(qualname: str) -> tuple[str, str]:
     """("ns", "name") of "ns::name" (the name may carry an overload,
     "name.overload"). Raises ValueError otherwise. PyTorch: same name."""
