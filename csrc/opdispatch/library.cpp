@@ -71,20 +71,33 @@ FunctionSchema Library::qualify(FunctionSchema schema) const {
   return schema.cloneWithName(qualifyName(schema.operator_name()));
 }
 
-Library& Library::def(const std::string& schema, const std::vector<std::string>& tags) & {
+namespace {
+/// The tags' names, as the Dispatcher stores them.
+std::vector<std::string> tagNames(const std::vector<Tag>& tags) {
+  std::vector<std::string> names;
+  names.reserve(tags.size());
+  for (Tag t : tags) {
+    names.emplace_back(toString(t));
+  }
+  return names;
+}
+} // namespace
+
+Library& Library::def(const std::string& schema, const std::vector<Tag>& tags) & {
   return def(parseSchema(schema), tags);
 }
 
-Library& Library::def(FunctionSchema schema, const std::vector<std::string>& tags) & {
+Library& Library::def(FunctionSchema schema, const std::vector<Tag>& tags) & {
   OPDISPATCH_CHECK(kind_ != IMPL, "Cannot define an operator inside an ", toString(kind_),
                    " block. All def()s belong in the OPDISPATCH_LIBRARY (or _FRAGMENT) block of their namespace. (",
                    debugString(), ")");
-  registrars_.emplace_back(Dispatcher::singleton().registerDef(qualify(std::move(schema)), debugString(), tags));
+  registrars_.emplace_back(
+      Dispatcher::singleton().registerDef(qualify(std::move(schema)), debugString(), tagNames(tags)));
   return *this;
 }
 
 Library& Library::_def(std::variant<OperatorName, FunctionSchema>&& name_or_schema, CppFunction&& f,
-                       const std::vector<std::string>& tags) & {
+                       const std::vector<Tag>& tags) & {
   OPDISPATCH_CHECK(kind_ != IMPL, "Cannot define an operator inside an ", toString(kind_), " block (",
                    debugString(), ")");
   FunctionSchema schema = [&] {
@@ -98,7 +111,8 @@ Library& Library::_def(std::variant<OperatorName, FunctionSchema>&& name_or_sche
   }();
   FunctionSchema qualified = qualify(std::move(schema));
   OperatorName name = qualified.operator_name();
-  RegistrationHandleRAII def_handle = Dispatcher::singleton().registerDef(std::move(qualified), debugString(), tags);
+  RegistrationHandleRAII def_handle =
+      Dispatcher::singleton().registerDef(std::move(qualified), debugString(), tagNames(tags));
   std::string debug = f.debug_.empty() ? debugString() : f.debug_;
   RegistrationHandleRAII impl_handle =
       Dispatcher::singleton().registerImpl(name, f.dispatch_key_, std::move(f.func_), f.cpp_signature_,
