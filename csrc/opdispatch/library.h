@@ -193,6 +193,16 @@ class Library final {
   Library& def(const std::string& name_or_schema, Func&& f, const std::vector<Tag>& tags = {}) & {
     return _def(parseSchemaOrName(name_or_schema), CppFunction(std::forward<Func>(f)), tags);
   }
+  /// Declares that the fake (meta) kernels of the operators this library
+  /// defines from now on are registered by Python module `pymodule`;
+  /// `context` is help text (e.g. a build target). Read back with
+  /// `_C._dispatch_pystub(name, overload)`. PyTorch: Library::set_python_module.
+  Library& set_python_module(const char* pymodule, const char* context = "") &;
+  /// PyTorch's older name for set_python_module, which real code still calls.
+  Library& impl_abstract_pystub(const char* pymodule, const char* context = "") & {
+    return set_python_module(pymodule, context);
+  }
+
   /// OPDISPATCH_SELECTIVE_SCHEMA(...): defines the operator unless a selective
   /// build leaves it out.
   Library& def(detail::SelectiveStr<true> schema, const std::vector<Tag>& tags = {}) & {
@@ -264,12 +274,16 @@ class Library final {
  private:
   FunctionSchema qualify(FunctionSchema schema) const;
   OperatorName qualifyName(OperatorName name) const;
+  /// Registers the definition of `schema` (and its python module, if set).
+  void registerDef(FunctionSchema schema, const std::vector<Tag>& tags);
 
   Kind kind_;
   std::string ns_;
   std::optional<DispatchKey> dispatch_key_;
   std::string file_;
   uint32_t line_;
+  /// (pymodule, context) from set_python_module, recorded with each later def.
+  std::optional<std::pair<std::string, std::string>> python_module_;
   std::vector<RegistrationHandleRAII> registrars_;
 };
 

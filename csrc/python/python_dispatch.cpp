@@ -224,6 +224,14 @@ void initDispatchBindings(py::module_& m) {
     OPDISPATCH_CHECK_VALUE(t.defined(), "_dispatch_keys needs a tensor");
     return t.key_set();
   });
+  m.def(
+      "_dispatch_pystub",
+      [](const std::string& name, const std::string& overload) {
+        return Dispatcher::singleton().getPyStub(OperatorName(name, overload));
+      },
+      py::arg("name"), py::arg("overload"),
+      "(pymodule, context) that a C++ library recorded with set_python_module for the operator, or None. "
+      "PyTorch: torch._C._dispatch_pystub.");
   m.def("_dispatch_has_backend_fallback",
         [](DispatchKey k) { return Dispatcher::singleton().hasBackendFallbackForDispatchKey(k); });
 

@@ -151,3 +151,33 @@ TEST(Library, FragmentsOfOneNamespaceInSeveralFilesAllRegister) {
                   8.0f);
   EXPECT_TRUE(op("lib_fragments::from_selective_build").hasKernelForDispatchKey(DispatchKey::Meta));
 }
+
+TEST(Library, SetPythonModuleRecordsAPystubForLaterDefs) {
+  auto& d = Dispatcher::singleton();
+  {
+    Library lib(Library::DEF, "lib_pystub", std::nullopt, __FILE__, __LINE__);
+    lib.def("before(Tensor x) -> Tensor");
+    lib.set_python_module("my_pkg.fake_impls", "//my:target");
+    lib.def("after(Tensor x) -> Tensor");
+    lib.def("with_kernel", &identity);
+    EXPECT_FALSE(d.getPyStub(OperatorName("lib_pystub::before", "")).has_value());
+    auto stub = d.getPyStub(OperatorName("lib_pystub::after", ""));
+    ASSERT_TRUE(stub.has_value());
+    EXPECT_EQ(stub->first, "my_pkg.fake_impls");
+    EXPECT_EQ(stub->second, "//my:target");
+    EXPECT_EQ(d.getPyStub(OperatorName("lib_pystub::with_kernel", ""))->first, "my_pkg.fake_impls");
+    {
+      // Another library naming a module for the same operator wins until it is undone.
+      Library frag(Library::FRAGMENT, "lib_pystub", std::nullopt, __FILE__, __LINE__);
+      frag.impl_abstract_pystub("other_pkg");  // PyTorch's older name
+      auto handle = d.registerPythonModule(OperatorName("lib_pystub::after", ""), "newest", "");
+      EXPECT_EQ(d.getPyStub(OperatorName("lib_pystub::after", ""))->first, "newest");
+    }
+    EXPECT_EQ(d.getPyStub(OperatorName("lib_pystub::after", ""))->first, "my_pkg.fake_impls");
+    // A def whose kernel does not fit is undone with its pystub.
+    EXPECT_THROW(lib.def("bad(int x) -> Tensor", &identity), Error);
+    EXPECT_FALSE(d.findOp(OperatorName("lib_pystub::bad", "")).has_value());
+    EXPECT_FALSE(d.getPyStub(OperatorName("lib_pystub::bad", "")).has_value());
+  }
+  EXPECT_FALSE(d.getPyStub(OperatorName("lib_pystub::after", "")).has_value());
+}

@@ -15,7 +15,8 @@ from opdispatch import Tag, _C, ops
 
 from _cpp_ports import build
 
-FLAGS = ["-Iinclude", "-DHAS_PT2_COMPLIANT_TAG"]
+# What FBGEMM's build defines for a PyTorch that has tags and python-module stubs.
+FLAGS = ["-Iinclude", "-DHAS_PT2_COMPLIANT_TAG", "-DHAS_IMPL_ABSTRACT_PYSTUB"]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -70,6 +71,13 @@ def test_both_extensions_add_to_the_fbgemm_namespace():
     for n in ["tbe_input_combine", "recat_embedding_grad_output_mixed_D"]:
         assert _C._dispatch_has_kernel_for_dispatch_key(f"fbgemm::{n}", "CPU")
         assert not _C._dispatch_has_kernel_for_dispatch_key(f"fbgemm::{n}", "CompositeImplicitAutograd")
+
+
+def test_the_fake_impls_python_module_is_recorded_for_the_fragments_defs():
+    # m.impl_abstract_pystub(...) at the top of the fragment (seed 000: _check_pystubs_once reads it back).
+    assert _C._dispatch_pystub("fbgemm::tbe_input_combine", "") == \
+        ("fbgemm_gpu.sparse_ops", "//deeplearning/fbgemm/fbgemm_gpu:sparse_ops_py")
+    assert _C._dispatch_pystub("fbgemm::recat_embedding_grad_output", "") is None  # the other fragment has none
 
 
 def test_pt2_compliant_tag_is_stored():
