@@ -7,8 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
+import numpy as np
 import pytest
 
+import opdispatch
 import opdispatch.cpp_extension as cpp_extension
 
 HERE = Path(__file__).resolve().parent
@@ -28,3 +30,8 @@ def build(project: str, sources: Iterable[str], extra_cflags: Iterable[str] = ()
         mp.setenv("OPDISPATCH_EXTENSIONS_DIR", str(CACHE))
         return cpp_extension.load(library or f"cpp_{project}", [root / s for s in sources],
                                   extra_cflags=[f"-I{root}", *flags])
+
+
+def t(a) -> opdispatch.Tensor:
+    """A tensor over a C-contiguous copy (or the array itself, if contiguous) of ``a``."""
+    return opdispatch.from_numpy(np.ascontiguousarray(a))

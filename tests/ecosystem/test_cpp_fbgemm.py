@@ -13,7 +13,7 @@ import pytest
 import opdispatch
 from opdispatch import Tag, _C, ops
 
-from _cpp_ports import build
+from _cpp_ports import build, t
 
 # What FBGEMM's build defines for a PyTorch that has tags and python-module stubs.
 FLAGS = ["-Iinclude", "-DHAS_PT2_COMPLIANT_TAG", "-DHAS_IMPL_ABSTRACT_PYSTUB"]
@@ -25,10 +25,6 @@ def extensions():
     return [build("fbgemm", ["src/input_combine_ops/input_combine_cpu.cpp"], FLAGS, library="cpp_fbgemm_input"),
             build("fbgemm", ["src/layout_transform_ops/layout_transform_ops_cpu.cpp"], FLAGS,
                   library="cpp_fbgemm_layout")]
-
-
-def t(a) -> opdispatch.Tensor:
-    return opdispatch.from_numpy(np.ascontiguousarray(a))
 
 
 def as_list(tensors) -> list[np.ndarray]:

@@ -8,19 +8,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import opdispatch
 from opdispatch import _C, ops
 
-from _cpp_ports import build
+from _cpp_ports import build, t
 
 
 @pytest.fixture(scope="module", autouse=True)
 def extension():
     return build("torchaudio", ["lfilter.cpp"])
-
-
-def t(a) -> opdispatch.Tensor:
-    return opdispatch.from_numpy(np.ascontiguousarray(a))
 
 
 def iir_reference(x: np.ndarray, a: np.ndarray) -> np.ndarray:

@@ -12,7 +12,7 @@ import pytest
 import opdispatch
 from opdispatch import _C, ops
 
-from _cpp_ports import build
+from _cpp_ports import build, t
 
 SOURCES = ["vision.cpp", "ops/nms.cpp", "ops/roi_pool.cpp", "ops/cpu/nms_kernel.cpp", "ops/cpu/roi_pool_kernel.cpp",
            "ops/autocast/cpu/nms_kernel.cpp"]
@@ -21,10 +21,6 @@ SOURCES = ["vision.cpp", "ops/nms.cpp", "ops/roi_pool.cpp", "ops/cpu/nms_kernel.
 @pytest.fixture(scope="module", autouse=True)
 def extension():
     return build("torchvision", SOURCES)
-
-
-def t(a) -> opdispatch.Tensor:
-    return opdispatch.from_numpy(np.ascontiguousarray(a))
 
 
 # --- references ----------------------------------------------------------------------

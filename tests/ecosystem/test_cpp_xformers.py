@@ -12,7 +12,7 @@ import pytest
 import opdispatch
 from opdispatch import _C, ops
 
-from _cpp_ports import build
+from _cpp_ports import build, t
 
 SOURCES = ["xformers/csrc/attention/attention.cpp", "xformers/csrc/attention/sddmm.cpp",
            "xformers/csrc/attention/cpu/sddmm.cpp"]
@@ -21,10 +21,6 @@ SOURCES = ["xformers/csrc/attention/attention.cpp", "xformers/csrc/attention/sdd
 @pytest.fixture(scope="module", autouse=True)
 def extension():
     return build("xformers", SOURCES)
-
-
-def t(a) -> opdispatch.Tensor:
-    return opdispatch.from_numpy(np.ascontiguousarray(a))
 
 
 def csr(mask: np.ndarray):
