@@ -115,6 +115,13 @@ class CppFunction final {
   static CppFunction makeFromBoxedFunction() {
     return CppFunction(KernelFunction::makeFromBoxedFunction<func>());
   }
+  /// A boxed function that also takes the call's key set (to redispatch):
+  /// `void(const OperatorHandle&, DispatchKeySet, Stack*)`. PyTorch spells
+  /// both kinds makeFromBoxedFunction.
+  template <KernelFunction::BoxedFunctionWithKeyset* func>
+  static CppFunction makeFromBoxedFunction() {
+    return CppFunction(KernelFunction::makeFromBoxedFunctionWithKeyset<func>());
+  }
   /// A boxed function `void(const OperatorHandle&, DispatchKeySet, Stack*)`.
   template <KernelFunction::BoxedFunctionWithKeyset* func>
   static CppFunction makeFromBoxedFunctionWithKeyset() {

@@ -181,3 +181,28 @@ TEST(Library, SetPythonModuleRecordsAPystubForLaterDefs) {
   }
   EXPECT_FALSE(d.getPyStub(OperatorName("lib_pystub::after", "")).has_value());
 }
+
+namespace {
+int keysetCalls = 0;
+void countingKeysetFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
+  ++keysetCalls;
+  op.redispatchBoxed(ks & DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::AutocastPrivateUse1), stack);
+}
+} // namespace
+
+TEST(Library, MakeFromBoxedFunctionTakesAKeysetFunctionAsPyTorchDoes) {
+  // Device plugins: TORCH_LIBRARY_IMPL(_, AutocastPrivateUse1, m) { m.fallback(makeFromBoxedFunction<&f>()); }
+  // with f taking the DispatchKeySet.
+  Library fb(Library::IMPL, "_", DispatchKey::AutocastPrivateUse1, __FILE__, __LINE__);
+  fb.fallback(CppFunction::makeFromBoxedFunction<&countingKeysetFallback>());
+  Library lib(Library::DEF, "lib_keyset", std::nullopt, __FILE__, __LINE__);
+  lib.def("f(Tensor x) -> Tensor");
+  lib.impl("f", kPrivateUse1, &identity);
+  Tensor x = on(kPrivateUse1);
+  auto f = op("lib_keyset::f").typed<Tensor(const Tensor&)>();
+  EXPECT_TRUE(f.call(x).is_same(x));
+  EXPECT_EQ(keysetCalls, 0);
+  IncludeDispatchKeyGuard autocast(DispatchKey::AutocastPrivateUse1);
+  EXPECT_TRUE(f.call(x).is_same(x));
+  EXPECT_EQ(keysetCalls, 1);
+}
