@@ -493,18 +493,20 @@ def _(lib: Library, schema: str, alias_analysis: str = "") -> Callable[[Callable
 
 
 def _device_type_to_key(device_type: str) -> str:
-    """The dispatch key name of a device type: cpu -> CPU, cuda -> CUDA,
-    meta -> Meta, privateuseone -> PrivateUse1, "default" ->
-    CompositeExplicitAutograd. Raises ValueError otherwise."""
+    """The dispatch key name of a device type: its backend key (cpu -> CPU,
+    cuda -> CUDA, xpu -> XPU, hpu -> HPU, mtia -> MTIA, lazy -> Lazy,
+    privateuseone -> PrivateUse1, meta -> Meta, ...: every device type
+    ``opdispatch.device`` accepts), or CompositeExplicitAutograd for
+    "default". Raises ValueError for anything else. PyTorch:
+    torch.library._device_type_to_key (torch._C._dispatch_key_for_device)."""
     if device_type == "default":
         return "CompositeExplicitAutograd"
     try:
         return _C._dispatch_key_for_device(device_type)
-    except ValueError:
+    except ValueError as e:
         raise ValueError(
-            f"impl: unknown device type '{device_type}'. Expected one of cpu, cuda, meta, privateuseone, "
-            f"'default' (all devices: CompositeExplicitAutograd), or a dispatch key name such as CPU or "
-            f"AutogradCPU."
+            f"impl: unknown device type '{device_type}' ({e}). Use a device type, 'default' (all devices: "
+            f"CompositeExplicitAutograd), or a dispatch key name such as CPU or AutogradCPU."
         ) from None
 
 
@@ -520,8 +522,8 @@ def impl(
 
     Args:
         qualname (str | OpOverload): "namespace::name[.overload]".
-        types (str | Sequence[str]): device types ("cpu", "cuda", "meta",
-            "privateuseone"; "default" for every device, i.e.
+        types (str | Sequence[str]): device types ("cpu", "cuda", "xpu",
+            "meta", "privateuseone", ...; "default" for every device, i.e.
             CompositeExplicitAutograd) or dispatch key names ("CPU", "AutogradCPU").
         func (Callable | None): the kernel; if omitted, ``impl`` returns a decorator.
         lib (Library | None): ties the registration's lifetime to ``lib``;

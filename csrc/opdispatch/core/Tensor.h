@@ -74,6 +74,9 @@ class Tensor {
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
 
+/// The C++ type of a `Tensor[]` argument a kernel only reads. PyTorch: at::TensorList.
+using TensorList = ArrayRef<Tensor>;
+
 /// A new tensor with uninitialised memory (no memory on `meta`), C-order strides.
 /// Throws ValueError for negative sizes, Error (RuntimeError) if its size
 /// arithmetic overflows int64 (Note [Checked size arithmetic]) and

@@ -24,7 +24,7 @@ std::string listString(IntArrayRef v) {
 TensorImpl::TensorImpl(intrusive_ptr<StorageImpl> storage, ScalarType dtype, Device device,
                        std::vector<int64_t> sizes, std::vector<int64_t> strides,
                        int64_t storage_offset)
-    : key_set_(backendKeyForDevice(device.type)),
+    : key_set_(backendKeyForDevice(device.type())),
       storage_(std::move(storage)),
       version_counter_(make_intrusive<VersionCounter>()),
       sizes_(std::move(sizes)),
@@ -54,7 +54,7 @@ void TensorImpl::set_requires_grad(bool requires_grad) {
                    "only Tensors of floating point and complex dtype can require gradients, not opdispatch.",
                    toPythonName(dtype_));
   requires_grad_ = requires_grad;
-  DispatchKey backend = backendKeyForDevice(device_.type);
+  DispatchKey backend = backendKeyForDevice(device_.type());
   DispatchKeySet grad_keys = tensorKeySet(backend, true) - DispatchKeySet(backend);
   key_set_ = requires_grad ? key_set_ | grad_keys : key_set_ - grad_keys;
 }

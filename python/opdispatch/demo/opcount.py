@@ -30,7 +30,7 @@ class OpStats:
 # Note [Counting at the Python key]
 # The counter needs a key every call passes through and whose fallback it can
 # own. PythonDispatcher and PreDispatch (the highest keys) already hold the
-# core's fallthrough fallbacks (csrc/opdispatch/dispatch/DefaultFallbacks.cpp)
+# core's fallthrough fallbacks (csrc/opdispatch/DefaultFallbacks.cpp)
 # and a key has one fallback, so the counter uses the Python key, where
 # PyTorch's dispatch modes (TorchDispatchMode) sit. It is below the Autograd
 # keys: an autograd kernel redispatches with `keyset & after_autograd_keyset`,

@@ -32,7 +32,11 @@ OPDISPATCH_LIBRARY_IMPL(_, Autograd, m) {
 OPDISPATCH_LIBRARY_IMPL(_, BackendSelect, m) { m.fallback(CppFunction::makeFallthrough()); }
 OPDISPATCH_LIBRARY_IMPL(_, Functionalize, m) { m.fallback(CppFunction::makeFallthrough()); }
 OPDISPATCH_LIBRARY_IMPL(_, ADInplaceOrView, m) { m.fallback(CppFunction::makeFallthrough()); }
+// The autocast keys PyTorch itself gives a fallthrough; device plugins
+// register their own for AutocastHPU, AutocastXLA and AutocastPrivateUse1.
 OPDISPATCH_LIBRARY_IMPL(_, AutocastCPU, m) { m.fallback(CppFunction::makeFallthrough()); }
+OPDISPATCH_LIBRARY_IMPL(_, AutocastXPU, m) { m.fallback(CppFunction::makeFallthrough()); }
+OPDISPATCH_LIBRARY_IMPL(_, AutocastMPS, m) { m.fallback(CppFunction::makeFallthrough()); }
 OPDISPATCH_LIBRARY_IMPL(_, AutocastCUDA, m) { m.fallback(CppFunction::makeFallthrough()); }
 OPDISPATCH_LIBRARY_IMPL(_, FuncTorchVmapMode, m) { m.fallback(CppFunction::makeFallthrough()); }
 OPDISPATCH_LIBRARY_IMPL(_, PythonTLSSnapshot, m) { m.fallback(CppFunction::makeFallthrough()); }
