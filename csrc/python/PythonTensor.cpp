@@ -9,6 +9,8 @@
 #include <opdispatch/dispatch/LocalDispatchKeySet.h>
 
 #include "Exceptions.h"
+#include "IValueConversion.h"
+#include "PythonFallbackKernel.h"
 #include "PythonTypes.h"
 
 namespace py = pybind11;
@@ -43,7 +45,9 @@ PyObject* tensorNew(PyTypeObject* type, PyObject*, PyObject*) {
 // if C++ also holds the TensorImpl, the meta is reachable from outside Python
 // and must not be cleared.
 int tensorTraverse(PyObject* self, visitproc visit, void* arg) {
-  TensorImpl* impl = reinterpret_cast<TensorObject*>(self)->impl;
+  auto* obj = reinterpret_cast<TensorObject*>(self);
+  Py_VISIT(obj->dict);
+  TensorImpl* impl = obj->impl;
   if (impl != nullptr && impl->use_count() == 1) {
     Py_VISIT(static_cast<PyObject*>(impl->autograd_meta().get()));
   }
@@ -51,24 +55,98 @@ int tensorTraverse(PyObject* self, visitproc visit, void* arg) {
 }
 
 int tensorClear(PyObject* self) {
-  TensorImpl* impl = reinterpret_cast<TensorObject*>(self)->impl;
+  auto* obj = reinterpret_cast<TensorObject*>(self);
+  Py_CLEAR(obj->dict);
+  TensorImpl* impl = obj->impl;
   if (impl != nullptr && impl->use_count() == 1) {
     impl->autograd_meta().reset();
   }
   return 0;
 }
 
+// Note [Preserving tensor subclass objects]
+// A TensorImpl surfaces in Python as one object while that object lives;
+// when it dies, the next conversion makes a plain opdispatch.Tensor. For an
+// instance of a subclass that would lose its class and attributes while C++
+// still holds the tensor, e.g. between a __torch_dispatch__ handler returning
+// a wrapper subclass object and its caller receiving it. So when the last
+// Python reference to such an object goes while C++ still holds the
+// TensorImpl, the object is resurrected and ownership flips: the TensorImpl
+// owns the object (owns_pyobj) and the object borrows the TensorImpl. The
+// next wrapTensor flips it back (the object owns the TensorImpl again and the
+// caller gets the TensorImpl's reference); if C++ drops the tensor instead,
+// the TensorImpl's destructor releases the object, which then dies for good.
+// TensorBase holds the instance __dict__ itself, so CPython's subtype_dealloc
+// reaches tensorDealloc before it clears anything of a subclass without
+// __slots__ or __del__. PyTorch: THPVariable_tryResurrect and PyObject
+// preservation in c10's PyObjectSlot.
+
+bool preservesObject(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
+  return type != gTensorClass && type != TensorBaseType;
+}
+
+/// Resurrects `self` (refcount 0, in dealloc) if C++ still holds its TensorImpl.
+bool tryResurrect(TensorObject* obj) {
+  PyObject* self = reinterpret_cast<PyObject*>(obj);
+  TensorImpl* impl = obj->impl;
+  if (impl == nullptr || impl->pyobj() != self || impl->owns_pyobj() || impl->use_count() <= 1 ||
+      !preservesObject(self)) {
+    return false;
+  }
+  Py_INCREF(self);
+  if (Py_TYPE(self)->tp_flags & Py_TPFLAGS_HEAPTYPE) {
+    Py_INCREF(Py_TYPE(self));  // subtype_dealloc releases the instance's reference to its class after us
+  }
+  impl->set_owns_pyobj(true);
+  intrusive_ptr<TensorImpl>::reclaim(impl);  // the object's reference; C++ owners keep impl alive
+  return true;
+}
+
 void tensorDealloc(PyObject* self) {
   auto* obj = reinterpret_cast<TensorObject*>(self);
+  if (tryResurrect(obj)) {
+    return;
+  }
   PyObject_GC_UnTrack(self);
-  if (obj->impl != nullptr) {
-    if (obj->impl->pyobj() == self) {
-      obj->impl->set_pyobj(nullptr);
-    }
-    intrusive_ptr<TensorImpl>::reclaim(obj->impl);
+  if (obj->weakrefs != nullptr) {
+    PyObject_ClearWeakRefs(self);
+  }
+  Py_CLEAR(obj->dict);
+  if (TensorImpl* impl = obj->impl) {
     obj->impl = nullptr;
+    if (impl->pyobj() == self) {
+      impl->set_pyobj(nullptr);
+      if (impl->owns_pyobj()) {
+        impl->set_owns_pyobj(false);  // the TensorImpl is being destroyed and released us: borrowed
+        impl = nullptr;
+      }
+    }
+    if (impl != nullptr) {
+      intrusive_ptr<TensorImpl>::reclaim(impl);
+    }
   }
   Py_TYPE(self)->tp_free(self);
+}
+
+/// New reference to the live object of `impl` (precondition: impl->pyobj()
+/// set). If the TensorImpl owned it, ownership flips back: the object takes
+/// `impl_ref` (a reference to impl the caller gives up, or null to add one)
+/// and the caller gets the TensorImpl's reference to the object.
+PyObject* existingObject(TensorImpl* impl, TensorImpl* impl_ref) {
+  auto* existing = static_cast<PyObject*>(impl->pyobj());
+  if (impl->owns_pyobj()) {
+    impl->set_owns_pyobj(false);
+    if (impl_ref == nullptr) {
+      intrusive_ptr<TensorImpl>(impl).release();
+    }
+    return existing;
+  }
+  if (impl_ref != nullptr) {
+    intrusive_ptr<TensorImpl>::reclaim(impl_ref);
+  }
+  Py_INCREF(existing);
+  return existing;
 }
 
 /// Wraps `impl` (one reference, given to the new object) in a new object of class `cls`.
@@ -147,6 +225,7 @@ PyGetSetDef kGetSets[] = {
     {"_version", getVersion, nullptr, "The in-place modification counter (shared with views).", nullptr},
     {"is_meta", getIsMeta, nullptr, "Whether the tensor is on the meta device (no data).", nullptr},
     {"_autograd_meta", getAutogradMeta, setAutogradMeta, "Autograd state owned by the Python layer.", nullptr},
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, "The instance attributes.", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
 };
 
@@ -185,6 +264,7 @@ PyObject* methBumpVersion(PyObject* self, PyObject*) {
   selfImpl(self)->bump_version();
   Py_RETURN_NONE;
 }
+PyObject* methHasStorage(PyObject* self, PyObject*) { return PyBool_FromLong(selfImpl(self)->has_storage()); }
 PyObject* methIsSame(PyObject* self, PyObject* other) {
   return PyBool_FromLong(isTensor(other) && unpackImpl(other) == selfImpl(self));
 }
@@ -245,6 +325,8 @@ PyMethodDef kMethods[] = {
     {"data_ptr", methDataPtr, METH_NOARGS, "Address of element 0 (raises for meta tensors)."},
     {"_bump_version", methBumpVersion, METH_NOARGS, "Records an in-place modification."},
     {"_is_same", methIsSame, METH_O, "Whether both objects wrap the same TensorImpl."},
+    {"_has_storage", methHasStorage, METH_NOARGS,
+     "Whether the tensor has data (meta tensors, wrapper subclasses and fake tensors have none)."},
     {"_shares_storage", methSharesStorage, METH_O, "Whether both tensors use the same storage."},
     {"_shares_memory", methSharesMemory, METH_O,
      "Whether writing through one tensor may change the other: the same tensor, a view of it (also on meta), or "
@@ -316,6 +398,140 @@ std::vector<int64_t> toShape(py::handle shape) {
   return out;
 }
 
+// --- subclass constructors ---------------------------------------------------------
+// Tensor._make_subclass and Tensor._make_wrapper_subclass: a tensor subclass
+// object over a view of existing data, or over metadata alone. Instances of a
+// class with __torch_dispatch__ carry the Python keys (Note [The Python key]).
+
+PyTypeObject* tensorSubclass(PyObject* cls, const char* api) {
+  OPDISPATCH_CHECK_TYPE(PyType_Check(cls) && PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls), TensorBaseType),
+                        api, ": cls must be a subclass of opdispatch.Tensor, not ", pyTypeName(cls));
+  return reinterpret_cast<PyTypeObject*>(cls);
+}
+
+/// The ints of `seq` (a sequence of ints) for argument `name` of
+/// _make_wrapper_subclass; each must be >= 0. Throws TypeError / ValueError.
+std::vector<int64_t> nonNegativeInts(PyObject* seq, const char* name) {
+  OPDISPATCH_CHECK_TYPE(PySequence_Check(seq) && !PyUnicode_Check(seq),
+                        "_make_wrapper_subclass(): argument '", name, "' must be a sequence of ints, not ",
+                        pyTypeName(seq));
+  py::sequence items = py::reinterpret_borrow<py::sequence>(seq);
+  std::vector<int64_t> out;
+  out.reserve(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    py::object item = items[i];
+    OPDISPATCH_CHECK_TYPE(PyIndex_Check(item.ptr()) && !PyBool_Check(item.ptr()), "_make_wrapper_subclass(): ",
+                          name, "[", i, "] must be an int, not ", pyTypeName(item.ptr()));
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(py::reinterpret_steal<py::object>(PyNumber_Index(item.ptr())).ptr(),
+                                               &overflow);
+    OPDISPATCH_CHECK_VALUE(overflow == 0 && !(v == -1 && PyErr_Occurred()), "_make_wrapper_subclass(): ", name,
+                           "[", i, "] = ", py::repr(item).cast<std::string>(), " does not fit in int64");
+    OPDISPATCH_CHECK_VALUE(v >= 0, "_make_wrapper_subclass(): ", name, "[", i, "] = ", v,
+                           " is negative; sizes and strides must be >= 0");
+    out.push_back(v);
+  }
+  return out;
+}
+
+/// Throws ValueError unless the element count and the furthest element
+/// offset of (sizes, strides, offset) fit in int64.
+void checkExtentFits(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, int64_t offset) {
+  int64_t numel = 1;
+  int64_t last = offset;
+  bool overflow = false;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    overflow |= __builtin_mul_overflow(numel, sizes[i], &numel);
+    if (sizes[i] > 0) {
+      int64_t step = 0;
+      overflow |= __builtin_mul_overflow(sizes[i] - 1, strides[i], &step);
+      overflow |= __builtin_add_overflow(last, step, &last);
+    }
+  }
+  OPDISPATCH_CHECK_VALUE(!overflow, "_make_wrapper_subclass(): size ", py::repr(py::cast(sizes)).cast<std::string>(),
+                         " with strides ", py::repr(py::cast(strides)).cast<std::string>(), " and storage_offset ",
+                         offset, " overflows int64 (too many elements or too large an offset)");
+}
+
+PyObject* makeWrapperSubclass(PyObject*, PyObject* args, PyObject* kwargs) {
+  static const char* kwlist[] = {"cls",    "size",          "strides", "storage_offset",
+                                 "dtype",  "device",        "requires_grad", nullptr};
+  PyObject* cls = nullptr;
+  PyObject* size = nullptr;
+  PyObject* strides = Py_None;
+  PyObject* offset = Py_None;
+  PyObject* dtype = Py_None;
+  PyObject* device = Py_None;
+  int requires_grad = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOOOp:_make_wrapper_subclass", const_cast<char**>(kwlist), &cls,
+                                   &size, &strides, &offset, &dtype, &device, &requires_grad)) {
+    return nullptr;
+  }
+  return pythonEntry([&] {
+    PyTypeObject* type = tensorSubclass(cls, "_make_wrapper_subclass()");
+    std::vector<int64_t> sizes = nonNegativeInts(size, "size");
+    std::vector<int64_t> stride_values =
+        strides == Py_None ? contiguousStrides(sizes) : nonNegativeInts(strides, "strides");
+    OPDISPATCH_CHECK_VALUE(stride_values.size() == sizes.size(), "_make_wrapper_subclass(): got ", sizes.size(),
+                           " sizes but ", stride_values.size(), " strides; give one stride per dimension");
+    int64_t storage_offset = 0;
+    if (offset != Py_None) {
+      storage_offset = py::cast<int64_t>(offset);
+      OPDISPATCH_CHECK_VALUE(storage_offset >= 0, "_make_wrapper_subclass(): storage_offset = ", storage_offset,
+                             " is negative");
+    }
+    checkExtentFits(sizes, stride_values, storage_offset);
+    ScalarType st = dtype == Py_None ? ScalarType::Float : toScalarType(dtype, "_make_wrapper_subclass(): dtype");
+    Device dev = device == Py_None ? Device() : toDevice(device, "_make_wrapper_subclass(): device");
+    auto impl = make_intrusive<TensorImpl>(intrusive_ptr<StorageImpl>(), st, dev, std::move(sizes),
+                                           std::move(stride_values), storage_offset);
+    impl->set_requires_grad(requires_grad != 0);
+    impl->set_python_dispatch(hasTorchDispatch(cls));
+    return newWrapper(type, impl.release());
+  });
+}
+
+PyObject* makeSubclass(PyObject*, PyObject* args, PyObject* kwargs) {
+  static const char* kwlist[] = {"cls", "data", "require_grad", nullptr};
+  PyObject* cls = nullptr;
+  PyObject* data = nullptr;
+  int require_grad = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|p:_make_subclass", const_cast<char**>(kwlist), &cls, &data,
+                                   &require_grad)) {
+    return nullptr;
+  }
+  return pythonEntry([&] {
+    PyTypeObject* type = tensorSubclass(cls, "_make_subclass()");
+    OPDISPATCH_CHECK_TYPE(isTensor(data), "_make_subclass(): data must be a tensor, not ", pyTypeName(data));
+    Tensor source = unpackTensor(data);
+    Tensor alias = source.as_strided(source.sizes(), source.strides(), source.storage_offset());
+    alias.set_requires_grad(require_grad != 0);
+    alias.unsafeGetTensorImpl()->set_python_dispatch(hasTorchDispatch(cls));
+    return newWrapper(type, alias.unsafeReleaseTensorImpl());
+  });
+}
+
+PyMethodDef kSubclassConstructors[] = {
+    {"_make_subclass", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(makeSubclass)),
+     METH_VARARGS | METH_KEYWORDS,
+     "_make_subclass(cls, data, require_grad=False): a new object of class cls viewing data's memory (shares its "
+     "storage and version counter); carries the Python keys if cls has __torch_dispatch__. PyTorch: "
+     "Tensor._make_subclass."},
+    {"_make_wrapper_subclass", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(makeWrapperSubclass)),
+     METH_VARARGS | METH_KEYWORDS,
+     "_make_wrapper_subclass(cls, size, strides=None, storage_offset=None, dtype=None, device=None, "
+     "requires_grad=False): a new object of class cls with this metadata and no data (reading its data raises); "
+     "carries the Python keys if cls has __torch_dispatch__. TypeError / ValueError for sizes or strides that "
+     "are not ints, negative, of different lengths or overflowing int64. PyTorch: Tensor._make_wrapper_subclass."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+void initSubclassConstructors(py::module_& m) {
+  if (PyModule_AddFunctions(m.ptr(), kSubclassConstructors) < 0) {
+    throw py::error_already_set();
+  }
+}
+
 } // namespace
 
 PyObject* wrapTensor(const Tensor& t) {
@@ -323,9 +539,8 @@ PyObject* wrapTensor(const Tensor& t) {
     Py_RETURN_NONE;
   }
   TensorImpl* impl = t.unsafeGetTensorImpl();
-  if (auto* existing = static_cast<PyObject*>(impl->pyobj())) {
-    Py_INCREF(existing);
-    return existing;
+  if (impl->pyobj() != nullptr) {
+    return existingObject(impl, nullptr);
   }
   return newWrapper(gTensorClass, intrusive_ptr<TensorImpl>(impl).release());
 }
@@ -335,9 +550,8 @@ PyObject* wrapTensor(Tensor&& t) {
     Py_RETURN_NONE;
   }
   TensorImpl* impl = t.unsafeGetTensorImpl();
-  if (auto* existing = static_cast<PyObject*>(impl->pyobj())) {
-    Py_INCREF(existing);
-    return existing;
+  if (impl->pyobj() != nullptr) {
+    return existingObject(impl, t.unsafeReleaseTensorImpl());
   }
   return newWrapper(gTensorClass, t.unsafeReleaseTensorImpl());
 }
@@ -354,6 +568,8 @@ void initTensorBindings(py::module_& m) {
   t.tp_dealloc = tensorDealloc;
   t.tp_getset = kGetSets;
   t.tp_methods = kMethods;
+  t.tp_dictoffset = offsetof(TensorObject, dict);
+  t.tp_weaklistoffset = offsetof(TensorObject, weakrefs);
   if (PyType_Ready(&t) < 0) {
     throw py::error_already_set();
   }
@@ -371,22 +587,7 @@ void initTensorBindings(py::module_& m) {
         gTensorClass = reinterpret_cast<PyTypeObject*>(cls.release().ptr());
       },
       "Sets the class that wraps tensors created in C++ (opdispatch.Tensor).");
-  m.def(
-      "_make_subclass",
-      [](py::object cls, const Tensor& data, bool requires_grad, bool dispatch_to_python) {
-        OPDISPATCH_CHECK_TYPE(PyType_Check(cls.ptr()) &&
-                                  PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls.ptr()), TensorBaseType),
-                              "_make_subclass needs a subclass of opdispatch.Tensor");
-        OPDISPATCH_CHECK_VALUE(data.defined(), "_make_subclass needs a defined tensor");
-        Tensor alias = data.as_strided(data.sizes(), data.strides(), data.storage_offset());
-        alias.set_requires_grad(requires_grad);
-        alias.unsafeGetTensorImpl()->set_python_dispatch(dispatch_to_python);
-        return py::reinterpret_steal<py::object>(
-            newWrapper(reinterpret_cast<PyTypeObject*>(cls.ptr()), alias.unsafeReleaseTensorImpl()));
-      },
-      py::arg("cls"), py::arg("data"), py::arg("requires_grad") = false, py::arg("dispatch_to_python") = false,
-      "A new object of class `cls` viewing `data`'s memory (shares storage and version counter). With "
-      "dispatch_to_python, the tensor carries the Python dispatch keys.");
+  initSubclassConstructors(m);
   m.def(
       "_as_strided",
       [](const Tensor& self, const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,

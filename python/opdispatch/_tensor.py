@@ -27,6 +27,15 @@ _requires_grad_slot = _C.TensorBase.requires_grad
 class Tensor(_C.TensorBase):
     """A strided tensor whose operations go through the dispatcher."""
 
+    # --- subclasses -------------------------------------------------------------
+
+    #: A subclass that defines ``__torch_dispatch__`` (a classmethod) handles
+    #: every operator call on its instances (Note [The Python key]); this
+    #: marker means "does not". PyTorch: torch._C._disabled_torch_dispatch_impl.
+    __torch_dispatch__ = _C._disabled_torch_dispatch_impl
+    _make_subclass = staticmethod(_C._make_subclass)
+    _make_wrapper_subclass = staticmethod(_C._make_wrapper_subclass)
+
     # --- autograd -------------------------------------------------------------
 
     def _get_requires_grad(self) -> bool:
@@ -104,7 +113,7 @@ class Tensor(_C.TensorBase):
         """NumPy-style text with the dtype, device and autograd state:
         ``tensor([[1., 2.]], dtype=opdispatch.float32, grad_fn=<od::mul.TensorBackward>)``;
         a meta tensor shows ``...`` and its size instead of values."""
-        if self.is_meta:
+        if self.is_meta or not self._has_storage():
             parts = ["...", f"device='{self.device}'", f"size={tuple(self.shape)}"]
         else:
             data = self.numpy(force=True)
@@ -115,7 +124,8 @@ class Tensor(_C.TensorBase):
             parts.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self.requires_grad:
             parts.append("requires_grad=True")
-        return f"tensor({', '.join(parts)})"
+        name = "tensor" if type(self) is Tensor else type(self).__name__
+        return f"{name}({', '.join(parts)})"
 
     def __len__(self) -> int:
         if self.ndim == 0:

@@ -20,8 +20,6 @@ TensorImpl::TensorImpl(intrusive_ptr<StorageImpl> storage, ScalarType dtype, Dev
                          sizes_.size(), " sizes and ", strides_.size(), " strides");
   OPDISPATCH_CHECK_VALUE(elementSize(dtype) != 0, "a tensor needs a defined dtype");
   OPDISPATCH_CHECK_VALUE(storage_offset >= 0, "storage_offset must be >= 0, got ", storage_offset);
-  OPDISPATCH_CHECK_VALUE(storage_.defined() || device.is_meta(),
-                         "a tensor on ", device, " needs a storage; only meta tensors have none");
   for (size_t i = 0; i < sizes_.size(); ++i) {
     OPDISPATCH_CHECK_VALUE(sizes_[i] >= 0, "tensor sizes must be >= 0, got ", sizes_[i],
                            " at dimension ", i);
@@ -30,9 +28,15 @@ TensorImpl::TensorImpl(intrusive_ptr<StorageImpl> storage, ScalarType dtype, Dev
   refreshContiguous();
 }
 
+TensorImpl::~TensorImpl() {
+  if (owns_pyobj_ && pyobj_ != nullptr) {
+    pyInterpreterHooks().decref(pyobj_);
+  }
+}
+
 void* TensorImpl::data_ptr() const {
   OPDISPATCH_CHECK(storage_.defined(), "cannot access the data of a tensor on ", device_,
-                   ": it has no storage (meta tensors carry only shapes and dtypes)");
+                   ": it has no storage (meta tensors, wrapper subclasses and fake tensors carry only metadata)");
   return static_cast<char*>(storage_->data()) + storage_offset_ * static_cast<int64_t>(itemsize());
 }
 
