@@ -511,6 +511,16 @@ PyObject* makeSubclass(PyObject*, PyObject* args, PyObject* kwargs) {
   });
 }
 
+/// _set_version_counter_of(dst, src): dst shares src's version counter.
+PyObject* setVersionCounterOf(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  return pythonEntry([&] {
+    OPDISPATCH_CHECK_TYPE(nargs == 2 && isTensor(args[0]) && isTensor(args[1]),
+                          "_set_version_counter_of(dst: Tensor, src: Tensor)");
+    unpackImpl(args[0])->set_version_counter(unpackImpl(args[1])->version_counter());
+    Py_RETURN_NONE;
+  });
+}
+
 PyMethodDef kSubclassConstructors[] = {
     {"_make_subclass", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(makeSubclass)),
      METH_VARARGS | METH_KEYWORDS,
@@ -523,6 +533,10 @@ PyMethodDef kSubclassConstructors[] = {
      "requires_grad=False): a new object of class cls with this metadata and no data (reading its data raises); "
      "carries the Python keys if cls has __torch_dispatch__. TypeError / ValueError for sizes or strides that "
      "are not ints, negative, of different lengths or overflowing int64. PyTorch: Tensor._make_wrapper_subclass."},
+    {"_set_version_counter_of", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(setVersionCounterOf)),
+     METH_FASTCALL,
+     "_set_version_counter_of(dst, src): dst shares src's version counter, so it counts as a view of src "
+     "(_shares_memory, in-place updates): how a wrapper subclass (a FakeTensor) aliases what it stands for."},
     {nullptr, nullptr, 0, nullptr},
 };
 

@@ -11,7 +11,6 @@ import numpy as np
 
 from .. import _C, _ops, library
 from ..autograd.grad_mode import no_grad
-from . import fake_impl
 from .custom_ops import CustomOpDef
 from .utils import bind_arguments, iter_tensors
 
@@ -45,12 +44,6 @@ def _clone(t: _C.TensorBase) -> _C.TensorBase:
     with no_grad():
         copy = t.clone()
     return copy.requires_grad_(True) if t.requires_grad else copy
-
-
-def _to_meta(t: _C.TensorBase) -> _C.TensorBase:
-    """A meta tensor with ``t``'s shape, strides, dtype and requires_grad."""
-    meta = _C.empty_strided(tuple(t.shape), t.stride(), t.dtype, "meta")
-    return meta.requires_grad_(True) if t.requires_grad else meta
 
 
 def _copies(args: tuple, kwargs: dict, f: Callable[[_C.TensorBase], Any] = _clone) -> tuple[tuple, dict]:
@@ -179,26 +172,30 @@ def autograd_registration_check(op: _ops.OpOverload, args: tuple, kwargs: dict) 
 
 
 def _mismatch(op: _ops.OpOverload, what: str) -> RuntimeError:
-    return RuntimeError(f"When comparing the output of {op} on meta tensors and concrete tensors, found {what}")
+    return RuntimeError(f"When comparing the output of {op} on FakeTensor and concrete Tensors, found {what}")
 
 
 def fake_check(op: _ops.OpOverload, args: tuple, kwargs: dict) -> None:
-    """Runs ``op`` on copies of the inputs and on meta tensors with the same
-    metadata (its fake impl or Meta kernel), and raises RuntimeError unless
-    the outputs agree: count and kinds, shapes ("Shapes ... are not equal!";
-    a dimension the fake impl took from ``ctx.new_dynamic_size()`` may
-    differ), dtypes, requires_grad, and which inputs each output aliases;
-    the fake outputs must be meta tensors. Strides are not compared (PyTorch
-    compares them on CUDA only). PyTorch: CrossRefFakeMode (fake_check)."""
+    """Runs ``op`` on copies of the inputs and, under a FakeTensorMode, on
+    fakes of them (its fake impl runs on FakeTensors of the inputs' devices,
+    so a device-specific fake impl takes the branch the real call would; or
+    its Meta kernel), and raises RuntimeError unless the outputs agree: count
+    and kinds, devices, shapes ("Shapes ... are not equal!"; a data-dependent
+    dimension, a SymInt from ``ctx.new_dynamic_size()``, matches any size),
+    dtypes, requires_grad, and which inputs each output aliases. Strides are
+    not compared (PyTorch compares them on CUDA only). PyTorch: CrossRefFakeMode (fake_check)."""
+    from .._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+    from .._subclasses.symbolic_shapes import SymInt
+
     real_args, real_kwargs = _copies(args, kwargs)
     real = op(*real_args, **real_kwargs)
-    meta_args, meta_kwargs = _copies(args, kwargs, _to_meta)
-    with fake_impl.record_dynamic_sizes() as dynamic:
+    with FakeTensorMode() as mode:
+        fake_args, fake_kwargs = _copies(real_args, real_kwargs, mode.from_tensor)
         try:
-            fake = op(*meta_args, **meta_kwargs)
+            fake = op(*fake_args, **fake_kwargs)
         except Exception as e:
             raise RuntimeError(
-                f"{op}: calling the operator with meta tensors failed; it needs a working fake impl "
+                f"{op}: calling the operator with FakeTensors failed; it needs a working fake impl "
                 f"(opdispatch.library.register_fake) or Meta kernel. The error was {type(e).__name__}: {e}"
             ) from e
     schema = op._schema
@@ -207,17 +204,21 @@ def fake_check(op: _ops.OpOverload, args: tuple, kwargs: dict) -> None:
     if len(real_out) != len(fake_out):
         raise _mismatch(op, f"a mismatched number of outputs: {len(real_out)} concrete, {len(fake_out)} fake")
     real_inputs = _all_tensors(real_args, real_kwargs)
-    meta_inputs = _all_tensors(meta_args, meta_kwargs)
+    fake_inputs = _all_tensors(fake_args, fake_kwargs)
     for i, (r, f) in enumerate(zip(real_out, fake_out)):
         if isinstance(r, _C.TensorBase) != isinstance(f, _C.TensorBase):
             raise _mismatch(op, f"output {i} is {type(r).__name__} on concrete tensors but {type(f).__name__} on "
-                                f"meta tensors")
+                                f"FakeTensors")
         if not isinstance(r, _C.TensorBase):
             continue
-        if not f.is_meta:
-            raise _mismatch(op, f"output {i} of the fake impl on {f.device}, expected a meta tensor (create outputs "
-                                f"from the inputs, e.g. x.new_empty(...) or opdispatch.empty_like(x))")
-        if r.dim() != f.dim() or any(a != b and b not in dynamic for a, b in zip(r.shape, f.shape)):
+        if not isinstance(f, FakeTensor):
+            raise _mismatch(op, f"output {i} of the fake impl is a real tensor on {f.device}, expected a "
+                                f"FakeTensor (create outputs from the inputs, e.g. x.new_empty(...) or "
+                                f"opdispatch.empty_like(x))")
+        if r.device != f.device:
+            raise _mismatch(op, f"mismatched tensor metadata: Devices {r.device} and {f.device} are not equal! "
+                                f"(output {i})")
+        if r.dim() != f.dim() or any(not isinstance(b, SymInt) and a != b for a, b in zip(r.shape, f.shape)):
             raise _mismatch(op, f"mismatched tensor metadata: Shapes {tuple(r.shape)} and {tuple(f.shape)} are not "
                                 f"equal! (output {i})")
         if r.dtype != f.dtype:
@@ -225,13 +226,13 @@ def fake_check(op: _ops.OpOverload, args: tuple, kwargs: dict) -> None:
                                 f"(output {i})")
         if r.requires_grad != f.requires_grad:
             raise _mismatch(op, f"mismatched requires_grad-ness of outputs: output {i} requires_grad="
-                                f"{r.requires_grad} on concrete tensors, {f.requires_grad} on meta tensors")
+                                f"{r.requires_grad} on concrete tensors, {f.requires_grad} on FakeTensors")
         real_alias = [r._shares_memory(t) for t in real_inputs]
-        fake_alias = [f._shares_memory(t) for t in meta_inputs]
+        fake_alias = [f._shares_memory(t) for t in fake_inputs]
         if real_alias != fake_alias:
             raise _mismatch(op, f"mismatched aliasing: output {i} aliases inputs "
                                 f"{[k for k, a in enumerate(real_alias) if a]} on concrete tensors but "
-                                f"{[k for k, a in enumerate(fake_alias) if a]} on meta tensors")
+                                f"{[k for k, a in enumerate(fake_alias) if a]} on FakeTensors")
 
 
 # --- opcheck --------------------------------------------------------------------------------------------
