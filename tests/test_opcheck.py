@@ -3,8 +3,8 @@ and the custom-op database (tests/custom_op_db.py) run through opcheck and
 gradcheck — PyTorch's test/test_custom_ops.py (seed 003) classes
 TestCustomOpTesting, MiniOpTest and TestGenerateOpcheckTests, rewritten for
 opdispatch. The seed's autograd.Function-based Autograd kernels become
-register_autograd formulas (opdispatch has no autograd.Function); meta
-tensors stand in for FakeTensors; the device is cpu.
+register_autograd formulas (opdispatch has no autograd.Function); the
+device is cpu.
 
 Seed tests not ported, and why:
   TestCustomOpTesting
@@ -20,8 +20,8 @@ Seed tests not ported, and why:
       tests exercise are checked with opcheck directly instead
       (test_mini_ops_under_opcheck), with the outcomes the seed's failures
       dict records; test_delayed_error* are ported.
-    test_mm_fake: needs FakeTensorMode; test_nonzero, test_inplace: aten
-      operators opdispatch's od library does not have (nonzero, sin_).
+    test_nonzero, test_inplace: aten operators opdispatch's od library does
+      not have (nonzero, sin_).
     test_dont_generate: tests the generate_opcheck_tests decorator.
   TestGenerateOpcheckTests
     test_MiniOpTest, test_generate_repro_save_data,
@@ -245,6 +245,17 @@ def test_mm_meta():
     x = opdispatch.randn(2, 3, requires_grad=True).to("meta")
     y = opdispatch.randn(3, 5).to("meta")
     assert ops.od.mm.default(x, y).shape == (x @ y).shape
+
+
+def test_mm_fake():
+    from opdispatch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+
+    with FakeTensorMode():
+        x = opdispatch.randn(2, 3, requires_grad=True, device="cpu")
+        y = opdispatch.randn(3, 5, device="cpu")
+        result = ops.od.mm.default(x, y)
+        assert result.shape == (x @ y).shape
+    assert type(result) is FakeTensor and str(result.device) == "cpu" and result.requires_grad
 
 
 def test_mm_errors():

@@ -158,7 +158,7 @@ class ShapeEnv:
         for name, hint in self._hints.items():
             if abs(value - hint) < _MAX_OFFSET:
                 return SymInt(name, self, 1, value - hint)
-            if value % hint == 0:
+            if value % hint == 0 and value // hint < _HINT_BASE - _MAX_OFFSET:  # not a product of two symbols
                 return SymInt(name, self, value // hint, 0)
         raise RuntimeError(
             f"a size computed from data-dependent sizes ({', '.join(self._hints)}) is not of the form k*u or u+c "
