@@ -282,14 +282,9 @@ bool hasTorchDispatch(PyObject* cls) {
   if (gDisabledImpl == nullptr || !PyType_Check(cls)) {
     return false;
   }
-  PyObject* attr = PyObject_GetAttr(cls, gTorchDispatchName);
-  if (attr == nullptr) {
-    PyErr_Clear();
-    return false;
-  }
-  bool has = attr != gDisabledImpl;
-  Py_DECREF(attr);
-  return has;
+  // The class attribute itself (borrowed; no binding of the classmethod): PyTorch: check_has_torch_dispatch.
+  PyObject* attr = _PyType_Lookup(reinterpret_cast<PyTypeObject*>(cls), gTorchDispatchName);
+  return attr != nullptr && attr != gDisabledImpl;
 }
 
 void initPythonFallbackBindings(py::module_& m) {

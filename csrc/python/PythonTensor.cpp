@@ -2,6 +2,8 @@
 // attributes, and the NumPy bridge (from_numpy / numpy share memory).
 #include "PythonTensor.h"
 
+#include <array>
+
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
@@ -415,16 +417,24 @@ std::vector<int64_t> nonNegativeInts(PyObject* seq, const char* name) {
   OPDISPATCH_CHECK_TYPE(PySequence_Check(seq) && !PyUnicode_Check(seq),
                         "_make_wrapper_subclass(): argument '", name, "' must be a sequence of ints, not ",
                         pyTypeName(seq));
-  py::sequence items = py::reinterpret_borrow<py::sequence>(seq);
+  py::object fast = py::reinterpret_steal<py::object>(PySequence_Fast(seq, "a sequence"));
+  if (!fast) {
+    throw py::error_already_set();
+  }
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(fast.ptr());
+  PyObject** items = PySequence_Fast_ITEMS(fast.ptr());
   std::vector<int64_t> out;
-  out.reserve(items.size());
-  for (size_t i = 0; i < items.size(); ++i) {
-    py::object item = items[i];
-    OPDISPATCH_CHECK_TYPE(PyIndex_Check(item.ptr()) && !PyBool_Check(item.ptr()), "_make_wrapper_subclass(): ",
-                          name, "[", i, "] must be an int, not ", pyTypeName(item.ptr()));
+  out.reserve(static_cast<size_t>(n));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* item = items[i];
+    OPDISPATCH_CHECK_TYPE(PyIndex_Check(item) && !PyBool_Check(item), "_make_wrapper_subclass(): ", name, "[", i,
+                          "] must be an int, not ", pyTypeName(item));
+    py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(item));
+    if (!index) {
+      throw py::error_already_set();
+    }
     int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(py::reinterpret_steal<py::object>(PyNumber_Index(item.ptr())).ptr(),
-                                               &overflow);
+    long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
     OPDISPATCH_CHECK_VALUE(overflow == 0 && !(v == -1 && PyErr_Occurred()), "_make_wrapper_subclass(): ", name,
                            "[", i, "] = ", py::repr(item).cast<std::string>(), " does not fit in int64");
     OPDISPATCH_CHECK_VALUE(v >= 0, "_make_wrapper_subclass(): ", name, "[", i, "] = ", v,
@@ -453,21 +463,81 @@ void checkExtentFits(const std::vector<int64_t>& sizes, const std::vector<int64_
                          offset, " overflows int64 (too many elements or too large an offset)");
 }
 
-PyObject* makeWrapperSubclass(PyObject*, PyObject* args, PyObject* kwargs) {
-  static const char* kwlist[] = {"cls",    "size",          "strides", "storage_offset",
-                                 "dtype",  "device",        "requires_grad", nullptr};
-  PyObject* cls = nullptr;
-  PyObject* size = nullptr;
-  PyObject* strides = Py_None;
-  PyObject* offset = Py_None;
-  PyObject* dtype = Py_None;
-  PyObject* device = Py_None;
-  int requires_grad = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOOOp:_make_wrapper_subclass", const_cast<char**>(kwlist), &cls,
-                                   &size, &strides, &offset, &dtype, &device, &requires_grad)) {
-    return nullptr;
+/// toScalarType, with the dtype singletons (opdispatch.float32, ...) found by identity first: a wrapper
+/// subclass is made per operator call, usually with `dtype=elem.dtype`.
+ScalarType wrapperDtype(PyObject* dtype) {
+  static const std::vector<std::pair<PyObject*, ScalarType>> singletons = [] {
+    std::vector<std::pair<PyObject*, ScalarType>> out;
+    for (ScalarType t : kAllScalarTypes) {
+      out.emplace_back(dtypeObject(t), t);  // kept: the singletons live as long as the module
+    }
+    return out;
+  }();
+  for (const auto& [obj, t] : singletons) {
+    if (obj == dtype) {
+      return t;
+    }
   }
+  return toScalarType(dtype, "_make_wrapper_subclass(): dtype");
+}
+
+/// Binds a METH_FASTCALL | METH_KEYWORDS call to `names` (the first
+/// `required` of them required): `out[i]` is the value or null. Keywords are
+/// matched by identity with interned names first (no string is built per call,
+/// unlike PyArg_ParseTupleAndKeywords). Throws TypeError naming `api`.
+template <size_t N>
+void bindArguments(const char* api, const std::array<const char*, N>& names, size_t required, PyObject* const* args,
+                   Py_ssize_t nargsf, PyObject* kwnames, std::array<PyObject*, N>& out) {
+  static std::array<PyObject*, N> interned = [&] {
+    std::array<PyObject*, N> r{};
+    for (size_t i = 0; i < N; ++i) {
+      r[i] = PyUnicode_InternFromString(names[i]);
+    }
+    return r;
+  }();
+  size_t nargs = static_cast<size_t>(PyVectorcall_NARGS(nargsf));
+  OPDISPATCH_CHECK_TYPE(nargs <= N, api, " takes at most ", N, " arguments (", nargs, " given)");
+  out.fill(nullptr);
+  for (size_t i = 0; i < nargs; ++i) {
+    out[i] = args[i];
+  }
+  Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t k = 0; k < nkw; ++k) {
+    PyObject* key = PyTuple_GET_ITEM(kwnames, k);
+    size_t i = 0;
+    while (i < N && interned[i] != key && PyUnicode_Compare(interned[i], key) != 0) {
+      ++i;
+    }
+    OPDISPATCH_CHECK_TYPE(i < N, api, " got an unexpected keyword argument '", py::str(key).cast<std::string>(), "'");
+    OPDISPATCH_CHECK_TYPE(out[i] == nullptr, api, " got multiple values for argument '", names[i], "'");
+    out[i] = args[nargs + static_cast<size_t>(k)];
+  }
+  for (size_t i = 0; i < required; ++i) {
+    OPDISPATCH_CHECK_TYPE(out[i] != nullptr, api, " missing required argument '", names[i], "'");
+  }
+}
+
+bool truthy(PyObject* obj) {
+  int r = obj ? PyObject_IsTrue(obj) : 0;
+  if (r < 0) {
+    throw py::error_already_set();
+  }
+  return r == 1;
+}
+
+PyObject* makeWrapperSubclass(PyObject*, PyObject* const* argv, Py_ssize_t nargsf, PyObject* kwnames) {
   return pythonEntry([&] {
+    static const std::array<const char*, 7> names = {"cls",   "size",   "strides",      "storage_offset",
+                                                     "dtype", "device", "requires_grad"};
+    std::array<PyObject*, 7> a{};
+    bindArguments("_make_wrapper_subclass()", names, 2, argv, nargsf, kwnames, a);
+    PyObject* cls = a[0];
+    PyObject* size = a[1];
+    PyObject* strides = a[2] ? a[2] : Py_None;
+    PyObject* offset = a[3] ? a[3] : Py_None;
+    PyObject* dtype = a[4] ? a[4] : Py_None;
+    PyObject* device = a[5] ? a[5] : Py_None;
+    bool requires_grad = truthy(a[6]);
     PyTypeObject* type = tensorSubclass(cls, "_make_wrapper_subclass()");
     std::vector<int64_t> sizes = nonNegativeInts(size, "size");
     std::vector<int64_t> stride_values =
@@ -481,31 +551,29 @@ PyObject* makeWrapperSubclass(PyObject*, PyObject* args, PyObject* kwargs) {
                              " is negative");
     }
     checkExtentFits(sizes, stride_values, storage_offset);
-    ScalarType st = dtype == Py_None ? ScalarType::Float : toScalarType(dtype, "_make_wrapper_subclass(): dtype");
+    ScalarType st = dtype == Py_None ? ScalarType::Float : wrapperDtype(dtype);
     Device dev = device == Py_None ? Device() : toDevice(device, "_make_wrapper_subclass(): device");
     auto impl = make_intrusive<TensorImpl>(intrusive_ptr<StorageImpl>(), st, dev, std::move(sizes),
                                            std::move(stride_values), storage_offset);
-    impl->set_requires_grad(requires_grad != 0);
+    impl->set_requires_grad(requires_grad);
     impl->set_python_dispatch(hasTorchDispatch(cls));
     return newWrapper(type, impl.release());
   });
 }
 
-PyObject* makeSubclass(PyObject*, PyObject* args, PyObject* kwargs) {
-  static const char* kwlist[] = {"cls", "data", "require_grad", nullptr};
-  PyObject* cls = nullptr;
-  PyObject* data = nullptr;
-  int require_grad = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|p:_make_subclass", const_cast<char**>(kwlist), &cls, &data,
-                                   &require_grad)) {
-    return nullptr;
-  }
+PyObject* makeSubclass(PyObject*, PyObject* const* argv, Py_ssize_t nargsf, PyObject* kwnames) {
   return pythonEntry([&] {
+    static const std::array<const char*, 3> names = {"cls", "data", "require_grad"};
+    std::array<PyObject*, 3> a{};
+    bindArguments("_make_subclass()", names, 2, argv, nargsf, kwnames, a);
+    PyObject* cls = a[0];
+    PyObject* data = a[1];
+    bool require_grad = truthy(a[2]);
     PyTypeObject* type = tensorSubclass(cls, "_make_subclass()");
     OPDISPATCH_CHECK_TYPE(isTensor(data), "_make_subclass(): data must be a tensor, not ", pyTypeName(data));
     Tensor source = unpackTensor(data);
     Tensor alias = source.as_strided(source.sizes(), source.strides(), source.storage_offset());
-    alias.set_requires_grad(require_grad != 0);
+    alias.set_requires_grad(require_grad);
     alias.unsafeGetTensorImpl()->set_python_dispatch(hasTorchDispatch(cls));
     return newWrapper(type, alias.unsafeReleaseTensorImpl());
   });
@@ -523,12 +591,12 @@ PyObject* setVersionCounterOf(PyObject*, PyObject* const* args, Py_ssize_t nargs
 
 PyMethodDef kSubclassConstructors[] = {
     {"_make_subclass", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(makeSubclass)),
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "_make_subclass(cls, data, require_grad=False): a new object of class cls viewing data's memory (shares its "
      "storage and version counter); carries the Python keys if cls has __torch_dispatch__. PyTorch: "
      "Tensor._make_subclass."},
     {"_make_wrapper_subclass", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(makeWrapperSubclass)),
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "_make_wrapper_subclass(cls, size, strides=None, storage_offset=None, dtype=None, device=None, "
      "requires_grad=False): a new object of class cls with this metadata and no data (reading its data raises); "
      "carries the Python keys if cls has __torch_dispatch__. TypeError / ValueError for sizes or strides that "
