@@ -36,6 +36,7 @@
 #include <opdispatch/dispatch/LocalDispatchKeySet.h>
 #include <opdispatch/dispatch/PythonTLSSnapshot.h>
 
+#include "ContextManager.h"
 #include "IValueConversion.h"
 #include "PythonTensor.h"
 #include "TorchDispatchModeTLS.h"
@@ -272,10 +273,6 @@ void pythonFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
   pushPythonResults(schema, ret.ptr(), "__torch_dispatch__ handler", *stack);
 }
 
-struct RestoreSnapshotContext {
-  std::vector<std::unique_ptr<RestorePythonTLSSnapshot>> active;
-};
-
 } // namespace
 
 bool hasTorchDispatch(PyObject* cls) {
@@ -306,17 +303,10 @@ void initPythonFallbackBindings(py::module_& m) {
       },
       py::arg("rules"),
       "Sets the registry of register_torch_dispatch rules: {'ns::op[.overload]': {class: rule}}.");
-  py::class_<RestoreSnapshotContext>(
+  bindContextManager<RestorePythonTLSSnapshot>(
       m, "_RestorePythonTLSSnapshot",
       "with _RestorePythonTLSSnapshot(): inside __torch_dispatch__, runs the block with the dispatch key sets "
-      "this thread had when the call entered the dispatcher. RuntimeError outside one. PyTorch: same name.")
-      .def(py::init<>())
-      .def("__enter__",
-           [](RestoreSnapshotContext& c) { c.active.push_back(std::make_unique<RestorePythonTLSSnapshot>()); })
-      .def("__exit__", [](RestoreSnapshotContext& c, py::args) {
-        OPDISPATCH_CHECK(!c.active.empty(), "_RestorePythonTLSSnapshot.__exit__ called without a matching __enter__");
-        c.active.pop_back();
-      });
+      "this thread had when the call entered the dispatcher. RuntimeError outside one. PyTorch: same name.");
   // Kept for the life of the process (never deregistered, like PyTorch's TORCH_LIBRARY_IMPL(_, Python, m)).
   new RegistrationHandleRAII(Dispatcher::singleton().registerFallback(
       DispatchKey::Python, KernelFunction::makeFromBoxedFunctionWithKeyset<&pythonFallback>(),

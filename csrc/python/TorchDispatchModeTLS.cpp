@@ -2,7 +2,6 @@
 #include "TorchDispatchModeTLS.h"
 
 #include <array>
-#include <memory>
 #include <vector>
 
 #include <pybind11/stl.h>
@@ -10,6 +9,8 @@
 #include <opdispatch/core/Exception.h>
 #include <opdispatch/core/PyInterpreter.h>
 #include <opdispatch/dispatch/LocalDispatchKeySet.h>
+
+#include "ContextManager.h"
 
 namespace py = pybind11;
 
@@ -200,11 +201,11 @@ StashTorchDispatchModeGuard::~StashTorchDispatchModeGuard() {
 
 namespace {
 
-/// with _DisableTorchDispatch(): excludes Python, PythonTLSSnapshot and
-/// PreDispatch, so neither modes nor subclasses intercept calls in the block.
-/// PyTorch: torch::DisableTorchDispatch.
+/// Excludes Python, PythonTLSSnapshot and PreDispatch, so neither modes nor
+/// subclasses intercept calls. PyTorch: torch::DisableTorchDispatch.
 struct DisableTorchDispatch {
-  std::vector<std::unique_ptr<ExcludeDispatchKeyGuard>> active;
+  ExcludeDispatchKeyGuard guard{
+      DispatchKeySet({DispatchKey::Python, DispatchKey::PythonTLSSnapshot, DispatchKey::PreDispatch})};
 };
 
 } // namespace
@@ -266,20 +267,10 @@ void initTorchDispatchModeBindings(py::module_& m) {
         return mode ? *mode : py::none();
       },
       py::arg("mode_key"), "Unsets the infrastructure mode of mode_key and returns it (None if none was set).");
-  py::class_<DisableTorchDispatch>(
+  bindContextManager<DisableTorchDispatch>(
       m, "_DisableTorchDispatch",
       "with _DisableTorchDispatch(): neither dispatch modes nor tensor subclasses intercept calls in the block "
-      "(excludes Python, PythonTLSSnapshot and PreDispatch). PyTorch: torch._C._DisableTorchDispatch.")
-      .def(py::init<>())
-      .def("__enter__",
-           [](DisableTorchDispatch& g) {
-             g.active.push_back(std::make_unique<ExcludeDispatchKeyGuard>(DispatchKeySet(
-                 {DispatchKey::Python, DispatchKey::PythonTLSSnapshot, DispatchKey::PreDispatch})));
-           })
-      .def("__exit__", [](DisableTorchDispatch& g, py::args) {
-        OPDISPATCH_CHECK(!g.active.empty(), "_DisableTorchDispatch.__exit__ called without a matching __enter__");
-        g.active.pop_back();
-      });
+      "(excludes Python, PythonTLSSnapshot and PreDispatch). PyTorch: torch._C._DisableTorchDispatch.");
 }
 
 } // namespace opdispatch::python
