@@ -539,6 +539,36 @@ def test_subclass_result_survives_when_only_cpp_holds_it(lib, ns):
         assert type(out) is Tagged and out.tag == "kept"
 
 
+def test_preserved_objects_keep_slots_and_finalize_once():
+    deleted = []
+
+    class Slotted(Tensor):
+        __slots__ = ["elem"]
+
+        @staticmethod
+        def __new__(cls, elem):
+            r = Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype)
+            r.elem = elem
+            return r
+
+        def __init__(self, elem):
+            pass
+
+        def __del__(self):
+            deleted.append(self.elem.tolist())
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            return Slotted(func(*tree_map_only(Slotted, lambda t: t.elem, args)))
+
+    out = Slotted(opdispatch.ones(2)) * 3  # the result crossed C++ with no Python reference
+    assert type(out) is Slotted and out.elem.tolist() == [3.0, 3.0]
+    assert deleted == [[1.0, 1.0]]  # the argument died; the result was preserved, not finalized
+    del out
+    gc.collect()
+    assert deleted == [[1.0, 1.0], [3.0, 3.0]]
+
+
 # --- register_torch_dispatch ---------------------------------------------------------------------------------
 
 

@@ -4,6 +4,8 @@
 
 #include <array>
 
+#include <structmember.h>
+
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
@@ -78,38 +80,68 @@ int tensorClear(PyObject* self) {
 // next wrapTensor flips it back (the object owns the TensorImpl again and the
 // caller gets the TensorImpl's reference); if C++ drops the tensor instead,
 // the TensorImpl's destructor releases the object, which then dies for good.
-// TensorBase holds the instance __dict__ itself, so CPython's subtype_dealloc
-// reaches tensorDealloc before it clears anything of a subclass without
-// __slots__ or __del__. PyTorch: THPVariable_tryResurrect and PyObject
-// preservation in c10's PyObjectSlot.
+// The check must come before CPython clears the object's __slots__ and
+// __dict__, so a subclass's first instance gets subclassDealloc as its
+// class's tp_dealloc (instead of CPython's subtype_dealloc, whose work it
+// redoes after the check). PyTorch: THPVariable_tryResurrect,
+// THPVariable_subclass_dealloc and PyObject preservation in c10's PyObjectSlot.
 
-bool preservesObject(PyObject* self) {
-  PyTypeObject* type = Py_TYPE(self);
-  return type != gTensorClass && type != TensorBaseType;
-}
+bool preservesObject(PyTypeObject* type) { return type != gTensorClass && type != TensorBaseType; }
 
 /// Resurrects `self` (refcount 0, in dealloc) if C++ still holds its TensorImpl.
 bool tryResurrect(TensorObject* obj) {
   PyObject* self = reinterpret_cast<PyObject*>(obj);
   TensorImpl* impl = obj->impl;
-  if (impl == nullptr || impl->pyobj() != self || impl->owns_pyobj() || impl->use_count() <= 1 ||
-      !preservesObject(self)) {
+  if (impl == nullptr || impl->pyobj() != self || impl->owns_pyobj() || impl->use_count() <= 1) {
     return false;
   }
   Py_INCREF(self);
-  if (Py_TYPE(self)->tp_flags & Py_TPFLAGS_HEAPTYPE) {
-    Py_INCREF(Py_TYPE(self));  // subtype_dealloc releases the instance's reference to its class after us
-  }
   impl->set_owns_pyobj(true);
   intrusive_ptr<TensorImpl>::reclaim(impl);  // the object's reference; C++ owners keep impl alive
   return true;
 }
 
-void tensorDealloc(PyObject* self) {
-  auto* obj = reinterpret_cast<TensorObject*>(self);
-  if (tryResurrect(obj)) {
+void tensorDealloc(PyObject* self);
+
+/// Clears the writable object __slots__ that `type` (a heap type) adds.
+void clearSlots(PyTypeObject* type, PyObject* self) {
+  PyMemberDef* members = type->tp_members;  // a heap type: its Py_SIZE(type) members, __slots__ first
+  for (Py_ssize_t i = 0; i < Py_SIZE(type); ++i) {
+    if (members[i].type == T_OBJECT_EX && !(members[i].flags & READONLY)) {
+      auto** slot = reinterpret_cast<PyObject**>(reinterpret_cast<char*>(self) + members[i].offset);
+      Py_CLEAR(*slot);
+    }
+  }
+}
+
+/// tp_dealloc of tensor subclasses: the preservation check, then what
+/// CPython's subtype_dealloc does (finalizer, weak references, __slots__),
+/// then tensorDealloc.
+void subclassDealloc(PyObject* self) {
+  if (tryResurrect(reinterpret_cast<TensorObject*>(self))) {
     return;
   }
+  PyTypeObject* type = Py_TYPE(self);
+  if (type->tp_finalize) {
+    if (PyObject_CallFinalizerFromDealloc(self) < 0) {
+      return;  // __del__ resurrected it
+    }
+  }
+  PyObject_GC_UnTrack(self);
+  if (reinterpret_cast<TensorObject*>(self)->weakrefs != nullptr) {
+    PyObject_ClearWeakRefs(self);
+  }
+  for (PyTypeObject* base = type; base != TensorBaseType && base != nullptr; base = base->tp_base) {
+    if (base->tp_flags & Py_TPFLAGS_HEAPTYPE) {
+      clearSlots(base, self);
+    }
+  }
+  tensorDealloc(self);
+  Py_DECREF(type);  // an instance of a heap type owns a reference to it
+}
+
+void tensorDealloc(PyObject* self) {
+  auto* obj = reinterpret_cast<TensorObject*>(self);
   PyObject_GC_UnTrack(self);
   if (obj->weakrefs != nullptr) {
     PyObject_ClearWeakRefs(self);
@@ -153,6 +185,9 @@ PyObject* existingObject(TensorImpl* impl, TensorImpl* impl_ref) {
 
 /// Wraps `impl` (one reference, given to the new object) in a new object of class `cls`.
 PyObject* newWrapper(PyTypeObject* cls, TensorImpl* impl) {
+  if (preservesObject(cls) && cls->tp_dealloc != subclassDealloc) {
+    cls->tp_dealloc = subclassDealloc;  // See Note [Preserving tensor subclass objects]
+  }
   PyObject* obj = cls->tp_alloc(cls, 0);
   if (obj == nullptr) {
     intrusive_ptr<TensorImpl>::reclaim(impl);
