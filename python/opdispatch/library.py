@@ -593,7 +593,8 @@ def register_fake(
     A fake impl has the operator's signature and computes its outputs'
     metadata from the inputs' (shapes, dtypes, devices) without touching
     data: it runs whenever the operator is called with meta tensors (the
-    "Meta" dispatch key; opcheck's fake check does that). Use only
+    "Meta" dispatch key), and on FakeTensors under a FakeTensorMode (opcheck's
+    fake check and make_fx(tracing_mode="fake") do that). Use only
     operations on the inputs' metadata and on other operators that have
     meta kernels; for an output size that depends on the data, use
     ``get_ctx().new_dynamic_size()``.
@@ -603,7 +604,7 @@ def register_fake(
     defined, and RuntimeError if it already has a fake impl (naming where it
     was registered), another Meta kernel, or a CompositeImplicitAutograd
     kernel. ``lib`` ties the registration's lifetime to that Library.
-    PyTorch: torch.library.register_fake (which also runs it on FakeTensors).
+    PyTorch: torch.library.register_fake.
 
     Example::
 
