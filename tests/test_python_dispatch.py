@@ -175,6 +175,26 @@ def test_a_mode_runs_with_itself_popped():
     assert seen[1] == (0, None, False)
 
 
+def test_the_same_mode_entered_twice_sees_each_call_twice():
+    x = opdispatch.ones(2)
+    m = LoggingMode()
+    with m:
+        with m:
+            x.neg()
+    assert [e[1] for e in m.log] == ["od.neg.default", "od.neg.default"]
+
+
+def test_super_torch_dispatch_runs_the_call_below_the_python_key():
+    class S(Tensor):
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            return super().__torch_dispatch__(func, types, args, kwargs)
+
+    out = Tensor._make_subclass(S, opdispatch.ones(2)).neg()
+    assert type(out) is Tensor and out.tolist() == [-1.0, -1.0]
+    assert _C._disabled_torch_dispatch_impl(ops.od.neg.default, (), [opdispatch.ones(1)], {}).tolist() == [-1.0]
+
+
 def test_a_mode_can_reenter_itself_for_the_calls_it_makes():
     log = []
 

@@ -287,10 +287,26 @@ bool hasTorchDispatch(PyObject* cls) {
 void initPythonFallbackBindings(py::module_& m) {
   gTorchDispatchName = PyUnicode_InternFromString("__torch_dispatch__");
   py::cpp_function disabled(
-      [](py::args, py::kwargs) { return py::reinterpret_borrow<py::object>(Py_NotImplemented); },
-      py::name("_disabled_torch_dispatch_impl"),
-      "opdispatch.Tensor.__torch_dispatch__: the marker of a class that does not handle dispatch (returns "
-      "NotImplemented). PyTorch: torch._C._disabled_torch_dispatch_impl.");
+      [](py::handle func, py::handle, py::handle args, py::handle kwargs) {
+        OPDISPATCH_CHECK_TYPE(PyTuple_Check(args.ptr()) || PyList_Check(args.ptr()),
+                              "_disabled_torch_dispatch_impl: args must be a tuple or list, not ",
+                              pyTypeName(args.ptr()));
+        OPDISPATCH_CHECK_TYPE(kwargs.is_none() || PyDict_Check(kwargs.ptr()),
+                              "_disabled_torch_dispatch_impl: kwargs must be a dict or None");
+        // Runs below the Python key: as a redispatch after it would (PyTorch's approximation too).
+        ExcludeDispatchKeyGuard below_python(kAbovePython | DispatchKeySet(DispatchKey::Python));
+        py::tuple positional = py::reinterpret_steal<py::tuple>(PySequence_Tuple(args.ptr()));
+        PyObject* r = PyObject_Call(func.ptr(), positional.ptr(), kwargs.is_none() ? nullptr : kwargs.ptr());
+        if (r == nullptr) {
+          throw py::error_already_set();
+        }
+        return py::reinterpret_steal<py::object>(r);
+      },
+      py::name("_disabled_torch_dispatch_impl"), py::arg("func"), py::arg("types"), py::arg("args") = py::tuple(),
+      py::arg("kwargs") = py::none(),
+      "opdispatch.Tensor.__torch_dispatch__, the marker of a class that does not handle dispatch: called (e.g. "
+      "by super().__torch_dispatch__), it runs func(*args, **kwargs) with the Python key and the keys above it "
+      "excluded. PyTorch: torch._C._disabled_torch_dispatch_impl.");
   gDisabledImpl = disabled.release().ptr();
   m.attr("_disabled_torch_dispatch_impl") = py::handle(gDisabledImpl);
   m.def(
