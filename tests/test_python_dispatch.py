@@ -433,6 +433,8 @@ def test_make_wrapper_subclass_rejects_bad_sizes_and_strides():
         mk(WrapperTensor, (2,), storage_offset=-1)
     with pytest.raises(TypeError, match="cls must be a subclass of opdispatch.Tensor"):
         mk(int, (2,))
+    with pytest.raises(TypeError, match="Foo must define __torch_dispatch__"):
+        mk(type("Foo", (Tensor,), {}), (2, 2))
 
 
 def test_reading_the_data_of_a_wrapper_raises_clearly():

@@ -574,6 +574,9 @@ PyObject* makeWrapperSubclass(PyObject*, PyObject* const* argv, Py_ssize_t nargs
     PyObject* device = a[5] ? a[5] : Py_None;
     bool requires_grad = truthy(a[6]);
     PyTypeObject* type = tensorSubclass(cls, "_make_wrapper_subclass()");
+    OPDISPATCH_CHECK_TYPE(hasTorchDispatch(cls), "_make_wrapper_subclass(): ", type->tp_name,
+                          " must define __torch_dispatch__: a wrapper subclass has no data of its own, so its "
+                          "__torch_dispatch__ must handle every operator called on it");
     std::vector<int64_t> sizes = nonNegativeInts(size, "size");
     std::vector<int64_t> stride_values =
         strides == Py_None ? contiguousStrides(sizes) : nonNegativeInts(strides, "strides");
@@ -591,7 +594,7 @@ PyObject* makeWrapperSubclass(PyObject*, PyObject* const* argv, Py_ssize_t nargs
     auto impl = make_intrusive<TensorImpl>(intrusive_ptr<StorageImpl>(), st, dev, std::move(sizes),
                                            std::move(stride_values), storage_offset);
     impl->set_requires_grad(requires_grad);
-    impl->set_python_dispatch(hasTorchDispatch(cls));
+    impl->set_python_dispatch(true);
     return newWrapper(type, impl.release());
   });
 }
@@ -634,8 +637,9 @@ PyMethodDef kSubclassConstructors[] = {
      METH_FASTCALL | METH_KEYWORDS,
      "_make_wrapper_subclass(cls, size, strides=None, storage_offset=None, dtype=None, device=None, "
      "requires_grad=False): a new object of class cls with this metadata and no data (reading its data raises); "
-     "carries the Python keys if cls has __torch_dispatch__. TypeError / ValueError for sizes or strides that "
-     "are not ints, negative, of different lengths or overflowing int64. PyTorch: Tensor._make_wrapper_subclass."},
+     "it carries the Python keys. TypeError if cls does not define __torch_dispatch__; TypeError / ValueError for "
+     "sizes or strides that are not ints, negative, of different lengths or overflowing int64. PyTorch: "
+     "Tensor._make_wrapper_subclass."},
     {"_set_version_counter_of", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(setVersionCounterOf)),
      METH_FASTCALL,
      "_set_version_counter_of(dst, src): dst shares src's version counter, so it counts as a view of src "
