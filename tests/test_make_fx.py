@@ -6,16 +6,17 @@ from __future__ import annotations
 
 import operator
 
-import numpy as np
 import pytest
 
 import opdispatch
 from opdispatch import Tensor, _C, ops
 from opdispatch._subclasses.fake_tensor import FakeTensor
 from opdispatch._subclasses.symbolic_shapes import SymInt
-from opdispatch.library import Library, custom_op, get_ctx
+from opdispatch.library import Library, custom_op
 from opdispatch.tracing import GraphModule, make_fx, sym_size
 from opdispatch.utils._python_dispatch import TorchDispatchMode
+
+import custom_op_db
 
 
 @pytest.fixture
@@ -79,31 +80,23 @@ def test_fake_tracing_reads_no_data(ns):
     lib._destroy()
 
 
-def test_data_dependent_sizes_are_symbols_in_the_graph_and_its_metadata(ns):
-    @custom_op(f"{ns}::nonzero", mutates_args=())
-    def nonzero(x: Tensor) -> Tensor:
-        return opdispatch.from_numpy(np.stack(np.nonzero(x.numpy()), axis=1))
-
-    @nonzero.register_fake
-    def _(x):
-        return x.new_empty([get_ctx().new_dynamic_size(), x.dim()], dtype=opdispatch.int64)
-
+def test_data_dependent_sizes_are_symbols_in_the_graph_and_its_metadata():
     def f(x):
-        nz = nonzero(x)
+        nz = custom_op_db.numpy_nonzero(x)
         return opdispatch.ones(nz.shape[0]) * 2, nz.view(-1)
 
     gm = make_fx(f, tracing_mode="fake")(opdispatch.randn(4, 4))
     assert gm.code == f"""\
 def forward(self, x_1):
-    nonzero = opdispatch.ops.{ns}.nonzero.default(x_1)
-    u0 = opdispatch.tracing.sym_size(nonzero, 0)
+    numpy_nonzero = opdispatch.ops.{custom_op_db.NS}.numpy_nonzero.default(x_1)
+    u0 = opdispatch.tracing.sym_size(numpy_nonzero, 0)
     ones = opdispatch.ops.od.ones.default([u0])
     mul = opdispatch.ops.od.mul.Scalar(ones, 2)
-    view = opdispatch.ops.od.view.default(nonzero, [-1])
+    view = opdispatch.ops.od.view.default(numpy_nonzero, [-1])
     return (mul, view)"""
     by_name = {n.name: n for n in gm.nodes}
     assert by_name["u0"].target is sym_size and isinstance(by_name["ones"].args[0][0], SymInt)
-    assert [str(d) for d in by_name["nonzero"].meta["tensor_meta"].shape] == ["u0", "2"]
+    assert [str(d) for d in by_name["numpy_nonzero"].meta["tensor_meta"].shape] == ["u0", "2"]
     assert [str(d) for d in by_name["view"].meta["tensor_meta"].shape] == ["2*u0"]
     x = opdispatch.tensor([[0.0, 1.0], [2.0, 0.0], [3.0, 3.0]])
     assert [t.tolist() for t in gm(x)] == [t.tolist() for t in f(x)] == [[2.0] * 4, [0, 1, 1, 0, 2, 0, 2, 1]]
