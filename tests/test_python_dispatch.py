@@ -539,6 +539,20 @@ def test_subclass_with_autograd_records_above_and_dispatches_below():
     assert WrapperTensor.calls == ["od.mul.Tensor"]
 
 
+def test_logging_subclass_through_forward_and_backward():
+    # PyTorch's test_basic: a LoggingTensor that requires grad; the gradients are LoggingTensors too.
+    WrapperTensor.calls = []
+    x = WrapperTensor(opdispatch.tensor([3.0]), requires_grad=True)
+    y = x * x
+    (g,) = opdispatch.autograd.grad((y,), (x,), (WrapperTensor(opdispatch.tensor([1.0])),))
+    assert type(g) is WrapperTensor and g.elem.tolist() == [6.0]
+    # PyTorch logs mul, mul, mul, add; opdispatch's engine also detaches the gradients it is given and returns.
+    assert [c for c in WrapperTensor.calls if c != "od.detach.default"] == [
+        "od.mul.Tensor", "od.mul.Tensor", "od.mul.Tensor", "od.add.Tensor"]
+    d = x.detach()
+    assert type(d) is WrapperTensor and not d.requires_grad and WrapperTensor.calls[-1] == "od.detach.default"
+
+
 def test_subclass_in_a_tensor_list_is_found(lib, ns):
     lib.define("first(Tensor[] xs) -> Tensor")
     lib.impl("first", lambda xs: xs[0].clone(), "CPU")

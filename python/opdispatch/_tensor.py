@@ -96,8 +96,10 @@ class Tensor(_C.TensorBase):
         meta.grad_fn.retain_output(meta.output_nr, self)
 
     def detach(self) -> "Tensor":
-        """A tensor sharing this one's memory and version counter, outside the graph."""
-        return _C._as_strided(self, self.shape, self.stride(), self.storage_offset())
+        """A tensor sharing this one's memory and version counter, outside the
+        graph (od::detach, so a subclass's __torch_dispatch__ sees it; a plain
+        tensor takes its kernel directly)."""
+        return _views._detach(self) if type(self) is Tensor else _views.detach(self)
 
     def backward(self, gradient: Optional["Tensor"] = None, retain_graph: Optional[bool] = None,
                  create_graph: bool = False, inputs: Any = None) -> None:

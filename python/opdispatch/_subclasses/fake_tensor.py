@@ -99,12 +99,6 @@ class FakeTensor(Tensor):
     def numel(self) -> Any:  # type: ignore[override]
         return self.fake_mode.shape_env.symbolize(_C.TensorBase.numel(self))
 
-    def detach(self) -> FakeTensor:
-        """A FakeTensor viewing the same (fake) memory, outside the autograd graph."""
-        meta = self._meta
-        return FakeTensor(self.fake_mode, _C._as_strided(meta, meta.shape, meta.stride(), meta.storage_offset()),
-                          self.device)
-
     def _no_data(self, what: str) -> RuntimeError:
         return RuntimeError(f"{what}: this FakeTensor has no data (it carries only device, shape, dtype and "
                             f"strides; operators on it compute metadata). Run the computation on real tensors "
