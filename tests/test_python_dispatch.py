@@ -12,11 +12,10 @@ import gc
 import threading
 import weakref
 
-import numpy as np
 import pytest
 
 import opdispatch
-from opdispatch import Tensor, _C, library, ops
+from opdispatch import Tensor, _C, ops
 from opdispatch.library import Library, custom_op, register_torch_dispatch
 from opdispatch.utils._python_dispatch import (
     BaseTorchDispatchMode,

@@ -17,7 +17,7 @@ from .._ops import OpOverload
 from .._tensor import Tensor
 from ..utils._python_dispatch import TorchDispatchMode
 from ..utils._pytree import tree_flatten, tree_map_only, tree_unflatten
-from .symbolic_shapes import ShapeEnv, SymInt
+from .symbolic_shapes import ShapeEnv
 
 __all__ = ["FakeTensor", "FakeTensorMode", "UnsupportedFakeTensorException"]
 
