@@ -191,14 +191,19 @@ py::object dispatchOnSubclasses(const OperatorHandle& op, const std::vector<PyOb
                                 PyObject* types, PyObject* args, PyObject* kwargs) {
   py::object ret;
   for (PyObject* arg : overloaded) {
-    py::object handler = py::reinterpret_steal<py::object>(PyObject_GetAttr(arg, gTorchDispatchName));
+    PyObject* cls = reinterpret_cast<PyObject*>(Py_TYPE(arg));
+    // The class attribute (a classmethod, PyTorch's convention), bound as getattr(arg, name) would bind it;
+    // tensor instances do not override it (PyTorch looks it up on the instance too).
+    PyObject* attr = _PyType_Lookup(Py_TYPE(arg), gTorchDispatchName);
+    if (attr == nullptr || attr == gDisabledImpl) {
+      continue;
+    }
+    descrgetfunc bind = Py_TYPE(attr)->tp_descr_get;
+    py::object handler = bind ? py::reinterpret_steal<py::object>(bind(attr, arg, cls))
+                              : py::reinterpret_borrow<py::object>(attr);
     if (!handler) {
       throw py::error_already_set();
     }
-    if (handler.ptr() == gDisabledImpl) {
-      continue;
-    }
-    PyObject* cls = reinterpret_cast<PyObject*>(Py_TYPE(arg));
     if (PyObject* rule = findRule(op, cls)) {
       ret = callHandler(rule, cls, func, types, args, kwargs);
       if (ret.ptr() != Py_NotImplemented) {
@@ -229,10 +234,31 @@ py::object dispatchOnSubclasses(const OperatorHandle& op, const std::vector<PyOb
   throw TypeError(msg);
 }
 
+/// Holds the GIL for its scope, taking it only if this thread does not hold it.
+class GilHeld {
+ public:
+  GilHeld() : taken_(!PyGILState_Check()) {
+    if (taken_) {
+      state_ = PyGILState_Ensure();
+    }
+  }
+  GilHeld(const GilHeld&) = delete;
+  GilHeld& operator=(const GilHeld&) = delete;
+  ~GilHeld() {
+    if (taken_) {
+      PyGILState_Release(state_);
+    }
+  }
+
+ private:
+  bool taken_;
+  PyGILState_STATE state_{};
+};
+
 void pythonFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
   ExcludeDispatchKeyGuard below_python(kAbovePython);
   const FunctionSchema& schema = op.schema();
-  py::gil_scoped_acquire gil;
+  GilHeld gil;
   if (!dispatchModeEnabled() && !anyArgumentCarriesPythonKey(*stack, schema.arguments().size())) {
     py::gil_scoped_release nogil;
     op.redispatchBoxed(ks & DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::Python), stack);
