@@ -183,3 +183,17 @@ def test_fake_mode_is_an_infrastructure_mode_below_user_modes():
         out = f * 2
     assert log == [("od.mul.Scalar", ["FakeTensor"])] and type(out) is FakeTensor
     assert _C._len_torch_dispatch_stack() == 0
+
+
+def test_fake_modes_nest_and_reenter():
+    outer, inner = FakeTensorMode(), FakeTensorMode()
+    key = _C._TorchDispatchModeKey.FAKE
+    with outer:
+        with outer:  # re-entering the active mode changes nothing
+            assert _C._get_dispatch_mode(key) is outer and _C._len_torch_dispatch_stack() == 1
+        assert _C._get_dispatch_mode(key) is outer
+        with inner:  # replaces the outer one until it exits
+            assert _C._get_dispatch_mode(key) is inner and _C._len_torch_dispatch_stack() == 1
+            assert type(opdispatch.zeros(1)) is FakeTensor and opdispatch.zeros(1).fake_mode is inner
+        assert _C._get_dispatch_mode(key) is outer
+    assert _C._get_dispatch_mode(key) is None and _C._len_torch_dispatch_stack() == 0

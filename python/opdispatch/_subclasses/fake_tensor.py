@@ -155,10 +155,30 @@ class FakeTensorMode(TorchDispatchMode):
         self.allow_non_fake_inputs = allow_non_fake_inputs
         self.shape_env = ShapeEnv() if shape_env is None else shape_env
         self._memo: dict[int, tuple[weakref.ref, FakeTensor]] = {}
+        self._enter_stack: list[tuple[bool, Optional[FakeTensorMode]]] = []
 
     @classmethod
     def is_infra_mode(cls) -> bool:
         return True
+
+    def __enter__(self) -> FakeTensorMode:
+        # The FAKE slot holds one mode: entering replaces the active one until exit (re-entering the active
+        # mode changes nothing). PyTorch: FakeTensorMode.__enter__ / __exit__.
+        previous = _C._unset_dispatch_mode(self._mode_key)
+        if previous is self:
+            _C._set_dispatch_mode(self)
+            self._enter_stack.append((False, None))
+            return self
+        self._enter_stack.append((True, previous))
+        super().__enter__()
+        return self
+
+    def __exit__(self, exc_type: Any, exc_val: Any, exc_tb: Any) -> None:
+        live, previous = self._enter_stack.pop()
+        if live:
+            super().__exit__(exc_type, exc_val, exc_tb)
+            if previous is not None:
+                _C._set_dispatch_mode(previous)
 
     def from_tensor(self, t: Tensor) -> FakeTensor:
         """The fake of ``t``: same device, sizes, strides, offset, dtype and
