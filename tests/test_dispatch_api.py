@@ -763,13 +763,13 @@ def test_backend_fallback_with_keyset_redispatches(make_lib, ns, resolver):
 
     def fallback(ks, op_, x):
         calls.append((ks, op_))
-        return op(op_[1], op_[2]).redispatch(ks & _C._dispatch_keyset_full_after(K.Python), x)
+        return op(op_[1], op_[2]).redispatch(ks & _C._dispatch_keyset_full_after(K.FuncTorchBatched), x)
 
-    make_lib("IMPL", "Python", namespace="_").fallback("", fallback, with_keyset=True)
+    make_lib("IMPL", "FuncTorchBatched", namespace="_").fallback("", fallback, with_keyset=True)
     t = cpu()
-    with _C._IncludeDispatchKeyGuard(keys("Python")):
+    with _C._IncludeDispatchKeyGuard(keys("FuncTorchBatched")):
         assert op(f"{ns}::foo")(t) is t
-    assert calls == [(keys("CPU", "Python"), ("op", f"{ns}::foo", ""))]
+    assert calls == [(keys("CPU", "FuncTorchBatched"), ("op", f"{ns}::foo", ""))]
     assert op(f"{ns}::foo")(t) is t and len(calls) == 1  # without the TLS key, no fallback
 
 
@@ -852,9 +852,9 @@ def test_fallback_only_in_the_fallback_namespace(make_lib):
 
 def test_core_fallbacks_exist():
     for k in ["BackendSelect", "Functionalize", "ADInplaceOrView", "AutocastCPU", "PythonTLSSnapshot",
-              "AutogradOther", "AutogradCPU", "AutogradMeta"]:
+              "AutogradOther", "AutogradCPU", "AutogradMeta", "Python"]:
         assert _C._dispatch_has_backend_fallback(k), k
-    for k in ["CPU", "Meta", "Python", "PrivateUse1", "XLA"]:
+    for k in ["CPU", "Meta", "FuncTorchBatched", "PrivateUse1", "XLA"]:
         assert not _C._dispatch_has_backend_fallback(k), k
 
 
@@ -877,7 +877,7 @@ def test_inspection_functions(make_lib, ns):
     assert _C._dispatch_has_computed_kernel_for_dispatch_key(name, K.CUDA)
     assert _C._dispatch_has_computed_kernel_for_dispatch_key(name, "Undefined")
     assert _C._dispatch_has_computed_kernel_for_dispatch_key(name, "ADInplaceOrView")  # a core fallback
-    assert not _C._dispatch_has_computed_kernel_for_dispatch_key(name, "Python")
+    assert not _C._dispatch_has_computed_kernel_for_dispatch_key(name, "FuncTorchBatched")
     assert _C._dispatch_has_kernel_for_any_dispatch_key(name, keys("Meta", "CPU"))
     assert not _C._dispatch_has_kernel_for_any_dispatch_key(name, keys("Meta", "CUDA"))
     assert not _C._dispatch_kernel_for_dispatch_key_is_fallthrough(name, K.CPU)

@@ -3,8 +3,8 @@ and the custom-op database (tests/custom_op_db.py) run through opcheck and
 gradcheck — PyTorch's test/test_custom_ops.py (seed 003) classes
 TestCustomOpTesting, MiniOpTest and TestGenerateOpcheckTests, rewritten for
 opdispatch. The seed's autograd.Function-based Autograd kernels become
-register_autograd formulas (opdispatch has no autograd.Function); meta
-tensors stand in for FakeTensors; the device is cpu.
+register_autograd formulas (opdispatch has no autograd.Function); the
+device is cpu.
 
 Seed tests not ported, and why:
   TestCustomOpTesting
@@ -20,8 +20,8 @@ Seed tests not ported, and why:
       tests exercise are checked with opcheck directly instead
       (test_mini_ops_under_opcheck), with the outcomes the seed's failures
       dict records; test_delayed_error* are ported.
-    test_mm_fake: needs FakeTensorMode; test_nonzero, test_inplace: aten
-      operators opdispatch's od library does not have (nonzero, sin_).
+    test_nonzero, test_inplace: aten operators opdispatch's od library does
+      not have (nonzero, sin_).
     test_dont_generate: tests the generate_opcheck_tests decorator.
   TestGenerateOpcheckTests
     test_MiniOpTest, test_generate_repro_save_data,
@@ -29,7 +29,7 @@ Seed tests not ported, and why:
       test_dont_generate_decorator, test_is_inside_opcheck_mode: test
       generate_opcheck_tests and its repro scripts (not ported, see above).
     test_opcheck: ported with od::sin for aten::sin (test_aot_dispatch_dynamic
-      runs forward and backward on meta tensors here, see aot_dispatch_check).
+      runs forward and backward on FakeTensors here, see aot_dispatch_check).
 """
 from __future__ import annotations
 
@@ -44,6 +44,7 @@ import pytest
 import opdispatch
 from opdispatch import Tensor, library, ops
 from opdispatch._library import legacy_custom_op
+from opdispatch._subclasses.fake_tensor import FakeTensor
 from opdispatch._library.opcheck import OpCheckError, autograd_registration_check, fake_check, schema_check
 from opdispatch.autograd import gradcheck
 from opdispatch.library import opcheck
@@ -232,7 +233,7 @@ def test_mini_ops_under_opcheck(ns, lib):
     assert "is not defined to alias output but was aliasing" in str(incorrect["test_schema"])
     no_abstract = opcheck(init_op_with_no_abstract_impl(ns, lib), (x.detach(),), raise_exception=False)
     assert isinstance(no_abstract["test_faketensor"], RuntimeError)
-    assert "calling the operator with meta tensors failed" in str(no_abstract["test_faketensor"])
+    assert "calling the operator with FakeTensors failed" in str(no_abstract["test_faketensor"])
     assert isinstance(no_abstract["test_aot_dispatch_dynamic"], RuntimeError)  # xfail in the seed's dict too
     delayed = opcheck(init_op_delayed_backward_error(ns, lib), (x,), raise_exception=False)
     # The seed's dict: test_aot_dispatch_dynamic__test_delayed_error is an xfail (its backward raises).
@@ -250,6 +251,17 @@ def test_mm_meta():
     x = opdispatch.randn(2, 3, requires_grad=True).to("meta")
     y = opdispatch.randn(3, 5).to("meta")
     assert ops.od.mm.default(x, y).shape == (x @ y).shape
+
+
+def test_mm_fake():
+    from opdispatch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+
+    with FakeTensorMode():
+        x = opdispatch.randn(2, 3, requires_grad=True, device="cpu")
+        y = opdispatch.randn(3, 5, device="cpu")
+        result = ops.od.mm.default(x, y)
+        assert result.shape == (x @ y).shape
+    assert type(result) is FakeTensor and str(result.device) == "cpu" and result.requires_grad
 
 
 def test_mm_errors():
@@ -380,8 +392,17 @@ def test_fake_check_compares_dtype_requires_grad_aliasing_and_device(ns, lib):
     with pytest.raises(RuntimeError, match=r"mismatched aliasing: output 0 aliases inputs \[0\] on concrete"):
         fake_check(aliasing, (x,), {})
     cpu_out = define(ns, lib, "c(Tensor x) -> Tensor", CPU=lambda x: x.clone(), Meta=lambda x: opdispatch.zeros(3))
-    with pytest.raises(RuntimeError, match="output 0 of the fake impl on cpu, expected a meta tensor"):
+    with pytest.raises(RuntimeError, match="its kernel for meta tensors returned a tensor on cpu"):
         fake_check(cpu_out, (x,), {})
+    real_out = define(ns, lib, "r(Tensor x) -> Tensor", CPU=lambda x: x.clone())
+    library.register_fake(real_out, lambda x: escaped, lib=lib)
+    escaped = opdispatch.zeros(3)  # made outside the FakeTensorMode: a real tensor
+    with pytest.raises(RuntimeError, match="output 0 of the fake impl is a real tensor on cpu, expected a FakeTensor"):
+        fake_check(real_out, (x,), {})
+    on_meta = define(ns, lib, "m(Tensor x) -> Tensor", CPU=lambda x: x.clone())
+    library.register_fake(on_meta, lambda x: x.new_empty(3, device="meta"), lib=lib)
+    with pytest.raises(RuntimeError, match="Devices cpu and meta are not equal"):
+        fake_check(on_meta, (x,), {})
     count = define(ns, lib, "n(Tensor x) -> Tensor[]", CPU=lambda x: [x.clone()], Meta=lambda x: [])
     with pytest.raises(RuntimeError, match="mismatched number of outputs: 1 concrete, 0 fake"):
         fake_check(count, (x,), {})
@@ -403,10 +424,10 @@ def test_fake_check_accepts_data_dependent_dimensions_only(ns, lib):
     x = opdispatch.tensor([0.0, 1.0, 2.0])
     exact = define(ns, lib, "nz(Tensor x) -> Tensor", CPU=nonzero_cpu)
     library.register_fake(exact, fake(None), lib=lib)
-    fake_check(exact, (x,), {})  # dimension 0 differs (2 vs 0): it came from new_dynamic_size
+    fake_check(exact, (x,), {})  # dimension 0 is a SymInt (u0): it came from new_dynamic_size
     wrong = define(ns, lib, "nz2(Tensor x) -> Tensor", CPU=nonzero_cpu)
     library.register_fake(wrong, fake(1), lib=lib)
-    with pytest.raises(RuntimeError, match=r"Shapes \(2, 1\) and \(1, 2\) are not equal"):
+    with pytest.raises(RuntimeError, match=r"Shapes \(2, 1\) and \(u0, 2\) are not equal"):
         fake_check(wrong, (x,), {})
 
 
@@ -566,7 +587,7 @@ def test_opcheck_aot_dispatch_runs_backward_without_data(ns):
     assert opcheck(mysin, (opdispatch.ones(3),)) == ALL_SUCCESS
     result = opcheck(mysin, (opdispatch.ones(3, requires_grad=True),), raise_exception=False)
     assert isinstance(result["test_aot_dispatch_dynamic"], RuntimeError)
-    assert "on meta tensors" in str(result["test_aot_dispatch_dynamic"])
+    assert "on FakeTensors" in str(result["test_aot_dispatch_dynamic"])
     assert {k: v for k, v in result.items() if k != "test_aot_dispatch_dynamic"} == {
         "test_schema": S, "test_autograd_registration": S, "test_faketensor": S}
 
@@ -577,9 +598,10 @@ def test_opcheck_aot_dispatch_compares_gradient_metadata(ns):
         return x.clone()
 
     f.register_fake(lambda x: opdispatch.empty_like(x))
-    # A backward whose result depends on the device: a gradient on cpu, none on meta.
-    f.register_autograd(lambda ctx, g: g if g.device.type == "cpu" else None)
-    with pytest.raises(OpCheckError, match="Gradients of the operator .* differ between eager mode and meta"):
+    # A backward whose result depends on whether the tensors hold data: a
+    # gradient in eager mode, none on FakeTensors.
+    f.register_autograd(lambda ctx, g: None if isinstance(g, FakeTensor) else g)
+    with pytest.raises(OpCheckError, match="Gradients of the operator .* differ between eager mode and FakeTensors"):
         opcheck(f, (opdispatch.ones(3, requires_grad=True),), test_utils="test_aot_dispatch_static")
 
 

@@ -4,9 +4,11 @@
 #include <opdispatch/core/PyInterpreter.h>
 
 #include "Exceptions.h"
+#include "PythonFallbackKernel.h"
 #include "PythonOperator.h"
 #include "PythonTensor.h"
 #include "PythonTypes.h"
+#include "TorchDispatchModeTLS.h"
 #include "python_dispatch.h"
 
 namespace py = pybind11;
@@ -53,4 +55,6 @@ PYBIND11_MODULE(_C, m) {
   opdispatch::python::initDispatchBindings(m);
   opdispatch::python::initOperatorBindings(m);
   opdispatch::python::initAutogradFallbackBindings(m);
+  opdispatch::python::initTorchDispatchModeBindings(m);
+  opdispatch::python::initPythonFallbackBindings(m);
 }

@@ -29,6 +29,15 @@ _requires_grad_slot = _C.TensorBase.requires_grad
 class Tensor(_C.TensorBase):
     """A strided tensor whose operations go through the dispatcher."""
 
+    # --- subclasses -------------------------------------------------------------
+
+    #: A subclass that defines ``__torch_dispatch__`` (a classmethod) handles
+    #: every operator call on its instances (Note [The Python key]); this
+    #: marker means "does not". PyTorch: torch._C._disabled_torch_dispatch_impl.
+    __torch_dispatch__ = _C._disabled_torch_dispatch_impl
+    _make_subclass = staticmethod(_C._make_subclass)
+    _make_wrapper_subclass = staticmethod(_C._make_wrapper_subclass)
+
     # --- autograd -------------------------------------------------------------
 
     def _get_requires_grad(self) -> bool:
@@ -89,8 +98,10 @@ class Tensor(_C.TensorBase):
         meta.grad_fn.retain_output(meta.output_nr, self)
 
     def detach(self) -> "Tensor":
-        """A tensor sharing this one's memory and version counter, outside the graph."""
-        return _C._as_strided(self, self.shape, self.stride(), self.storage_offset())
+        """A tensor sharing this one's memory and version counter, outside the
+        graph (od::detach, so a subclass's __torch_dispatch__ sees it; a plain
+        tensor takes its kernel directly)."""
+        return _views._detach(self) if type(self) is Tensor else _views.detach(self)
 
     def backward(self, gradient: Optional["Tensor"] = None, retain_graph: Optional[bool] = None,
                  create_graph: bool = False, inputs: Any = None) -> None:
@@ -106,7 +117,7 @@ class Tensor(_C.TensorBase):
         """NumPy-style text with the dtype, device and autograd state:
         ``tensor([[1., 2.]], dtype=opdispatch.float32, grad_fn=<od::mul.TensorBackward>)``;
         a meta tensor shows ``...`` and its size instead of values."""
-        if self.is_meta:
+        if self.is_meta or not self._has_storage():
             parts = ["...", f"device='{self.device}'", f"size={tuple(self.shape)}"]
         else:
             data = self.numpy(force=True)
@@ -117,7 +128,8 @@ class Tensor(_C.TensorBase):
             parts.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self.requires_grad:
             parts.append("requires_grad=True")
-        return f"tensor({', '.join(parts)})"
+        name = "tensor" if type(self) is Tensor else type(self).__name__
+        return f"{name}({', '.join(parts)})"
 
     def __len__(self) -> int:
         if self.ndim == 0:

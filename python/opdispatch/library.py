@@ -51,6 +51,7 @@ __all__ = [
     "infer_schema",
     "opcheck",
     "register_autograd",
+    "register_torch_dispatch",
     "register_fake",
     "register_kernel",
 ]
@@ -640,7 +641,8 @@ def register_fake(
     A fake impl has the operator's signature and computes its outputs'
     metadata from the inputs' (shapes, dtypes, devices) without touching
     data: it runs whenever the operator is called with meta tensors (the
-    "Meta" dispatch key; opcheck's fake check does that). Use only
+    "Meta" dispatch key), and on FakeTensors under a FakeTensorMode (opcheck's
+    fake check and make_fx(tracing_mode="fake") do that). Use only
     operations on the inputs' metadata and on other operators that have
     meta kernels; for an output size that depends on the data, use
     ``get_ctx().new_dynamic_size()``.
@@ -650,7 +652,7 @@ def register_fake(
     defined, and RuntimeError if it already has a fake impl (naming where it
     was registered), another Meta kernel, or a CompositeImplicitAutograd
     kernel. ``lib`` ties the registration's lifetime to that Library.
-    PyTorch: torch.library.register_fake (which also runs it on FakeTensors).
+    PyTorch: torch.library.register_fake.
 
     Example::
 
@@ -750,6 +752,66 @@ def register_autograd(
     namespace, opname = parse_namespace(qualname)
     kernel = make_autograd_kernel(overload, backward, setup_context)
     _library_for(namespace, lib).impl(opname, kernel, "Autograd", with_keyset=True)
+
+
+def register_torch_dispatch(
+    op: _op_identifier,
+    torch_dispatch_class: Any,
+    func: Optional[Callable[..., Any]] = None,
+    /,
+    *,
+    lib: Optional[Library] = None,
+) -> Any:
+    """Registers how ``torch_dispatch_class`` (a tensor subclass with
+    ``__torch_dispatch__`` or a TorchDispatchMode class) handles ``op``,
+    without changing the class or the operator; a decorator when ``func`` is
+    omitted. Returns ``func``.
+
+    When a call of ``op`` reaches that mode (an instance of exactly that
+    class) or subclass, ``func(mode_or_cls, func_overload, types, args,
+    kwargs)`` runs instead of its ``__torch_dispatch__`` (arguments as
+    ``__torch_dispatch__`` gets them); for a subclass, returning
+    NotImplemented falls back to its ``__torch_dispatch__``. ``lib`` ties the
+    registration's lifetime to that Library.
+
+    Raises ValueError if ``op`` is not defined and RuntimeError if the class
+    already has a rule for ``op``. PyTorch: torch.library.register_torch_dispatch.
+
+    Example::
+
+        @register_torch_dispatch("mylib::foo", MyMode)
+        def _(mode, func, types, args, kwargs):
+            return args[0] + 1
+    """
+    from ._library import custom_ops
+    from ._library.utils import lookup_op
+    from .utils._python_dispatch import _torch_dispatch_rules
+
+    if isinstance(op, custom_ops.CustomOpDef):
+        op = op._opoverload
+    if not isinstance(op, (str, OpOverload)):
+        raise ValueError(f"register_torch_dispatch(op): expected a qualified name, an OpOverload or a CustomOpDef, "
+                         f"got {type(op).__name__}")
+    qualname = lookup_op(op if isinstance(op, str) else op._name)._name
+
+    def register(f: Callable[..., Any]) -> Callable[..., Any]:
+        rules = _torch_dispatch_rules.setdefault(qualname, {})
+        if torch_dispatch_class in rules:
+            raise RuntimeError(f"{torch_dispatch_class} already has a `__torch_dispatch__` rule registered for "
+                               f"{qualname}; destroy the Library of the first registration to replace it")
+        rules[torch_dispatch_class] = f
+
+        def undo() -> None:
+            if rules.get(torch_dispatch_class) is f:
+                del rules[torch_dispatch_class]
+            if not rules and _torch_dispatch_rules.get(qualname) is rules:
+                del _torch_dispatch_rules[qualname]
+
+        namespace, _ = parse_namespace(qualname)
+        _library_for(namespace, lib)._register_handle(undo)
+        return f
+
+    return register if func is None else register(func)
 
 
 def get_ctx() -> FakeImplCtx:

@@ -98,14 +98,15 @@ static_assert(tableKeysAreInTableOrder(), "kTableKeys[i] is table entry i");
 constexpr DispatchKeySet kDefaultFallthroughKeys{
     DispatchKey::BackendSelect,     DispatchKey::Functionalize,     DispatchKey::ADInplaceOrView,
     DispatchKey::AutocastCPU,       DispatchKey::AutocastXPU,       DispatchKey::AutocastMPS,
-    DispatchKey::AutocastCUDA,      DispatchKey::FuncTorchVmapMode, DispatchKey::PythonTLSSnapshot,
-    DispatchKey::PreDispatch,       DispatchKey::PythonDispatcher};
+    DispatchKey::AutocastCUDA,      DispatchKey::FuncTorchVmapMode, DispatchKey::PreDispatch,
+    DispatchKey::PythonDispatcher};
 
 // How the parsed table names kernels that are not the test's: libopdispatch's
-// own fallbacks (their debug string is a DefaultFallbacks.cpp site) and the
-// kernel that raises for an ambiguous AutogradOther.
+// own fallbacks (their debug string is a DefaultFallbacks.cpp site; the
+// autograd keys and PythonTLSSnapshot have ones that redispatch, the others
+// fallthroughs) and the kernel that raises for an ambiguous AutogradOther.
 const std::string kDefaultFallthrough = "<default fallthrough>";
-const std::string kDefaultAutogradFallback = "<default autograd fallback>";
+const std::string kDefaultAutogradFallback = "<default redispatching fallback>";
 const std::string kAmbiguous = "ambiguous_autogradother";
 
 // --- the oracle ----------------------------------------------------------------------
@@ -136,7 +137,7 @@ struct Registrations {
 std::map<DispatchKey, std::string> defaultFallbacks() {
   std::map<DispatchKey, std::string> out;
   for (const TableKey& t : kTableKeys) {
-    if (t.kind == KeyKind::Autograd) {
+    if (t.kind == KeyKind::Autograd || t.key == DispatchKey::PythonTLSSnapshot) {
       out[t.key] = kDefaultAutogradFallback;
     } else if (kDefaultFallthroughKeys.has(t.key)) {
       out[t.key] = kDefaultFallthrough;
@@ -576,7 +577,7 @@ TEST_F(DispatchTable, LibopdispatchRegistersExactlyTheKnownDefaultFallbacks) {
     EXPECT_EQ(Dispatcher::singleton().hasBackendFallbackForDispatchKey(t.key), defaults.count(t.key) > 0)
         << toString(t.key);
   }
-  EXPECT_EQ(defaults.size(), 26u);  // 15 autograd keys and 11 fallthrough keys
+  EXPECT_EQ(defaults.size(), 26u);  // 15 autograd keys, PythonTLSSnapshot and 10 fallthrough keys
 }
 
 // --- commutativity and invertibility, exhaustively up to five registrations ----------------

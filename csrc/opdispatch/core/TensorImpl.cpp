@@ -32,8 +32,6 @@ TensorImpl::TensorImpl(intrusive_ptr<StorageImpl> storage, ScalarType dtype, Dev
       storage_offset_(storage_offset),
       dtype_(dtype),
       device_(device) {
-  OPDISPATCH_CHECK_VALUE(storage_.defined() || device.is_meta(),
-                         "a tensor on ", device, " needs a storage; only meta tensors have none");
   int64_t nbytes = computeStorageNbytes(sizes_, strides_, storage_offset_, dtype_, &numel_);
   OPDISPATCH_CHECK_INDEX(!storage_.defined() || static_cast<uint64_t>(nbytes) <= storage_->nbytes(),
                          "a tensor with sizes ", listString(sizes_), ", strides ", listString(strides_),
@@ -42,9 +40,15 @@ TensorImpl::TensorImpl(intrusive_ptr<StorageImpl> storage, ScalarType dtype, Dev
   refreshContiguous();
 }
 
+TensorImpl::~TensorImpl() {
+  if (owns_pyobj_ && pyobj_ != nullptr) {
+    pyInterpreterHooks().decref(pyobj_);
+  }
+}
+
 void* TensorImpl::data_ptr() const {
   OPDISPATCH_CHECK(storage_.defined(), "cannot access the data of a tensor on ", device_,
-                   ": it has no storage (meta tensors carry only shapes and dtypes)");
+                   ": it has no storage (meta tensors, wrapper subclasses and fake tensors carry only metadata)");
   // Fits int64: Note [Checked size arithmetic], invariant 2.
   return static_cast<char*>(storage_->data()) + storage_offset_ * static_cast<int64_t>(itemsize());
 }

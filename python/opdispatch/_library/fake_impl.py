@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ..library import Library
 
 __all__ = ["FakeImplCtx", "FakeImplHolder", "Kernel", "add_holder", "find", "get_ctx", "install",
-           "record_dynamic_sizes", "register", "remove_holder"]
+           "register", "remove_holder", "shape_env_for_fake_impls"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,7 +30,7 @@ class Kernel:
 
 
 # Per thread: ``ctx``, the FakeImplCtx of the fake impl running now (None
-# outside one); ``recorded``, the list record_dynamic_sizes() fills (or None).
+# outside one); ``shape_env``, the ShapeEnv of the FakeTensorMode running it (or None).
 _local = threading.local()
 
 
@@ -42,16 +42,17 @@ class FakeImplCtx:
         self._qualname = qualname
         self._source = source
 
-    def new_dynamic_size(self, *, min: int = 0, max: Optional[int] = None) -> int:
+    def new_dynamic_size(self, *, min: int = 0, max: Optional[int] = None) -> Any:
         """A size that depends on the data of the inputs (e.g. the number of
         nonzero elements), for an output shape: ``[ctx.new_dynamic_size(), x.dim()]``.
 
         ``min`` and ``max`` are inclusive bounds (``max=None``: unbounded).
-        Meta tensors have concrete sizes, so the value returned is a concrete
-        int: ``max`` when given (an output large enough for any data), else
-        ``min``. It is recorded so that opcheck's fake check accepts any size
-        for the dimensions it ends up in. (PyTorch returns an unbacked SymInt
-        under FakeTensorMode and raises for meta tensors.)
+        Under FakeTensorMode (and make_fx) it returns a new unbacked
+        :class:`~opdispatch._subclasses.symbolic_shapes.SymInt` (``u0``,
+        ``u1``, ...), which the fake outputs' shapes and the traced graph carry
+        (Note [Symbolic sizes]). Meta tensors have concrete sizes, so on them
+        the value is a concrete int: ``max`` when given (an output large
+        enough for any data), else ``min`` (PyTorch raises for meta tensors).
 
         Raises ValueError if ``min`` or ``max`` is not an int, ``min < 0`` or
         ``max < min``. PyTorch: FakeImplCtx.new_dynamic_size.
@@ -65,19 +66,31 @@ class FakeImplCtx:
                              f"this API can only create non-negative sizes.")
         if max is not None and max < min:
             raise ValueError(f"ctx.new_dynamic_size(min={min}, max={max}): expected max >= min")
-        size = min if max is None else max
-        recorded = getattr(_local, "recorded", None)
-        if recorded is not None:
-            recorded.append(size)
-        return size
+        shape_env = getattr(_local, "shape_env", None)
+        if shape_env is not None:
+            return shape_env.create_unbacked_symint(min, max)
+        return min if max is None else max
 
-    def create_unbacked_symint(self, *, min: int = 2, max: Optional[int] = None) -> int:
+    def create_unbacked_symint(self, *, min: int = 2, max: Optional[int] = None) -> Any:
         """The former name of :meth:`new_dynamic_size`, with its former
         default ``min=2``; warns FutureWarning. PyTorch:
         FakeImplCtx.create_unbacked_symint (deprecated)."""
         warnings.warn("create_unbacked_symint is deprecated, please use new_dynamic_size instead",
                       FutureWarning, stacklevel=2)
         return self.new_dynamic_size(min=min, max=max)
+
+
+@contextlib.contextmanager
+def shape_env_for_fake_impls(shape_env: Any) -> Iterator[None]:
+    """Makes ``new_dynamic_size()`` in this thread return symbols of
+    ``shape_env`` (a ShapeEnv) during the block: FakeTensorMode runs fake
+    impls inside it."""
+    prev = getattr(_local, "shape_env", None)
+    _local.shape_env = shape_env
+    try:
+        yield
+    finally:
+        _local.shape_env = prev
 
 
 def get_ctx() -> FakeImplCtx:
@@ -91,19 +104,6 @@ def get_ctx() -> FakeImplCtx:
             "tensors. Call it inside the fake impl."
         )
     return ctx
-
-
-@contextlib.contextmanager
-def record_dynamic_sizes() -> Iterator[list[int]]:
-    """Collects the sizes ``ctx.new_dynamic_size()`` returns in this thread
-    during the block (opcheck uses them to accept data-dependent dimensions)."""
-    prev = getattr(_local, "recorded", None)
-    sizes: list[int] = []
-    _local.recorded = sizes
-    try:
-        yield sizes
-    finally:
-        _local.recorded = prev
 
 
 class FakeImplHolder:

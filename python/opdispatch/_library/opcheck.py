@@ -13,9 +13,9 @@ import numpy as np
 from .. import _C, _ops, library
 from ..autograd import engine
 from ..autograd.grad_mode import no_grad
-from . import custom_ops, fake_impl
+from . import custom_ops
 from .custom_ops import CustomOpDef
-from .utils import bind_arguments, can_generate_trivial_fake_impl, generate_trivial_fake_impl, iter_tensors
+from .utils import bind_arguments, iter_tensors
 
 __all__ = ["DEFAULT_TEST_UTILS", "OpCheckError", "aot_dispatch_check", "autograd_registration_check", "fake_check",
            "opcheck", "schema_check"]
@@ -47,12 +47,6 @@ def _clone(t: _C.TensorBase) -> _C.TensorBase:
     with no_grad():
         copy = t.clone()
     return copy.requires_grad_(True) if t.requires_grad else copy
-
-
-def _to_meta(t: _C.TensorBase) -> _C.TensorBase:
-    """A meta tensor with ``t``'s shape, strides, dtype and requires_grad."""
-    meta = _C.empty_strided(tuple(t.shape), t.stride(), t.dtype, "meta")
-    return meta.requires_grad_(True) if t.requires_grad else meta
 
 
 def _copies(args: tuple, kwargs: dict, f: Callable[[_C.TensorBase], Any] = _clone) -> tuple[tuple, dict]:
@@ -186,58 +180,53 @@ def autograd_registration_check(op: _ops.OpOverload, args: tuple, kwargs: dict) 
 
 
 def _mismatch(op: _ops.OpOverload, what: str) -> RuntimeError:
-    return RuntimeError(f"When comparing the output of {op} on meta tensors and concrete tensors, found {what}")
-
-
-def _call_on_meta(op: _ops.OpOverload, args: tuple, kwargs: dict) -> Any:
-    """``op`` called on meta tensors: its fake impl or Meta kernel; for an
-    operator with neither that has an obvious fake impl (mutable returning
-    nothing, or tagged out / inplace), that impl's result, as PyTorch's
-    FakeTensorMode does. RuntimeError naming the operator otherwise."""
-    if (not _C._dispatch_has_computed_kernel_for_dispatch_key(op.name(), "Meta")
-            and can_generate_trivial_fake_impl(op)):
-        return generate_trivial_fake_impl(op, *args, **kwargs)
-    try:
-        return op(*args, **kwargs)
-    except Exception as e:
-        raise RuntimeError(
-            f"{op}: calling the operator with meta tensors failed; it needs a working fake impl "
-            f"(opdispatch.library.register_fake) or Meta kernel. The error was {type(e).__name__}: {e}"
-        ) from e
+    return RuntimeError(f"When comparing the output of {op} on FakeTensor and concrete Tensors, found {what}")
 
 
 def fake_check(op: _ops.OpOverload, args: tuple, kwargs: dict) -> None:
-    """Runs ``op`` on copies of the inputs and on meta tensors with the same
-    metadata (its fake impl or Meta kernel), and raises RuntimeError unless
-    the outputs agree: count and kinds, shapes ("Shapes ... are not equal!";
-    a dimension the fake impl took from ``ctx.new_dynamic_size()`` may
-    differ), dtypes, requires_grad, and which inputs each output aliases;
-    the fake outputs must be meta tensors. Strides are not compared (PyTorch
-    compares them on CUDA only). An operator with no fake impl passes if it
-    has an obvious one (see _call_on_meta), as in PyTorch.
-    PyTorch: CrossRefFakeMode (fake_check)."""
+    """Runs ``op`` on copies of the inputs and, under a FakeTensorMode, on
+    fakes of them (its fake impl runs on FakeTensors of the inputs' devices,
+    so a device-specific fake impl takes the branch the real call would; or
+    its Meta kernel), and raises RuntimeError unless the outputs agree: count
+    and kinds, devices, shapes ("Shapes ... are not equal!"; a data-dependent
+    dimension, a SymInt from ``ctx.new_dynamic_size()``, matches any size),
+    dtypes, requires_grad, and which inputs each output aliases. Strides are
+    not compared (PyTorch compares them on CUDA only). PyTorch: CrossRefFakeMode (fake_check)."""
+    from .._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+    from .._subclasses.symbolic_shapes import SymInt
+
     real_args, real_kwargs = _copies(args, kwargs)
     real = op(*real_args, **real_kwargs)
-    meta_args, meta_kwargs = _copies(args, kwargs, _to_meta)
-    with fake_impl.record_dynamic_sizes() as dynamic:
-        fake = _call_on_meta(op, meta_args, meta_kwargs)
+    with FakeTensorMode() as mode:
+        fake_args, fake_kwargs = _copies(real_args, real_kwargs, mode.from_tensor)
+        try:
+            fake = op(*fake_args, **fake_kwargs)
+        except Exception as e:
+            raise RuntimeError(
+                f"{op}: calling the operator with FakeTensors failed; it needs a working fake impl "
+                f"(opdispatch.library.register_fake) or Meta kernel. The error was {type(e).__name__}: {e}"
+            ) from e
     schema = op._schema
     real_out = [o for v in _outputs(schema, real) for o in (v if isinstance(v, list) else [v])]
     fake_out = [o for v in _outputs(schema, fake) for o in (v if isinstance(v, list) else [v])]
     if len(real_out) != len(fake_out):
         raise _mismatch(op, f"a mismatched number of outputs: {len(real_out)} concrete, {len(fake_out)} fake")
     real_inputs = _all_tensors(real_args, real_kwargs)
-    meta_inputs = _all_tensors(meta_args, meta_kwargs)
+    fake_inputs = _all_tensors(fake_args, fake_kwargs)
     for i, (r, f) in enumerate(zip(real_out, fake_out)):
         if isinstance(r, _C.TensorBase) != isinstance(f, _C.TensorBase):
             raise _mismatch(op, f"output {i} is {type(r).__name__} on concrete tensors but {type(f).__name__} on "
-                                f"meta tensors")
+                                f"FakeTensors")
         if not isinstance(r, _C.TensorBase):
             continue
-        if not f.is_meta:
-            raise _mismatch(op, f"output {i} of the fake impl on {f.device}, expected a meta tensor (create outputs "
-                                f"from the inputs, e.g. x.new_empty(...) or opdispatch.empty_like(x))")
-        if r.dim() != f.dim() or any(a != b and b not in dynamic for a, b in zip(r.shape, f.shape)):
+        if not isinstance(f, FakeTensor):
+            raise _mismatch(op, f"output {i} of the fake impl is a real tensor on {f.device}, expected a "
+                                f"FakeTensor (create outputs from the inputs, e.g. x.new_empty(...) or "
+                                f"opdispatch.empty_like(x))")
+        if r.device != f.device:
+            raise _mismatch(op, f"mismatched tensor metadata: Devices {r.device} and {f.device} are not equal! "
+                                f"(output {i})")
+        if r.dim() != f.dim() or any(not isinstance(b, SymInt) and a != b for a, b in zip(r.shape, f.shape)):
             raise _mismatch(op, f"mismatched tensor metadata: Shapes {tuple(r.shape)} and {tuple(f.shape)} are not "
                                 f"equal! (output {i})")
         if r.dtype != f.dtype:
@@ -245,13 +234,13 @@ def fake_check(op: _ops.OpOverload, args: tuple, kwargs: dict) -> None:
                                 f"(output {i})")
         if r.requires_grad != f.requires_grad:
             raise _mismatch(op, f"mismatched requires_grad-ness of outputs: output {i} requires_grad="
-                                f"{r.requires_grad} on concrete tensors, {f.requires_grad} on meta tensors")
+                                f"{r.requires_grad} on concrete tensors, {f.requires_grad} on FakeTensors")
         real_alias = [r._shares_memory(t) for t in real_inputs]
-        fake_alias = [f._shares_memory(t) for t in meta_inputs]
+        fake_alias = [f._shares_memory(t) for t in fake_inputs]
         if real_alias != fake_alias:
             raise _mismatch(op, f"mismatched aliasing: output {i} aliases inputs "
                                 f"{[k for k, a in enumerate(real_alias) if a]} on concrete tensors but "
-                                f"{[k for k, a in enumerate(fake_alias) if a]} on meta tensors")
+                                f"{[k for k, a in enumerate(fake_alias) if a]} on FakeTensors")
 
 
 # --- test_aot_dispatch_dynamic / _static --------------------------------------------------------------
@@ -283,30 +272,33 @@ def _call_eager(op: _ops.OpOverload, args: tuple, kwargs: dict) -> Any:
 def aot_dispatch_check(op: _ops.OpOverload, args: tuple, kwargs: dict) -> None:
     """What compiling a program that calls ``op`` needs: its forward and,
     when inputs require grad, its backward run on tensors without data.
-    Runs forward + backward on copies of the inputs (eager), then on meta
-    copies (the fake impl, then the autograd formula — setup_context and
-    backward — on meta tensors), and raises RuntimeError if the meta run
-    fails (a fake impl is missing, backward touches data, e.g. ``.numpy()``)
-    or its gradients differ in presence, shape or dtype from the eager ones.
-    Errors of the eager run (e.g. no autograd formula) pass through. When the
-    fake impl drew data-dependent sizes (``new_dynamic_size``), only the meta
-    forward runs: meta sizes are concrete placeholders there, which the
-    backward's shape checks would wrongly reject (PyTorch traces them as
-    symbols). PyTorch: optests.aot_autograd_check, which traces with
+    Runs forward + backward on copies of the inputs (eager), then on
+    FakeTensors of them (the fake impl, then the autograd formula —
+    setup_context and backward — under FakeTensorMode), and raises
+    RuntimeError if the fake run fails (a fake impl is missing, backward
+    touches data, e.g. ``.numpy()``) or its gradients differ in presence,
+    shape or dtype from the eager ones. Errors of the eager run (e.g. no
+    autograd formula) pass through. When an output has a data-dependent size
+    (a SymInt from ``new_dynamic_size``), only the forward runs: the
+    backward's shape checks cannot compare a symbol with the eager size. PyTorch: optests.aot_autograd_check, which traces with
     FakeTensors under AOTAutograd and compares the compiled results with
     eager ones; without a compiler the values cannot differ here, and
     dynamic and static shapes are the same check (sizes are concrete)."""
     eager_args, eager_kwargs = _copies(args, kwargs)
     eager_out = _forward(op, eager_args, eager_kwargs, _call_eager)
     eager_grads = _backward(eager_args, eager_kwargs, eager_out)
-    meta_args, meta_kwargs = _copies(args, kwargs, _to_meta)
+    from .._subclasses.fake_tensor import FakeTensorMode
+    from .._subclasses.symbolic_shapes import SymInt
+
     try:
-        with fake_impl.record_dynamic_sizes() as dynamic:
-            meta_out = _forward(op, meta_args, meta_kwargs, _call_on_meta)
-        meta_grads = None if dynamic else _backward(meta_args, meta_kwargs, meta_out)
+        with FakeTensorMode() as mode:
+            meta_args, meta_kwargs = _copies(args, kwargs, mode.from_tensor)
+            meta_out = _forward(op, meta_args, meta_kwargs, _call_eager)
+            dynamic = any(isinstance(d, SymInt) for o in meta_out for d in o.shape)
+            meta_grads = None if dynamic else _backward(meta_args, meta_kwargs, meta_out)
     except Exception as e:
         raise RuntimeError(
-            f"{op}: running the operator's forward and backward on meta tensors (no data, as a compiler traces it) "
+            f"{op}: running the operator's forward and backward on FakeTensors (no data, as a compiler traces it) "
             f"failed with {type(e).__name__}: {e}. The fake impl, setup_context and backward must use only "
             f"operators that have fake impls, and must not read tensor data (.numpy(), .item(), .tolist())."
         ) from e
@@ -319,9 +311,9 @@ def aot_dispatch_check(op: _ops.OpOverload, args: tuple, kwargs: dict) -> None:
         fake_meta = None if m is None else (tuple(m.shape), m.dtype)
         if eager_meta != fake_meta:
             raise RuntimeError(
-                f"Gradients of the operator {op} differ between eager mode and meta tensors: gradient of "
-                f"differentiable input {i} is {eager_meta} (shape, dtype) in eager mode but {fake_meta} on meta "
-                f"tensors. The backward formula depends on the tensors' data, or it is registered in a way only "
+                f"Gradients of the operator {op} differ between eager mode and FakeTensors: gradient of "
+                f"differentiable input {i} is {eager_meta} (shape, dtype) in eager mode but {fake_meta} on "
+                f"FakeTensors. The backward formula depends on the tensors' data, or it is registered in a way only "
                 f"eager mode sees (register it with opdispatch.library.register_autograd)."
             )
 
