@@ -32,16 +32,15 @@ def _sequences(t: Any) -> tuple[Any, ...]:
 
 
 class _SchemaType(NamedTuple):
-    """A schema type infer_schema writes: as ``Argument.real_type`` has it,
-    its text, and whether it holds tensors (so can be mutated)."""
+    """A schema type infer_schema writes: its text (``Argument.real_type``'s)
+    and whether it holds tensors (so can be mutated)."""
 
-    type: _C.Type
     text: str
     holds_tensors: bool
 
 
 def _schema_type(t: _C.Type) -> _SchemaType:
-    return _SchemaType(t, t.str(), is_tensor_or_tensorlist_like_type(t))
+    return _SchemaType(t.str(), is_tensor_or_tensorlist_like_type(t))
 
 
 @functools.lru_cache(maxsize=None)
