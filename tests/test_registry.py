@@ -364,3 +364,22 @@ def test_tables_are_seed_000s(ns, lib):
     lib._destroy()
     assert f"{ns}/f/CPU" not in library._impls and f"{ns}::f" not in library._defs
     assert not lib._op_impls and not lib._op_defs and lib.m is None
+
+
+def test_registering_through_destroyed_registrations_raises(ns):
+    @custom_op(f"{ns}::f", mutates_args=())
+    def f(x: Tensor) -> Tensor:
+        return x.clone()
+
+    f._destroy()
+    with pytest.raises(RuntimeError, match="its definition was removed"):
+        f.register_kernel("cpu", identity)  # (the operator object finds no schema first)
+    with pytest.raises(RuntimeError, match="registrations that were destroyed"):
+        f.register_kernel(None, identity)
+    with pytest.raises(RuntimeError, match="registrations that were destroyed"):
+        f.register_fake(identity)
+    assert f"{ns}::f" not in library._defs and f"{ns}::f" not in registry.fake_holders
+    lib = Library(ns, "FRAGMENT")
+    lib._destroy()
+    with pytest.raises(RuntimeError, match="was destroyed"):
+        lib.define("g(Tensor x) -> Tensor")

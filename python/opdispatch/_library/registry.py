@@ -116,12 +116,11 @@ def _has_kernel_for_dispatch_key(qualname: str, key: str) -> bool:
         return False
 
 
-def _check_kernel_slot(ns: str, op_name: str, dispatch_key: str, site: str) -> str:
-    """The :data:`impls` key of a new Python kernel; RuntimeError (naming
-    both registration sites) if one is registered. "" and
-    "CompositeImplicitAutograd" are one slot (the kernel of no key is a
-    CompositeImplicitAutograd kernel)."""
-    key = impls_key(ns, op_name, dispatch_key)
+def _check_kernel_slot(key: str, ns: str, op_name: str, dispatch_key: str, site: str) -> None:
+    """RuntimeError (naming both registration sites) if a Python kernel holds
+    :data:`impls` key ``key`` (of ``op_name`` at ``dispatch_key`` in ``ns``).
+    "" and "CompositeImplicitAutograd" are one slot (the kernel of no key is
+    a CompositeImplicitAutograd kernel)."""
     same_slot = {"": "CompositeImplicitAutograd", "CompositeImplicitAutograd": ""}.get(dispatch_key)
     for existing in (key, None if same_slot is None else impls_key(ns, op_name, same_slot)):
         if existing is not None and existing in impls:
@@ -133,7 +132,6 @@ def _check_kernel_slot(ns: str, op_name: str, dispatch_key: str, site: str) -> s
                 f"registration is at {site}. Destroy the Library holding the existing kernel "
                 f"(Library._destroy()) first, or register at another dispatch key."
             )
-    return key
 
 
 class RegistrationHandle:
@@ -168,14 +166,17 @@ class Registrations:
     _registration_handles): ``m``, the _C library holding this owner's
     dispatcher registrations (None once destroyed); ``defs``, the qualnames
     it defined; ``impls``, the :data:`impls` keys of its kernels;
-    ``handles``, the undo steps of registrations with a lifetime of their
-    own; ``replacements``, the handle of the newest replacement per slot
-    (an :data:`impls` key whose first kernel was replaced, see
-    :meth:`impl`; "ns::op/fake" for the fake impl set last, see
-    :meth:`set_fake_kernel`).
+    ``entries``, the (table, key, value) it put in :data:`fake_holders` or a
+    custom-op table; ``handles``, the undo steps of registrations with a
+    lifetime of their own; ``replacements``, the handle of the newest
+    replacement per slot (an :data:`impls` key whose first kernel was
+    replaced, see :meth:`impl`; "ns::op/fake" for the fake impl set last,
+    see :meth:`set_fake_kernel`).
+
+    Registering after :meth:`destroy` raises RuntimeError.
     """
 
-    __slots__ = ("ns", "dispatch_key", "m", "defs", "impls", "handles", "replacements")
+    __slots__ = ("ns", "dispatch_key", "m", "defs", "impls", "entries", "handles", "replacements")
 
     def __init__(self, kind: str, ns: str, dispatch_key: str = "", file: str = "/dev/null", line: int = 0) -> None:
         self.m: Any = _C._dispatch_library(kind, ns, dispatch_key, file, line)
@@ -183,6 +184,7 @@ class Registrations:
         self.dispatch_key = dispatch_key
         self.defs: set[str] = set()
         self.impls: set[str] = set()
+        self.entries: list[tuple[dict[str, Any], str, Any]] = []
         self.handles: list[RegistrationHandle] = []
         self.replacements: dict[str, RegistrationHandle] = {}
 
@@ -195,7 +197,7 @@ class Registrations:
         check_alias_analysis(alias_analysis)
         name = schema.split("(", 1)[0].strip()
         qualname = name if "::" in name else f"{self.ns}::{name}"
-        self.m.define(schema, alias_analysis, list(tags))
+        self._live().define(schema, alias_analysis, list(tags))
         self.defs.add(qualname)
         defs.add(qualname)
         _definitions_changed((qualname,))
@@ -228,13 +230,13 @@ class Registrations:
         CompositeImplicitAutograd kernel (PyTorch rule: let it decompose);
         plus what ``_C`` raises (ValueError for an unknown key).
         """
+        m = self._live()
         dispatch_key = dispatch_key or self.dispatch_key
-        if replace:
-            key = impls_key(self.ns, op_name, dispatch_key)
-            if key in self.impls:
-                self._replace(key, op_name, dispatch_key, fn, site, with_keyset, check_aliasing)
-                return
-        key = _check_kernel_slot(self.ns, op_name, dispatch_key, site)
+        key = impls_key(self.ns, op_name, dispatch_key)
+        if replace and key in self.impls:
+            self._replace(key, op_name, dispatch_key, fn, site, with_keyset, check_aliasing)
+            return
+        _check_kernel_slot(key, self.ns, op_name, dispatch_key, site)
         if dispatch_key == "Meta":
             qualname = op_name if "::" in op_name else f"{self.ns}::{op_name}"
             if _has_kernel_for_dispatch_key(qualname, "CompositeImplicitAutograd"):
@@ -245,10 +247,16 @@ class Registrations:
                 )
         # (All positional: passing `site` by keyword costs time per call, and
         # pybind11's keyword path makes a one-time ~0.5-1 MB allocation.)
-        self.m.impl(op_name, dispatch_key, fn, with_keyset, check_aliasing, site)
+        m.impl(op_name, dispatch_key, fn, with_keyset, check_aliasing, site)
         impls.add(key)
         impl_sites[key] = site
         self.impls.add(key)
+
+    def _live(self) -> Any:
+        if self.m is None:
+            raise RuntimeError(f"registering for namespace {self.ns!r} through registrations that were destroyed "
+                               f"(Library._destroy, CustomOpDef._destroy): create a new Library or custom op")
+        return self.m
 
     def _replace(self, key: str, op_name: str, dispatch_key: str, fn: Callable[..., Any], site: str,
                  with_keyset: bool, check_aliasing: bool) -> None:
@@ -262,20 +270,14 @@ class Registrations:
         """Registers ``holder`` as its operator's Meta kernel and makes it the
         operator's entry in :data:`fake_holders`, both until :meth:`destroy`.
         Raises what :meth:`impl` raises."""
-        qualname = holder.qualname
-        self.impl(qualname, "Meta", holder, site=site)
-        fake_holders[qualname] = holder
-
-        def remove() -> None:
-            if fake_holders.get(qualname) is holder:
-                del fake_holders[qualname]
-
-        self.add_handle(remove)
+        self.impl(holder.qualname, "Meta", holder, site=site)
+        self._add_entry(fake_holders, holder.qualname, holder)
 
     def set_fake_kernel(self, holder: FakeImplHolder, kernel: Kernel) -> None:
         """Makes ``kernel`` the fake impl ``holder`` runs, replacing one this
         owner set before, until :meth:`destroy` (the holder may belong to
         another owner: a fake impl registered for a legacy custom op)."""
+        self._live()
         slot = f"{holder.qualname}/fake"
         holder.kernel = kernel
         self._supersede(slot)
@@ -289,17 +291,18 @@ class Registrations:
     def add_custom_op(self, table: dict[str, Any], qualname: str, op: Any) -> None:
         """Makes ``op`` the entry of ``qualname`` in ``table``
         (:data:`custom_op_defs` or :data:`legacy_custom_ops`) until :meth:`destroy`."""
-        table[qualname] = op
+        self._add_entry(table, qualname, op)
 
-        def remove() -> None:
-            if table.get(qualname) is op:
-                del table[qualname]
-
-        self.add_handle(remove)
+    def _add_entry(self, table: dict[str, Any], key: str, value: Any) -> None:
+        # (Kept as data rather than an undo closure: a custom op makes two, and closures cost ~0.5 KiB.)
+        self._live()
+        table[key] = value
+        self.entries.append((table, key, value))
 
     def add_handle(self, undo: Callable[[], None]) -> RegistrationHandle:
         """A handle running ``undo`` once, at :meth:`destroy` (or before,
         through :meth:`_supersede`)."""
+        self._live()
         handle = RegistrationHandle(undo)
         self.handles.append(handle)
         return handle
@@ -323,6 +326,10 @@ class Registrations:
             handle.destroy()
         self.handles.clear()
         self.replacements.clear()
+        for table, key, value in reversed(self.entries):
+            if table.get(key) is value:
+                del table[key]
+        self.entries.clear()
         impls.difference_update(self.impls)
         for key in self.impls:
             impl_sites.pop(key, None)
