@@ -136,8 +136,8 @@ def test_out_overload_opcheck(ops_module):
     a8, b8 = int8_pair(2)
     result = torch.library.opcheck(bnb.int8_linear_matmul.out, (a8, b8, torch.empty(4, 8, dtype=torch.int32)))
     assert set(result.values()) == {"SUCCESS"} and len(result) == 4
-    assert {"bitsandbytes/int8_linear_matmul.out/CompositeExplicitAutograd",
-            "bitsandbytes/int8_linear_matmul.out/Meta", "bitsandbytes/dequantize_blockwise.out/Meta"} <= torch.library._impls
+    assert {"bitsandbytes/int8_linear_matmul.out/CompositeExplicitAutograd", "bitsandbytes/int8_linear_matmul.out/Meta",
+            "bitsandbytes/dequantize_blockwise.out/Meta"} <= torch.library._impls
 
 
 @pytest.mark.filterwarnings("ignore:_check_is_size is deprecated")
