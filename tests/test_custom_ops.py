@@ -638,18 +638,21 @@ def test_register_kernel_replaces_and_validates_device_types(ns):
 
 
 def test_replaced_kernels_shadow_the_first_and_go_with_the_op(ns):
-    # Note [custom_op call path]: one override library per key, reset on each replacement.
+    # Note [custom_op call path]: one replacement library per key, reset on each replacement.
     @custom_op(f"{ns}::f", mutates_args=())
     def f(x: Tensor) -> Tensor:
         return x + 0.0
 
+    slot = f"{ns}/f/CompositeExplicitAutograd"
     for i in range(1, 4):
         f.register_kernel(None, lambda x, i=i: x + float(i))
         assert f(opdispatch.zeros(1)).tolist() == [float(i)]
-    assert list(f._overrides) == ["CompositeExplicitAutograd"]
-    assert f"{ns}/f/CompositeExplicitAutograd" in library._impls
+    assert list(f._registrations.replacements) == [slot]
+    # The first kernel and the newest replacement: superseded ones are gone.
+    assert _C._dispatch_dump(f"{ns}::f").count("CompositeExplicitAutograd[alias]") == 2
+    assert slot in library._impls
     f._destroy()
-    assert not f._overrides and f"{ns}/f/CompositeExplicitAutograd" not in library._impls
+    assert not f._registrations.replacements and slot not in library._impls
     assert fake_impl.find(f"{ns}::f") is None
     with pytest.raises(RuntimeError, match="does not exist: nothing defines or implements it"):
         _C._dispatch_has_kernel_for_dispatch_key(f"{ns}::f", "CompositeExplicitAutograd")
@@ -1962,19 +1965,42 @@ def test_incorrect_schema_types(ns):
 
 def test_is_tensorlist_like_type():
     tensorlists = [
-        _C.parse_schema("foo(Tensor x) -> Tensor[]").returns[0].real_type.str(),
-        _C.parse_schema("foo(Tensor?[] x) -> Tensor").arguments[0].real_type.str(),
-        _C.parse_schema("foo(Tensor[]? x) -> ()").arguments[0].real_type.str(),
-        _C.parse_schema("foo(Tensor?[]? x) -> ()").arguments[0].real_type.str(),
+        # Tensor[]
+        _C.parse_schema("foo(Tensor x) -> Tensor[]").returns[0].type,
+        # Tensor?[]
+        _C.parse_schema("foo(Tensor?[] x) -> Tensor").arguments[0].type,
+        # Tensor[]?
+        _C.parse_schema("foo(Tensor[]? x) -> ()").arguments[0].type,
+        # Tensor?[]?
+        _C.parse_schema("foo(Tensor?[]? x) -> ()").arguments[0].type,
     ]
     non_tensorlists = [
-        opdispatch.ops.od.sin.default._schema.arguments[0].real_type.str(),
-        _C.parse_schema("foo(int[] x) -> ()").arguments[0].real_type.str(),
+        # Tensor
+        opdispatch.ops.od.sin.default._schema.arguments[0].type,
+        # int[]
+        _C.parse_schema("foo(int[] x) -> ()").arguments[0].type,
+        # Tensor?
+        _C.parse_schema("foo(Tensor? x) -> ()").arguments[0].type,
     ]
     for a in tensorlists:
         assert utils.is_tensorlist_like_type(a)
+        assert not utils.is_tensor_like_type(a)
     for a in non_tensorlists:
         assert not utils.is_tensorlist_like_type(a)
+
+
+def test_is_tensor_like_type():
+    # (Same answers as torch._library.utils on the same schemas.)
+    tensors = [_C.parse_schema("foo(Tensor x, Tensor? y, Tensor(a!) z, Tensor(b!)? w) -> ()").arguments[i].type
+               for i in range(4)]
+    others = [_C.parse_schema(f"foo({t} x) -> ()").arguments[0].type
+              for t in ("Tensor[]", "Tensor?[]", "int", "SymInt", "Scalar", "int[]?", "Any")]
+    for t in tensors:
+        assert utils.is_tensor_like_type(t)
+        assert utils.is_tensor_or_tensorlist_like_type(t)
+    for t in others:
+        assert not utils.is_tensor_like_type(t)
+    assert [utils.is_tensor_or_tensorlist_like_type(t) for t in others] == [True, True] + [False] * 5
 
 
 def test_backward_impl_on_existing_op(ns, lib):

@@ -16,6 +16,7 @@ import os
 from typing import Any, Callable, Iterator
 
 from . import _C
+from ._library import registry as _registry
 
 __all__ = ["OpOverload", "OpOverloadPacket", "OperatorBase", "Tag", "ops"]
 
@@ -67,12 +68,6 @@ class Tag(enum.Enum):
 # opdispatch package, whose __init__ imports this module, so `_C.Tag` and
 # `from opdispatch._C import Tag` always see this object.
 _C.Tag = Tag  # type: ignore[attr-defined]
-
-
-# Qualified names ("ns::op" or "ns::op.overload") of operators defined by
-# opdispatch.library (kept here, below library.py, for OpOverload._defined_in_python).
-# PyTorch: torch.library._defs.
-_defs: set[str] = set()
 
 
 def _defined_overloads() -> dict[str, list[str]]:
@@ -196,7 +191,7 @@ class OpOverload(_C._DispatchOperator, OperatorBase):
     @property
     def _defined_in_python(self) -> bool:
         """Whether opdispatch.library defined this overload. PyTorch: same name."""
-        return self._name in _defs
+        return self._name in _registry.defs
 
     def name(self) -> str:
         """The qualified name: "ns::op" or "ns::op.overload"."""
@@ -497,3 +492,4 @@ def _resolve_packet(name: str) -> OpOverloadPacket:
 
 
 _C._set_opoverload_resolver(_resolve_opoverload)
+_registry.set_definition_listener(_sync_packet)

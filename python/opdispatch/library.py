@@ -28,9 +28,11 @@ import weakref
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, Union
 
 from . import _C, _ops
+from ._library import registry as _registry
 from ._library import utils as _utils
 from ._library.autograd import make_autograd_kernel
-from ._library.utils import RegistrationHandle, parse_namespace
+from ._library.registry import RegistrationHandle
+from ._library.utils import parse_namespace
 from ._ops import OpOverload, Tag
 
 if TYPE_CHECKING:  # at run time: __getattr__ below
@@ -56,19 +58,13 @@ __all__ = [
     "register_kernel",
 ]
 
-# The Python kernels registered through a Library, as seed 000 keys them:
-# "<library namespace>/<op name[.overload]>/<dispatch key as passed, "" for
-# the library's none>". At most one Python kernel per (operator, key), so that
-# two libraries cannot silently override each other; real code tests
-# membership to register only once. PyTorch: torch.library._impls.
-_impls: set[str] = set()
-
-# _impls key -> "file:line" of the registration, for the duplicate error.
-_impl_sites: dict[str, str] = {}
-
-# Qualified names of the operators defined from Python (shared with _ops for
-# OpOverload._defined_in_python). PyTorch: torch.library._defs.
-_defs: set[str] = _ops._defs
+# The Python registry's tables under seed 000's names (the same objects; see
+# Note [The Python registry] in _library/registry.py). PyTorch:
+# torch.library._impls ("ns/op/key" strings: real code tests membership to
+# register only once) and torch.library._defs.
+_impls: set[str] = _registry.impls
+_impl_sites: dict[str, str] = _registry.impl_sites
+_defs: set[str] = _registry.defs
 
 # Namespaces Library refuses to DEF or FRAGMENT. PyTorch: torch.library._reserved_namespaces.
 _reserved_namespaces = ["prim"]
@@ -112,53 +108,6 @@ def fallthrough_kernel() -> None:
 _C._set_fallthrough_kernel(fallthrough_kernel)
 
 
-def _impls_key(ns: str, op_name: str, dispatch_key: str) -> str:
-    """The ``_impls`` key of a Python kernel that a Library of namespace ``ns``
-    registers for ``op_name`` ("name[.overload]", optionally "ns::"-qualified)
-    at ``dispatch_key`` (as passed; "" when neither the call nor the library
-    names one). PyTorch: the key computed in Library.impl."""
-    return f"{ns}/{op_name.split('::')[-1]}/{dispatch_key}"
-
-
-def _check_python_kernel_slot(ns: str, op_name: str, dispatch_key: str) -> str:
-    """The ``_impls`` key of a new Python kernel; RuntimeError (naming both
-    registration sites) if one is registered. "" and "CompositeImplicitAutograd"
-    are one slot (the kernel of no key is a CompositeImplicitAutograd kernel)."""
-    key = _impls_key(ns, op_name, dispatch_key)
-    same_slot = {"": "CompositeImplicitAutograd", "CompositeImplicitAutograd": ""}.get(dispatch_key)
-    for existing in (key, None if same_slot is None else _impls_key(ns, op_name, same_slot)):
-        if existing is not None and existing in _impls:
-            name = f"{ns}::{op_name.split('::')[-1]}"
-            raise RuntimeError(
-                f"This is not allowed since there's already a kernel registered from python overriding "
-                f"{name}'s behavior for {dispatch_key or 'CompositeImplicitAutograd'} dispatch key and {ns} "
-                f"namespace. The existing kernel was registered at {_impl_sites.get(existing, '(unknown)')}; this "
-                f"registration is at {_call_site()}. Destroy the Library holding the existing kernel "
-                f"(Library._destroy()) first, or register at another dispatch key."
-            )
-    return key
-
-
-def _add_impl(key: str, site: str) -> None:
-    """Records a Python kernel registered under ``_impls`` key ``key`` at ``site``."""
-    _impls.add(key)
-    _impl_sites[key] = site
-
-
-def _remove_impls(keys: set[str]) -> None:
-    _impls.difference_update(keys)
-    for key in keys:
-        _impl_sites.pop(key, None)
-
-
-def _has_kernel_for_dispatch_key(qualname: str, key: str) -> bool:
-    """Whether operator ``qualname`` exists and has a kernel registered at ``key``."""
-    try:
-        return _C._dispatch_has_kernel_for_dispatch_key(qualname, key)
-    except RuntimeError:  # no such operator
-        return False
-
-
 def _call_site() -> str:
     """"file:line" of the user's registration (interned: registrations in a
     loop or from one module share the strings kept per kernel)."""
@@ -182,7 +131,9 @@ class Library:
 
     Registrations are undone by :meth:`_destroy` or when the object is
     garbage collected (weakref.finalize); ``opdispatch.ops`` then forgets the
-    operators this library defined. PyTorch: torch.library.Library.
+    operators this library defined. Every registration and its undoing go
+    through the library's ``_registrations`` (Note [The Python registry] in
+    opdispatch/_library/registry.py). PyTorch: torch.library.Library.
     """
 
     def __init__(self, ns: str, kind: str, dispatch_key: str = "") -> None:
@@ -191,18 +142,19 @@ class Library:
         if ns in _reserved_namespaces and kind in ("DEF", "FRAGMENT"):
             raise ValueError(f"{ns} is a reserved namespace. Please try creating a library with another name.")
         filename, lineno = _C._python_call_site() or ("<unknown>", 0)
-        self.m: Any = _C._dispatch_library(kind, ns, dispatch_key, filename, lineno)
+        registrations = _registry.Registrations(kind, ns, dispatch_key, filename, lineno)
+        self._registrations = registrations
+        self.m: Any = registrations.m
         self.ns = ns
         self.kind = kind
         self.dispatch_key = dispatch_key
-        self._op_defs: set[str] = set()
-        self._op_impls: set[str] = set()
-        self._registration_handles: list[RegistrationHandle] = []
+        # Seed 000's attributes, the registrations' own containers.
+        self._op_defs: set[str] = registrations.defs
+        self._op_impls: set[str] = registrations.impls
+        self._registration_handles: list[RegistrationHandle] = registrations.handles
         # weakref.finalize rather than __del__: it runs once, from _destroy()
         # or when the object dies, and keeps what it needs alive (PyTorch does the same).
-        self._finalizer = weakref.finalize(
-            self, _del_library, self.m, self._op_impls, _defs, self._op_defs, self._registration_handles
-        )
+        self._finalizer = weakref.finalize(self, registrations.destroy)
 
     def __repr__(self) -> str:
         return f"Library(kind={self.kind}, ns={self.ns}, dispatch_key={self.dispatch_key})"
@@ -232,22 +184,14 @@ class Library:
         where), TypeError for a tag that is not a :class:`Tag`.
         PyTorch: torch.library.Library.define.
         """
-        if alias_analysis not in ("", "FROM_SCHEMA", "CONSERVATIVE"):
-            raise RuntimeError(f"Invalid alias_analysis type {alias_analysis!r}; expected '', FROM_SCHEMA or CONSERVATIVE")
         if isinstance(tags, Tag):
             tags = (tags,)
         tags = tuple(tags)
         for t in tags:
             if not isinstance(t, Tag):
                 raise TypeError(f"define({schema!r}): tags must be opdispatch.Tag members, got {t!r}")
-        m = self._live("define")
-        name = schema.split("(", 1)[0].strip()
-        qualname = name if "::" in name else f"{self.ns}::{name}"
-        m.define(schema, alias_analysis, [t.name for t in tags])
-        self._op_defs.add(qualname)
-        _defs.add(qualname)
-        _ops._sync_packet(qualname)
-        return qualname
+        self._live("define")
+        return self._registrations.define(schema, alias_analysis, [t.name for t in tags])
 
     def impl(
         self,
@@ -280,19 +224,7 @@ class Library:
         mismatch with the library; ValueError for an unknown key name.
         PyTorch: torch.library.Library.impl.
         """
-        m = self._live("impl")
-        name, key = self._check_impl(op_name, fn, dispatch_key)
-        site = _call_site()
-        # (All positional: passing `site` by keyword costs time per call, and
-        # pybind11's keyword path makes a one-time ~0.5-1 MB allocation.)
-        m.impl(name, dispatch_key or self.dispatch_key, fn, with_keyset, False, site)
-        _add_impl(key, site)
-        self._op_impls.add(key)
-
-    def _check_impl(self, op_name: str | OpOverload, fn: Callable[..., Any], dispatch_key: str) -> tuple[str, str]:
-        """The checks of :meth:`impl`; returns (the name to register, its ``_impls`` key)."""
-        if dispatch_key == "":
-            dispatch_key = self.dispatch_key
+        self._live("impl")
         if isinstance(op_name, str):
             name = op_name
         elif isinstance(op_name, OpOverload):
@@ -303,15 +235,9 @@ class Library:
                 f"not {type(op_name).__name__}"
             )
         qualname = name if "::" in name else f"{self.ns}::{name}"
-        _utils.check_callable(fn, f"impl of {qualname} at dispatch key {dispatch_key or 'CompositeImplicitAutograd'}")
-        key = _check_python_kernel_slot(self.ns, name, dispatch_key)
-        if dispatch_key == "Meta" and _has_kernel_for_dispatch_key(qualname, "CompositeImplicitAutograd"):
-            raise RuntimeError(
-                f"We should not register a meta kernel directly to the operator '{qualname}', because it has a "
-                f"CompositeImplicitAutograd kernel. Instead let the operator decompose, and make sure the "
-                f"operators it decomposes into have meta kernels."
-            )
-        return name, key
+        key_name = dispatch_key or self.dispatch_key or "CompositeImplicitAutograd"
+        _utils.check_callable(fn, f"impl of {qualname} at dispatch key {key_name}")
+        self._registrations.impl(name, dispatch_key, fn, site=_call_site(), with_keyset=with_keyset)
 
     def _register_fake(self, op_name: str, fn: Callable[..., Any], _stacklevel: int = 1) -> None:
         """Registers ``fn`` as the fake impl of ``<ns>::<op_name>`` (see
@@ -332,41 +258,14 @@ class Library:
         from ._library import fake_impl
 
         self._live("_register_fake")
-        fake_impl.register(f"{self.ns}::{op_name}", fn, _call_site(), self)
-
-    def _impl_handle(
-        self, op_name: str | OpOverload, fn: Callable[..., Any], dispatch_key: str = "", *, with_keyset: bool = False
-    ) -> RegistrationHandle:
-        """:meth:`impl` as a registration that can be undone on its own
-        (``handle.destroy()``; destroying the library undoes it too): for
-        fake impls and the legacy API's placeholder kernels. PyTorch: the
-        handles of Library._register_fake."""
-        self._live("impl")
-        name, key = self._check_impl(op_name, fn, dispatch_key)
-        filename, lineno = _C._python_call_site() or ("(unknown)", 0)
-        site = f"{filename}:{lineno}"
-        m = _C._dispatch_library("FRAGMENT", self.ns, "", filename, lineno)
-        m.impl(name, dispatch_key or self.dispatch_key, fn, with_keyset, False, site)
-        _add_impl(key, site)
-
-        def undo() -> None:
-            m.reset()
-            _remove_impls({key})
-
-        return self._register_handle(undo)
+        fake_impl.register(f"{self.ns}::{op_name}", fn, _call_site(), self._registrations)
 
     def _register_handle(self, undo: Callable[[], None]) -> RegistrationHandle:
-        """A handle running ``undo`` once: when destroyed, or when this library is."""
-        handles = self._registration_handles
-
-        def destroy() -> None:
-            undo()
-            if handle in handles:
-                handles.remove(handle)
-
-        handle = RegistrationHandle(destroy)
-        handles.append(handle)
-        return handle
+        """A handle running ``undo`` once, when this library is destroyed: for
+        registrations kept outside the dispatcher and the registry's tables
+        (as PyTorch appends to ``Library._registration_handles``)."""
+        self._live("_register_handle")
+        return self._registrations.add_handle(undo)
 
     def fallback(self, fn: Callable[..., Any], dispatch_key: str = "", *, with_keyset: bool = False) -> None:
         """Registers ``fn`` as the backend fallback of a dispatch key: the
@@ -407,26 +306,6 @@ class Library:
         """Undoes every registration of this library now (idempotent)."""
         self._finalizer()
         self.m = None
-
-
-def _del_library(
-    m: Any,
-    op_impls: set[str],
-    captured_defs: set[str],
-    op_defs: set[str],
-    registration_handles: list[RegistrationHandle],
-) -> None:
-    # Runs once: from Library._destroy or when the Library is collected.
-    m.reset()
-    _remove_impls(op_impls)
-    op_impls.clear()
-    captured_defs.difference_update(op_defs)
-    for handle in reversed(list(registration_handles)):
-        handle.destroy()
-    registration_handles.clear()
-    for qualname in op_defs:
-        _ops._sync_packet(qualname)
-    op_defs.clear()
 
 
 @contextlib.contextmanager

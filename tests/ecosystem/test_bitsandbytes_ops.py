@@ -1,7 +1,8 @@
 """Port of bitsandbytes' operator registrations (bitsandbytes-foundation/
 bitsandbytes bitsandbytes/_ops.py and backends/{default,cpu}/ops.py): the
 free torch.library.define with qualified names, register_fake on them
-(optional outputs, data-dependent sizes, ScalarType? arguments), and
+(optional outputs, data-dependent sizes, ScalarType? arguments), `.out`
+overloads written with the `Tensor!` shorthand that return nothing, and
 register_kernel for "cpu" and "default" (CompositeExplicitAutograd) with a
 default kernel that calls two other operators. The ported code is in
 ported/bitsandbytes_ops.py."""
@@ -78,3 +79,81 @@ def test_opcheck(ops_module):
                      (bnb.int8_vectorwise_dequant.default, (a8, stats[0])),
                      (bnb.int8_scaled_mm.default, (a8, b8, *stats))]:
         assert set(torch.library.opcheck(op, args).values()) == {"SUCCESS"}, op
+
+
+def int8_pair(seed: int = 1):
+    rng = np.random.default_rng(seed)
+    a8 = torch.from_numpy(rng.integers(-127, 128, (4, 16)).astype(np.int8))
+    b8 = torch.from_numpy(rng.integers(-127, 128, (8, 16)).astype(np.int8))
+    return a8, b8
+
+
+def test_out_overload_schema(ops_module):
+    # `Tensor! out`: a mutable argument in an alias set of its own, printed as PyTorch 2.13 prints it.
+    schema = bnb.int8_linear_matmul.out._schema
+    out = schema.arguments[2]
+    assert out.alias_info.is_write and not schema.returns and schema.is_mutable
+    assert str(schema) == "bitsandbytes::int8_linear_matmul.out(Tensor A, Tensor B, Tensor($0! -> ) out) -> ()"
+    assert bnb.int8_linear_matmul.overloads() == ["default", "out"]
+    assert [a.alias_info for a in bnb.dequantize_blockwise.out._schema.arguments[:-1]] == [None] * 5
+
+
+def test_int8_linear_matmul_out(ops_module):
+    a8, b8 = int8_pair()
+    expected = a8.numpy().astype(np.int32) @ b8.numpy().astype(np.int32).T
+    out = torch.empty(4, 8, dtype=torch.int32)
+    version = out._version
+    assert bnb.int8_linear_matmul.out(a8, b8, out) is None
+    np.testing.assert_array_equal(out.numpy(), expected)
+    assert out._version > version  # a mutable argument's version moves
+    # The packet picks the overload from the arguments, keyword or positional.
+    out2 = torch.zeros(4, 8, dtype=torch.int32)
+    assert bnb.int8_linear_matmul(a8, b8, out=out2) is None
+    np.testing.assert_array_equal(out2.numpy(), expected)
+    # (The default kernel's check, as upstream's: out must be int32.)
+    with pytest.raises(RuntimeError, match="Expected cond to be True"):
+        bnb.int8_linear_matmul.out(a8, b8, torch.empty(4, 8))
+
+
+def test_out_overload_fake_impls(ops_module):
+    m = lambda *s, dtype=torch.float32: torch.empty(*s, dtype=dtype, device="meta")  # noqa: E731
+    a8, b8 = m(4, 16, dtype=torch.int8), m(8, 16, dtype=torch.int8)
+    assert bnb.int8_linear_matmul.out(a8, b8, m(4, 8, dtype=torch.int32)) is None
+    with pytest.raises(RuntimeError, match=r"Expected out.shape == \(4, 8\), got \(4, 9\)"):
+        bnb.int8_linear_matmul.out(a8, b8, m(4, 9, dtype=torch.int32))
+    with pytest.raises(RuntimeError, match="Expected out.dtype == int32, got opdispatch.float32"):
+        bnb.int8_linear_matmul.out(a8, b8, m(4, 8))
+    with pytest.raises(RuntimeError, match="A must be int8"):
+        bnb.int8_linear_matmul.out(m(4, 16), b8, m(4, 8, dtype=torch.int32))
+    with pytest.warns(FutureWarning, match="_check_is_size"):
+        assert bnb.dequantize_blockwise.out(m(3, 50, dtype=torch.uint8), m(3), m(256), 64, torch.float32,
+                                            m(3, 50)) is None
+        with pytest.raises(RuntimeError, match="Expected out.dtype == opdispatch.float16"):
+            bnb.dequantize_blockwise.out(m(3, 50, dtype=torch.uint8), m(3), m(256), 64, torch.float16, m(3, 50))
+
+
+def test_out_overload_opcheck(ops_module):
+    a8, b8 = int8_pair(2)
+    result = torch.library.opcheck(bnb.int8_linear_matmul.out, (a8, b8, torch.empty(4, 8, dtype=torch.int32)))
+    assert set(result.values()) == {"SUCCESS"} and len(result) == 4
+    assert {"bitsandbytes/int8_linear_matmul.out/CompositeExplicitAutograd", "bitsandbytes/int8_linear_matmul.out/Meta",
+            "bitsandbytes/dequantize_blockwise.out/Meta"} <= torch.library._impls
+
+
+@pytest.mark.filterwarnings("ignore:_check_is_size is deprecated")
+def test_blockwise_round_trip(ops_module):
+    rng = np.random.default_rng(3)
+    code = torch.from_numpy(np.linspace(-1, 1, 256).astype(np.float32))
+    a = torch.from_numpy(rng.standard_normal((3, 50)).astype(np.float32))
+    q, absmax = bnb.quantize_blockwise(a, code, 64)
+    assert (q.dtype, q.shape, absmax.shape) == (torch.uint8, (3, 50), (3,))
+    np.testing.assert_allclose(absmax.numpy(), [np.abs(a.numpy().reshape(-1)[i:i + 64]).max() for i in (0, 64, 128)])
+    back = bnb.dequantize_blockwise(q, absmax, code, 64, torch.float32)
+    np.testing.assert_allclose(back.numpy(), a.numpy(), atol=absmax.numpy().max() / 255 + 1e-6)
+    assert bnb.dequantize_blockwise(q, absmax, code, 64, torch.float16).dtype == torch.float16
+    for op, args in [(bnb.quantize_blockwise.default, (a, code, 64)),
+                     (bnb.dequantize_blockwise.default, (q, absmax, code, 64, torch.float32))]:
+        assert set(torch.library.opcheck(op, args).values()) == {"SUCCESS"}, op
+    # As upstream on CPU: the .out overload has kernels for accelerators only.
+    with pytest.raises(NotImplementedError, match="dequantize_blockwise.out.*'CPU' backend"):
+        bnb.dequantize_blockwise.out(q, absmax, code, 64, torch.float32, torch.empty(3, 50))

@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional
 from .. import _C
 from ..autograd import graph
 from ..autograd.graph import check_inplace
-from .utils import check_callable
+from .utils import check_callable, is_tensor_like_type, is_tensorlist_like_type
 
 BackwardFn = Callable[..., Any]
 SetupContextFn = Callable[..., None]
@@ -55,13 +55,13 @@ class _SchemaInfo:
         self.positional_defaults = [a.default_value if a.has_default_value() else None for a in self.positional]
         self.kwarg_defaults = {a.name: a.default_value for a in self.kwarg_only if a.has_default_value()}
         self.positional_names = [a.name for a in self.positional]
-        self.tensor_kind = [_tensor_kind(a.real_type.str()) for a in self.positional]
+        self.tensor_kind = [_tensor_kind(a.type) for a in self.positional]
         # (index, is a list) of the positional inputs that hold tensors; the
         # input_layout of a call that passes none of them.
         self.tensor_positions = [(i, kind == "list") for i, kind in enumerate(self.tensor_kind) if kind is not None]
         self.no_tensors = (None,) * len(self.positional)
-        self.return_kinds = [_tensor_kind(r.real_type.str()) for r in schema.returns]
-        self.returns_one_tensor = self.return_kinds == ["tensor"] and schema.returns[0].real_type.str() == "Tensor"
+        self.return_kinds = [_tensor_kind(r.type) for r in schema.returns]
+        self.returns_one_tensor = len(schema.returns) == 1 and isinstance(schema.returns[0].type, _C.TensorType)
         self.mutated = [i for i, a in enumerate(args) if a.alias_info is not None and a.alias_info.is_write]
         self.is_view = not self.mutated and any(r.alias_info is not None for r in schema.returns)
         self.name = f"{schema.name}" + (f".{schema.overload_name}" if schema.overload_name else "")
@@ -76,11 +76,11 @@ class _SchemaInfo:
         return tuple(positional), keyword
 
 
-def _tensor_kind(type_text: str) -> Optional[str]:
+def _tensor_kind(typ: _C.Type) -> Optional[str]:
     """"tensor" for Tensor / Tensor?, "list" for Tensor[] / Tensor?[] (optional or not), else None."""
-    if not type_text.startswith("Tensor"):
-        return None
-    return "list" if "[]" in type_text else "tensor"
+    if is_tensor_like_type(typ):
+        return "tensor"
+    return "list" if is_tensorlist_like_type(typ) else None
 
 
 # The output_layout of a node whose operator returns one Tensor.

@@ -1,6 +1,7 @@
 """Fake impls: Python functions that compute an operator's output metadata
 on meta tensors. Each operator with one has a FakeImplHolder, registered as
-its Meta kernel, which runs the fake impl with the context get_ctx() returns.
+its Meta kernel (and kept in registry.fake_holders), which runs the fake impl
+with the context get_ctx() returns.
 PyTorch: torch/_library/fake_impl.py (which runs them on FakeTensors too).
 """
 from __future__ import annotations
@@ -9,16 +10,14 @@ import contextlib
 import dataclasses
 import threading
 import warnings
-from typing import TYPE_CHECKING, Any, Callable, Iterator, NoReturn, Optional
+from typing import Any, Callable, Iterator, NoReturn, Optional
 
 from .. import _C
-from .utils import RegistrationHandle, check_callable, lookup_op
+from . import registry
+from .utils import check_callable, lookup_op
 
-if TYPE_CHECKING:
-    from ..library import Library
-
-__all__ = ["FakeImplCtx", "FakeImplHolder", "Kernel", "add_holder", "find", "get_ctx", "install",
-           "register", "remove_holder", "shape_env_for_fake_impls"]
+__all__ = ["FakeImplCtx", "FakeImplHolder", "Kernel", "find", "get_ctx", "missing_fake_impl", "register",
+           "shape_env_for_fake_impls"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -132,43 +131,16 @@ class FakeImplHolder:
             _local.ctx = prev
 
 
-# qualname -> the holder registered as that operator's Meta kernel.
-_holders: dict[str, FakeImplHolder] = {}
-
-
 def find(qualname: str) -> Optional[FakeImplHolder]:
     """The FakeImplHolder of an operator ("ns::name[.overload]"), if it has one."""
-    return _holders.get(qualname)
+    return registry.fake_holders.get(qualname)
 
 
-def add_holder(qualname: str, missing: Callable[..., Any]) -> FakeImplHolder:
-    """A new holder for ``qualname`` (an operator made by custom_op or the
-    legacy API, before any fake impl exists), found by :func:`find` until
-    :func:`remove_holder`; the caller registers it as the Meta kernel.
-    ``missing`` runs when the operator is called on meta tensors without a
-    fake impl."""
-    holder = FakeImplHolder(qualname, missing)
-    _holders[qualname] = holder
-    return holder
-
-
-def remove_holder(holder: FakeImplHolder) -> None:
-    if _holders.get(holder.qualname) is holder:
-        del _holders[holder.qualname]
-
-
-def install(qualname: str, lib: Library, missing: Callable[..., Any]) -> FakeImplHolder:
-    """A new holder (:func:`add_holder`) registered as ``qualname``'s Meta
-    kernel in ``lib``; undone with ``lib``."""
-    holder = add_holder(qualname, missing)
-    lib.impl(qualname, holder, "Meta")
-    lib._register_handle(lambda: remove_holder(holder))
-    return holder
-
-
-def register(qualname: str, func: Callable[..., Any], source: str, lib: Library) -> RegistrationHandle:
-    """Registers ``func`` as the fake impl of ``qualname``, an operator not
-    made by custom_op; undone with ``lib`` or the returned handle.
+def register(qualname: str, func: Callable[..., Any], source: str, registrations: registry.Registrations) -> None:
+    """Registers ``func`` as the fake impl of ``qualname`` (registered at
+    ``source``, "file:line"), undone with ``registrations``. An operator
+    without a holder (one not made by custom_op or the legacy API) gets one,
+    owned by ``registrations`` too.
 
     Raises ValueError if the operator is not defined; RuntimeError if it
     already has a fake impl (naming where it was registered), a Meta kernel
@@ -178,7 +150,7 @@ def register(qualname: str, func: Callable[..., Any], source: str, lib: Library)
     """
     check_callable(func, f"register_fake for {qualname}")
     lookup_op(qualname)
-    holder = _holders.get(qualname)
+    holder = registry.fake_holders.get(qualname)
     if holder is not None and holder.kernel is not None:
         raise RuntimeError(
             f"register_fake(...): the operator {qualname} already has a fake impl registered at "
@@ -199,19 +171,8 @@ def register(qualname: str, func: Callable[..., Any], source: str, lib: Library)
                 f"decompose into its constituents and those can have fake impls defined on them."
             )
         holder = FakeImplHolder(qualname)
-        meta = lib._impl_handle(qualname, holder, "Meta")
-        _holders[qualname] = holder
-
-        def undo() -> None:
-            holder.kernel = None
-            _holders.pop(qualname, None)
-            meta.destroy()
-    else:
-        def undo() -> None:
-            holder.kernel = None
-
-    holder.kernel = Kernel(func, source)
-    return lib._register_handle(undo)
+        registrations.add_fake_holder(holder, source)
+    registrations.set_fake_kernel(holder, Kernel(func, source))
 
 
 def missing_fake_impl(message: str) -> Callable[..., NoReturn]:

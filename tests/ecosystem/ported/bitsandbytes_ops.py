@@ -1,12 +1,21 @@
 # Ported from bitsandbytes-foundation/bitsandbytes:
-#   bitsandbytes/_ops.py          (torch.library.define + register_fake, the int8 operators)
+#   bitsandbytes/_ops.py          (torch.library.define + register_fake: the int8
+#                                  operators, the blockwise (de)quantization, and
+#                                  their `.out` overloads, `Tensor! out` -> ())
 #   bitsandbytes/backends/default/ops.py, backends/cpu/ops.py  (register_kernel "default" / "cpu")
-# Registration code as in bitsandbytes with the name map (torch -> opdispatch);
-# the kernels are small NumPy stand-ins. Left out: the `.out` overloads (their
-# schemas use the `Tensor!` shorthand, which the schema parser of this branch
-# does not read yet: issue 13 item 1, another engineer's) and the 4-bit and
-# blockwise operators whose fake impls name torch.bfloat16 (opdispatch has no
-# bfloat16 dtype).
+# Registration code as in bitsandbytes with the name map (torch -> opdispatch).
+# _int8_linear_matmul_impl and the int8_vectorwise_dequant / int8_scaled_mm
+# kernels are upstream's (opdispatch has the operations they use); the other
+# kernels are small NumPy stand-ins. Left out: the 4-bit operators
+# (gemm_4bit's and gemv_4bit's fake impls and the 4-bit kernels name
+# torch.bfloat16, which opdispatch lacks), int8_double_quant (kernels on
+# accelerators only upstream), the optimizer updates (their fake impls name
+# torch.bfloat16; their default kernels are torch.compile'd), the default
+# kernel of int8_mixed_scaled_mm, the cpu kernels of the blockwise operators
+# (they call bitsandbytes' native library; the default ones serve CPU), and the
+# accelerator kernels of dequantize_blockwise.out (backends/cuda/ops.py:
+# opdispatch's cuda tensors hold no memory), so that overload has its fake
+# impl only, as it has on CPU upstream.
 from math import prod
 from typing import Optional
 
@@ -86,6 +95,25 @@ def _(A: torch.Tensor, B: torch.Tensor):
     return torch.empty(shapeC, device=A.device, dtype=torch.int32)
 
 
+# More info on `out` overloads:
+# https://github.com/pytorch/pytorch/issues/125044
+torch.library.define(
+    "bitsandbytes::int8_linear_matmul.out",
+    "(Tensor A, Tensor B, Tensor! out) -> ()",
+)
+
+
+@register_fake("bitsandbytes::int8_linear_matmul.out")
+def _(A: torch.Tensor, B: torch.Tensor, out: torch.Tensor):
+    shapeC = (*A.shape[:-1], B.shape[0])
+
+    torch._check(A.dtype == torch.int8, lambda: "A must be int8")
+    torch._check(B.dtype == torch.int8, lambda: "B must be int8")
+    torch._check(out.shape == shapeC, lambda: f"Expected out.shape == {shapeC}, got {out.shape}")
+    torch._check(out.device == A.device, lambda: f"Expected out.device == {A.device}, got {out.device}")
+    torch._check(out.dtype == torch.int32, lambda: f"Expected out.dtype == int32, got {out.dtype}")
+
+
 torch.library.define(
     "bitsandbytes::int8_vectorwise_quant",
     "(Tensor A, float threshold=0.0) -> (Tensor, Tensor, Tensor?)",
@@ -139,12 +167,74 @@ def _(
     return torch.empty_like(A, dtype=dtype or torch.float16)
 
 
+torch.library.define(
+    "bitsandbytes::dequantize_blockwise",
+    "(Tensor A, Tensor absmax, Tensor code, int blocksize, ScalarType dtype) -> Tensor",
+)
+
+
+@register_fake("bitsandbytes::dequantize_blockwise")
+def _(A: torch.Tensor, absmax: torch.Tensor, code: torch.Tensor, blocksize: int, dtype: torch.dtype) -> torch.Tensor:
+    torch._check_is_size(blocksize)
+    torch._check(A.dtype == torch.uint8, lambda: f"A must be uint8, got {A.dtype}")
+    return torch.empty_like(A, dtype=dtype)
+
+
+torch.library.define(
+    "bitsandbytes::dequantize_blockwise.out",
+    "(Tensor A, Tensor absmax, Tensor code, int blocksize, ScalarType dtype, Tensor! out) -> ()",
+)
+
+
+@register_fake("bitsandbytes::dequantize_blockwise.out")
+def _(
+    A: torch.Tensor, absmax: torch.Tensor, code: torch.Tensor, blocksize: int, dtype: torch.dtype, out: torch.Tensor
+):
+    torch._check_is_size(blocksize)
+    torch._check(A.dtype == torch.uint8, lambda: f"A must be uint8, got {A.dtype}")
+    torch._check(out.shape == A.shape, lambda: f"Expected out.shape == {A.shape}, got {out.shape}")
+    torch._check(out.device == A.device, lambda: f"Expected out.device == {A.device}, got {out.device}")
+    torch._check(out.dtype == dtype, lambda: f"Expected out.dtype == {dtype}, got {out.dtype}")
+
+
+torch.library.define("bitsandbytes::quantize_blockwise", "(Tensor A, Tensor code, int blocksize) -> (Tensor, Tensor)")
+
+
+@register_fake("bitsandbytes::quantize_blockwise")
+def _(A: torch.Tensor, code: torch.Tensor, blocksize: int) -> tuple[torch.Tensor, torch.Tensor]:
+    torch._check_is_size(blocksize)
+    n = A.numel()
+    blocks = -(n // -blocksize)
+    absmax = torch.empty((blocks,), device=A.device, dtype=torch.float32)
+    out = torch.empty_like(A, dtype=torch.uint8)
+    return out, absmax
+
+
 # --- backends/cpu/ops.py and backends/default/ops.py (NumPy stand-ins for the kernels) ---
 
 
 @register_kernel("bitsandbytes::int8_linear_matmul", "cpu")
 def _(A: torch.Tensor, B: torch.Tensor):
     return torch.from_numpy(A.numpy().astype(np.int32) @ B.numpy().astype(np.int32).T)
+
+
+@register_kernel("bitsandbytes::int8_linear_matmul", "default")
+def _(A: torch.Tensor, B: torch.Tensor):
+    return _int8_linear_matmul_impl(A, B)
+
+
+@register_kernel("bitsandbytes::int8_linear_matmul.out", "default")
+def _(A: torch.Tensor, B: torch.Tensor, out: torch.Tensor):
+    torch._check(out.dtype == torch.int32)
+    _int8_linear_matmul_impl(A, B, out)
+
+
+def _int8_linear_matmul_impl(A: torch.Tensor, B: torch.Tensor, out: Optional[torch.Tensor] = None):
+    # Naive implementation: perform matmul in fp32
+    result = torch.matmul(A.float(), B.float().t()).to(torch.int32)
+    if out is not None:
+        result = out.copy_(result)
+    return result
 
 
 @register_kernel("bitsandbytes::int8_vectorwise_quant", "default")
@@ -193,3 +283,25 @@ def _(
         dtype=dtype or torch.float16,
         bias=bias,
     )
+
+
+@register_kernel("bitsandbytes::quantize_blockwise", "default")
+def _(A: torch.Tensor, code: torch.Tensor, blocksize: int) -> tuple[torch.Tensor, torch.Tensor]:
+    torch._check_is_size(blocksize)
+    a = A.numpy().reshape(-1).astype(np.float32)
+    blocks = -(a.size // -blocksize)
+    padded = np.zeros(blocks * blocksize, dtype=np.float32)
+    padded[: a.size] = a
+    absmax = np.abs(padded.reshape(blocks, blocksize)).max(axis=1)
+    scaled = np.clip(padded.reshape(blocks, blocksize) / np.where(absmax == 0, 1, absmax)[:, None], -1, 1)
+    out = np.abs(scaled.reshape(-1)[: a.size, None] - code.numpy()[None, :]).argmin(axis=1).astype(np.uint8)
+    return torch.from_numpy(out.reshape(A.shape)), torch.from_numpy(absmax.astype(np.float32))
+
+
+@register_kernel("bitsandbytes::dequantize_blockwise", "default")
+def _(A: torch.Tensor, absmax: torch.Tensor, code: torch.Tensor, blocksize: int, dtype: torch.dtype) -> torch.Tensor:
+    torch._check_is_size(blocksize)
+    torch._check(A.dtype == torch.uint8, lambda: f"A must be uint8, got {A.dtype}")
+    values = code.numpy()[A.numpy().reshape(-1).astype(np.int64)]
+    scales = np.repeat(absmax.numpy(), blocksize)[: values.size]
+    return torch.from_numpy((values * scales).reshape(A.shape)).to(dtype)
