@@ -75,11 +75,12 @@ Library& Library::def(const std::string& schema, const std::vector<std::string>&
   return def(parseSchema(schema), tags);
 }
 
-Library& Library::def(FunctionSchema schema, const std::vector<std::string>& tags) & {
+Library& Library::def(FunctionSchema schema, const std::vector<std::string>& tags, std::string debug) & {
   OPDISPATCH_CHECK(kind_ != IMPL, "Cannot define an operator inside an ", toString(kind_),
                    " block. All def()s belong in the OPDISPATCH_LIBRARY (or _FRAGMENT) block of their namespace. (",
                    debugString(), ")");
-  registrars_.emplace_back(Dispatcher::singleton().registerDef(qualify(std::move(schema)), debugString(), tags));
+  registrars_.emplace_back(Dispatcher::singleton().registerDef(qualify(std::move(schema)),
+                                                               debug.empty() ? debugString() : std::move(debug), tags));
   return *this;
 }
 

@@ -138,10 +138,12 @@ class Library final {
   ~Library();
 
   /// Declares an operator from a schema string ("relu(Tensor x) -> Tensor";
-  /// the namespace is added) or a FunctionSchema. Throws Error (ValueError
+  /// the namespace is added) or a FunctionSchema. `debug` ("registered at
+  /// file:line") replaces the library's own site as the definition's origin
+  /// (Python passes the line of each define call). Throws Error (ValueError
   /// for a malformed schema); nothing is registered then.
   Library& def(const std::string& schema, const std::vector<std::string>& tags = {}) &;
-  Library& def(FunctionSchema schema, const std::vector<std::string>& tags = {}) &;
+  Library& def(FunctionSchema schema, const std::vector<std::string>& tags = {}, std::string debug = "") &;
   /// Declares an operator and registers `f` as its CompositeImplicitAutograd
   /// kernel (or at f's dispatch key). With a bare name, the schema is
   /// inferred from f's C++ signature.

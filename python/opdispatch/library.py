@@ -19,6 +19,7 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import importlib
 import re
@@ -130,10 +131,36 @@ def _has_kernel_for_dispatch_key(qualname: str, key: str) -> bool:
         return False
 
 
+# Note [Registration sites]
+# Every registration records where it was made ("file:line": shown by
+# `python -m opdispatch table`, explain and coverage, and named by
+# duplicate-registration errors): the innermost Python frame outside
+# opdispatch's registration code (_C._python_call_site), unless a
+# _registration_site() block says where. The built-in library uses one to
+# attribute each operator to the module statement that declares it rather
+# than to the helpers in between, which many operators share.
+_SITE: contextvars.ContextVar[Optional[tuple[str, int]]] = contextvars.ContextVar("opdispatch_site", default=None)
+
+
+@contextlib.contextmanager
+def _registration_site(file: str, line: int) -> Iterator[None]:
+    """Registrations inside the block record ``file:line`` as their site."""
+    token = _SITE.set((file, line))
+    try:
+        yield
+    finally:
+        _SITE.reset(token)
+
+
+def _call_site_frame() -> Optional[tuple[str, int]]:
+    """(file, line) of the registration being made (Note [Registration sites]), or None."""
+    return _SITE.get() or _C._python_call_site()
+
+
 def _call_site() -> str:
-    """"file:line" of the user's registration (interned: registrations in a
-    loop or from one module share the strings kept per kernel)."""
-    site = _C._python_call_site()
+    """"file:line" of the registration being made (interned: registrations in
+    a loop or from one module share the strings kept per kernel)."""
+    site = _call_site_frame()
     return sys.intern(f"{site[0]}:{site[1]}") if site else "(unknown)"
 
 
@@ -161,7 +188,7 @@ class Library:
             raise ValueError(f"Unsupported kind: {kind!r}; expected 'DEF', 'IMPL' or 'FRAGMENT'")
         if ns in _reserved_namespaces and kind in ("DEF", "FRAGMENT"):
             raise ValueError(f"{ns} is a reserved namespace. Please try creating a library with another name.")
-        filename, lineno = _C._python_call_site() or ("<unknown>", 0)
+        filename, lineno = _call_site_frame() or ("<unknown>", 0)
         self.m: Any = _C._dispatch_library(kind, ns, dispatch_key, filename, lineno)
         self.ns = ns
         self.kind = kind
@@ -214,7 +241,7 @@ class Library:
         m = self._live("define")
         name = schema.split("(", 1)[0].strip()
         qualname = name if "::" in name else f"{self.ns}::{name}"
-        m.define(schema, alias_analysis, [t.name for t in tags])
+        m.define(schema, alias_analysis, [t.name for t in tags], _call_site())
         self._op_defs.add(qualname)
         _defs.add(qualname)
         _ops._sync_packet(qualname)
@@ -295,7 +322,7 @@ class Library:
         handles of Library._register_fake."""
         self._live("impl")
         name, key = self._check_impl(op_name, fn, dispatch_key)
-        filename, lineno = _C._python_call_site() or ("(unknown)", 0)
+        filename, lineno = _call_site_frame() or ("(unknown)", 0)
         site = f"{filename}:{lineno}"
         m = _C._dispatch_library("FRAGMENT", self.ns, "", filename, lineno)
         m.impl(name, dispatch_key or self.dispatch_key, fn, with_keyset, False, site)
