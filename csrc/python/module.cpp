@@ -53,4 +53,5 @@ PYBIND11_MODULE(_C, m) {
   opdispatch::python::initDispatchBindings(m);
   opdispatch::python::initOperatorBindings(m);
   opdispatch::python::initAutogradFallbackBindings(m);
+  opdispatch::python::initIntrospectionBindings(m);
 }
