@@ -3,6 +3,9 @@ and unboxed kernels, Python kernels) with its own small tensor type and a
 built-in operator library (``od``)."""
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 from . import _C
 from ._C import (
     bool,
@@ -30,6 +33,13 @@ from ._library import autograd as _library_autograd
 
 _library_autograd.install_not_implemented_fallback()
 
+# Loaded on first use, so that `import opdispatch` stays lean: name -> (module, attribute or None for the module).
+_LAZY = {
+    "cpp_extension": (".cpp_extension", None),
+    "explain": ("._explain", "explain"),
+    "types": (".types", None),
+}
+
 __all__ = [
     "Tag",
     "Tensor",
@@ -37,20 +47,36 @@ __all__ = [
     "bool",
     "complex64",
     "complex128",
+    "cpp_extension",
     "device",
     "dtype",
+    "explain",
     "float16",
     "float32",
     "float64",
     "from_numpy",
     "int8",
-    "library",
-    "ops",
     "int16",
     "int32",
     "int64",
+    "library",
     "ops",
     "testing",
+    "types",
     "uint8",
     *_functional.__all__,
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, attribute = _LAZY[name]
+    value = importlib.import_module(module, __name__)
+    value = value if attribute is None else getattr(value, attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -21,6 +21,20 @@ from typing import Iterable, Sequence, Union
 
 from . import _C
 
+__all__ = [
+    "CompileError",
+    "LoadedExtension",
+    "cmake_prefix_path",
+    "extensions_dir",
+    "include_paths",
+    "library_paths",
+    "load",
+]
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 #: Where the build installed the compiled parts (``_C``, ``lib/``,
 #: ``include/``, ``share/cmake/``): beside ``_C``, which an editable install
 #: (scikit-build-core's redirect mode) keeps in its build directory while the

@@ -56,6 +56,11 @@ __all__ = [
     "register_kernel",
 ]
 
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
 # "ns::op[.overload]/DispatchKey" -> where the Python kernel was registered:
 # at most one Python kernel per (operator, key), so that two libraries cannot
 # silently override each other. PyTorch: torch.library._impls (a set there).

@@ -23,3 +23,7 @@ __all__ = [
     "no_grad",
     "set_grad_enabled",
 ]
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
