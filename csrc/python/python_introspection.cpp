@@ -96,8 +96,9 @@ void initIntrospectionBindings(py::module_& m) {
         "`name` ('ns::op' or 'ns::op.overload'), computed by the rules the dispatch table uses (reason 'missing' "
         "where no kernel serves the key; site 'file:line' or '').");
   m.def("_dispatch_argument_key_sets", &argumentKeySets, py::arg("name"), py::arg("overload"),
-        "_dispatch_argument_key_sets(name, overload, *args, **kwargs) -> [(argument, list index or -1, "
-        "DispatchKeySet)] of the tensors a call with these arguments passes (bound as the call binds them).");
+        "[(argument, list index or -1, DispatchKeySet)]: the tensors a call of operator `name` (with overload "
+        "`overload`, '' for the default) passes with the positional and keyword arguments that follow, bound "
+        "as the call binds them.");
 }
 
 } // namespace opdispatch::python

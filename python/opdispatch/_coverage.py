@@ -95,7 +95,7 @@ body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; }
 h1 { font-size: 1.4em; margin: 0 0 .3em; }
 .legend span { display: inline-block; margin: 0 .6em .4em 0; padding: .1em .5em; border-radius: 3px; }
 table { border-collapse: collapse; }
-th, td { border: 1px solid #ddd; padding: 2px 5px; text-align: center; white-space: nowrap; }
+th, td { border: 1px solid #ddd; padding: 3px 5px; line-height: 1.4; text-align: center; white-space: nowrap; }
 thead th { position: sticky; top: 0; background: #f4f4f4; writing-mode: vertical-rl; transform: rotate(180deg);
            font-weight: 600; padding: 6px 2px; }
 tbody th { text-align: left; font-family: ui-monospace, monospace; font-weight: normal; background: #fafafa; }

@@ -182,8 +182,9 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> Explanation:
             ``OpOverloadPacket`` (``opdispatch.ops.od.add``: the overload is
             resolved from the arguments, as a call would), a custom op made
             by ``custom_op``, or a name "ns::op[.overload]".
-        *args, **kwargs: the call's arguments (tensors on any device, e.g.
+        *args: the call's positional arguments (tensors on any device, e.g.
             ``meta`` ones, which cost nothing).
+        **kwargs: its keyword arguments.
 
     Returns:
         :class:`Explanation`: the key set with where each key came from (the
