@@ -13,6 +13,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text()
+DOCS = REPO / "docs"
 
 
 def blocks(language: str) -> list[str]:
@@ -44,3 +45,19 @@ def test_readme_python_example_runs(index, tmp_path):
     r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.strip(), "each README example prints what it shows"
+
+
+def test_every_example_of_the_docs_is_one_the_docs_build_runs():
+    """Python examples are testcode blocks (the doctest builder runs them and
+    checks their testoutput), commands are command-output blocks (run by the
+    HTML build), C++ is literalinclude of examples/extension (which the C++
+    page compiles and calls): no example is a plain literal block that nothing runs."""
+    pages = sorted(DOCS.rglob("*.rst"))
+    assert len(pages) >= 10
+    for page in pages:
+        text = page.read_text()
+        assert ".. code-block::" not in text and ".. code::" not in text and ">>>" not in text, page
+        assert not re.search(r"^[^.\s].*::$", text, re.M), f"{page}: a literal block (paragraph ending in '::')"
+        for include in re.findall(r"^\.\. literalinclude:: (\S+)$", text, re.M):
+            assert include.startswith("../../examples/extension/"), (page, include)
+    assert "testcode" in (DOCS / "guide" / "cpp-extensions.rst").read_text()
