@@ -211,9 +211,16 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> Explanation:
     schema = str(_C._dispatch_find_schema_or_throw(name, overload).schema)
     tensor_keys = _C._dispatch_argument_key_sets(name, overload, *args, **kwargs)
     included = _names(_C._dispatch_tls_local_include_set())
-    excluded = set(_names(_C._dispatch_tls_local_exclude_set()))
+    excluded = sorted(_names(_C._dispatch_tls_local_exclude_set()), key=_priority, reverse=True)
     entries = table_entries(qualname)
+    keys = _key_sources(tensor_keys, included, excluded, entries)
+    hops, error, fix = _hops(qualname, [k.key for k in keys if not k.removed], entries)
+    return Explanation(qualname, schema, keys, tuple(included), tuple(excluded), hops, error, fix)
 
+
+def _key_sources(tensor_keys: list, included: list[str], excluded: list[str],
+                 entries: dict[str, TableEntry]) -> tuple[KeySource, ...]:
+    """Each key the arguments and the TLS include set bring, highest first, with why it may not count."""
     sources: dict[str, list[str]] = {}
     for arg, index, keyset in tensor_keys:
         for key in _names(keyset):
@@ -230,10 +237,13 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> Explanation:
         else:
             removed = ""
         keys.append(KeySource(key, tuple(sources[key]), removed))
+    return tuple(keys)
 
-    remaining = [ks.key for ks in keys if not ks.removed]
+
+def _hops(qualname: str, remaining: list[str],
+          entries: dict[str, TableEntry]) -> tuple[tuple[Hop, ...], Optional[str], Optional[str]]:
+    """The hops of a call whose key set is ``remaining`` (highest first), and (error, fix) if it fails."""
     hops: list[Hop] = []
-    error = fix = None
     while True:
         key = remaining[0] if remaining else "Undefined"
         entry = entries[key]
@@ -242,14 +252,10 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> Explanation:
             error = (f"no kernel of {qualname} serves {key}: none is registered at {key}, no alias-key kernel "
                      f"covers it and {key} has no backend fallback." if not entry.served
                      else f"{qualname} at AutogradOther is {entry.describe()}.")
-            fix = _fix(qualname, key, entries)
-            break
+            return tuple(hops), error, _fix(qualname, key, entries)
         kind = _hop_kind(key, entry)
         hops.append(Hop(key, tuple(remaining), entry, kind.then))
         if kind.below is None:
-            break
+            return tuple(hops), None, None
         below = set(_names(kind.below))
         remaining = [k for k in remaining if k in below]
-    return Explanation(qualname, schema, tuple(keys), tuple(included), tuple(sorted(excluded, key=_priority,
-                                                                                     reverse=True)),
-                       tuple(hops), error, fix)
