@@ -5,16 +5,18 @@ Every registration belongs to a :class:`Library` and is undone when that
 Library is destroyed (``_destroy()``) or garbage collected; ``opdispatch.ops``
 then forgets the operators it defined.
 
-Example::
+Example:
 
-    lib = Library("mylib", "FRAGMENT")
-    lib.define("sin(Tensor x) -> Tensor")
-
-    @impl("mylib::sin", "cpu", lib=lib)
-    def sin_cpu(x):
-        return opdispatch.from_numpy(np.sin(x.numpy()))
-
-    y = opdispatch.ops.mylib.sin(x)
+>>> import numpy as np
+>>> from opdispatch.library import Library, impl
+>>> lib = Library("mylib", "FRAGMENT")
+>>> lib.define("sin(Tensor x) -> Tensor")
+'mylib::sin'
+>>> @impl("mylib::sin", "cpu", lib=lib)
+... def sin_cpu(x):
+...     return opdispatch.from_numpy(np.sin(x.numpy()))
+>>> opdispatch.ops.mylib.sin(opdispatch.tensor([0.0]))
+tensor([0.], dtype=opdispatch.float32)
 """
 from __future__ import annotations
 
@@ -453,9 +455,12 @@ def define(qualname: str, schema: str, *, lib: Library | None = None, tags: Tag 
     as its CompositeImplicitAutograd kernel.
     PyTorch: torch.library.define.
 
-    Example::
+    Example:
 
-        define("mylib::sin", "(Tensor x) -> Tensor")
+    >>> from opdispatch.library import define
+    >>> define("mylib::tan", "(Tensor x) -> Tensor")
+    >>> print(opdispatch.ops.mylib.tan.default._schema)
+    mylib::tan(Tensor x) -> Tensor
     """
     if not isinstance(qualname, str):
         raise ValueError(f"define(qualname, schema): expected qualname to be instance of str, got {type(qualname)}")
@@ -522,11 +527,16 @@ def impl(
     decorator registering at ``dispatch_key`` in ``lib``.
     PyTorch: torch.library.impl.
 
-    Example::
+    Example:
 
-        @impl("mylib::sin", "cpu")
-        def sin_cpu(x):
-            return opdispatch.from_numpy(np.sin(x.numpy()))
+    >>> import numpy as np
+    >>> from opdispatch.library import define, impl
+    >>> define("mylib::cos", "(Tensor x) -> Tensor")
+    >>> @impl("mylib::cos", "cpu")
+    ... def cos_cpu(x):
+    ...     return opdispatch.from_numpy(np.cos(x.numpy()))
+    >>> opdispatch.ops.mylib.cos(opdispatch.tensor([0.0]))
+    tensor([1.], dtype=opdispatch.float32)
     """
     if isinstance(qualname, OpOverload):
         qualname = qualname._name
@@ -636,11 +646,18 @@ def register_fake(
     kernel. ``lib`` ties the registration's lifetime to that Library.
     PyTorch: torch.library.register_fake (which also runs it on FakeTensors).
 
-    Example::
+    Example:
 
-        @register_fake("mylib::nonzero")
-        def _(x):
-            return x.new_empty([get_ctx().new_dynamic_size(), x.dim()], dtype=opdispatch.int64)
+    >>> import numpy as np
+    >>> from opdispatch.library import define, get_ctx, impl, register_fake
+    >>> define("mylib::nonzero", "(Tensor x) -> Tensor")
+    >>> impl("mylib::nonzero", "cpu", lambda x: opdispatch.from_numpy(np.argwhere(x.numpy())))
+    <function <lambda> at 0x...>
+    >>> @register_fake("mylib::nonzero")
+    ... def _(x):
+    ...     return opdispatch.empty(get_ctx().new_dynamic_size(), x.dim(), dtype=opdispatch.int64, device=x.device)
+    >>> opdispatch.ops.mylib.nonzero(opdispatch.empty(5, 2, device="meta")).shape[1]
+    2
     """
     opdef = _custom_op_of("register_fake", op)
     if opdef is not None:
@@ -705,16 +722,23 @@ def register_autograd(
     ``lib`` ties the registration's lifetime to that Library.
     PyTorch: torch.library.register_autograd.
 
-    Example::
+    Example:
 
-        def setup_context(ctx, inputs, output):
-            ctx.save_for_backward(inputs[0])
-
-        def backward(ctx, grad):
-            x, = ctx.saved_tensors
-            return grad * x.cos()
-
-        register_autograd("mylib::numpy_sin", backward, setup_context=setup_context)
+    >>> import numpy as np
+    >>> from opdispatch.library import custom_op, register_autograd
+    >>> @custom_op("mylib::numpy_sin", mutates_args=())
+    ... def numpy_sin(x: opdispatch.Tensor) -> opdispatch.Tensor:
+    ...     return opdispatch.from_numpy(np.sin(x.numpy()))
+    >>> def setup_context(ctx, inputs, output):
+    ...     ctx.save_for_backward(inputs[0])
+    >>> def backward(ctx, grad):
+    ...     x, = ctx.saved_tensors
+    ...     return grad * x.cos()
+    >>> register_autograd("mylib::numpy_sin", backward, setup_context=setup_context)
+    >>> x = opdispatch.tensor([0.0], requires_grad=True)
+    >>> numpy_sin(x).backward()
+    >>> x.grad
+    tensor([1.], dtype=opdispatch.float32)
     """
     opdef = _custom_op_of("register_autograd", op)
     if opdef is not None:

@@ -75,13 +75,15 @@ def custom_op(
     arguments; NotImplementedError for keyword-only tensor arguments.
     PyTorch: torch.library.custom_op.
 
-    Example::
+    Example:
 
-        @custom_op("mylib::numpy_sin", mutates_args=())
-        def numpy_sin(x: Tensor) -> Tensor:
-            return opdispatch.from_numpy(np.sin(x.numpy()))
-
-        y = numpy_sin(x)     # also opdispatch.ops.mylib.numpy_sin(x)
+    >>> import numpy as np
+    >>> from opdispatch.library import custom_op
+    >>> @custom_op("mylib::numpy_cos", mutates_args=())
+    ... def numpy_cos(x: opdispatch.Tensor) -> opdispatch.Tensor:
+    ...     return opdispatch.from_numpy(np.cos(x.numpy()))
+    >>> numpy_cos(opdispatch.tensor([0.0]))     # also opdispatch.ops.mylib.numpy_cos(...)
+    tensor([1.], dtype=opdispatch.float32)
     """
 
     def inner(fn: Callable[..., Any]) -> CustomOpDef:
