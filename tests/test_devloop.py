@@ -41,11 +41,13 @@ def run_python(code: str) -> subprocess.CompletedProcess:
     return r
 
 
-def compiled_objects(build: Path, since: int) -> list[str]:
-    """The object files ninja built after the first `since` lines of its log
-    (.ninja_log: one tab-separated line per command run: start, end, mtime, output, hash)."""
+def built(build: Path, since: int) -> list[str]:
+    """The files ninja built after the first `since` lines of its log (.ninja_log:
+    one tab-separated line per command run: start, end, mtime, output, hash),
+    object files and libraries only."""
     lines = (build / ".ninja_log").read_text().splitlines()[since:]
-    return [line.split("\t")[3] for line in lines if not line.startswith("#") and line.split("\t")[3].endswith(".o")]
+    outputs = [line.split("\t")[3] for line in lines if not line.startswith("#")]
+    return [o for o in outputs if o.endswith((".o", ".so"))]
 
 
 def log_length(build: Path) -> int:
@@ -60,9 +62,11 @@ def test_import_after_touching_one_cpp_file_recompiles_that_file_alone():
 
     r = run_python("import opdispatch; print(opdispatch.tensor([1.0, 2.0]).device)")
     assert r.stdout.strip() == "cpu"
-    rebuilt = compiled_objects(build, before)
-    assert len(rebuilt) == 1 and rebuilt[0].endswith("Device.cpp.o"), rebuilt
+    rebuilt = built(build, before)
+    # The one object file, and the core library it is part of; not _C, which links the library dynamically.
+    assert len(rebuilt) == 2 and rebuilt[0].endswith("Device.cpp.o") and rebuilt[1].endswith("libopdispatch.so"), \
+        rebuilt
 
     before = log_length(build)
     run_python("import opdispatch")
-    assert compiled_objects(build, before) == []  # nothing changed: nothing recompiled
+    assert built(build, before) == []  # nothing changed: nothing rebuilt
