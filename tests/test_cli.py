@@ -164,6 +164,8 @@ def test_explain_usage_errors():
     assert r.returncode == 2 and "od::mm" in r.stderr and "mat2" in r.stderr  # the call's own TypeError
     r = run("explain", "od::mmm", "randn(2, 2)")
     assert r.returncode == 2 and "Did you mean od::mm" in r.stderr
+    r = run("explain", "od::full", "[2]", "float('inf')", "dtype=opdispatch.bool")  # builtins stay builtins
+    assert r.returncode == 0 and "Hop 1: Undefined" in r.stdout, r.stderr
     r = run("explain", "od::mm", "--exclude", "Autograd")
     assert r.returncode == 2 and "'Autograd' is not a runtime dispatch key" in r.stderr
 

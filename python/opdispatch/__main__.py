@@ -135,11 +135,15 @@ _KEYWORD = re.compile(r"([A-Za-z_]\w*)=(?!=)(.*)", re.S)
 
 def _call_arguments(texts: list[str]) -> tuple[list[Any], dict[str, Any]]:
     """Evaluates the explain command's ARGs: Python expressions over opdispatch's
-    public names (``randn(2)``, ``empty(3, device="meta")``, ``float64``),
+    public names (``randn(2)``, ``empty(3, device="meta")``, ``float64``; those
+    that share a builtin's name, such as ``bool``, as ``opdispatch.bool``),
     ``NAME=EXPRESSION`` for keyword arguments. Raises ValueError naming a bad one."""
+    import builtins
+
     import opdispatch
 
-    names = {name: getattr(opdispatch, name) for name in opdispatch.__all__}
+    # opdispatch's names, except those that would hide a builtin (opdispatch.bool is a dtype; bool stays bool).
+    names = {name: getattr(opdispatch, name) for name in opdispatch.__all__ if not hasattr(builtins, name)}
     names["opdispatch"] = opdispatch
     args: list[Any] = []
     kwargs: dict[str, Any] = {}
