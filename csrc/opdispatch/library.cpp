@@ -87,11 +87,11 @@ Library& Library::def(const std::string& schema, const std::vector<Tag>& tags) &
   return def(parseSchema(schema), tags);
 }
 
-Library& Library::def(FunctionSchema schema, const std::vector<Tag>& tags) & {
+Library& Library::def(FunctionSchema schema, const std::vector<Tag>& tags, std::string debug) & {
   OPDISPATCH_CHECK(kind_ != IMPL, "Cannot define an operator inside an ", toString(kind_),
                    " block. All def()s belong in the OPDISPATCH_LIBRARY (or _FRAGMENT) block of their namespace. (",
                    debugString(), ")");
-  registerDef(qualify(std::move(schema)), tags);
+  registerDef(qualify(std::move(schema)), tags, std::move(debug));
   return *this;
 }
 
@@ -102,9 +102,10 @@ Library& Library::set_python_module(const char* pymodule, const char* context) &
   return *this;
 }
 
-void Library::registerDef(FunctionSchema schema, const std::vector<Tag>& tags) {
+void Library::registerDef(FunctionSchema schema, const std::vector<Tag>& tags, std::string debug) {
   OperatorName name = schema.operator_name();
-  RegistrationHandleRAII def_handle = Dispatcher::singleton().registerDef(std::move(schema), debugString(), tagNames(tags));
+  RegistrationHandleRAII def_handle = Dispatcher::singleton().registerDef(
+      std::move(schema), debug.empty() ? debugString() : std::move(debug), tagNames(tags));
   if (python_module_) {
     registrars_.emplace_back(Dispatcher::singleton().registerPythonModule(name, python_module_->first,
                                                                            python_module_->second));

@@ -188,10 +188,12 @@ class Library final {
 
   /// Declares an operator from a schema string ("relu(Tensor x) -> Tensor";
   /// the namespace is added) or a FunctionSchema, with its tags
-  /// (`{Tag::pt2_compliant_tag}`). Throws Error (ValueError for a malformed
-  /// schema); nothing is registered then.
+  /// (`{Tag::pt2_compliant_tag}`). `debug` ("registered at file:line")
+  /// replaces the library's own site as the definition's origin (Python
+  /// passes the line of each define call). Throws Error (ValueError for a
+  /// malformed schema); nothing is registered then.
   Library& def(const std::string& schema, const std::vector<Tag>& tags = {}) &;
-  Library& def(FunctionSchema schema, const std::vector<Tag>& tags = {}) &;
+  Library& def(FunctionSchema schema, const std::vector<Tag>& tags = {}, std::string debug = "") &;
   /// Declares an operator and registers `f` as its CompositeImplicitAutograd
   /// kernel (or at f's dispatch key). With a bare name, the schema is
   /// inferred from f's C++ signature. `f`: a function pointer,
@@ -282,7 +284,7 @@ class Library final {
   FunctionSchema qualify(FunctionSchema schema) const;
   OperatorName qualifyName(OperatorName name) const;
   /// Registers the definition of `schema` (and its python module, if set).
-  void registerDef(FunctionSchema schema, const std::vector<Tag>& tags);
+  void registerDef(FunctionSchema schema, const std::vector<Tag>& tags, std::string debug = "");
 
   Kind kind_;
   std::string ns_;

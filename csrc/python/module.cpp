@@ -57,4 +57,5 @@ PYBIND11_MODULE(_C, m) {
   opdispatch::python::initAutogradFallbackBindings(m);
   opdispatch::python::initTorchDispatchModeBindings(m);
   opdispatch::python::initPythonFallbackBindings(m);
+  opdispatch::python::initIntrospectionBindings(m);
 }

@@ -360,7 +360,7 @@ void initDispatchBindings(py::module_& m) {
       .def(
           "define",
           [](Library& self, const std::string& schema, const std::string& alias_analysis,
-             const std::vector<std::string>& tags) {
+             const std::vector<std::string>& tags, const std::string& site) {
             checkAliasAnalysis(alias_analysis);
             FunctionSchema parsed = parseSchema(schema);
             std::string name = parsed.name();
@@ -368,10 +368,13 @@ void initDispatchBindings(py::module_& m) {
             for (const auto& t : tags) {
               parsed_tags.push_back(parseTag(t));
             }
-            self.def(std::move(parsed), parsed_tags);
+            self.def(std::move(parsed), parsed_tags, site.empty() ? std::string() : detail::str("registered at ", site));
             return name;
           },
-          py::arg("schema"), py::arg("alias_analysis") = "", py::arg("tags") = std::vector<std::string>{})
+          py::arg("schema"), py::arg("alias_analysis") = "", py::arg("tags") = std::vector<std::string>{},
+          py::arg("site") = "",
+          "Defines an operator. site: where ('file:line', for debug output and duplicate-definition errors); "
+          "default: where the library was created.")
       .def(
           "impl",
           [](Library& self, const std::string& name, const std::string& dispatch, py::object func,

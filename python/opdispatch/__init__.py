@@ -5,6 +5,8 @@ from __future__ import annotations
 
 # The package version (pyproject.toml reads it from here).
 __version__ = "0.1.0"
+import importlib
+from typing import Any
 
 from . import _C
 from ._C import (
@@ -55,6 +57,13 @@ cdouble = complex128
 
 _library_autograd.install_not_implemented_fallback()
 
+# Loaded on first use, so that `import opdispatch` stays lean: name -> (module, attribute or None for the module).
+_LAZY = {
+    "cpp_extension": (".cpp_extension", None),
+    "explain": ("._explain", "explain"),
+    "types": (".types", None),
+}
+
 __all__ = [
     "Tag",
     "Tensor",
@@ -64,11 +73,13 @@ __all__ = [
     "cfloat",
     "complex64",
     "complex128",
+    "cpp_extension",
     "device",
     "double",
     "dtype",
     "enable_grad",
     "float",
+    "explain",
     "float16",
     "float32",
     "float64",
@@ -89,19 +100,21 @@ __all__ = [
     "short",
     "strided",
     "testing",
+    "types",
     "uint8",
     *_functional.__all__,
 ]
 
 
-# Submodules `import opdispatch` makes reachable as attributes without
-# importing them up front (as `torch._custom_ops` is after `import torch`).
-_LAZY_SUBMODULES = ("_custom_ops",)
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, attribute = _LAZY[name]
+    value = importlib.import_module(module, __name__)
+    value = value if attribute is None else getattr(value, attribute)
+    globals()[name] = value
+    return value
 
 
-def __getattr__(name: str) -> object:
-    if name in _LAZY_SUBMODULES:
-        import importlib
-
-        return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -405,31 +405,31 @@ class Tensor(_C.TensorBase):
     # --- methods: in place ----------------------------------------------------------------
 
     def add_(self, other: Any, *, alpha: Any = 1) -> "Tensor":
-        """``self += alpha * other`` in self's memory (od::add_.Tensor; a scalar becomes a 0-d tensor)."""
+        """``self += alpha * other`` in self's memory (``od::add_.Tensor``; a scalar becomes a 0-d tensor)."""
         return _ew.add_(self, _as_tensor(self, other), alpha=alpha)
 
     def sub_(self, other: Any, *, alpha: Any = 1) -> "Tensor":
-        """``self -= alpha * other`` in self's memory (od::sub_.Tensor)."""
+        """``self -= alpha * other`` in self's memory (``od::sub_.Tensor``)."""
         return _ew.sub_(self, _as_tensor(self, other), alpha=alpha)
 
     def mul_(self, other: Any) -> "Tensor":
-        """``self *= other`` in self's memory (od::mul_.Tensor)."""
+        """``self *= other`` in self's memory (``od::mul_.Tensor``)."""
         return _ew.mul_(self, _as_tensor(self, other))
 
     def div_(self, other: Any) -> "Tensor":
-        """``self /= other`` in self's memory (od::div_.Tensor); RuntimeError for an integer self."""
+        """``self /= other`` in self's memory (``od::div_.Tensor``); RuntimeError for an integer self."""
         return _ew.div_(self, _as_tensor(self, other))
 
     def zero_(self) -> "Tensor":
-        """Fills self with zeros (od::zero_)."""
+        """Fills self with zeros (``od::zero_``)."""
         return _copy.zero_(self)
 
     def fill_(self, value: Any) -> "Tensor":
-        """Fills self with ``value`` cast to self's dtype (od::fill_.Scalar)."""
+        """Fills self with ``value`` cast to self's dtype (``od::fill_.Scalar``)."""
         return _copy.fill_(self, value)
 
     def copy_(self, src: "Tensor", non_blocking: bool = False) -> "Tensor":
-        """Writes ``src`` (broadcast, cast to self's dtype) into self's memory (od::copy_)."""
+        """Writes ``src`` (broadcast, cast to self's dtype) into self's memory (``od::copy_``)."""
         return _copy.copy_(self, src, non_blocking)
 
     # --- methods: reductions -------------------------------------------------------------------

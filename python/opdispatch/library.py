@@ -5,20 +5,23 @@ Every registration belongs to a :class:`Library` and is undone when that
 Library is destroyed (``_destroy()``) or garbage collected; ``opdispatch.ops``
 then forgets the operators it defined.
 
-Example::
+Example:
 
-    lib = Library("mylib", "FRAGMENT")
-    lib.define("sin(Tensor x) -> Tensor")
-
-    @impl("mylib::sin", "cpu", lib=lib)
-    def sin_cpu(x):
-        return opdispatch.from_numpy(np.sin(x.numpy()))
-
-    y = opdispatch.ops.mylib.sin(x)
+>>> import numpy as np
+>>> from opdispatch.library import Library, impl
+>>> lib = Library("mylib", "FRAGMENT")
+>>> lib.define("sin(Tensor x) -> Tensor")
+'mylib::sin'
+>>> @impl("mylib::sin", "cpu", lib=lib)
+... def sin_cpu(x):
+...     return opdispatch.from_numpy(np.sin(x.numpy()))
+>>> opdispatch.ops.mylib.sin(opdispatch.tensor([0.0]))
+tensor([0.], dtype=opdispatch.float32)
 """
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import importlib
 import re
@@ -66,6 +69,10 @@ _impls: set[str] = _registry.impls
 _impl_sites: dict[str, str] = _registry.impl_sites
 _defs: set[str] = _registry.defs
 
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 # Namespaces Library refuses to DEF or FRAGMENT. PyTorch: torch.library._reserved_namespaces.
 _reserved_namespaces = ["prim"]
 
@@ -108,10 +115,36 @@ def fallthrough_kernel() -> None:
 _C._set_fallthrough_kernel(fallthrough_kernel)
 
 
+# Note [Registration sites]
+# Every registration records where it was made ("file:line": shown by
+# `python -m opdispatch table`, explain and coverage, and named by
+# duplicate-registration errors): the innermost Python frame outside
+# opdispatch's registration code (_C._python_call_site), unless a
+# _registration_site() block says where. The built-in library uses one to
+# attribute each operator to the module statement that declares it rather
+# than to the helpers in between, which many operators share.
+_SITE: contextvars.ContextVar[Optional[tuple[str, int]]] = contextvars.ContextVar("opdispatch_site", default=None)
+
+
+@contextlib.contextmanager
+def _registration_site(file: str, line: int) -> Iterator[None]:
+    """Registrations inside the block record ``file:line`` as their site."""
+    token = _SITE.set((file, line))
+    try:
+        yield
+    finally:
+        _SITE.reset(token)
+
+
+def _call_site_frame() -> Optional[tuple[str, int]]:
+    """(file, line) of the registration being made (Note [Registration sites]), or None."""
+    return _SITE.get() or _C._python_call_site()
+
+
 def _call_site() -> str:
-    """"file:line" of the user's registration (interned: registrations in a
-    loop or from one module share the strings kept per kernel)."""
-    site = _C._python_call_site()
+    """"file:line" of the registration being made (interned: registrations in
+    a loop or from one module share the strings kept per kernel)."""
+    site = _call_site_frame()
     return sys.intern(f"{site[0]}:{site[1]}") if site else "(unknown)"
 
 
@@ -141,7 +174,7 @@ class Library:
             raise ValueError(f"Unsupported kind: {kind!r}; expected 'DEF', 'IMPL' or 'FRAGMENT'")
         if ns in _reserved_namespaces and kind in ("DEF", "FRAGMENT"):
             raise ValueError(f"{ns} is a reserved namespace. Please try creating a library with another name.")
-        filename, lineno = _C._python_call_site() or ("<unknown>", 0)
+        filename, lineno = _call_site_frame() or ("<unknown>", 0)
         registrations = _registry.Registrations(kind, ns, dispatch_key, filename, lineno)
         self._registrations = registrations
         self.m: Any = registrations.m
@@ -191,7 +224,7 @@ class Library:
             if not isinstance(t, Tag):
                 raise TypeError(f"define({schema!r}): tags must be opdispatch.Tag members, got {t!r}")
         self._live("define")
-        return self._registrations.define(schema, alias_analysis, [t.name for t in tags])
+        return self._registrations.define(schema, alias_analysis, [t.name for t in tags], site=_call_site())
 
     def impl(
         self,
@@ -345,9 +378,12 @@ def define(qualname: str, schema: str, *, lib: Library | None = None, tags: Tag 
     as its CompositeImplicitAutograd kernel.
     PyTorch: torch.library.define.
 
-    Example::
+    Example:
 
-        define("mylib::sin", "(Tensor x) -> Tensor")
+    >>> from opdispatch.library import define
+    >>> define("mylib::tan", "(Tensor x) -> Tensor")
+    >>> print(opdispatch.ops.mylib.tan.default._schema)
+    mylib::tan(Tensor x) -> Tensor
     """
     if not isinstance(qualname, str):
         raise ValueError(f"define(qualname, schema): expected qualname to be instance of str, got {type(qualname)}")
@@ -416,11 +452,16 @@ def impl(
     decorator registering at ``dispatch_key`` in ``lib``.
     PyTorch: torch.library.impl.
 
-    Example::
+    Example:
 
-        @impl("mylib::sin", "cpu")
-        def sin_cpu(x):
-            return opdispatch.from_numpy(np.sin(x.numpy()))
+    >>> import numpy as np
+    >>> from opdispatch.library import define, impl
+    >>> define("mylib::cos", "(Tensor x) -> Tensor")
+    >>> @impl("mylib::cos", "cpu")
+    ... def cos_cpu(x):
+    ...     return opdispatch.from_numpy(np.cos(x.numpy()))
+    >>> opdispatch.ops.mylib.cos(opdispatch.tensor([0.0]))
+    tensor([1.], dtype=opdispatch.float32)
     """
     if isinstance(qualname, OpOverload):
         qualname = qualname._name
@@ -533,11 +574,18 @@ def register_fake(
     kernel. ``lib`` ties the registration's lifetime to that Library.
     PyTorch: torch.library.register_fake.
 
-    Example::
+    Example:
 
-        @register_fake("mylib::nonzero")
-        def _(x):
-            return x.new_empty([get_ctx().new_dynamic_size(), x.dim()], dtype=opdispatch.int64)
+    >>> import numpy as np
+    >>> from opdispatch.library import define, get_ctx, impl, register_fake
+    >>> define("mylib::nonzero", "(Tensor x) -> Tensor")
+    >>> impl("mylib::nonzero", "cpu", lambda x: opdispatch.from_numpy(np.argwhere(x.numpy())))
+    <function <lambda> at 0x...>
+    >>> @register_fake("mylib::nonzero")
+    ... def _(x):
+    ...     return opdispatch.empty(get_ctx().new_dynamic_size(), x.dim(), dtype=opdispatch.int64, device=x.device)
+    >>> opdispatch.ops.mylib.nonzero(opdispatch.empty(5, 2, device="meta")).shape[1]
+    2
     """
     opdef = _custom_op_of("register_fake", op)
     if opdef is not None:
@@ -600,16 +648,23 @@ def register_autograd(
     ``lib`` ties the registration's lifetime to that Library.
     PyTorch: torch.library.register_autograd.
 
-    Example::
+    Example:
 
-        def setup_context(ctx, inputs, output):
-            ctx.save_for_backward(inputs[0])
-
-        def backward(ctx, grad):
-            x, = ctx.saved_tensors
-            return grad * x.cos()
-
-        register_autograd("mylib::numpy_sin", backward, setup_context=setup_context)
+    >>> import numpy as np
+    >>> from opdispatch.library import custom_op, register_autograd
+    >>> @custom_op("mylib::numpy_sin", mutates_args=())
+    ... def numpy_sin(x: opdispatch.Tensor) -> opdispatch.Tensor:
+    ...     return opdispatch.from_numpy(np.sin(x.numpy()))
+    >>> def setup_context(ctx, inputs, output):
+    ...     ctx.save_for_backward(inputs[0])
+    >>> def backward(ctx, grad):
+    ...     x, = ctx.saved_tensors
+    ...     return grad * x.cos()
+    >>> register_autograd("mylib::numpy_sin", backward, setup_context=setup_context)
+    >>> x = opdispatch.tensor([0.0], requires_grad=True)
+    >>> numpy_sin(x).backward()
+    >>> x.grad
+    tensor([1.], dtype=opdispatch.float32)
     """
     opdef = _custom_op_of("register_autograd", op)
     if opdef is not None:

@@ -75,13 +75,15 @@ def custom_op(
     arguments; NotImplementedError for keyword-only tensor arguments.
     PyTorch: torch.library.custom_op.
 
-    Example::
+    Example:
 
-        @custom_op("mylib::numpy_sin", mutates_args=())
-        def numpy_sin(x: Tensor) -> Tensor:
-            return opdispatch.from_numpy(np.sin(x.numpy()))
-
-        y = numpy_sin(x)     # also opdispatch.ops.mylib.numpy_sin(x)
+    >>> import numpy as np
+    >>> from opdispatch.library import custom_op
+    >>> @custom_op("mylib::numpy_cos", mutates_args=())
+    ... def numpy_cos(x: opdispatch.Tensor) -> opdispatch.Tensor:
+    ...     return opdispatch.from_numpy(np.cos(x.numpy()))
+    >>> numpy_cos(opdispatch.tensor([0.0]))     # also opdispatch.ops.mylib.numpy_cos(...)
+    tensor([1.], dtype=opdispatch.float32)
     """
 
     def inner(fn: Callable[..., Any]) -> CustomOpDef:
@@ -148,7 +150,7 @@ class CustomOpDef(_C._DispatchOperator):
         # One Registrations (see Note [The Python registry]) holds the
         # definition, the kernels and the table entries; a replaced kernel is
         # registered over the first (Registrations.impl(replace=True)).
-        filename, lineno = _C._python_call_site() or ("(unknown)", 0)
+        filename, lineno = library._call_site_frame() or ("(unknown)", 0)
         self._site = f"{filename}:{lineno}"
         self._registrations = registrations = registry.Registrations("FRAGMENT", namespace, "", filename, lineno)
         try:

@@ -188,16 +188,17 @@ class Registrations:
         self.handles: list[RegistrationHandle] = []
         self.replacements: dict[str, RegistrationHandle] = {}
 
-    def define(self, schema: str, alias_analysis: str = "", tags: Iterable[str] = ()) -> str:
+    def define(self, schema: str, alias_analysis: str = "", tags: Iterable[str] = (), *, site: str = "") -> str:
         """Defines an operator ("name[.overload](args) -> returns", the
-        namespace optional); returns its qualified name. Raises RuntimeError
+        namespace optional), registered at ``site`` ("file:line"; default:
+        the owner's own site); returns its qualified name. Raises RuntimeError
         for an invalid ``alias_analysis`` (:func:`check_alias_analysis`), plus
         what ``_C`` raises (ValueError for a malformed schema, RuntimeError for
         an operator already defined or a namespace mismatch)."""
         check_alias_analysis(alias_analysis)
         name = schema.split("(", 1)[0].strip()
         qualname = name if "::" in name else f"{self.ns}::{name}"
-        self._live().define(schema, alias_analysis, list(tags))
+        self._live().define(schema, alias_analysis, list(tags), site)
         self.defs.add(qualname)
         defs.add(qualname)
         _definitions_changed((qualname,))

@@ -27,3 +27,7 @@ __all__ = [
     "once_differentiable",
     "set_grad_enabled",
 ]
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
