@@ -13,5 +13,5 @@ if ! command -v chromium >/dev/null; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
-python -m pip install -q ".[test]" pillow
+.ci/install-extra.sh test pillow
 timeout 900 python .ci/browser_check.py build/browser-check

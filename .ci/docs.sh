@@ -6,7 +6,7 @@
 # pages are written to build/docs/html.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python -m pip install -q ".[docs]"
+.ci/install-extra.sh docs
 export OPDISPATCH_EXTENSIONS_DIR="${OPDISPATCH_EXTENSIONS_DIR:-$PWD/build/docs-extensions}"
 timeout 900 python -m sphinx -W --keep-going -E -b html docs build/docs/html
 timeout 900 python -m sphinx -W --keep-going -E -b doctest docs build/docs/doctest

@@ -6,10 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_TARGET="${FUZZ_SECONDS:-60}"
-python -m pip install -q "atheris>=2.3"
-if ! python -c "import opdispatch" >/dev/null 2>&1; then
-  python -m pip install -q .
-fi
+.ci/install-extra.sh test "atheris>=2.3"
 status=0
 for target in tests/fuzz/fuzz_*.py; do
   name="$(basename "$target" .py)"
