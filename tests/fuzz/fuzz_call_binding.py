@@ -49,7 +49,9 @@ EVERY = 40
 
 
 def _arg_type(a: Any) -> str:
-    return a.type if a.N is None else re.sub(r"\[\]", f"[{a.N}]", a.type, count=1)
+    """The argument's type as the schema spells it ("int[2]", "Tensor?")."""
+    spelled = a.real_type.str()
+    return spelled if a.N is None else re.sub(r"\[\]", f"[{a.N}]", spelled, count=1)
 
 
 def _sample_schemas() -> list[str]:
@@ -99,7 +101,7 @@ _returns: list[Any] | None = None
 
 def _check_python_value(op: str, arg: Any, value: Any) -> None:
     """AssertionError (a bug) unless ``value`` has the Python type binding promises for ``arg``."""
-    t = arg.type
+    t = arg.real_type.str()
     if t.endswith("?"):
         if value is None:
             return
@@ -132,7 +134,7 @@ def _proper(t: str) -> Any:
 def _python_kernel(name: str, schema: Any) -> Callable[..., Any]:
     arguments = list(schema.arguments)
     by_name = {a.name: a for a in arguments}
-    returns = [r.type for r in schema.returns]
+    returns = [r.real_type.str() for r in schema.returns]
 
     def kernel(*args: Any, **kwargs: Any) -> Any:
         if len(args) > len(arguments):

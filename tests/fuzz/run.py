@@ -10,8 +10,7 @@ The corpus directory (a fresh temporary one unless --corpus is given) is seeded 
 seed_corpus() when empty and grows with the inputs that reach new coverage; findings
 are written to tests/fuzz/artifacts/ (crash-*, timeout-*, oom-*) and make the command
 exit non-zero. The target's Python code is instrumented for coverage; opdispatch's C++
-is not (see tests/fuzz/README.md). atheris is a fuzz-only dependency: .ci/fuzz.sh
-installs it.
+is not (see tests/fuzz/README.md). atheris is in the test extras (pip install ".[test]").
 """
 from __future__ import annotations
 
