@@ -4,6 +4,7 @@
 #include <opdispatch/core/PyInterpreter.h>
 
 #include "Exceptions.h"
+#include "NumpyBridge.h"
 #include "PythonOperator.h"
 #include "PythonTensor.h"
 #include "PythonTypes.h"
@@ -49,6 +50,7 @@ PYBIND11_MODULE(_C, m) {
   opdispatch::python::initExceptionTranslation(m);
   opdispatch::python::initTypeBindings(m);
   opdispatch::python::initTensorBindings(m);
+  opdispatch::python::initNumpyBridgeBindings(m);
   opdispatch::python::initSchemaBindings(m);
   opdispatch::python::initDispatchBindings(m);
   opdispatch::python::initOperatorBindings(m);
