@@ -31,6 +31,7 @@ class Tag(enum.Enum):
     dynamic_output_shape = "dynamic_output_shape"
     flexible_layout = "flexible_layout"
     generated = "generated"
+    inplace = "inplace"
     inplace_view = "inplace_view"
     maybe_aliasing_or_mutating = "maybe_aliasing_or_mutating"
     needs_fixed_stride_order = "needs_fixed_stride_order"
@@ -38,6 +39,7 @@ class Tag(enum.Enum):
     nondeterministic_seeded = "nondeterministic_seeded"
     pointwise = "pointwise"
     pt2_compliant_tag = "pt2_compliant_tag"
+    reduction = "reduction"
     view_copy = "view_copy"
 
     def __repr__(self) -> str:

@@ -22,6 +22,9 @@ from ._builtins import views as _views
 from .autograd import engine, graph
 
 _requires_grad_slot = _C.TensorBase.requires_grad
+_TensorBase = _C.TensorBase
+# The operators of the hottest methods, bound once.
+_add, _sub, _mul, _mm, _relu, _sin = _ew.add, _ew.sub, _ew.mul, _linalg.mm, _ew.relu, _ew.sin
 
 
 class Tensor(_C.TensorBase):
@@ -183,18 +186,24 @@ class Tensor(_C.TensorBase):
         return _fac.full([], value, dtype=dtype, device=self.device)
 
     def __add__(self, other: Any) -> "Tensor":
-        return _binary(self, other, _ew.add, _ew.add_scalar)
+        if isinstance(other, _TensorBase):
+            return _add(self, other)
+        return _ew.add_scalar(self, other) if _is_scalar(other) else NotImplemented
 
     __radd__ = __add__
 
     def __sub__(self, other: Any) -> "Tensor":
-        return _binary(self, other, _ew.sub, _ew.sub_scalar)
+        if isinstance(other, _TensorBase):
+            return _sub(self, other)
+        return _ew.sub_scalar(self, other) if _is_scalar(other) else NotImplemented
 
     def __rsub__(self, other: Any) -> "Tensor":
-        return _ew.sub(self._scalar_tensor(other), self) if _is_scalar(other) else NotImplemented
+        return _ew.rsub_scalar(self, other) if _is_scalar(other) else NotImplemented
 
     def __mul__(self, other: Any) -> "Tensor":
-        return _binary(self, other, _ew.mul, _ew.mul_scalar)
+        if isinstance(other, _TensorBase):
+            return _mul(self, other)
+        return _ew.mul_scalar(self, other) if _is_scalar(other) else NotImplemented
 
     __rmul__ = __mul__
 
@@ -219,22 +228,17 @@ class Tensor(_C.TensorBase):
     def __abs__(self) -> "Tensor":
         return _ew.abs(self)
 
-    def _inplace(self, other: Any, op: Any) -> "Tensor":
-        if _is_scalar(other):
-            other = self._scalar_tensor(other)
-        return op(self, other) if isinstance(other, _C.TensorBase) else NotImplemented
-
     def __iadd__(self, other: Any) -> "Tensor":
-        return self._inplace(other, _ew.add_)
+        return _binary(self, other, _ew.add_, _ew.add_scalar_)
 
     def __isub__(self, other: Any) -> "Tensor":
-        return self._inplace(other, _ew.sub_)
+        return _binary(self, other, _ew.sub_, _ew.sub_scalar_)
 
     def __imul__(self, other: Any) -> "Tensor":
-        return self._inplace(other, _ew.mul_)
+        return _binary(self, other, _ew.mul_, _ew.mul_scalar_)
 
     def __itruediv__(self, other: Any) -> "Tensor":
-        return self._inplace(other, _ew.div_)
+        return _binary(self, other, _ew.div_, _ew.div_scalar_)
 
     def __eq__(self, other: Any) -> Any:  # type: ignore[override]
         return _binary(self, other, _cmp.eq, _cmp.eq_scalar)
@@ -292,13 +296,15 @@ class Tensor(_C.TensorBase):
 
     def add(self, other: Any, *, alpha: Any = 1) -> "Tensor":
         """``self + alpha * other`` (od::add.Tensor / od::add.Scalar)."""
-        return _ew.add(self, other, alpha=alpha) if isinstance(other, _C.TensorBase) else \
-            _ew.add_scalar(self, other, alpha)
+        if isinstance(other, _TensorBase):
+            return _add(self, other) if alpha == 1 else _add(self, other, alpha=alpha)
+        return _ew.add_scalar(self, other) if alpha == 1 else _ew.add_scalar(self, other, alpha)
 
     def sub(self, other: Any, *, alpha: Any = 1) -> "Tensor":
         """``self - alpha * other`` (od::sub.Tensor / od::sub.Scalar)."""
-        return _ew.sub(self, other, alpha=alpha) if isinstance(other, _C.TensorBase) else \
-            _ew.sub_scalar(self, other, alpha)
+        if isinstance(other, _TensorBase):
+            return _sub(self, other) if alpha == 1 else _sub(self, other, alpha=alpha)
+        return _ew.sub_scalar(self, other) if alpha == 1 else _ew.sub_scalar(self, other, alpha)
 
     def mul(self, other: Any) -> "Tensor":
         """``self * other`` (od::mul.Tensor / od::mul.Scalar)."""
@@ -326,7 +332,7 @@ class Tensor(_C.TensorBase):
 
     def sin(self) -> "Tensor":
         """Sine of each element (od::sin)."""
-        return _ew.sin(self)
+        return _sin(self)
 
     def cos(self) -> "Tensor":
         """Cosine of each element (od::cos)."""
@@ -342,7 +348,7 @@ class Tensor(_C.TensorBase):
 
     def relu(self) -> "Tensor":
         """``max(self, 0)`` (od::relu)."""
-        return _ew.relu(self)
+        return _relu(self)
 
     def abs(self) -> "Tensor":
         """Absolute value of each element (od::abs)."""
@@ -391,20 +397,25 @@ class Tensor(_C.TensorBase):
     # --- methods: in place ----------------------------------------------------------------
 
     def add_(self, other: Any, *, alpha: Any = 1) -> "Tensor":
-        """``self += alpha * other`` in self's memory (od::add_.Tensor; a scalar becomes a 0-d tensor)."""
-        return _ew.add_(self, _as_tensor(self, other), alpha=alpha)
+        """``self += alpha * other`` in self's memory (od::add_.Tensor / od::add_.Scalar)."""
+        if isinstance(other, _TensorBase):
+            return _ew.add_(self, other) if alpha == 1 else _ew.add_(self, other, alpha=alpha)
+        return _ew.add_scalar_(self, other) if alpha == 1 else _ew.add_scalar_(self, other, alpha)
 
     def sub_(self, other: Any, *, alpha: Any = 1) -> "Tensor":
-        """``self -= alpha * other`` in self's memory (od::sub_.Tensor)."""
-        return _ew.sub_(self, _as_tensor(self, other), alpha=alpha)
+        """``self -= alpha * other`` in self's memory (od::sub_.Tensor / od::sub_.Scalar)."""
+        if isinstance(other, _TensorBase):
+            return _ew.sub_(self, other) if alpha == 1 else _ew.sub_(self, other, alpha=alpha)
+        return _ew.sub_scalar_(self, other) if alpha == 1 else _ew.sub_scalar_(self, other, alpha)
 
     def mul_(self, other: Any) -> "Tensor":
-        """``self *= other`` in self's memory (od::mul_.Tensor)."""
-        return _ew.mul_(self, _as_tensor(self, other))
+        """``self *= other`` in self's memory (od::mul_.Tensor / od::mul_.Scalar)."""
+        return _ew.mul_(self, other) if isinstance(other, _TensorBase) else _ew.mul_scalar_(self, other)
 
     def div_(self, other: Any) -> "Tensor":
-        """``self /= other`` in self's memory (od::div_.Tensor); RuntimeError for an integer self."""
-        return _ew.div_(self, _as_tensor(self, other))
+        """``self /= other`` in self's memory (od::div_.Tensor / od::div_.Scalar); RuntimeError for an integer
+        self."""
+        return _ew.div_(self, other) if isinstance(other, _TensorBase) else _ew.div_scalar_(self, other)
 
     def zero_(self) -> "Tensor":
         """Fills self with zeros (od::zero_)."""
@@ -422,9 +433,12 @@ class Tensor(_C.TensorBase):
 
     def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
         """Sum over ``dim`` (an int, a sequence, or None for all); ints and bools sum to int64."""
-        if dim is None:
-            return _red.sum_(self, dtype=dtype) if not keepdim else _red.sum_dim(self, None, True, dtype=dtype)
-        return _red.sum_dim(self, _dims(dim), keepdim, dtype=dtype)
+        if dim is None and not keepdim:
+            return _red.sum_(self) if dtype is None else _red.sum_(self, dtype=dtype)
+        dims = None if dim is None else _dims(dim)
+        if dtype is None:
+            return _red.sum_dim(self, dims, keepdim) if keepdim else _red.sum_dim(self, dims)
+        return _red.sum_dim(self, dims, keepdim, dtype=dtype)
 
     def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
         """Mean over ``dim``; floating-point (or complex) input or ``dtype`` only."""
@@ -454,7 +468,7 @@ class Tensor(_C.TensorBase):
 
     def mm(self, mat2: "Tensor") -> "Tensor":
         """Product of two matrices (od::mm)."""
-        return _linalg.mm(self, mat2)
+        return _mm(self, mat2)
 
     def bmm(self, mat2: "Tensor") -> "Tensor":
         """Batched product of (b, n, m) and (b, m, p) tensors (od::bmm)."""
@@ -551,7 +565,10 @@ class MaxResult(collections.namedtuple("MaxResult", ["values", "indices"])):
 
 
 def _is_scalar(x: Any) -> bool:
-    return isinstance(x, numbers.Real) and not isinstance(x, _C.TensorBase)
+    return type(x) in _PLAIN_SCALARS or (isinstance(x, numbers.Real) and not isinstance(x, _C.TensorBase))
+
+
+_PLAIN_SCALARS = frozenset({int, float, bool})
 
 
 def _is_int(x: Any) -> bool:
@@ -564,10 +581,6 @@ def _binary(self: Tensor, other: Any, tensor_op: Any, scalar_op: Any) -> Any:
     if _is_scalar(other):
         return scalar_op(self, other)
     return NotImplemented
-
-
-def _as_tensor(self: Tensor, other: Any) -> Any:
-    return self._scalar_tensor(other) if _is_scalar(other) else other
 
 
 def _shape_args(args: Sequence[Any]) -> list[int]:

@@ -3,10 +3,11 @@
 Meta kernel (metadata only) and an autograd formula per operator."""
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 from .. import _C
 from .._library.autograd import make_autograd_kernel
+from .._ops import Tag
 from ..library import Library
 
 Kernel = Callable[..., Any]
@@ -14,10 +15,23 @@ Kernel = Callable[..., Any]
 #: The ``od`` library; lives for the whole process.
 LIB = Library("od", "DEF")
 
+# The tag sets PyTorch gives the built-in operators' namesakes (``tags`` of
+# ``torch.ops.aten.<op>.<overload>``), in PyTorch's (alphabetical) order.
+PT2 = (Tag.pt2_compliant_tag,)
+CORE = (Tag.core, Tag.pt2_compliant_tag)
+POINTWISE = (Tag.core, Tag.pointwise, Tag.pt2_compliant_tag)
+NONCORE_POINTWISE = (Tag.pointwise, Tag.pt2_compliant_tag)
+INPLACE = (Tag.inplace, Tag.pt2_compliant_tag)
+INPLACE_POINTWISE = (Tag.inplace, Tag.pointwise, Tag.pt2_compliant_tag)
+REDUCTION = (Tag.core, Tag.pt2_compliant_tag, Tag.reduction)
+NONCORE_REDUCTION = (Tag.pt2_compliant_tag, Tag.reduction)
+RANDOM = (Tag.core, Tag.nondeterministic_seeded, Tag.pt2_compliant_tag)
+
 
 def defop(
     schema: str,
     *,
+    tags: Sequence[Tag],
     cpu: Optional[Kernel] = None,
     meta: Optional[Kernel] = None,
     backend: Optional[Kernel] = None,
@@ -39,11 +53,12 @@ def defop(
     outputs never require grad — factories, comparisons, argmax); ``composite``:
     a CompositeImplicitAutograd kernel, a decomposition into other operators
     that serves every key (PyTorch's ``to``, ``contiguous``, ``flatten``).
+    ``tags``: PyTorch's tags of the namesake (one of the sets above).
     Returns the operator. Kernels of mutating operators need not bump
     version counters: the dispatcher does (Note [Version counters of mutated
     arguments] in csrc/opdispatch/dispatch/OperatorEntry.h).
     """
-    LIB.define(schema)
+    LIB.define(schema, tags=tags)
     name = schema.split("(", 1)[0]
     base, _, overload = name.partition(".")
     for kernel, key in ((cpu, "CPU"), (meta, "Meta"), (backend, "CompositeExplicitAutograd")):

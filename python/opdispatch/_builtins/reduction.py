@@ -7,9 +7,9 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from .. import _C
-from . import comparison, elementwise, factories, views
-from ._numpy import arr, meta_like, tensor, wrap_dim
-from ._registry import defop
+from . import comparison, copy, elementwise, factories, views
+from ._numpy import call_numpy, meta_like, wrap_dim
+from ._registry import REDUCTION, NONCORE_REDUCTION, defop
 
 Tensor = _C.TensorBase
 
@@ -42,10 +42,12 @@ def _restore(grad: Tensor, shape: Sequence[int], dims: Sequence[int], keepdim: b
 
 
 def _reduction_setup(ctx: Any, inputs: tuple, keyword_only_inputs: dict, output: Any) -> None:
-    """Saves the input shape, the reduced dims and keepdim of a ``(self, dim=None, keepdim=False)`` reduction."""
+    """Saves the input shape and dtype, the reduced dims and keepdim of a
+    ``(self, dim=None, keepdim=False)`` reduction."""
     self = inputs[0]
     ctx.n_inputs = len(inputs)
-    ctx.shape = tuple(self.shape)
+    ctx.shape = self.shape
+    ctx.dtype = self.dtype
     dim = inputs[1] if len(inputs) > 1 else None
     ctx.dims = _dims("od::reduction", [dim] if isinstance(dim, int) else dim, self.ndim)  # the kernel checked dim
     ctx.keepdim = bool(inputs[2]) if len(inputs) > 2 else False
@@ -58,12 +60,15 @@ def _no_grads(ctx: Any) -> tuple[None, ...]:
 # --- sum, mean ------------------------------------------------------------------------
 
 
+#: The NumPy dtype sum gives a tensor of each dtype. PyTorch: integral and
+#: bool inputs sum to int64 unless a dtype is given.
+_SUM_DTYPES = {d: np.dtype(np.int64) if d.to_numpy().kind in "biu" else d.to_numpy()
+               for d in (getattr(_C, n) for n in ("bool", "uint8", "int8", "int16", "int32", "int64", "float16",
+                                                  "float32", "float64", "complex64", "complex128"))}
+
+
 def _sum_dtype(self: Tensor, dtype: Any) -> np.dtype:
-    """PyTorch: integral and bool inputs sum to int64 unless a dtype is given."""
-    if dtype is not None:
-        return dtype.to_numpy()
-    npd = self.dtype.to_numpy()
-    return np.dtype(np.int64) if npd.kind in "biu" else npd
+    return _SUM_DTYPES[self.dtype] if dtype is None else dtype.to_numpy()
 
 
 def _mean_dtype(self: Tensor, dtype: Any) -> np.dtype:
@@ -77,8 +82,8 @@ def _mean_dtype(self: Tensor, dtype: Any) -> np.dtype:
 def _reducer(name: str, fn: Callable[..., np.ndarray], out_dtype: Callable[[Tensor, Any], np.dtype]
              ) -> dict[str, Callable[..., Tensor]]:
     def cpu(self: Tensor, dim: Optional[Sequence[int]] = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
-        dims = _dims(name, dim, self.ndim)
-        return tensor(fn(arr(self), axis=dims, keepdims=keepdim, dtype=out_dtype(self, dtype)))
+        dims = None if dim is None else _dims(name, dim, self.ndim)
+        return call_numpy(fn, self, dims, out_dtype(self, dtype), None, keepdim)
 
     def meta(self: Tensor, dim: Optional[Sequence[int]] = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
         dims = _dims(name, dim, self.ndim)
@@ -88,25 +93,30 @@ def _reducer(name: str, fn: Callable[..., np.ndarray], out_dtype: Callable[[Tens
 
 
 def _sum_backward(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
-    return (views.expand(_restore(grad, ctx.shape, ctx.dims, ctx.keepdim), ctx.shape),) + _no_grads(ctx)
+    g = views.expand(_restore(grad, ctx.shape, ctx.dims, ctx.keepdim), ctx.shape)
+    return (elementwise.as_dtype(g, ctx.dtype),) + _no_grads(ctx)
 
 
 def _mean_backward(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
     count = int(np.prod([ctx.shape[d] for d in ctx.dims]))
     g = views.expand(_restore(grad, ctx.shape, ctx.dims, ctx.keepdim), ctx.shape)
-    return (elementwise.div_scalar(g, count),) + _no_grads(ctx)
+    return (elementwise.as_dtype(elementwise.div_scalar(g, count), ctx.dtype),) + _no_grads(ctx)
+
+
+def _mean_of(a: np.ndarray, axis: Any, dtype: np.dtype, out: None, keepdims: bool) -> np.ndarray:
+    return np.mean(a, axis=axis, dtype=dtype, keepdims=keepdims)
 
 
 sum_dim = defop("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-                **_reducer("od::sum.dim_IntList", np.sum, _sum_dtype),
+                tags=REDUCTION, **_reducer("od::sum.dim_IntList", np.add.reduce, _sum_dtype),
                 backward=_sum_backward, setup_context=_reduction_setup)
-sum_ = defop("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", **_reducer("od::sum", np.sum, _sum_dtype),
-             backward=_sum_backward, setup_context=_reduction_setup)
+sum_ = defop("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", tags=NONCORE_REDUCTION,
+             **_reducer("od::sum", np.add.reduce, _sum_dtype), backward=_sum_backward, setup_context=_reduction_setup)
 mean_dim = defop("mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-                 **_reducer("od::mean.dim", np.mean, _mean_dtype),
+                 tags=REDUCTION, **_reducer("od::mean.dim", _mean_of, _mean_dtype),
                  backward=_mean_backward, setup_context=_reduction_setup)
-mean = defop("mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", **_reducer("od::mean", np.mean, _mean_dtype),
-             backward=_mean_backward, setup_context=_reduction_setup)
+mean = defop("mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", tags=REDUCTION,
+             **_reducer("od::mean", _mean_of, _mean_dtype), backward=_mean_backward, setup_context=_reduction_setup)
 
 
 def sum_to(grad: Tensor, shape: Sequence[int]) -> Tensor:
@@ -129,7 +139,7 @@ def sum_to(grad: Tensor, shape: Sequence[int]) -> Tensor:
 def _amax_cpu(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
     dims = _dims("od::amax", dim, self.ndim)
     _check_nonempty("od::amax", self, dims)
-    return tensor(np.amax(arr(self), axis=dims, keepdims=keepdim))
+    return call_numpy(np.maximum.reduce, self, dims, None, None, keepdim)
 
 
 def _amax_meta(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
@@ -147,26 +157,30 @@ def _amax_backward(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
     """The gradient is shared evenly among the maximal elements. PyTorch: derivatives.yaml amax."""
     self, out = ctx.saved_tensors
     mask = comparison.eq(self, _restore(out, ctx.shape, ctx.dims, ctx.keepdim))
-    count = sum_dim(mask, list(ctx.dims), True)
+    count = sum_dim(mask, list(ctx.dims), True, dtype=grad.dtype)
     g = elementwise.div(elementwise.mul(_restore(grad, ctx.shape, ctx.dims, ctx.keepdim), mask), count)
     return (g,) + _no_grads(ctx)
 
 
-amax = defop("amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", cpu=_amax_cpu, meta=_amax_meta,
+amax = defop("amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", tags=REDUCTION, cpu=_amax_cpu,
+             meta=_amax_meta,
              backward=_amax_backward, setup_context=_amax_setup)
+
+
+def _max_along(a: np.ndarray, d: int, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
+    if a.ndim == 0:
+        return a.copy(), np.zeros((), np.int64)
+    indices = np.argmax(a, axis=d, keepdims=True)
+    values = np.take_along_axis(a, indices, axis=d)
+    if not keepdim:
+        values, indices = values.squeeze(d), indices.squeeze(d)
+    return values, indices.astype(np.int64)
 
 
 def _max_dim_cpu(self: Tensor, dim: int, keepdim: bool = False) -> tuple[Tensor, Tensor]:
     d = wrap_dim("od::max.dim", dim, self.ndim)
     _check_nonempty("od::max.dim", self, (d,) if self.ndim else ())
-    a = arr(self)
-    if a.ndim == 0:
-        return tensor(a.copy()), tensor(np.zeros((), np.int64))
-    indices = np.argmax(a, axis=d, keepdims=True)
-    values = np.take_along_axis(a, indices, axis=d)
-    if not keepdim:
-        values, indices = values.squeeze(d), indices.squeeze(d)
-    return tensor(values), tensor(indices.astype(np.int64))
+    return call_numpy(_max_along, self, d, keepdim)
 
 
 def _max_dim_meta(self: Tensor, dim: int, keepdim: bool = False) -> tuple[Tensor, Tensor]:
@@ -196,7 +210,7 @@ def _max_dim_backward(ctx: Any, grad: Tensor, grad_indices: Tensor) -> tuple[Any
 
 
 max_dim = defop("max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
-                cpu=_max_dim_cpu, meta=_max_dim_meta, backward=_max_dim_backward, setup_context=_max_dim_setup)
+                tags=REDUCTION, cpu=_max_dim_cpu, meta=_max_dim_meta, backward=_max_dim_backward, setup_context=_max_dim_setup)
 
 
 def _argmax_dims(self: Tensor, dim: Optional[int]) -> tuple[int, ...]:
@@ -205,10 +219,14 @@ def _argmax_dims(self: Tensor, dim: Optional[int]) -> tuple[int, ...]:
     return dims
 
 
+def _argmax_of(a: np.ndarray, axis: Optional[int], keepdim: bool) -> np.ndarray:
+    return np.argmax(a, axis=axis, keepdims=keepdim).astype(np.int64)
+
+
 def _argmax_cpu(self: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
     dims = _argmax_dims(self, dim)
     axis = None if dim is None or self.ndim == 0 else dims[0]
-    return tensor(np.argmax(arr(self), axis=axis, keepdims=keepdim).astype(np.int64))
+    return call_numpy(_argmax_of, self, axis, keepdim)
 
 
 def _argmax_meta(self: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
@@ -216,5 +234,5 @@ def _argmax_meta(self: Tensor, dim: Optional[int] = None, keepdim: bool = False)
     return meta_like(_reduced_shape(self.shape, dims, keepdim), _C.int64)
 
 
-argmax = defop("argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
+argmax = defop("argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", tags=REDUCTION,
                cpu=_argmax_cpu, meta=_argmax_meta, differentiable=False)
