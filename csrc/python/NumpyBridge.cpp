@@ -30,12 +30,43 @@ constexpr int kCOrder = 0; // NPY_CORDER
 // warnings (or errors, after np.seterr); PyTorch's kernels give inf and nan
 // silently. A kernel's NumPy calls therefore run with NumPy's error state set
 // to "ignore" — the value np.errstate(all="ignore") would install in NumPy's
-// context variable — set and reset here in C around the call (np.errstate
-// costs a Python context manager per call). _numpy.py hands over the
-// variable and the value once (they are NumPy internals; it knows where
-// they live).
+// context variable (_numpy.py hands over the variable and the value once:
+// they are NumPy internals, and it knows where they live). Setting a context
+// variable builds a new context per call (np.errstate costs that plus a
+// Python context manager); instead each thread keeps one context, a copy of
+// its context when it first ran a kernel with the variable set to "ignore",
+// and enters it around the call (two pointer swaps). Kernels run NumPy
+// functions, which read no other context variable; a call made while the
+// variable already reads "ignore" (a kernel inside a kernel) runs as it is.
 PyObject* gErrstateVar = nullptr;
 PyObject* gIgnoreAll = nullptr;
+/// Key of the per-thread kernel context in the thread-state dict.
+PyObject* gContextKey = nullptr;
+
+/// Borrowed: this thread's kernel context (see Note [NumPy floating-point errors in kernels]).
+PyObject* kernelContext() {
+  PyObject* dict = PyThreadState_GetDict();
+  if (dict == nullptr) {
+    throw Error("no thread state to keep the kernel context in");
+  }
+  PyObject* ctx = PyDict_GetItemWithError(dict, gContextKey);
+  if (ctx != nullptr) {
+    return ctx;
+  }
+  if (PyErr_Occurred()) {
+    throw py::error_already_set();
+  }
+  py::object made = py::reinterpret_steal<py::object>(PyContext_CopyCurrent());
+  if (!made || PyContext_Enter(made.ptr()) < 0) {
+    throw py::error_already_set();
+  }
+  PyObject* token = PyContextVar_Set(gErrstateVar, gIgnoreAll);
+  Py_XDECREF(token);
+  if (PyContext_Exit(made.ptr()) < 0 || token == nullptr || PyDict_SetItem(dict, gContextKey, made.ptr()) < 0) {
+    throw py::error_already_set();
+  }
+  return made.ptr();
+}
 
 NpyApi& npy() { return NpyApi::get(); }
 
@@ -118,14 +149,39 @@ PyObject* tensorOfResult(PyObject* value, const MadeArrays& made) {
     return t;
   }
   py::object arr = py::reinterpret_steal<py::object>(ownableArray(value));
-  return wrapTensor(tensorOfArray(arr.ptr()));
+  PyObject* t = wrapTensor(tensorOfArray(arr.ptr()));
+  auto* obj = reinterpret_cast<TensorObject*>(t);
+  if (obj->kernel_array == nullptr) { // a new tensor object: its memory is exactly arr's
+    obj->kernel_array = arr.release().ptr();
+  }
+  return t;
+}
+
+// Note [Kernel arrays]
+// Every tensor a kernel reads is seen by NumPy as an ndarray view; making one
+// (with the object that keeps the storage alive) costs about as much as a
+// small ufunc call. A tensor object therefore keeps the view _call_numpy made
+// for it (TensorObject::kernel_array), and a tensor made from a kernel's
+// result keeps that result array: its next kernel gets it for free. These
+// arrays never reach users (numpy() makes a new one each time), so nothing
+// changes their shape or flags behind the tensor's back; a TensorImpl's
+// sizes, strides and storage never change, so the view stays exact.
+
+/// New reference: the kernel array of tensor object `obj` (see Note [Kernel arrays]).
+PyObject* kernelArray(PyObject* obj) {
+  auto* t = reinterpret_cast<TensorObject*>(obj);
+  if (t->kernel_array == nullptr) {
+    t->kernel_array = arrayOfTensor(obj);
+  }
+  Py_INCREF(t->kernel_array);
+  return t->kernel_array;
 }
 
 /// New reference: the value for NumPy of one argument of _call_numpy (an
 /// array for a tensor; a list of those for a list holding tensors).
 PyObject* argumentForNumpy(PyObject* obj, std::vector<py::object>& owners, MadeArrays& made) {
   if (isTensor(obj)) {
-    PyObject* arr = arrayOfTensor(obj);
+    PyObject* arr = kernelArray(obj);
     made.pairs.emplace_back(arr, obj);
     return arr;
   }
@@ -140,7 +196,7 @@ PyObject* argumentForNumpy(PyObject* obj, std::vector<py::object>& owners, MadeA
       for (Py_ssize_t i = 0; i < n; ++i) {
         PyObject* item = PyList_GET_ITEM(obj, i);
         if (isTensor(item)) {
-          PyObject* arr = arrayOfTensor(item);
+          PyObject* arr = kernelArray(item);
           owners.push_back(py::reinterpret_borrow<py::object>(arr));
           made.pairs.emplace_back(arr, item);
           PyList_SET_ITEM(out.ptr(), i, arr);
@@ -159,28 +215,32 @@ PyObject* argumentForNumpy(PyObject* obj, std::vector<py::object>& owners, MadeA
 /// Calls `fn` with NumPy's floating-point error reporting off (Note [NumPy
 /// floating-point errors in kernels]); returns its new reference or null with the error set.
 PyObject* callIgnoringFloatErrors(PyObject* fn, PyObject* const* args, size_t nargs, PyObject* kwnames) {
-  PyObject* token = nullptr;
-  if (gErrstateVar != nullptr) {
-    token = PyContextVar_Set(gErrstateVar, gIgnoreAll);
-    if (token == nullptr) {
-      return nullptr;
-    }
+  if (gErrstateVar == nullptr) {
+    return PyObject_Vectorcall(fn, args, nargs, kwnames);
+  }
+  PyObject* current = nullptr;
+  if (PyContextVar_Get(gErrstateVar, nullptr, &current) < 0) {
+    return nullptr;
+  }
+  Py_XDECREF(current);
+  if (current == gIgnoreAll) {
+    return PyObject_Vectorcall(fn, args, nargs, kwnames);
+  }
+  PyObject* ctx = kernelContext();
+  if (PyContext_Enter(ctx) < 0) {
+    return nullptr;
   }
   PyObject* result = PyObject_Vectorcall(fn, args, nargs, kwnames);
-  if (token != nullptr) {
-    PyObject *type, *value, *traceback;
-    PyErr_Fetch(&type, &value, &traceback);
-    int reset = PyContextVar_Reset(gErrstateVar, token);
-    Py_DECREF(token);
-    if (reset < 0) {
-      Py_XDECREF(type);
-      Py_XDECREF(value);
-      Py_XDECREF(traceback);
-      Py_XDECREF(result);
-      return nullptr;
-    }
-    PyErr_Restore(type, value, traceback);
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  if (PyContext_Exit(ctx) < 0) {
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(traceback);
+    Py_XDECREF(result);
+    return nullptr;
   }
+  PyErr_Restore(type, value, traceback);
   return result;
 }
 
@@ -319,6 +379,11 @@ void initNumpyBridgeBindings(py::module_& m) {
         Py_XDECREF(gIgnoreAll);
         gErrstateVar = var.release().ptr();
         gIgnoreAll = ignore_all.release().ptr();
+        // Contexts made with a previous variable are stale: a new key orphans them.
+        Py_XSETREF(gContextKey, PyUnicode_FromFormat("opdispatch.kernel_context.%p", gErrstateVar));
+        if (gContextKey == nullptr) {
+          throw py::error_already_set();
+        }
       },
       py::arg("var"), py::arg("ignore_all"),
       "Sets the context variable holding NumPy's floating-point error state and the value that ignores every "

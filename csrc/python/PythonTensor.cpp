@@ -62,6 +62,7 @@ int tensorClear(PyObject* self) {
 void tensorDealloc(PyObject* self) {
   auto* obj = reinterpret_cast<TensorObject*>(self);
   PyObject_GC_UnTrack(self);
+  Py_CLEAR(obj->kernel_array);
   if (obj->impl != nullptr) {
     if (obj->impl->pyobj() == self) {
       obj->impl->set_pyobj(nullptr);

@@ -16,6 +16,9 @@ struct TensorObject {
   PyObject_HEAD
   /// Owned reference; never null for a constructed object.
   TensorImpl* impl;
+  /// The ndarray view of impl's memory that kernels use, or null until the
+  /// first: owned, seen only by kernels (Note [Kernel arrays] in NumpyBridge.cpp).
+  PyObject* kernel_array;
 };
 
 /// opdispatch._C.TensorBase.

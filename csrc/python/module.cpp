@@ -3,6 +3,7 @@
 
 #include <opdispatch/core/PyInterpreter.h>
 
+#include "AutogradMeta.h"
 #include "Exceptions.h"
 #include "NumpyBridge.h"
 #include "PythonOperator.h"
@@ -51,6 +52,7 @@ PYBIND11_MODULE(_C, m) {
   opdispatch::python::initTypeBindings(m);
   opdispatch::python::initTensorBindings(m);
   opdispatch::python::initNumpyBridgeBindings(m);
+  opdispatch::python::initAutogradMetaBindings(m);
   opdispatch::python::initSchemaBindings(m);
   opdispatch::python::initDispatchBindings(m);
   opdispatch::python::initOperatorBindings(m);
