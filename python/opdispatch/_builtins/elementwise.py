@@ -21,12 +21,11 @@ from ._registry import INPLACE_POINTWISE, NONCORE_POINTWISE, POINTWISE, defop
 Tensor = _C.TensorBase
 
 
-def _shapes_setup(ctx: Any, inputs: tuple, keyword_only_inputs: dict, output: Any) -> None:
-    """Saves the input shapes and dtypes (for sum_to and the gradients' dtypes) and alpha."""
-    self, other = inputs[0], inputs[1]
-    ctx.shapes = (self.shape, other.shape if isinstance(other, Tensor) else None)
-    ctx.dtypes = (self.dtype, other.dtype if isinstance(other, Tensor) else None)
-    ctx.alpha = keyword_only_inputs.get("alpha", inputs[2] if len(inputs) > 2 else 1)
+def _alpha_setup(ctx: Any, inputs: tuple, keyword_only_inputs: dict, output: Any) -> None:
+    """Saves alpha (keyword-only in the Tensor overloads, positional in the Scalar ones) unless it is 1."""
+    alpha = inputs[2] if len(inputs) > 2 else keyword_only_inputs.get("alpha", 1)
+    if alpha != 1:
+        ctx.alpha = alpha
 
 
 def _save_inputs(ctx: Any, inputs: tuple, output: Any) -> None:
@@ -58,53 +57,46 @@ def input_grad(grad: Tensor, like: Tensor) -> Tensor:
 
 
 # --- add, sub, mul, div ----------------------------------------------------------
+# Note [Gradients of broadcast and promoted inputs]
+# A formula may give an input the gradient in the shape and dtype of the
+# output it came from when broadcasting expanded the input or promotion
+# changed its dtype: the engine sums such a gradient down to the input's
+# shape and casts it to the input's dtype, as PyTorch's validate_outputs
+# does (add's formula there is "self: grad"). Formulas whose own arithmetic
+# would change the dtype (an integer intermediate, say) cast themselves.
 
 
 def _add_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
-    (s_shape, o_shape), (s_dtype, o_dtype) = ctx.shapes, ctx.dtypes
-    g_self = as_dtype(reduction.sum_to(grad, s_shape), s_dtype) if ctx.needs_input_grad[0] else None
-    g_other = None
-    if ctx.needs_input_grad[1]:
-        g_other = as_dtype(reduction.sum_to(_scaled(grad, ctx.alpha), o_shape), o_dtype)
-    return g_self, g_other
+    """See Note [Gradients of broadcast and promoted inputs]."""
+    alpha = getattr(ctx, "alpha", 1)
+    needs = ctx.needs_input_grad
+    return grad if needs[0] else None, (_scaled(grad, alpha) if needs[1] else None)
 
 
 def _sub_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
-    (s_shape, o_shape), (s_dtype, o_dtype) = ctx.shapes, ctx.dtypes
-    g_self = as_dtype(reduction.sum_to(grad, s_shape), s_dtype) if ctx.needs_input_grad[0] else None
-    g_other = None
-    if ctx.needs_input_grad[1]:
-        g_other = as_dtype(reduction.sum_to(_scaled(grad, -ctx.alpha), o_shape), o_dtype)
-    return g_self, g_other
-
-
-def _scalar_op_backward(ctx: Any, grad: Tensor) -> tuple[Any, None, None]:
-    """add.Scalar / sub.Scalar: the gradient of self is grad (in self's dtype)."""
-    return as_dtype(grad, ctx.dtypes[0]), None, None
+    """See Note [Gradients of broadcast and promoted inputs]."""
+    alpha = getattr(ctx, "alpha", 1)
+    needs = ctx.needs_input_grad
+    return grad if needs[0] else None, (mul_scalar(grad, -alpha) if needs[1] else None)
 
 
 add = defop("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", tags=POINTWISE,
-            **with_alpha("od::add.Tensor", np.add), backward=_add_backward, setup_context=_shapes_setup)
+            **with_alpha("od::add.Tensor", np.add), backward=_add_backward, setup_context=_alpha_setup)
 sub = defop("sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", tags=POINTWISE,
-            **with_alpha("od::sub.Tensor", np.subtract), backward=_sub_backward, setup_context=_shapes_setup)
+            **with_alpha("od::sub.Tensor", np.subtract), backward=_sub_backward, setup_context=_alpha_setup)
 add_scalar = defop("add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", tags=POINTWISE,
-                   **with_alpha("od::add.Scalar", np.add), backward=_scalar_op_backward,
-                   setup_context=_shapes_setup)
+                   **with_alpha("od::add.Scalar", np.add), backward=lambda ctx, grad: (grad, None, None))
 sub_scalar = defop("sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", tags=POINTWISE,
-                   **with_alpha("od::sub.Scalar", np.subtract), backward=_scalar_op_backward,
-                   setup_context=_shapes_setup)
+                   **with_alpha("od::sub.Scalar", np.subtract), backward=lambda ctx, grad: (grad, None, None))
 
 
 def _rsub(self: Any, other: Any, alpha: Any = 1) -> Any:
     return np.subtract(other, self if alpha == 1 else np.multiply(self, alpha))
 
 
-def _rsub_backward(ctx: Any, grad: Tensor) -> tuple[Any, None, None]:
-    return as_dtype(mul_scalar(grad, -ctx.alpha), ctx.dtypes[0]), None, None
-
-
 rsub_scalar = defop("rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", tags=NONCORE_POINTWISE,
-                    **pointwise("od::rsub.Scalar", _rsub), backward=_rsub_backward, setup_context=_shapes_setup)
+                    **pointwise("od::rsub.Scalar", _rsub), setup_context=_alpha_setup,
+                    backward=lambda ctx, grad: (mul_scalar(grad, -getattr(ctx, "alpha", 1)), None, None))
 
 
 def _mul_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
@@ -124,9 +116,8 @@ def _div_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
     return g_self, g_other
 
 
-def _self_dtype_setup(ctx: Any, inputs: tuple, output: Any) -> None:
-    ctx.dtype = inputs[0].dtype
-    ctx.scalars = inputs[1:]
+def _scalar_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+    ctx.scalar = inputs[1]
 
 
 mul = defop("mul.Tensor(Tensor self, Tensor other) -> Tensor", tags=POINTWISE, **pointwise("od::mul.Tensor", np.multiply),
@@ -134,11 +125,11 @@ mul = defop("mul.Tensor(Tensor self, Tensor other) -> Tensor", tags=POINTWISE, *
 div = defop("div.Tensor(Tensor self, Tensor other) -> Tensor", tags=POINTWISE,
             **pointwise("od::div.Tensor", np.true_divide), backward=_div_backward, setup_context=_save_inputs)
 mul_scalar = defop("mul.Scalar(Tensor self, Scalar other) -> Tensor", tags=POINTWISE,
-                   **pointwise("od::mul.Scalar", np.multiply), setup_context=_self_dtype_setup,
-                   backward=lambda ctx, grad: (as_dtype(mul_scalar(grad, ctx.scalars[0]), ctx.dtype), None))
+                   **pointwise("od::mul.Scalar", np.multiply), setup_context=_scalar_setup,
+                   backward=lambda ctx, grad: (mul_scalar(grad, ctx.scalar), None))
 div_scalar = defop("div.Scalar(Tensor self, Scalar other) -> Tensor", tags=POINTWISE,
-                   **pointwise("od::div.Scalar", np.true_divide), setup_context=_self_dtype_setup,
-                   backward=lambda ctx, grad: (as_dtype(div_scalar(grad, ctx.scalars[0]), ctx.dtype), None))
+                   **pointwise("od::div.Scalar", np.true_divide), setup_context=_scalar_setup,
+                   backward=lambda ctx, grad: (div_scalar(grad, ctx.scalar), None))
 
 # --- pow ---------------------------------------------------------------------------
 
@@ -275,8 +266,9 @@ def _relu(a: np.ndarray) -> np.ndarray:
     return np.maximum(a, np.zeros((), a.dtype))
 
 
+# relu(x) <= 0 exactly where x <= 0: the formula keeps the input (PyTorch keeps the result, for relu_).
 relu = defop("relu(Tensor self) -> Tensor", tags=POINTWISE, cpu=_relu_cpu, meta=unary("od::relu", _relu)["meta"],
-             backward=lambda ctx, grad: threshold_backward(grad, _saved(ctx), 0), setup_context=_save_output)
+             backward=lambda ctx, grad: threshold_backward(grad, _saved(ctx), 0), setup_context=_save_self)
 
 # --- maximum, minimum, where ------------------------------------------------------------
 

@@ -5,6 +5,7 @@ over nll_loss_forward and nll_loss_backward, with class weights,
 ignore_index and none/mean/sum reduction), as PyTorch splits them."""
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -39,19 +40,29 @@ def _softmax_kernels(name: str, fn: Callable[[np.ndarray, Optional[int], Any], n
     return {"cpu": cpu, "meta": meta}
 
 
+# The ufunc methods themselves: np.max / np.sum add a Python layer per call.
+_max_along, _sum_along = np.maximum.reduce, np.add.reduce
+
+
 def _shifted(a: np.ndarray, axis: Optional[int]) -> np.ndarray:
-    """``a`` minus its maximum along ``axis`` (so exp cannot overflow); empty inputs stay as they are."""
-    return a - np.max(a, axis=axis, keepdims=True) if a.size else a
+    """A new array: ``a`` minus its maximum along ``axis`` (so exp cannot overflow); a copy of an empty ``a``."""
+    return np.subtract(a, _max_along(a, axis, None, None, True)) if a.size else a.copy()
+
+
+def _as_1d(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``a`` in ``dtype``, a 0-d array as 1-d (NumPy gives scalars, not arrays, for 0-d operands)."""
+    a = a.astype(dtype, copy=False)
+    return a.reshape(1) if a.ndim == 0 else a
 
 
 def _softmax(a: np.ndarray, axis: Optional[int], dtype: np.dtype) -> np.ndarray:
-    e = np.exp(_shifted(a.astype(dtype, copy=False), axis))
-    return e / np.sum(e, axis=axis, keepdims=True)
+    e = np.exp(_shifted(_as_1d(a, dtype), axis))
+    return np.true_divide(e, _sum_along(e, axis, None, None, True), out=e).reshape(a.shape)
 
 
 def _log_softmax(a: np.ndarray, axis: Optional[int], dtype: np.dtype) -> np.ndarray:
-    s = _shifted(a.astype(dtype, copy=False), axis)
-    return s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
+    s = _shifted(_as_1d(a, dtype), axis)
+    return np.subtract(s, np.log(_sum_along(np.exp(s), axis, None, None, True)), out=s).reshape(a.shape)
 
 
 def _softmax_setup(ctx: Any, inputs: tuple, output: Any) -> None:
@@ -105,14 +116,18 @@ def _backward_data_kernels(name: str, fn: Callable[..., np.ndarray]) -> dict[str
 
 def _softmax_grad(g: np.ndarray, out: np.ndarray, axis: Optional[int], dtype: np.dtype) -> np.ndarray:
     """out * (g - sum(g * out)). PyTorch: _softmax_backward_data."""
-    g = g.astype(out.dtype, copy=False)
-    return (out * (g - np.sum(g * out, axis=axis, keepdims=True))).astype(dtype, copy=False)
+    shape, out = out.shape, _as_1d(out, out.dtype)
+    g = _as_1d(g, out.dtype)
+    r = np.subtract(g, _sum_along(np.multiply(g, out), axis, None, None, True))
+    return np.multiply(r, out, out=r).astype(dtype, copy=False).reshape(shape)
 
 
 def _log_softmax_grad(g: np.ndarray, out: np.ndarray, axis: Optional[int], dtype: np.dtype) -> np.ndarray:
     """g - exp(out) * sum(g). PyTorch: _log_softmax_backward_data."""
-    g = g.astype(out.dtype, copy=False)
-    return (g - np.exp(out) * np.sum(g, axis=axis, keepdims=True)).astype(dtype, copy=False)
+    shape, out = out.shape, _as_1d(out, out.dtype)
+    g = _as_1d(g, out.dtype)
+    r = np.multiply(np.exp(out), _sum_along(g, axis, None, None, True))
+    return np.subtract(g, r, out=r).astype(dtype, copy=False).reshape(shape)
 
 
 def _backward_data_setup(ctx: Any, inputs: tuple, output: Any) -> None:
@@ -162,38 +177,48 @@ log_softmax_backward_data = defop(
 # --- nll_loss -------------------------------------------------------------------------------------
 
 
+_INTEGER_DTYPES = frozenset({_C.uint8, _C.int8, _C.int16, _C.int32, _C.int64})
+
+
 def _check_nll(op: str, self: Tensor, target: Tensor, weight: Optional[Tensor], reduction_: int) -> None:
-    check_device(op, self, target, *([weight] if weight is not None else []))
+    """RuntimeError (ValueError for reduction) naming ``op`` unless the
+    arguments make an nll_loss (devices are checked by the caller)."""
     if self.ndim not in (1, 2):
         raise RuntimeError(f"{op}: input tensor should be 1D or 2D, got shape {list(self.shape)}")
-    if target.dtype.is_floating_point or target.dtype.is_complex or target.dtype == _C.bool:
+    if target.dtype not in _INTEGER_DTYPES:
         raise RuntimeError(f"{op}: expected target of an integer dtype (class indices), got {target.dtype}")
-    if tuple(target.shape) != tuple(self.shape[:-1]):
+    if target.shape != self.shape[:-1]:
         raise RuntimeError(f"{op}: expected target of shape {list(self.shape[:-1])} for input of shape "
                            f"{list(self.shape)}, got {list(target.shape)}")
-    if weight is not None and tuple(weight.shape) != (self.shape[-1],):
+    if weight is not None and weight.shape != self.shape[-1:]:
         raise RuntimeError(f"{op}: weight tensor should be defined either for all {self.shape[-1]} classes or no "
                            f"classes but got weight tensor of shape {list(weight.shape)}")
     if reduction_ not in (NONE, MEAN, SUM):
         raise ValueError(f"{op}: reduction must be 0 (none), 1 (mean) or 2 (sum), got {reduction_}")
 
 
+@functools.lru_cache(maxsize=8)
+def _rows(n: int) -> np.ndarray:
+    """0..n-1 (read-only, shared): the row index of a per-sample gather."""
+    rows = np.arange(n)
+    rows.flags.writeable = False
+    return rows
+
+
 def _picked_weights(x: np.ndarray, t: np.ndarray, w: Optional[np.ndarray], ignore_index: int
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """Per sample: the class index (0 where ignored) and its weight (0 where
-    ignored), in x's dtype. IndexError for a class out of range."""
+                    ) -> tuple[np.ndarray, Optional[np.ndarray]]:
+    """Per sample: the class index (0 where ignored) and its weight in x's
+    dtype (0 where ignored; None when every weight is 1). IndexError for a class out of range."""
+    n_classes = x.shape[1]
+    if t.size == 0 or (t.min() >= 0 and t.max() < n_classes and not 0 <= ignore_index < n_classes):
+        # Every target a class, none ignored: the common case needs no masks.
+        return t, None if w is None else w[t].astype(x.dtype, copy=False)
     valid = t != ignore_index
-    if not valid.all() or t.min(initial=0) < 0 or t.max(initial=0) >= x.shape[1]:
-        bad = valid & ((t < 0) | (t >= x.shape[1]))
-        if bad.any():
-            raise IndexError(f"Target {int(t[bad][0])} is out of bounds (there are {x.shape[1]} classes)")
-        picked = np.where(valid, t, 0)
-    else:
-        picked = t
-    if w is None:
-        weights = valid.astype(x.dtype)
-    else:
-        weights = np.where(valid, w[picked], 0).astype(x.dtype, copy=False)
+    bad = valid & ((t < 0) | (t >= n_classes))
+    if bad.any():
+        raise IndexError(f"Target {int(t[bad][0])} is out of bounds (there are {n_classes} classes)")
+    picked = np.where(valid, t, 0)
+    weights = valid.astype(x.dtype) if w is None else np.where(valid, w[picked], 0).astype(x.dtype, copy=False)
     return picked, weights
 
 
@@ -203,10 +228,12 @@ def _nll_forward(x: np.ndarray, t: np.ndarray, w: Optional[np.ndarray], reductio
     x = x.reshape(-1, x.shape[-1])
     t = t.reshape(-1)
     picked, weights = _picked_weights(x, t, w, ignore_index)
-    losses = -weights * x[np.arange(len(t)), picked]
+    losses = np.negative(x[_rows(len(t)), picked])
+    if weights is not None:
+        np.multiply(losses, weights, out=losses)
     if reduction_ == NONE:
         return losses.reshape(shape), np.zeros((), x.dtype)
-    total_weight = weights.sum(dtype=x.dtype)
+    total_weight = np.asarray(len(t), x.dtype) if weights is None else weights.sum(dtype=x.dtype)
     total = losses.sum(dtype=x.dtype)
     return (total / total_weight if reduction_ == MEAN else total), total_weight
 
@@ -222,6 +249,7 @@ def _nll_loss_forward_cpu(self: Tensor, target: Tensor, weight: Optional[Tensor]
 
 def _nll_loss_forward_meta(self: Tensor, target: Tensor, weight: Optional[Tensor], reduction_: int,
                            ignore_index: int) -> tuple[Tensor, Tensor]:
+    check_device("od::nll_loss_forward", self, target, *([weight] if weight is not None else []))
     _check_nll("od::nll_loss_forward", self, target, weight, reduction_)
     return meta_like(target.shape if reduction_ == NONE else (), self.dtype), meta_like((), self.dtype)
 
@@ -255,11 +283,11 @@ def _nll_grad(grad: np.ndarray, x: np.ndarray, t: np.ndarray, w: Optional[np.nda
     x = x.reshape(-1, x.shape[-1])
     t = t.reshape(-1)
     picked, weights = _picked_weights(x, t, w, ignore_index)
-    scale = grad.reshape(-1) if reduction_ == NONE else grad
+    scale = np.negative(grad.reshape(-1) if reduction_ == NONE else grad)
     if reduction_ == MEAN:
         scale = scale / total_weight
     out = np.zeros(x.shape, x.dtype)
-    out[np.arange(len(t)), picked] = -weights * scale
+    out[_rows(len(t)), picked] = scale if weights is None else weights * scale
     return out.reshape(shape)
 
 
@@ -285,6 +313,8 @@ def _nll_loss_backward_cpu(grad_output: Tensor, self: Tensor, target: Tensor, we
 
 def _nll_loss_backward_meta(grad_output: Tensor, self: Tensor, target: Tensor, weight: Optional[Tensor],
                             reduction_: int, ignore_index: int, total_weight: Tensor) -> Tensor:
+    check_device("od::nll_loss_backward", grad_output, self, target, total_weight,
+                 *([weight] if weight is not None else []))
     _check_nll_backward(grad_output, self, target, weight, reduction_, total_weight)
     return meta_like(self.shape, self.dtype)
 

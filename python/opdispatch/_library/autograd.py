@@ -62,6 +62,11 @@ class _SchemaInfo:
         self.returns_one_tensor = self.return_kinds == ["tensor"] and schema.returns[0].type == "Tensor"
         self.mutated = [i for i, a in enumerate(args) if a.alias_info is not None and a.alias_info.is_write]
         self.is_view = not self.mutated and any(r.alias_info is not None for r in schema.returns)
+        # Every tensor input a required plain Tensor, one Tensor result, nothing mutated (Note [Recording a call]).
+        self.plain = (self.returns_one_tensor and not self.mutated and
+                      all(a.type == "Tensor" and not a.has_default_value()
+                          for a, kind in zip(self.positional, self.tensor_kind) if kind is not None) and
+                      not any(kind is not None for kind in (_tensor_kind(a.type) for a in self.kwarg_only)))
         self.name = f"{schema.name}" + (f".{schema.overload_name}" if schema.overload_name else "")
 
     def full_inputs(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
@@ -79,10 +84,6 @@ def _tensor_kind(type_text: str) -> Optional[str]:
     if not type_text.startswith("Tensor"):
         return None
     return "list" if "[]" in type_text else "tensor"
-
-
-# The output_layout of a node whose operator returns one Tensor.
-_ONE_TENSOR = (graph.TENSOR,)
 
 
 def _output_layout(info: _SchemaInfo, out: Any) -> tuple[Any, ...]:
@@ -139,9 +140,8 @@ def _wants_keyword_only(setup_context: SetupContextFn) -> bool:
 
 def _record_outputs(info: _SchemaInfo, node: graph.OpNode, flat: list[Any]) -> None:
     """Makes the floating-point tensors among the flattened outputs outputs of ``node``."""
-    ctx = node.ctx
     for nr, o in enumerate(flat):
-        if _is_float_tensor(o) and not (ctx._non_differentiable and ctx._is_non_differentiable(o)):
+        if _is_float_tensor(o) and not (node._non_differentiable and node._is_non_differentiable(o)):
             graph.set_history(o, node, nr)
             if info.is_view:
                 o._autograd_meta.view_of = info.name
@@ -159,16 +159,88 @@ def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[
     is rebased onto the new node. PyTorch: torch._library.autograd.make_autograd_impl.
     """
     info = _SchemaInfo(op._schema)
-    op_name = info.name
-    formula = graph.Formula(op_name, backward, info.positional_names, _zeros)
+    formula = graph.Formula(info.name, backward, info.positional_names, _zeros)
     keyword_only = setup_context is not None and _wants_keyword_only(setup_context)
+    if info.plain:
+        kernel = _plain_kernel(op, info, formula, setup_context, keyword_only)
+    else:
+        kernel = _general_kernel(op, info, formula, setup_context, keyword_only)
+    kernel.__name__ = f"{info.name.replace('::', '_')}_autograd"
+    return kernel
+
+
+# Note [Recording a call]
+# An autograd kernel runs on every call with an input that requires grad, so
+# what it does per call is kept to the minimum: the gradient edges of the
+# tensor inputs (one C call each, which also tells whether the input requires
+# grad), the call below autograd, the context and setup_context, one node,
+# and the outputs' history (one C call each). Everything that depends only on
+# the schema is computed when the kernel is made. Schemas whose tensor inputs
+# are all required Tensors and whose result is one Tensor — most operators —
+# get _plain_kernel, which has nothing to compute per call about where the
+# tensors are; the others get _general_kernel (Tensor[] and Tensor? inputs,
+# several or list results, mutation).
+
+
+def _plain_kernel(op: Any, info: _SchemaInfo, formula: graph.Formula, setup_context: Optional[SetupContextFn],
+                  keyword_only: bool) -> Callable[..., Any]:
+    """The autograd kernel of a plain schema (see Note [Recording a call])."""
+    op_name = info.name
     run_below_autograd = op._redispatch_below_autograd
-    # Bound once: this kernel runs on every recorded call (see benchmarks/cases.py).
+    positions = tuple(i for i, _ in info.tensor_positions)
+    layout = tuple(graph.TENSOR if i in positions else None for i in range(len(info.positional)))
+    no_needs = [False] * len(layout)
+    n_positional = len(layout)
+    is_view = info.is_view
+    full_inputs = info.full_inputs
+    gradient_edge = graph.gradient_edge
+    make_node = graph.OpNode
+    set_history = graph.set_history
+    unsave_outputs = graph.unsave_outputs
+    differentiable = _DIFFERENTIABLE_DTYPES
+
+    def autograd_kernel(keyset: _C.DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
+        edges = []
+        needs = no_needs.copy()
+        recording = False
+        for i in positions:
+            edge = gradient_edge(args[i])
+            edges.append(edge)
+            if edge[0] is not None:
+                needs[i] = recording = True
+        # Reached through the Autograd key, so normally an input requires grad.
+        if not recording:
+            return run_below_autograd(keyset, *args, **kwargs)
+        out = run_below_autograd(keyset, *args, **kwargs)
+        nargs = len(args)
+        node = make_node(formula, tuple(needs), tuple(edges), layout, nargs)
+        if setup_context is not None:
+            if keyword_only:
+                setup_context(node, *full_inputs(args, kwargs), out)
+            else:
+                setup_context(node, args if nargs == n_positional else full_inputs(args, kwargs)[0], out)
+        dtype = out.dtype
+        node.outputs_meta = ((out.shape, dtype, out.device),)
+        if dtype in differentiable and not (node._non_differentiable and node._is_non_differentiable(out)):
+            set_history(out, node, 0)
+            if is_view:
+                out._autograd_meta.view_of = op_name
+        if node._saved:
+            unsave_outputs(node, (out,))
+        return out
+
+    return autograd_kernel
+
+
+def _general_kernel(op: Any, info: _SchemaInfo, formula: graph.Formula, setup_context: Optional[SetupContextFn],
+                    keyword_only: bool) -> Callable[..., Any]:
+    """The autograd kernel of any schema (see Note [Recording a call])."""
+    op_name = info.name
+    run_below_autograd = op._redispatch_below_autograd
     tensor_positions = info.tensor_positions
     no_tensors = info.no_tensors
     n_positional = len(no_tensors)
     gradient_edge = graph.gradient_edge
-    make_ctx = graph.BackwardContext
     make_node = graph.OpNode
     set_history = graph.set_history
     TENSOR = graph.TENSOR
@@ -193,10 +265,10 @@ def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[
                 layout[i] = len(items)
                 needs[i] = any(_tensor_requires_grad(t) for t in items)
             else:
-                requires = _tensor_requires_grad(value)
-                edges.append(gradient_edge(value) if requires else _NO_EDGE)
+                edge = gradient_edge(value)
+                edges.append(edge)
                 layout[i] = TENSOR
-                needs[i] = requires
+                needs[i] = edge[0] is not None
         # Reached through the Autograd key, so normally an input requires grad.
         if True not in needs:
             return run_below_autograd(keyset, *args, **kwargs)
@@ -204,27 +276,30 @@ def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[
         if info.mutated:
             _check_inplace_on_leaf(info, inputs, kw_inputs)
         out = run_below_autograd(keyset, *args, **kwargs)
-        ctx = make_ctx(op_name, tuple(needs))
+        node = make_node(formula, tuple(needs), tuple(edges), layout, nargs)
         if setup_context is not None:
             if keyword_only:
-                setup_context(ctx, inputs, kw_inputs, out)
+                setup_context(node, inputs, kw_inputs, out)
             else:
-                setup_context(ctx, inputs, out)
+                setup_context(node, inputs, out)
         if info.returns_one_tensor:
+            flat = [out]
             dtype = out.dtype
-            node = make_node(formula, ctx, tuple(edges), layout, nargs, ((out.shape, dtype, out.device),), _ONE_TENSOR)
-            if dtype in _DIFFERENTIABLE_DTYPES and not (ctx._non_differentiable and ctx._is_non_differentiable(out)):
+            node.outputs_meta = ((out.shape, dtype, out.device),)
+            if dtype in _DIFFERENTIABLE_DTYPES and not (node._non_differentiable and node._is_non_differentiable(out)):
                 set_history(out, node, 0)
                 if info.is_view:
                     out._autograd_meta.view_of = op_name
-            return out
-        flat = _flat_outputs(out)
-        metas = tuple((o.shape, o.dtype, o.device) if isinstance(o, _C.TensorBase) else None for o in flat)
-        node = make_node(formula, ctx, tuple(edges), layout, nargs, metas, _output_layout(info, out))
-        _record_outputs(info, node, flat)
+        else:
+            flat = _flat_outputs(out)
+            node.outputs_meta = tuple((o.shape, o.dtype, o.device) if isinstance(o, _C.TensorBase) else None
+                                      for o in flat)
+            node.output_layout = _output_layout(info, out)
+            _record_outputs(info, node, flat)
+        if node._saved:
+            graph.unsave_outputs(node, flat)
         return out
 
-    autograd_kernel.__name__ = f"{op_name.replace('::', '_')}_autograd"
     return autograd_kernel
 
 

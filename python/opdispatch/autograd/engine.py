@@ -61,10 +61,12 @@ def _expandable(shape: tuple[int, ...], to: tuple[int, ...]) -> bool:
 
 
 def _sum_to(g: Any, shape: tuple[int, ...]) -> Any:
-    """``g`` summed over the dimensions broadcasting added to ``shape``."""
+    """``g`` summed over the dimensions broadcasting added to or stretched in ``shape``. PyTorch: at::sum_to."""
     lead = g.dim() - len(shape)
-    dims = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1]
-    return g.sum(dims, keepdim=True).reshape(list(shape)) if dims else g
+    stretched = [lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1]
+    if stretched:
+        g = g.sum(stretched, keepdim=True)
+    return g.sum(list(range(lead))) if lead else g
 
 
 def _validate(node: graph.Node, nxt: graph.Node, nr: int, g: Any) -> Any:
