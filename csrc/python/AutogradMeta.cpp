@@ -29,11 +29,13 @@ struct AutogradMetaObject {
 
 PyTypeObject gAutogradMetaType = {PyVarObject_HEAD_INIT(nullptr, 0)};
 
-/// graph.grad_accumulator: makes the AccumulateGrad node of a leaf (Python).
-PyObject* gAccumulatorFactory = nullptr;
+/// graph.AccumulateGrad, the class of a leaf's node (Python).
+PyObject* gAccumulateGradClass = nullptr;
 
 /// The edge of a tensor that gets no gradient.
 PyObject* gNoEdge = nullptr;
+/// "variable", the attribute of an AccumulateGrad that holds its leaf.
+PyObject* gVariableName = nullptr;
 
 bool isMeta(PyObject* obj) { return Py_TYPE(obj) == &gAutogradMetaType; }
 
@@ -108,6 +110,21 @@ AutogradMetaObject* metaOf(TensorImpl* impl) {
   return reinterpret_cast<AutogradMetaObject*>(meta);
 }
 
+/// A new autograd state with grad_fn `grad_fn` (borrowed; may be null).
+AutogradMetaObject* newMeta(PyObject* grad_fn, long long output_nr) {
+  auto* meta = PyObject_GC_New(AutogradMetaObject, &gAutogradMetaType);
+  if (meta == nullptr) {
+    throw py::error_already_set();
+  }
+  meta->grad = meta->grad_accumulator = meta->view_of = meta->weakrefs = nullptr;
+  meta->retains_grad = 0;
+  Py_XINCREF(grad_fn);
+  meta->grad_fn = grad_fn;
+  meta->output_nr = output_nr;
+  PyObject_GC_Track(meta);
+  return meta;
+}
+
 /// _set_history(tensor, node, output_nr): see the binding's docstring.
 PyObject* setHistory(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return pythonEntry([&]() -> PyObject* {
@@ -121,17 +138,7 @@ PyObject* setHistory(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     AutogradMetaObject* meta = metaOf(impl);
     impl->set_requires_grad(true); // throws for a dtype that cannot require grad, before anything changed
     if (meta == nullptr) {
-      meta = PyObject_GC_New(AutogradMetaObject, &gAutogradMetaType);
-      if (meta == nullptr) {
-        throw py::error_already_set();
-      }
-      meta->grad = meta->grad_accumulator = meta->view_of = meta->weakrefs = nullptr;
-      meta->retains_grad = 0;
-      Py_INCREF(args[1]);
-      meta->grad_fn = args[1];
-      meta->output_nr = output_nr;
-      PyObject_GC_Track(meta);
-      impl->autograd_meta() = OwnedPyObject::steal(meta);
+      impl->autograd_meta() = OwnedPyObject::steal(newMeta(args[1], output_nr));
     } else {
       Py_INCREF(args[1]);
       Py_XSETREF(meta->grad_fn, args[1]);
@@ -149,7 +156,9 @@ PyObject* gradientEdge(PyObject*, PyObject* value) {
       Py_INCREF(gNoEdge);
       return gNoEdge;
     }
-    if (AutogradMetaObject* meta = metaOf(unpackImpl(value))) {
+    TensorImpl* impl = unpackImpl(value);
+    AutogradMetaObject* meta = metaOf(impl);
+    if (meta != nullptr) {
       if (meta->grad_fn != nullptr && meta->grad_fn != Py_None) {
         PyObject* nr = PyLong_FromLongLong(meta->output_nr);
         if (nr == nullptr) {
@@ -166,10 +175,45 @@ PyObject* gradientEdge(PyObject*, PyObject* value) {
         }
       }
     }
-    OPDISPATCH_CHECK(gAccumulatorFactory != nullptr,
-                     "_gradient_edge: no AccumulateGrad factory is installed (opdispatch.autograd.graph installs it)");
-    py::object acc = py::reinterpret_borrow<py::object>(gAccumulatorFactory)(py::handle(value));
+    // A leaf without a live AccumulateGrad: make one. The leaf refers to it
+    // weakly (it refers to the leaf), so it lives as long as the graph that uses it.
+    OPDISPATCH_CHECK(gAccumulateGradClass != nullptr,
+                     "_gradient_edge: no AccumulateGrad class is installed (opdispatch.autograd.graph installs it)");
+    // AccumulateGrad(value), without the Python __init__ frame: the class keeps
+    // next_functions (empty) at class level, and the instance has only `variable`.
+    auto* cls = reinterpret_cast<PyTypeObject*>(gAccumulateGradClass);
+    py::object acc = py::reinterpret_steal<py::object>(cls->tp_alloc(cls, 0));
+    if (!acc || PyObject_SetAttr(acc.ptr(), gVariableName, value) < 0) {
+      throw py::error_already_set();
+    }
+    PyObject* ref = PyWeakref_NewRef(acc.ptr(), nullptr);
+    if (ref == nullptr) {
+      throw py::error_already_set();
+    }
+    if (meta == nullptr) {
+      meta = newMeta(nullptr, 0);
+      impl->autograd_meta() = OwnedPyObject::steal(meta);
+    }
+    Py_XSETREF(meta->grad_accumulator, ref);
     return Py_BuildValue("(Oi)", acc.ptr(), 0);
+  });
+}
+
+/// _saved_versions(values): see the binding's docstring.
+PyObject* savedVersions(PyObject*, PyObject* values) {
+  return pythonEntry([&]() -> PyObject* {
+    OPDISPATCH_CHECK_TYPE(PyTuple_Check(values), "_saved_versions(values: tuple)");
+    Py_ssize_t n = PyTuple_GET_SIZE(values);
+    py::tuple out(n);
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      PyObject* v = PyTuple_GET_ITEM(values, i);
+      PyObject* version = PyLong_FromUnsignedLong(isTensor(v) ? unpackImpl(v)->version() : 0);
+      if (version == nullptr) {
+        throw py::error_already_set();
+      }
+      PyTuple_SET_ITEM(out.ptr(), i, version);
+    }
+    return out.release().ptr();
   });
 }
 
@@ -178,10 +222,13 @@ PyMethodDef kModuleMethods[] = {
      "_set_history(tensor, node, output_nr): makes the tensor the output_nr-th output of node: its autograd "
      "state (created if it has none) gets grad_fn=node and forgets any AccumulateGrad, and the tensor requires "
      "grad. RuntimeError for a dtype that cannot require grad (nothing changes then)."},
+    {"_saved_versions", savedVersions, METH_O,
+     "_saved_versions(values: tuple) -> tuple of int: the version counter of each tensor among values (0 for "
+     "anything else), as save_for_backward records them."},
     {"_gradient_edge", gradientEdge, METH_O,
      "_gradient_edge(value) -> (node, input_nr): where the gradient of value flows: (grad_fn, output_nr) for a "
-     "computed tensor, (its AccumulateGrad, 0) for a leaf that requires grad (made by the installed factory if "
-     "the leaf has no live one), (None, 0) for anything else."},
+     "computed tensor, (its AccumulateGrad, 0) for a leaf that requires grad (made with the installed class, "
+     "and kept by the leaf as a weak reference, if the leaf has no live one), (None, 0) for anything else."},
     {nullptr, nullptr, 0, nullptr},
 };
 
@@ -206,16 +253,19 @@ void initAutogradMetaBindings(py::module_& m) {
   Py_INCREF(&t);
   m.attr("_AutogradMeta") = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(&t));
   gNoEdge = Py_BuildValue("(Oi)", Py_None, 0);
-  if (gNoEdge == nullptr || PyModule_AddFunctions(m.ptr(), kModuleMethods) < 0) {
+  gVariableName = PyUnicode_InternFromString("variable");
+  if (gNoEdge == nullptr || gVariableName == nullptr || PyModule_AddFunctions(m.ptr(), kModuleMethods) < 0) {
     throw py::error_already_set();
   }
   m.def(
-      "_set_grad_accumulator_factory",
-      [](py::object fn) {
-        Py_XDECREF(gAccumulatorFactory);
-        gAccumulatorFactory = fn.release().ptr();
+      "_set_accumulate_grad_class",
+      [](py::object cls) {
+        Py_XDECREF(gAccumulateGradClass);
+        gAccumulateGradClass = cls.release().ptr();
       },
-      py::arg("fn"), "Sets fn(leaf) -> AccumulateGrad node, which _gradient_edge calls for a leaf without one.");
+      py::arg("cls"),
+      "Sets the class of leaves' nodes (a Python class whose instances hold their leaf as `variable`): "
+      "_gradient_edge makes one for a leaf without one.");
 }
 
 } // namespace opdispatch::python

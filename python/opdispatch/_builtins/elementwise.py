@@ -258,8 +258,15 @@ threshold_backward = defop("threshold_backward(Tensor grad_output, Tensor self, 
                            backward=_threshold_backward_backward, setup_context=_threshold_backward_setup)
 
 
+#: A read-only 0-d zero of each dtype: relu's other operand (a Python 0 costs NumPy a scalar conversion per call).
+_ZEROS = {d: np.zeros((), d.to_numpy()) for d in (getattr(_C, n) for n in (
+    "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64", "complex64", "complex128"))}
+for _zero in _ZEROS.values():
+    _zero.flags.writeable = False
+
+
 def _relu_cpu(self: Tensor) -> Tensor:
-    return call_numpy(np.maximum, self, False if self.dtype is _C.bool else 0)
+    return call_numpy(np.maximum, self, _ZEROS[self.dtype])
 
 
 def _relu(a: np.ndarray) -> np.ndarray:

@@ -30,6 +30,12 @@ def _matmul_shape(op: str, a: Sequence[int], b: Sequence[int]) -> tuple[int, ...
     return broadcast_shape(op, a2[:-2], b2[:-2]) + rows + cols
 
 
+#: Products of operands of at most 2 dims (where dot and matmul agree): the
+#: ndarray method goes straight to BLAS, np.matmul through the generalized-ufunc
+#: machinery and np.dot through __array_function__ (about 3x the time for 4x4).
+_dot = np.ndarray.dot
+
+
 def _checked(op: str, ndim: int) -> Any:
     """Kernels of ``op`` for operands of exactly ``ndim`` dims (any ndim >= 1 when ndim is 0)."""
     def check(self: Tensor, other: Tensor) -> tuple[int, ...]:
@@ -43,11 +49,13 @@ def _checked(op: str, ndim: int) -> Any:
 
     def cpu(self: Tensor, other: Tensor) -> Tensor:
         # NumPy checks the shapes; check() names the operator and the shapes when it refuses them. bmm
-        # checks first: np.matmul would broadcast a batch size of 1, which bmm refuses.
-        if ndim == 3 or (ndim and (self.ndim != ndim or other.ndim != ndim)):
+        # checks first (np.matmul would broadcast a batch size of 1, which bmm refuses), and so does a 0-d
+        # operand (which ndarray.dot would multiply).
+        a, b = self.ndim, other.ndim
+        if ndim == 3 or (ndim and (a != ndim or b != ndim)) or not (a and b):
             check(self, other)
         try:
-            return call_numpy(np.matmul, self, other)
+            return call_numpy(_dot if a <= 2 and b <= 2 else np.matmul, self, other)
         except ValueError:
             check(self, other)
             raise

@@ -9,6 +9,7 @@ PyTorch: torch/_library/autograd.py, torch/csrc/autograd/autograd_not_implemente
 from __future__ import annotations
 
 import inspect
+import itertools
 from typing import Any, Callable, Optional
 
 from .. import _C
@@ -184,13 +185,19 @@ def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[
 
 def _plain_kernel(op: Any, info: _SchemaInfo, formula: graph.Formula, setup_context: Optional[SetupContextFn],
                   keyword_only: bool) -> Callable[..., Any]:
-    """The autograd kernel of a plain schema (see Note [Recording a call])."""
+    """The autograd kernel of a plain schema (see Note [Recording a call]).
+    One and two tensor inputs (most operators) are unrolled."""
     op_name = info.name
     run_below_autograd = op._redispatch_below_autograd
     positions = tuple(i for i, _ in info.tensor_positions)
     layout = tuple(graph.TENSOR if i in positions else None for i in range(len(info.positional)))
-    no_needs = [False] * len(layout)
     n_positional = len(layout)
+    # needs_input_grad for each combination (one bool per tensor input) of inputs that require grad.
+    needs_of = {requires: tuple(dict(zip(positions, requires)).get(i, False) for i in range(n_positional))
+                for requires in itertools.product((False, True), repeat=len(positions))}
+    n_tensors = len(positions)
+    p0, p1 = (positions + (0, 0))[:2]
+    kwarg_defaults = info.kwarg_defaults
     is_view = info.is_view
     full_inputs = info.full_inputs
     gradient_edge = graph.gradient_edge
@@ -200,32 +207,35 @@ def _plain_kernel(op: Any, info: _SchemaInfo, formula: graph.Formula, setup_cont
     differentiable = _DIFFERENTIABLE_DTYPES
 
     def autograd_kernel(keyset: _C.DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
-        edges = []
-        needs = no_needs.copy()
-        recording = False
-        for i in positions:
-            edge = gradient_edge(args[i])
-            edges.append(edge)
-            if edge[0] is not None:
-                needs[i] = recording = True
+        if n_tensors == 1:
+            edges = (gradient_edge(args[p0]),)
+            requires = (edges[0][0] is not None,)
+        elif n_tensors == 2:
+            edges = (gradient_edge(args[p0]), gradient_edge(args[p1]))
+            requires = (edges[0][0] is not None, edges[1][0] is not None)
+        else:
+            edges = tuple([gradient_edge(args[i]) for i in positions])
+            requires = tuple([edge[0] is not None for edge in edges])
         # Reached through the Autograd key, so normally an input requires grad.
-        if not recording:
+        if True not in requires:
             return run_below_autograd(keyset, *args, **kwargs)
         out = run_below_autograd(keyset, *args, **kwargs)
         nargs = len(args)
-        node = make_node(formula, tuple(needs), tuple(edges), layout, nargs)
+        node = make_node(formula, needs_of[requires], edges, layout, nargs)
         if setup_context is not None:
+            inputs = args if nargs == n_positional else full_inputs(args, kwargs)[0]
             if keyword_only:
-                setup_context(node, *full_inputs(args, kwargs), out)
+                setup_context(node, inputs, {**kwarg_defaults, **kwargs}, out)
             else:
-                setup_context(node, args if nargs == n_positional else full_inputs(args, kwargs)[0], out)
+                setup_context(node, inputs, out)
         dtype = out.dtype
         node.outputs_meta = ((out.shape, dtype, out.device),)
         if dtype in differentiable and not (node._non_differentiable and node._is_non_differentiable(out)):
             set_history(out, node, 0)
             if is_view:
                 out._autograd_meta.view_of = op_name
-        if node._saved:
+        saved = node._saved
+        if saved and (saved[0] is out or (len(saved) > 1 and id(out) in map(id, saved))):
             unsave_outputs(node, (out,))
         return out
 

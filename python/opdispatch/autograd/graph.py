@@ -55,21 +55,11 @@ def is_leaf(t: _C.TensorBase) -> bool:
 set_history = _C._set_history
 
 
-def grad_accumulator(t: _C.TensorBase) -> "AccumulateGrad":
-    """The AccumulateGrad node of a leaf that requires grad (one per leaf)."""
-    meta = meta_for_write(t)
-    acc = meta.grad_accumulator() if meta.grad_accumulator is not None else None
-    if acc is None:
-        acc = AccumulateGrad(t)
-        meta.grad_accumulator = weakref.ref(acc)
-    return acc
-
-
 #: ``gradient_edge(t) -> (node, input_nr)``: where the gradient of ``t``
 #: flows: (its grad_fn, output_nr), its AccumulateGrad for a leaf that
-#: requires grad (made by grad_accumulator when it has none), or (None, 0)
-#: for anything else. In C (_C._gradient_edge): it runs for every tensor
-#: input of a recorded call.
+#: requires grad (made when it has no live one: the leaf refers to it weakly,
+#: the graph strongly), or (None, 0) for anything else. In C
+#: (_C._gradient_edge): it runs for every tensor input of a recorded call.
 gradient_edge = _C._gradient_edge
 
 
@@ -115,10 +105,12 @@ class Node:
 
 
 class AccumulateGrad(Node):
-    """Adds the incoming gradient to a leaf's ``.grad``."""
+    """Adds the incoming gradient to a leaf's ``.grad``. (gradient_edge makes
+    them in C, setting only ``variable``: keep what else they hold at class level.)"""
+
+    next_functions: tuple[Edge, ...] = ()
 
     def __init__(self, variable: _C.TensorBase) -> None:
-        self.next_functions = ()
         self.variable = variable
 
     def name(self) -> str:
@@ -147,6 +139,7 @@ class NotImplementedNode(Node):
 
 
 _TensorBase = _C.TensorBase
+_saved_versions = _C._saved_versions
 
 
 class BackwardContext:
@@ -173,7 +166,7 @@ class BackwardContext:
         """Saves tensors (or None) for backward; modifying them in place
         before backward makes backward raise."""
         self._saved = tensors
-        self._versions = tuple([t._version if isinstance(t, _TensorBase) else 0 for t in tensors])
+        self._versions = _saved_versions(tensors)
 
     def mark_non_differentiable(self, *outputs: Any) -> None:
         """Marks output tensors as not differentiable (called from
@@ -374,4 +367,4 @@ def _bad_grad(op_name: str, name: str, g: Any) -> None:
     )
 
 
-_C._set_grad_accumulator_factory(grad_accumulator)
+_C._set_accumulate_grad_class(AccumulateGrad)
