@@ -95,19 +95,21 @@ def S(*args: Any, **kwargs: Any) -> Sample:
 
 
 def instantiate(sample: Sample, device: str, leaves: Optional[Iterator[Any]] = None,
-                float64: bool = False) -> tuple[tuple, dict]:
+                float_dtype: Optional[type] = None) -> tuple[tuple, dict]:
     """The sample's arguments with arrays as tensors on ``device``. With
-    ``leaves``, float arrays (not Const) are taken from it instead (gradcheck)."""
+    ``leaves``, float arrays (not Const) are taken from it instead (gradcheck);
+    with ``float_dtype``, the other float arrays (Const included) are cast to it."""
+
+    def cast(x: np.ndarray) -> np.ndarray:
+        return x.astype(float_dtype) if float_dtype is not None and x.dtype.kind == "f" else x
 
     def convert(x: Any) -> Any:
         if isinstance(x, np.ndarray):
             if leaves is not None and x.dtype.kind == "f":
                 return next(leaves)
-            if float64 and x.dtype.kind == "f":
-                x = x.astype(np.float64)
-            return opdispatch.tensor(x, device=device)
+            return opdispatch.tensor(cast(x), device=device)
         if isinstance(x, Const):
-            return opdispatch.tensor(x.array, device=device)
+            return opdispatch.tensor(cast(x.array), device=device)
         if isinstance(x, list):
             return [convert(v) for v in x]
         if x is DEVICE:

@@ -36,6 +36,43 @@ def test_gradcheck(info, sample):
     assert gradcheck(fn, leaves)
 
 
+@pytest.mark.parametrize("info,sample", GRAD_CASES)
+def test_formulas_give_float32_inputs_float32_gradients(info, sample):
+    """Every gradient a formula returns for a float32 input is float32 when the
+    operator computed in float32 (an integer operand may promote the output:
+    then the engine casts, Note [Gradients of broadcast and promoted inputs]),
+    and every leaf's .grad has the leaf's dtype."""
+    leaves = [opdispatch.tensor(a.astype(np.float32), requires_grad=True) for a in float_arrays(sample)]
+    args, kwargs = instantiate(sample, "cpu", leaves=iter(leaves), float_dtype=np.float32)
+    if info.inplace:
+        args = (args[0].clone(),) + args[1:]
+    result = info.op(*args, **kwargs)
+    outs = list(result) if isinstance(result, tuple) else [result]
+    if info.differentiable_outputs is not None:
+        outs = [outs[i] for i in info.differentiable_outputs]
+    recorded = [o for o in outs if o.grad_fn is not None]
+    if not recorded:  # copy_ into an integer tensor, contiguous returning its input: nothing was computed
+        assert all(not o.dtype.is_floating_point or any(o is leaf for leaf in leaves) for o in outs)
+        return
+    outs = recorded
+    for out in outs:
+        node = out.grad_fn
+        grads = [None] * node.num_outputs
+        grads[out._autograd_meta.output_nr] = opdispatch.ones_like(out)
+        with opdispatch.autograd.no_grad():
+            input_grads = node.apply(grads)
+        for (nxt, nr), g in zip(node.next_functions, input_grads):
+            if g is None or nxt is None:
+                continue
+            expected = nxt.input_metadata(nr)[1]
+            assert expected is opdispatch.float32
+            if out.dtype is opdispatch.float32:
+                assert g.dtype is opdispatch.float32, f"{node.name()} gives a float32 input a {g.dtype} gradient"
+    opdispatch.autograd.backward(outs, [opdispatch.ones_like(o) for o in outs])
+    for leaf in leaves:
+        assert leaf.grad is None or leaf.grad.dtype is opdispatch.float32
+
+
 def test_differentiable_ops_are_all_gradchecked():
     checked = {case.values[0].name for case in GRAD_CASES}
     assert checked == {info.name for info in OPS if info.grad}

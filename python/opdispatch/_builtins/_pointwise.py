@@ -86,7 +86,10 @@ def with_alpha(name: str, ufunc: np.ufunc) -> Kernels:
 
 
 def _scaled(ufunc: np.ufunc, a: Any, b: Any, alpha: Any, out: Any = None) -> Any:
-    return ufunc(a, b if alpha == 1 else np.multiply(b, alpha), out=out)
+    # A Python scalar times alpha stays a Python scalar (weak in NumPy's promotion); np.multiply would
+    # make it a NumPy scalar, which promotes float32 to float64.
+    scaled = b if alpha == 1 else np.multiply(b, alpha) if isinstance(b, np.ndarray) else b * alpha
+    return ufunc(a, scaled, out=out)
 
 
 def inplace(name: str, ufunc: np.ufunc) -> Kernels:

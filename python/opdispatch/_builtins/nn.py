@@ -205,14 +205,25 @@ def _rows(n: int) -> np.ndarray:
     return rows
 
 
+def _gathered(x: np.ndarray, t: np.ndarray, ignore_index: int) -> Optional[np.ndarray]:
+    """``x[n, t[n]]`` for every sample when every target is a class and none
+    can be ``ignore_index`` (the common case, which needs no masks), else None."""
+    if 0 <= ignore_index < x.shape[1] or (len(t) and _min_of(t) < 0):
+        return None
+    try:
+        return x[_rows(len(t)), t]
+    except IndexError:  # a target past the last class: _picked_weights names it
+        return None
+
+
+_min_of = np.minimum.reduce
+
+
 def _picked_weights(x: np.ndarray, t: np.ndarray, w: Optional[np.ndarray], ignore_index: int
-                    ) -> tuple[np.ndarray, Optional[np.ndarray]]:
+                    ) -> tuple[np.ndarray, np.ndarray]:
     """Per sample: the class index (0 where ignored) and its weight in x's
-    dtype (0 where ignored; None when every weight is 1). IndexError for a class out of range."""
+    dtype (0 where ignored). IndexError for a class out of range."""
     n_classes = x.shape[1]
-    if t.size == 0 or (t.min() >= 0 and t.max() < n_classes and not 0 <= ignore_index < n_classes):
-        # Every target a class, none ignored: the common case needs no masks.
-        return t, None if w is None else w[t].astype(x.dtype, copy=False)
     valid = t != ignore_index
     bad = valid & ((t < 0) | (t >= n_classes))
     if bad.any():
@@ -227,14 +238,18 @@ def _nll_forward(x: np.ndarray, t: np.ndarray, w: Optional[np.ndarray], reductio
     shape = t.shape
     x = x.reshape(-1, x.shape[-1])
     t = t.reshape(-1)
+    gathered = _gathered(x, t, ignore_index) if w is None else None
+    if gathered is not None:
+        if reduction_ == NONE:
+            return np.negative(gathered).reshape(shape), np.zeros((), x.dtype)
+        total = np.negative(reduction.sum_of(gathered))
+        return (total / len(t) if reduction_ == MEAN else total), np.asarray(len(t), x.dtype)
     picked, weights = _picked_weights(x, t, w, ignore_index)
-    losses = np.negative(x[_rows(len(t)), picked])
-    if weights is not None:
-        np.multiply(losses, weights, out=losses)
+    losses = np.multiply(np.negative(x[_rows(len(t)), picked]), weights)
     if reduction_ == NONE:
         return losses.reshape(shape), np.zeros((), x.dtype)
-    total_weight = np.asarray(len(t), x.dtype) if weights is None else weights.sum(dtype=x.dtype)
-    total = losses.sum(dtype=x.dtype)
+    total_weight = reduction.sum_of(weights)
+    total = reduction.sum_of(losses)
     return (total / total_weight if reduction_ == MEAN else total), total_weight
 
 
@@ -257,15 +272,17 @@ def _nll_loss_forward_meta(self: Tensor, target: Tensor, weight: Optional[Tensor
 def _nll_setup(ctx: Any, inputs: tuple, output: Any) -> None:
     self, target, weight, ctx.reduction, ctx.ignore_index = inputs
     ctx.mark_non_differentiable(output[1])
-    ctx.save_for_backward(self, target, weight, output[1])
+    # total_weight is an output without history, kept as a plain attribute (no version to check).
+    ctx.total_weight = output[1]
+    ctx.save_for_backward(self, target, weight)
 
 
 def _nll_forward_backward(ctx: Any, grad: Tensor, grad_total_weight: Any) -> tuple[Any, None, None, None, None]:
     """PyTorch: derivatives.yaml nll_loss_forward (the weight gets no gradient)."""
     if ctx.needs_input_grad[2]:
         raise RuntimeError("od::nll_loss_forward: the derivative for 'weight' is not implemented")
-    self, target, weight, total_weight = ctx.saved_tensors
-    return nll_loss_backward(grad, self, target, weight, ctx.reduction, ctx.ignore_index, total_weight), \
+    self, target, weight = ctx.saved_tensors
+    return nll_loss_backward(grad, self, target, weight, ctx.reduction, ctx.ignore_index, ctx.total_weight), \
         None, None, None, None
 
 
@@ -282,12 +299,15 @@ def _nll_grad(grad: np.ndarray, x: np.ndarray, t: np.ndarray, w: Optional[np.nda
     shape = x.shape
     x = x.reshape(-1, x.shape[-1])
     t = t.reshape(-1)
-    picked, weights = _picked_weights(x, t, w, ignore_index)
     scale = np.negative(grad.reshape(-1) if reduction_ == NONE else grad)
     if reduction_ == MEAN:
         scale = scale / total_weight
     out = np.zeros(x.shape, x.dtype)
-    out[_rows(len(t)), picked] = scale if weights is None else weights * scale
+    if w is None and _gathered(x, t, ignore_index) is not None:
+        out[_rows(len(t)), t] = scale
+    else:
+        picked, weights = _picked_weights(x, t, w, ignore_index)
+        out[_rows(len(t)), picked] = weights * scale
     return out.reshape(shape)
 
 

@@ -93,6 +93,7 @@ def _mean_dtype(self: Tensor, dtype: Any) -> np.dtype:
 # accumulators too, in the same dtype, and x * 1 is exact.
 _PAIRWISE_BLOCK = 128
 _BLAS_DTYPES = frozenset({_C.float32, _C.float64})
+_BLAS_NUMPY_DTYPES = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
 
 
 @functools.lru_cache(maxsize=2 * _PAIRWISE_BLOCK)
@@ -105,6 +106,13 @@ def _ones(n: int, dtype: np.dtype) -> np.ndarray:
 def _small_sum(a: np.ndarray) -> Any:
     """Note [Small sums]."""
     return a.reshape(-1).dot(_ones(a.size, a.dtype))
+
+
+def sum_of(a: np.ndarray) -> Any:
+    """The sum of every element of a NumPy array, in its dtype (for kernels; see Note [Small sums])."""
+    if a.dtype in _BLAS_NUMPY_DTYPES and 0 < a.size <= _PAIRWISE_BLOCK and a.flags.c_contiguous:
+        return _small_sum(a)
+    return _sum_all(a)
 
 
 def _reducer(name: str, fn: Callable[..., np.ndarray], out_dtype: Callable[[Tensor, Any], np.dtype]

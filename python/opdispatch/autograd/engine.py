@@ -79,13 +79,39 @@ def _validate(node: graph.Node, nxt: graph.Node, nr: int, g: Any) -> Any:
     expected = nxt.input_metadata(nr)
     if expected is None:
         return g
-    shape, dtype = tuple(expected[0]), expected[1]
-    if tuple(g.shape) != shape:
-        if not _expandable(shape, tuple(g.shape)):
+    shape, dtype = expected
+    if g.shape != shape:
+        shape = tuple(shape)
+        if not _expandable(shape, g.shape):
             raise RuntimeError(f"Function {node.name()} returned an invalid gradient: got shape {list(g.shape)} but "
                                f"expected shape compatible with {list(shape)}")
         g = _sum_to(g, shape)
-    return g if g.dtype == dtype else g.to(dtype)
+    return g if g.dtype is dtype else g.to(dtype)
+
+
+def _dependencies(roots: list[graph.Edge]) -> dict[graph.Node, int]:
+    """For every node reachable from ``roots``: how many edges lead into it."""
+    deps: dict[graph.Node, int] = {}
+    stack = [node for node, _ in roots if node is not None]
+    visited = set(stack)
+    while stack:
+        for nxt, _ in stack.pop().next_functions:
+            if nxt is not None:
+                deps[nxt] = deps.get(nxt, 0) + 1
+                if nxt not in visited:
+                    visited.add(nxt)
+                    stack.append(nxt)
+    return deps
+
+
+def _accumulate_into(t: _C.TensorBase, g: Any, create_graph: bool) -> None:
+    """Adds ``g`` to ``t.grad`` (out of place: a .grad handed out is never changed). Without
+    create_graph, gradients carry no history already (grad mode is off); one that is a tensor
+    requiring grad (a formula returned an input) is detached."""
+    if not create_graph and g.requires_grad:
+        g = g.detach()
+    meta = graph.meta_for_write(t)
+    meta.grad = g if meta.grad is None else meta.grad + g
 
 
 def _run(
@@ -97,27 +123,15 @@ def _run(
 ) -> None:
     """Runs backward from ``roots``. With ``captures`` (autograd.grad), the
     gradients reaching those edges are stored there and no ``.grad`` changes."""
-    deps: dict[graph.Node, int] = {}
-    seen: set[graph.Node] = set()
-    stack = [node for node, _ in roots if node is not None]
-    while stack:
-        node = stack.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        for nxt, _ in node.next_functions:
-            if nxt is not None:
-                deps[nxt] = deps.get(nxt, 0) + 1
-                stack.append(nxt)
-
+    deps = _dependencies(roots)
     buffers: dict[graph.Node, list[Any]] = {}
     for (node, nr), g in zip(roots, root_grads):
         if node is None:
             continue
         buf = buffers.setdefault(node, [None] * node.num_outputs)
         buf[nr] = _accumulate(buf[nr], g)
-    ready = [node for node in buffers if deps.get(node, 0) == 0]
-    ready = list(dict.fromkeys(ready))
+    ready = list(dict.fromkeys(node for node in buffers if node not in deps))
+    AccumulateGrad = graph.AccumulateGrad
 
     with set_grad_enabled(create_graph):
         while ready:
@@ -127,16 +141,14 @@ def _run(
                 for nr, ref in node._retained.items():
                     t = ref()
                     if t is not None and grads[nr] is not None:
-                        meta = graph.meta_for_write(t)
-                        meta.grad = _accumulate(meta.grad, grads[nr] if create_graph else grads[nr].detach())
+                        _accumulate_into(t, grads[nr], create_graph)
             if captures is not None:
                 for nr, g in enumerate(grads):
-                    if (node, nr) in captures and g is not None:
+                    if g is not None and (node, nr) in captures:
                         captures[(node, nr)] = _accumulate(captures[(node, nr)], g)
-            if isinstance(node, graph.AccumulateGrad):
+            if isinstance(node, AccumulateGrad):
                 if captures is None and grads[0] is not None:
-                    meta = graph.meta_for_write(node.variable)
-                    meta.grad = _accumulate(meta.grad, grads[0] if create_graph else grads[0].detach())
+                    _accumulate_into(node.variable, grads[0], create_graph)
                 continue
             if all(g is None for g in grads):
                 outs: list[Any] = [None] * len(node.next_functions)
@@ -149,10 +161,13 @@ def _run(
                     continue
                 if g is not None:
                     g = _validate(node, nxt, nr, g)
-                    buf = buffers.setdefault(nxt, [None] * nxt.num_outputs)
-                    buf[nr] = _accumulate(buf[nr], g)
-                deps[nxt] -= 1
-                if deps[nxt] == 0:
+                    buf = buffers.get(nxt)
+                    if buf is None:
+                        buf = buffers[nxt] = [None] * nxt.num_outputs
+                    buf[nr] = g if buf[nr] is None else buf[nr] + g
+                remaining = deps[nxt] - 1
+                deps[nxt] = remaining
+                if remaining == 0:
                     ready.append(nxt)
 
 
@@ -193,8 +208,7 @@ def backward(
     for t in targets:
         g = captures[graph.gradient_edge(t)]
         if g is not None:
-            meta = graph.meta_for_write(t)
-            meta.grad = _accumulate(meta.grad, g if create_graph else g.detach())
+            _accumulate_into(t, g, create_graph)
 
 
 def grad(
