@@ -125,8 +125,83 @@ AutogradMetaObject* newMeta(PyObject* grad_fn, long long output_nr) {
   return meta;
 }
 
+} // namespace
+
+void setHistory(PyObject* tensor, PyObject* node, long long output_nr) {
+  TensorImpl* impl = unpackImpl(tensor);
+  AutogradMetaObject* meta = metaOf(impl);
+  impl->set_requires_grad(true); // throws for a dtype that cannot require grad, before anything changed
+  if (meta == nullptr) {
+    impl->autograd_meta() = OwnedPyObject::steal(newMeta(node, output_nr));
+  } else {
+    Py_INCREF(node);
+    Py_XSETREF(meta->grad_fn, node);
+    meta->output_nr = output_nr;
+    Py_CLEAR(meta->grad_accumulator);
+  }
+}
+
+void setViewOf(PyObject* tensor, PyObject* name) {
+  AutogradMetaObject* meta = metaOf(unpackImpl(tensor));
+  OPDISPATCH_CHECK(meta != nullptr, "setViewOf: the tensor has no autograd state");
+  Py_INCREF(name);
+  Py_XSETREF(meta->view_of, name);
+}
+
+PyObject* gradientEdge(PyObject* value) {
+  if (!isTensor(value) || !unpackImpl(value)->requires_grad()) {
+    Py_INCREF(gNoEdge);
+    return gNoEdge;
+  }
+  TensorImpl* impl = unpackImpl(value);
+  AutogradMetaObject* meta = metaOf(impl);
+  if (meta != nullptr) {
+    if (meta->grad_fn != nullptr && meta->grad_fn != Py_None) {
+      PyObject* nr = PyLong_FromLongLong(meta->output_nr);
+      if (nr == nullptr) {
+        throw py::error_already_set();
+      }
+      PyObject* edge = PyTuple_Pack(2, meta->grad_fn, nr);
+      Py_DECREF(nr);
+      if (edge == nullptr) {
+        throw py::error_already_set();
+      }
+      return edge;
+    }
+    if (meta->grad_accumulator != nullptr && PyWeakref_Check(meta->grad_accumulator)) {
+      PyObject* acc = PyWeakref_GetObject(meta->grad_accumulator); // borrowed
+      if (acc != nullptr && acc != Py_None) {
+        return Py_BuildValue("(Oi)", acc, 0);
+      }
+    }
+  }
+  // A leaf without a live AccumulateGrad: make one. The leaf refers to it
+  // weakly (it refers to the leaf), so it lives as long as the graph that uses it.
+  OPDISPATCH_CHECK(gAccumulateGradClass != nullptr,
+                   "_gradient_edge: no AccumulateGrad class is installed (opdispatch.autograd.graph installs it)");
+  // AccumulateGrad(value), without the Python __init__ frame: the class keeps
+  // next_functions (empty) at class level, and the instance has only `variable`.
+  auto* cls = reinterpret_cast<PyTypeObject*>(gAccumulateGradClass);
+  py::object acc = py::reinterpret_steal<py::object>(cls->tp_alloc(cls, 0));
+  if (!acc || PyObject_SetAttr(acc.ptr(), gVariableName, value) < 0) {
+    throw py::error_already_set();
+  }
+  PyObject* ref = PyWeakref_NewRef(acc.ptr(), nullptr);
+  if (ref == nullptr) {
+    throw py::error_already_set();
+  }
+  if (meta == nullptr) {
+    meta = newMeta(nullptr, 0);
+    impl->autograd_meta() = OwnedPyObject::steal(meta);
+  }
+  Py_XSETREF(meta->grad_accumulator, ref);
+  return Py_BuildValue("(Oi)", acc.ptr(), 0);
+}
+
+namespace {
+
 /// _set_history(tensor, node, output_nr): see the binding's docstring.
-PyObject* setHistory(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+PyObject* setHistoryBinding(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return pythonEntry([&]() -> PyObject* {
     OPDISPATCH_CHECK_TYPE(nargs == 3 && isTensor(args[0]) && PyLong_Check(args[2]),
                           "_set_history(tensor, node, output_nr: int)");
@@ -134,69 +209,14 @@ PyObject* setHistory(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     if (output_nr == -1 && PyErr_Occurred()) {
       throw py::error_already_set();
     }
-    TensorImpl* impl = unpackImpl(args[0]);
-    AutogradMetaObject* meta = metaOf(impl);
-    impl->set_requires_grad(true); // throws for a dtype that cannot require grad, before anything changed
-    if (meta == nullptr) {
-      impl->autograd_meta() = OwnedPyObject::steal(newMeta(args[1], output_nr));
-    } else {
-      Py_INCREF(args[1]);
-      Py_XSETREF(meta->grad_fn, args[1]);
-      meta->output_nr = output_nr;
-      Py_CLEAR(meta->grad_accumulator);
-    }
+    setHistory(args[0], args[1], output_nr);
     Py_RETURN_NONE;
   });
 }
 
 /// _gradient_edge(value): see the binding's docstring.
-PyObject* gradientEdge(PyObject*, PyObject* value) {
-  return pythonEntry([&]() -> PyObject* {
-    if (!isTensor(value) || !unpackImpl(value)->requires_grad()) {
-      Py_INCREF(gNoEdge);
-      return gNoEdge;
-    }
-    TensorImpl* impl = unpackImpl(value);
-    AutogradMetaObject* meta = metaOf(impl);
-    if (meta != nullptr) {
-      if (meta->grad_fn != nullptr && meta->grad_fn != Py_None) {
-        PyObject* nr = PyLong_FromLongLong(meta->output_nr);
-        if (nr == nullptr) {
-          throw py::error_already_set();
-        }
-        PyObject* edge = PyTuple_Pack(2, meta->grad_fn, nr);
-        Py_DECREF(nr);
-        return edge;
-      }
-      if (meta->grad_accumulator != nullptr && PyWeakref_Check(meta->grad_accumulator)) {
-        PyObject* acc = PyWeakref_GetObject(meta->grad_accumulator); // borrowed
-        if (acc != nullptr && acc != Py_None) {
-          return Py_BuildValue("(Oi)", acc, 0);
-        }
-      }
-    }
-    // A leaf without a live AccumulateGrad: make one. The leaf refers to it
-    // weakly (it refers to the leaf), so it lives as long as the graph that uses it.
-    OPDISPATCH_CHECK(gAccumulateGradClass != nullptr,
-                     "_gradient_edge: no AccumulateGrad class is installed (opdispatch.autograd.graph installs it)");
-    // AccumulateGrad(value), without the Python __init__ frame: the class keeps
-    // next_functions (empty) at class level, and the instance has only `variable`.
-    auto* cls = reinterpret_cast<PyTypeObject*>(gAccumulateGradClass);
-    py::object acc = py::reinterpret_steal<py::object>(cls->tp_alloc(cls, 0));
-    if (!acc || PyObject_SetAttr(acc.ptr(), gVariableName, value) < 0) {
-      throw py::error_already_set();
-    }
-    PyObject* ref = PyWeakref_NewRef(acc.ptr(), nullptr);
-    if (ref == nullptr) {
-      throw py::error_already_set();
-    }
-    if (meta == nullptr) {
-      meta = newMeta(nullptr, 0);
-      impl->autograd_meta() = OwnedPyObject::steal(meta);
-    }
-    Py_XSETREF(meta->grad_accumulator, ref);
-    return Py_BuildValue("(Oi)", acc.ptr(), 0);
-  });
+PyObject* gradientEdgeBinding(PyObject*, PyObject* value) {
+  return pythonEntry([&]() -> PyObject* { return gradientEdge(value); });
 }
 
 /// _saved_versions(values): see the binding's docstring.
@@ -218,14 +238,14 @@ PyObject* savedVersions(PyObject*, PyObject* values) {
 }
 
 PyMethodDef kModuleMethods[] = {
-    {"_set_history", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(setHistory)), METH_FASTCALL,
+    {"_set_history", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(setHistoryBinding)), METH_FASTCALL,
      "_set_history(tensor, node, output_nr): makes the tensor the output_nr-th output of node: its autograd "
      "state (created if it has none) gets grad_fn=node and forgets any AccumulateGrad, and the tensor requires "
      "grad. RuntimeError for a dtype that cannot require grad (nothing changes then)."},
     {"_saved_versions", savedVersions, METH_O,
      "_saved_versions(values: tuple) -> tuple of int: the version counter of each tensor among values (0 for "
      "anything else), as save_for_backward records them."},
-    {"_gradient_edge", gradientEdge, METH_O,
+    {"_gradient_edge", gradientEdgeBinding, METH_O,
      "_gradient_edge(value) -> (node, input_nr): where the gradient of value flows: (grad_fn, output_nr) for a "
      "computed tensor, (its AccumulateGrad, 0) for a leaf that requires grad (made with the installed class, "
      "and kept by the leaf as a weak reference, if the leaf has no live one), (None, 0) for anything else."},

@@ -9,6 +9,13 @@
 
 namespace opdispatch::python {
 
+/// New reference: the (node, input_nr) edge of `value`, as _C._gradient_edge. Throws on error.
+PyObject* gradientEdge(PyObject* value);
+/// Makes tensor object `tensor` the `output_nr`-th output of `node`, as _C._set_history. Throws on error.
+void setHistory(PyObject* tensor, PyObject* node, long long output_nr);
+/// Sets the view_of of tensor object `tensor` (which has autograd state) to `name` (a str).
+void setViewOf(PyObject* tensor, PyObject* name);
+
 void initAutogradMetaBindings(pybind11::module_& m);
 
 } // namespace opdispatch::python

@@ -3,6 +3,7 @@
 
 #include <opdispatch/core/PyInterpreter.h>
 
+#include "AutogradKernel.h"
 #include "AutogradMeta.h"
 #include "Exceptions.h"
 #include "NumpyBridge.h"
@@ -53,6 +54,7 @@ PYBIND11_MODULE(_C, m) {
   opdispatch::python::initTensorBindings(m);
   opdispatch::python::initNumpyBridgeBindings(m);
   opdispatch::python::initAutogradMetaBindings(m);
+  opdispatch::python::initAutogradKernelBindings(m);
   opdispatch::python::initSchemaBindings(m);
   opdispatch::python::initDispatchBindings(m);
   opdispatch::python::initOperatorBindings(m);

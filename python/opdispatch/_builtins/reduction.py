@@ -43,11 +43,11 @@ def _restore(grad: Tensor, shape: Sequence[int], dims: Sequence[int], keepdim: b
 
 
 def _reduction_setup(ctx: Any, inputs: tuple, output: Any) -> None:
-    """Saves the input's shape and dtype and the ``(dim, keepdim)`` arguments
-    of a ``(self, dim=None, keepdim=False)`` reduction (see _reduced_dims)."""
-    self = inputs[0]
-    ctx.shape = self.shape
-    ctx.dtype = self.dtype
+    """Saves the input's shape and the ``(dim, keepdim)`` arguments of a
+    ``(self, dim=None, keepdim=False)`` reduction (see _reduced_dims). (A
+    ``dtype=`` result's gradient is cast back by the engine: Note [Gradients
+    of broadcast and promoted inputs].)"""
+    ctx.shape = inputs[0].shape
     ctx.dim_args = inputs[1:]
 
 
@@ -92,7 +92,8 @@ def _mean_dtype(self: Tensor, dtype: Any) -> np.dtype:
 # element is the dot product with a vector of ones: BLAS sums with running
 # accumulators too, in the same dtype, and x * 1 is exact.
 _PAIRWISE_BLOCK = 128
-_BLAS_DTYPES = frozenset({_C.float32, _C.float64})
+_BLAS_DTYPES = {_C.float32: np.dtype(np.float32), _C.float64: np.dtype(np.float64)}
+_dot = np.ndarray.dot
 _BLAS_NUMPY_DTYPES = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
 
 
@@ -120,6 +121,8 @@ def _reducer(name: str, fn: Callable[..., np.ndarray], out_dtype: Callable[[Tens
     def cpu(self: Tensor, dim: Optional[Sequence[int]] = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
         if (fn is _sum_all and dim is None and not keepdim and dtype is None and self.dtype in _BLAS_DTYPES and
                 0 < self.numel() <= _PAIRWISE_BLOCK and self.is_contiguous()):
+            if self.ndim == 1:
+                return call_numpy(_dot, self, _ones(self.numel(), _BLAS_DTYPES[self.dtype]))
             return call_numpy(_small_sum, self)
         dims = None if dim is None else _dims(name, dim, self.ndim)
         return call_numpy(fn, self, dims, out_dtype(self, dtype), None, keepdim)
@@ -133,15 +136,14 @@ def _reducer(name: str, fn: Callable[..., np.ndarray], out_dtype: Callable[[Tens
 
 def _sum_backward(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
     dims, keepdim = _reduced_dims(ctx)
-    g = views.expand(_restore(grad, ctx.shape, dims, keepdim), ctx.shape)
-    return (elementwise.as_dtype(g, ctx.dtype),) + _no_grads(ctx)
+    return (views.expand(_restore(grad, ctx.shape, dims, keepdim), ctx.shape),) + _no_grads(ctx)
 
 
 def _mean_backward(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
     dims, keepdim = _reduced_dims(ctx)
     count = int(np.prod([ctx.shape[d] for d in dims]))
     g = views.expand(_restore(grad, ctx.shape, dims, keepdim), ctx.shape)
-    return (elementwise.as_dtype(elementwise.div_scalar(g, count), ctx.dtype),) + _no_grads(ctx)
+    return (elementwise.div_scalar(g, count),) + _no_grads(ctx)
 
 
 def _mean_of(a: np.ndarray, axis: Any, dtype: np.dtype, out: None, keepdims: bool) -> np.ndarray:

@@ -9,7 +9,6 @@ PyTorch: torch/_library/autograd.py, torch/csrc/autograd/autograd_not_implemente
 from __future__ import annotations
 
 import inspect
-import itertools
 from typing import Any, Callable, Optional
 
 from .. import _C
@@ -21,8 +20,8 @@ SetupContextFn = Callable[..., None]
 # The dtypes whose tensors get gradients (floating point and complex).
 _DIFFERENTIABLE_DTYPES = frozenset({_C.float16, _C.float32, _C.float64, _C.complex64, _C.complex128})
 
-# The edge of an input that gets no gradient.
-_NO_EDGE: graph.Edge = (None, 0)
+# The most tensor inputs _C._PlainAutogradKernel handles (kMaxTensors in csrc/python/AutogradKernel.cpp).
+_MAX_PLAIN_TENSORS = 16
 
 
 def _is_float_tensor(t: Any) -> bool:
@@ -65,6 +64,7 @@ class _SchemaInfo:
         self.is_view = not self.mutated and any(r.alias_info is not None for r in schema.returns)
         # Every tensor input a required plain Tensor, one Tensor result, nothing mutated (Note [Recording a call]).
         self.plain = (self.returns_one_tensor and not self.mutated and
+                      0 < len(self.tensor_positions) <= _MAX_PLAIN_TENSORS and
                       all(a.type == "Tensor" and not a.has_default_value()
                           for a, kind in zip(self.positional, self.tensor_kind) if kind is not None) and
                       not any(kind is not None for kind in (_tensor_kind(a.type) for a in self.kwarg_only)))
@@ -185,61 +185,25 @@ def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[
 
 def _plain_kernel(op: Any, info: _SchemaInfo, formula: graph.Formula, setup_context: Optional[SetupContextFn],
                   keyword_only: bool) -> Callable[..., Any]:
-    """The autograd kernel of a plain schema (see Note [Recording a call]).
-    One and two tensor inputs (most operators) are unrolled."""
-    op_name = info.name
-    run_below_autograd = op._redispatch_below_autograd
+    """The autograd kernel of a plain schema (see Note [Recording a call]):
+    a _C._PlainAutogradKernel, which records a call in C. Per call it takes
+    each tensor input's gradient edge; if none requires grad, it runs the
+    operator below autograd; else it runs it, makes a graph.OpNode (the
+    attributes OpNode.__init__ sets, without the call), calls setup_context,
+    and gives the output its history (unless it is not floating point or
+    setup_context marked it non-differentiable; a view records view_of), and
+    unsaves the output if setup_context saved it (graph.unsave_outputs)."""
     positions = tuple(i for i, _ in info.tensor_positions)
-    layout = tuple(graph.TENSOR if i in positions else None for i in range(len(info.positional)))
-    n_positional = len(layout)
-    # needs_input_grad for each combination (one bool per tensor input) of inputs that require grad.
-    needs_of = {requires: tuple(dict(zip(positions, requires)).get(i, False) for i in range(n_positional))
-                for requires in itertools.product((False, True), repeat=len(positions))}
-    n_tensors = len(positions)
-    p0, p1 = (positions + (0, 0))[:2]
-    kwarg_defaults = info.kwarg_defaults
-    is_view = info.is_view
-    full_inputs = info.full_inputs
-    gradient_edge = graph.gradient_edge
-    make_node = graph.OpNode
-    set_history = graph.set_history
-    unsave_outputs = graph.unsave_outputs
-    differentiable = _DIFFERENTIABLE_DTYPES
-
-    def autograd_kernel(keyset: _C.DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
-        if n_tensors == 1:
-            edges = (gradient_edge(args[p0]),)
-            requires = (edges[0][0] is not None,)
-        elif n_tensors == 2:
-            edges = (gradient_edge(args[p0]), gradient_edge(args[p1]))
-            requires = (edges[0][0] is not None, edges[1][0] is not None)
-        else:
-            edges = tuple([gradient_edge(args[i]) for i in positions])
-            requires = tuple([edge[0] is not None for edge in edges])
-        # Reached through the Autograd key, so normally an input requires grad.
-        if True not in requires:
-            return run_below_autograd(keyset, *args, **kwargs)
-        out = run_below_autograd(keyset, *args, **kwargs)
-        nargs = len(args)
-        node = make_node(formula, needs_of[requires], edges, layout, nargs)
-        if setup_context is not None:
-            inputs = args if nargs == n_positional else full_inputs(args, kwargs)[0]
-            if keyword_only:
-                setup_context(node, inputs, {**kwarg_defaults, **kwargs}, out)
-            else:
-                setup_context(node, inputs, out)
-        dtype = out.dtype
-        node.outputs_meta = ((out.shape, dtype, out.device),)
-        if dtype in differentiable and not (node._non_differentiable and node._is_non_differentiable(out)):
-            set_history(out, node, 0)
-            if is_view:
-                out._autograd_meta.view_of = op_name
-        saved = node._saved
-        if saved and (saved[0] is out or (len(saved) > 1 and id(out) in map(id, saved))):
-            unsave_outputs(node, (out,))
-        return out
-
-    return autograd_kernel
+    n_positional = len(info.positional)
+    # needs_input_grad by bit mask (bit k: the k-th tensor input requires grad).
+    needs_table = tuple(tuple(i in positions and bool(mask >> positions.index(i) & 1) for i in range(n_positional))
+                        for mask in range(1 << len(positions)))
+    return _C._PlainAutogradKernel(
+        run_below=op._redispatch_below_autograd, formula=formula, node_class=graph.OpNode, positions=positions,
+        layout=tuple(graph.TENSOR if i in positions else None for i in range(n_positional)), needs_table=needs_table,
+        setup=setup_context, keyword_only=keyword_only, kwarg_defaults=info.kwarg_defaults,
+        full_inputs=info.full_inputs, view_name=info.name if info.is_view else None,
+        unsave_outputs=graph.unsave_outputs)
 
 
 def _general_kernel(op: Any, info: _SchemaInfo, formula: graph.Formula, setup_context: Optional[SetupContextFn],

@@ -108,6 +108,7 @@ class AccumulateGrad(Node):
     """Adds the incoming gradient to a leaf's ``.grad``. (gradient_edge makes
     them in C, setting only ``variable``: keep what else they hold at class level.)"""
 
+    __slots__ = ("variable",)
     next_functions: tuple[Edge, ...] = ()
 
     def __init__(self, variable: _C.TensorBase) -> None:
@@ -262,8 +263,12 @@ class OpNode(Node, BackwardContext):
     a tensor, n for a list of n tensors) once the operator has run.
     """
 
+    # Slots for what every node has (a node needs no __dict__ unless its formula's setup_context stores
+    # something); the base classes' defaults for the rest.
+    __slots__ = ("formula", "needs_input_grad", "next_functions", "input_layout", "num_passed", "outputs_meta")
     output_layout: tuple[Optional[Any], ...] = (TENSOR,)
 
+    # (_C._PlainAutogradKernel makes its nodes with these five attributes without calling __init__.)
     def __init__(self, formula: Formula, needs_input_grad: tuple[bool, ...], next_functions: tuple[Edge, ...],
                  input_layout: Sequence[Optional[Any]], num_passed: int) -> None:
         # input_layout[i], one per positional input: None for a non-tensor (or
