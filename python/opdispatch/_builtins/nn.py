@@ -40,8 +40,7 @@ def _softmax_kernels(name: str, fn: Callable[[np.ndarray, Optional[int], Any], n
     return {"cpu": cpu, "meta": meta}
 
 
-# The ufunc methods themselves: np.max / np.sum add a Python layer per call.
-_max_along, _sum_along = np.maximum.reduce, np.add.reduce
+_max_along, _sum_along = np.maximum.reduce, reduction.sums_along
 
 
 def _shifted(a: np.ndarray, axis: Optional[int]) -> np.ndarray:
@@ -57,12 +56,12 @@ def _as_1d(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 def _softmax(a: np.ndarray, axis: Optional[int], dtype: np.dtype) -> np.ndarray:
     e = np.exp(_shifted(_as_1d(a, dtype), axis))
-    return np.true_divide(e, _sum_along(e, axis, None, None, True), out=e).reshape(a.shape)
+    return np.true_divide(e, _sum_along(e, axis), out=e).reshape(a.shape)
 
 
 def _log_softmax(a: np.ndarray, axis: Optional[int], dtype: np.dtype) -> np.ndarray:
     s = _shifted(_as_1d(a, dtype), axis)
-    return np.subtract(s, np.log(_sum_along(np.exp(s), axis, None, None, True)), out=s).reshape(a.shape)
+    return np.subtract(s, np.log(_sum_along(np.exp(s), axis)), out=s).reshape(a.shape)
 
 
 def _softmax_setup(ctx: Any, inputs: tuple, output: Any) -> None:
@@ -118,7 +117,7 @@ def _softmax_grad(g: np.ndarray, out: np.ndarray, axis: Optional[int], dtype: np
     """out * (g - sum(g * out)). PyTorch: _softmax_backward_data."""
     shape, out = out.shape, _as_1d(out, out.dtype)
     g = _as_1d(g, out.dtype)
-    r = np.subtract(g, _sum_along(np.multiply(g, out), axis, None, None, True))
+    r = np.subtract(g, _sum_along(np.multiply(g, out), axis))
     return np.multiply(r, out, out=r).astype(dtype, copy=False).reshape(shape)
 
 
@@ -126,7 +125,7 @@ def _log_softmax_grad(g: np.ndarray, out: np.ndarray, axis: Optional[int], dtype
     """g - exp(out) * sum(g). PyTorch: _log_softmax_backward_data."""
     shape, out = out.shape, _as_1d(out, out.dtype)
     g = _as_1d(g, out.dtype)
-    r = np.multiply(np.exp(out), _sum_along(g, axis, None, None, True))
+    r = np.multiply(np.exp(out), _sum_along(g, axis))
     return np.subtract(g, r, out=r).astype(dtype, copy=False).reshape(shape)
 
 
