@@ -85,8 +85,11 @@ def torch_steps(torch: Any) -> dict[str, Callable[[], float]]:
 
 
 def run(torch: Optional[Any], rounds: int, steps: int) -> dict[str, float]:
-    """Steps per second of each variant: the median of ``rounds`` interleaved
-    blocks of ``steps`` steps (after a warm-up)."""
+    """Steps per second of each variant (the median of ``rounds`` interleaved
+    blocks of ``steps`` steps, after a warm-up), and for each PyTorch variant
+    ``"<variant>_ratio"``: opdispatch's rate over its, the median over the
+    rounds of the ratio of neighbouring blocks (robust to the machine's load
+    drifting during the run)."""
     fns = {"opdispatch": opdispatch_step()}
     if torch is not None:
         fns.update({f"pytorch_{k}": f for k, f in torch_steps(torch).items()})
@@ -97,7 +100,11 @@ def run(torch: Optional[Any], rounds: int, steps: int) -> dict[str, float]:
     for _ in range(rounds):
         for k, f in fns.items():
             seconds[k].append(timeit.timeit(f, number=steps) / steps)
-    return {k: 1.0 / statistics.median(v) for k, v in seconds.items()}
+    rates = {k: 1.0 / statistics.median(v) for k, v in seconds.items()}
+    for k in fns:
+        if k != "opdispatch":
+            rates[f"{k}_ratio"] = statistics.median(t / o for o, t in zip(seconds["opdispatch"], seconds[k]))
+    return rates
 
 
 def main() -> None:
@@ -108,9 +115,12 @@ def main() -> None:
         import torch
     except ImportError:
         torch = None
-    rates = run(torch, 5 if args.quick else 15, 50)
+    rates = run(torch, 7 if args.quick else 31, 20)
     for k, v in rates.items():
-        print(f"{k:18s} {v:8.0f} steps/s  ({1e6 / v:.0f} us/step)")
+        if k.endswith("_ratio"):
+            print(f"{k:24s} {v:8.2f}x  (opdispatch's steps/s over PyTorch's)")
+        else:
+            print(f"{k:24s} {v:8.0f} steps/s  ({1e6 / v:.0f} us/step)")
 
 
 if __name__ == "__main__":

@@ -149,14 +149,20 @@ def run(quick: bool) -> list[dict[str, Any]]:
             rows.append(_row(f"8. {what}, {n // 1000}k operators", look[key], tlook[key] if tlook else None,
                              "< 50 us", look[key] < 50e3))
 
-    rates = main_job.run(torch, rounds, 20 if quick else 50)
+    rates = main_job.run(torch, 11 if quick else 31, 20)
     theirs = rates.get("pytorch_manual")
-    rows.append(_row("10. main job: training step (steps/s)", rates["opdispatch"], theirs,
-                     f">= {MAIN_JOB_TARGET:g}x" if theirs else None,
-                     rates["opdispatch"] / theirs >= MAIN_JOB_TARGET if theirs else None, unit="steps/s"))
+    row = _row("10. main job: training step (steps/s)", rates["opdispatch"], theirs,
+               f">= {MAIN_JOB_TARGET:g}x" if theirs else None, None, unit="steps/s")
+    if theirs:
+        # The ratio of neighbouring blocks (main_job.run), not of the medians: the load drifts during a run.
+        row["ratio"] = rates["pytorch_manual_ratio"]
+        row["met"] = row["ratio"] >= MAIN_JOB_TARGET
+    rows.append(row)
     if "pytorch_optim" in rates:
-        rows.append(_row("10. main job, PyTorch with torch.optim.SGD (steps/s)", rates["opdispatch"],
-                         rates["pytorch_optim"], None, None, unit="steps/s"))
+        row = _row("10. main job, PyTorch with torch.optim.SGD (steps/s)", rates["opdispatch"],
+                   rates["pytorch_optim"], None, None, unit="steps/s")
+        row["ratio"] = rates["pytorch_optim_ratio"]
+        rows.append(row)
     return rows
 
 

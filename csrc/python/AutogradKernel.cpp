@@ -38,7 +38,6 @@ struct PlainKernelObject {
   PyObject* kwarg_defaults; ///< the keyword-only inputs' defaults (a dict)
   PyObject* full_inputs;    ///< full_inputs(args, kwargs) -> (inputs, keyword_only_inputs)
   PyObject* view_name;      ///< the operator's name if it returns a view, else null
-  PyObject* unsave_outputs; ///< graph.unsave_outputs
   Py_ssize_t n_positional;
   Py_ssize_t n_tensors;
   std::array<Py_ssize_t, kMaxTensors> positions; ///< the positional indices of the tensor inputs
@@ -57,6 +56,7 @@ PyObject* gOutputsMeta = nullptr;
 PyObject* gNonDifferentiable = nullptr;
 PyObject* gIsNonDifferentiable = nullptr;
 PyObject* gSaved = nullptr;
+PyObject* gSavedOutputs = nullptr;
 
 void intern(PyObject*& slot, const char* name) {
   slot = PyUnicode_InternFromString(name);
@@ -137,23 +137,67 @@ bool markedNonDifferentiable(PyObject* node, PyObject* out) {
   return is != 0;
 }
 
-/// graph.unsave_outputs(node, (out,)) if setup_context saved `out` itself (Note in graph.unsave_outputs).
-void unsaveIfSaved(PlainKernelObject* k, PyObject* node, PyObject* out) {
+/// See the _unsave_outputs binding.
+void unsaveOutputs(PyObject* node, PyObject* const* outputs, Py_ssize_t n_outputs) {
   py::object saved = py::reinterpret_steal<py::object>(PyObject_GetAttr(node, gSaved));
   if (!saved) {
     throw py::error_already_set();
   }
-  if (!PyTuple_Check(saved.ptr())) {
+  if (!PyTuple_Check(saved.ptr()) || PyTuple_GET_SIZE(saved.ptr()) == 0) {
     return;
   }
+  py::object replaced;
+  py::list found;
   for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(saved.ptr()); ++i) {
-    if (PyTuple_GET_ITEM(saved.ptr(), i) == out) {
-      py::object outs = py::make_tuple(py::handle(out));
-      py::reinterpret_borrow<py::object>(k->unsave_outputs)(py::handle(node), outs);
-      return;
+    PyObject* t = PyTuple_GET_ITEM(saved.ptr(), i);
+    for (Py_ssize_t nr = 0; nr < n_outputs; ++nr) {
+      if (t != outputs[nr] || !isTensor(t)) {
+        continue;
+      }
+      if (!replaced) {
+        replaced = py::reinterpret_steal<py::object>(PyTuple_GetSlice(saved.ptr(), 0, PyTuple_GET_SIZE(saved.ptr())));
+      }
+      Tensor tensor = unpackTensor(t);
+      PyObject* alias = wrapTensor(tensor.as_strided(tensor.sizes(), tensor.strides(), tensor.storage_offset()));
+      if (alias == nullptr) {
+        throw py::error_already_set();
+      }
+      PyObject* previous = PyTuple_GET_ITEM(replaced.ptr(), i);
+      PyTuple_SET_ITEM(replaced.ptr(), i, alias);
+      Py_DECREF(previous);
+      found.append(py::make_tuple(i, nr));
+      break;
     }
   }
+  if (replaced && (PyObject_SetAttr(node, gSaved, replaced.ptr()) < 0 ||
+                   PyObject_SetAttr(node, gSavedOutputs, py::tuple(found).ptr()) < 0)) {
+    throw py::error_already_set();
+  }
 }
+
+/// _unsave_outputs(node, outputs): see the binding's docstring.
+PyObject* unsaveOutputsBinding(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  return pythonEntry([&]() -> PyObject* {
+    OPDISPATCH_CHECK_TYPE(nargs == 2 && PySequence_Check(args[1]), "_unsave_outputs(node, outputs: sequence)");
+    py::tuple outputs = py::reinterpret_steal<py::tuple>(PySequence_Tuple(args[1]));
+    if (!outputs) {
+      throw py::error_already_set();
+    }
+    unsaveOutputs(args[0], &PyTuple_GET_ITEM(outputs.ptr(), 0), PyTuple_GET_SIZE(outputs.ptr()));
+    Py_RETURN_NONE;
+  });
+}
+
+PyMethodDef kModuleMethods[] = {
+    {"_unsave_outputs", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(unsaveOutputsBinding)),
+     METH_FASTCALL,
+     "_unsave_outputs(node, outputs): replaces the outputs of node among the tensors it saved (node._saved) by "
+     "detached aliases (same memory and version counter, no history), and records where they are and which "
+     "output each is in node._saved_outputs, so that no reference cycle output -> node -> output forms. "
+     "BackwardContext.saved_tensors gives them their history back when backward is differentiated. PyTorch: "
+     "SavedVariable's is_output (it saves outputs without their grad_fn)."},
+    {nullptr, nullptr, 0, nullptr},
+};
 
 PyObject* plainCall(PyObject* self, PyObject* const* argv, size_t nargsf, PyObject* kwnames) {
   return pythonEntry([&]() -> PyObject* {
@@ -224,23 +268,23 @@ PyObject* plainCall(PyObject* self, PyObject* const* argv, size_t nargsf, PyObje
         setViewOf(out.ptr(), k->view_name);
       }
     }
-    unsaveIfSaved(k, node.ptr(), out.ptr());
+    PyObject* outs[] = {out.ptr()};
+    unsaveOutputs(node.ptr(), outs, 1);
     return out.release().ptr();
   });
 }
 
 PyObject* plainNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   static const char* kwlist[] = {"run_below", "formula", "node_class", "positions", "layout", "needs_table",
-                                 "setup", "keyword_only", "kwarg_defaults", "full_inputs", "view_name",
-                                 "unsave_outputs", nullptr};
+                                 "setup", "keyword_only", "kwarg_defaults", "full_inputs", "view_name", nullptr};
   PyObject *run_below, *formula, *node_class, *positions, *layout, *needs_table, *setup, *kwarg_defaults,
-      *full_inputs, *view_name, *unsave_outputs;
+      *full_inputs, *view_name;
   int keyword_only = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO!O!O!O!OpO!OOO:_PlainAutogradKernel",
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO!O!O!O!OpO!OO:_PlainAutogradKernel",
                                    const_cast<char**>(kwlist), &run_below, &formula, &PyType_Type, &node_class,
                                    &PyTuple_Type, &positions, &PyTuple_Type, &layout, &PyTuple_Type, &needs_table,
-                                   &setup, &keyword_only, &PyDict_Type, &kwarg_defaults, &full_inputs, &view_name,
-                                   &unsave_outputs)) {
+                                   &setup, &keyword_only, &PyDict_Type, &kwarg_defaults, &full_inputs,
+                                   &view_name)) {
     return nullptr;
   }
   Py_ssize_t n = PyTuple_GET_SIZE(positions);
@@ -266,9 +310,8 @@ PyObject* plainNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   k->n_positional = PyTuple_GET_SIZE(layout);
   k->keyword_only = keyword_only != 0;
   PyObject** slots[] = {&k->run_below, &k->formula, &k->node_class, &k->layout, &k->needs_table,
-                        &k->kwarg_defaults, &k->full_inputs, &k->unsave_outputs};
-  PyObject* values[] = {run_below, formula, node_class, layout, needs_table, kwarg_defaults, full_inputs,
-                        unsave_outputs};
+                        &k->kwarg_defaults, &k->full_inputs};
+  PyObject* values[] = {run_below, formula, node_class, layout, needs_table, kwarg_defaults, full_inputs};
   for (size_t i = 0; i < std::size(slots); ++i) {
     Py_INCREF(values[i]);
     *slots[i] = values[i];
@@ -290,7 +333,6 @@ int plainTraverse(PyObject* self, visitproc visit, void* arg) {
   Py_VISIT(k->kwarg_defaults);
   Py_VISIT(k->full_inputs);
   Py_VISIT(k->view_name);
-  Py_VISIT(k->unsave_outputs);
   return 0;
 }
 
@@ -306,7 +348,6 @@ int plainClear(PyObject* self) {
   Py_CLEAR(k->kwarg_defaults);
   Py_CLEAR(k->full_inputs);
   Py_CLEAR(k->view_name);
-  Py_CLEAR(k->unsave_outputs);
   return 0;
 }
 
@@ -328,12 +369,13 @@ void initAutogradKernelBindings(py::module_& m) {
   intern(gNonDifferentiable, "_non_differentiable");
   intern(gIsNonDifferentiable, "_is_non_differentiable");
   intern(gSaved, "_saved");
+  intern(gSavedOutputs, "_saved_outputs");
   PyTypeObject& t = gPlainKernelType;
   t.tp_name = "opdispatch._C._PlainAutogradKernel";
   t.tp_basicsize = sizeof(PlainKernelObject);
   t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL;
   t.tp_doc = "_PlainAutogradKernel(run_below, formula, node_class, positions, layout, needs_table, setup, "
-             "keyword_only, kwarg_defaults, full_inputs, view_name, unsave_outputs): the Autograd kernel "
+             "keyword_only, kwarg_defaults, full_inputs, view_name): the Autograd kernel "
              "(keyset, *args, **kwargs) of an operator with a plain schema and a formula; see "
              "opdispatch._library.autograd._plain_kernel for the arguments.";
   t.tp_new = plainNew;
@@ -348,6 +390,9 @@ void initAutogradKernelBindings(py::module_& m) {
   }
   Py_INCREF(&t);
   m.attr("_PlainAutogradKernel") = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(&t));
+  if (PyModule_AddFunctions(m.ptr(), kModuleMethods) < 0) {
+    throw py::error_already_set();
+  }
 }
 
 } // namespace opdispatch::python

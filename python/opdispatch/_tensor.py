@@ -21,6 +21,12 @@ from ._builtins import reduction as _red
 from ._builtins import views as _views
 from .autograd import engine, graph
 
+# Note [Calling operators from methods]
+# Methods pass an operator only the arguments that differ from their
+# defaults: a call whose last argument equals its default (or that passes a
+# keyword) takes the dispatcher's generic path, which converts every argument
+# (Note [PyObject dispatch] in csrc/python/PyObjectDispatch.cpp).
+
 _requires_grad_slot = _C.TensorBase.requires_grad
 _TensorBase = _C.TensorBase
 # The operators of the hottest methods, bound once.
@@ -427,7 +433,7 @@ class Tensor(_C.TensorBase):
 
     def copy_(self, src: "Tensor", non_blocking: bool = False) -> "Tensor":
         """Writes ``src`` (broadcast, cast to self's dtype) into self's memory (od::copy_)."""
-        return _copy.copy_(self, src, non_blocking)
+        return _copy.copy_(self, src, True) if non_blocking else _copy.copy_(self, src)
 
     # --- methods: reductions -------------------------------------------------------------------
 
@@ -448,17 +454,19 @@ class Tensor(_C.TensorBase):
 
     def amax(self, dim: Any = (), keepdim: bool = False) -> "Tensor":
         """Maximum over ``dim`` (an int, a sequence, or () for all) (od::amax)."""
-        return _red.amax(self, _dims(dim), keepdim)
+        return _red.amax(self, _dims(dim), True) if keepdim else _red.amax(self, _dims(dim))
 
     def max(self, dim: Optional[int] = None, keepdim: bool = False) -> Any:
         """The maximum (a 0-d tensor) or, with ``dim``, ``(values, indices)`` along it (od::max.dim)."""
         if dim is None:
             return _red.amax(self)
-        return MaxResult(*_red.max_dim(self, dim, keepdim))
+        return MaxResult(*(_red.max_dim(self, dim, True) if keepdim else _red.max_dim(self, dim)))
 
     def argmax(self, dim: Optional[int] = None, keepdim: bool = False) -> "Tensor":
         """int64 index of the maximum, over the flattened tensor or along ``dim`` (od::argmax)."""
-        return _red.argmax(self, dim, keepdim)
+        if keepdim:
+            return _red.argmax(self, dim, True)
+        return _red.argmax(self) if dim is None else _red.argmax(self, dim)
 
     # --- methods: linear algebra and nn ---------------------------------------------------------
 
@@ -476,11 +484,11 @@ class Tensor(_C.TensorBase):
 
     def softmax(self, dim: int, dtype: Any = None) -> "Tensor":
         """Softmax along ``dim``, computed in ``dtype`` if given (od::softmax.int)."""
-        return _nn.softmax(self, dim, dtype)
+        return _nn.softmax(self, dim) if dtype is None else _nn.softmax(self, dim, dtype)
 
     def log_softmax(self, dim: int, dtype: Any = None) -> "Tensor":
         """Log of softmax along ``dim``, computed in ``dtype`` if given (od::log_softmax.int)."""
-        return _nn.log_softmax(self, dim, dtype)
+        return _nn.log_softmax(self, dim) if dtype is None else _nn.log_softmax(self, dim, dtype)
 
     # --- methods: views and copies ---------------------------------------------------------------
 

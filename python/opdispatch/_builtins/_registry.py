@@ -47,7 +47,8 @@ def defop(
     kernel for every backend (CompositeExplicitAutograd — factories and ops
     that only change metadata); ``backward(ctx, *grads)`` with
     ``setup_context(ctx, inputs, output)``: the autograd formula (see
-    opdispatch._library.autograd); ``autograd(op)``: makes a hand-written
+    opdispatch._library.autograd; an output that received no gradient gives
+    backward None, not zeros); ``autograd(op)``: makes a hand-written
     Autograd kernel ``(keyset, *args, **kwargs)`` for ``op`` instead of a formula
     (``differentiable=False``: one that runs the operator below autograd, so
     outputs never require grad — factories, comparisons, argmax); ``composite``:
@@ -68,7 +69,9 @@ def defop(
         LIB.impl(name, composite, "CompositeImplicitAutograd")
     op = _C._DispatchOperator("od::" + base, overload)
     if backward is not None:
-        LIB.impl(name, make_autograd_kernel(op, backward, setup_context), "Autograd", with_keyset=True)
+        # Built-in formulas take None for an output that received no gradient (as PyTorch's generated nodes).
+        LIB.impl(name, make_autograd_kernel(op, backward, setup_context, materialize_grads=False), "Autograd",
+                 with_keyset=True)
     elif autograd is not None:
         LIB.impl(name, autograd(op), "Autograd", with_keyset=True)
     elif not differentiable:

@@ -148,19 +148,21 @@ def _record_outputs(info: _SchemaInfo, node: graph.OpNode, flat: list[Any]) -> N
                 o._autograd_meta.view_of = info.name
 
 
-def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[SetupContextFn] = None
-                         ) -> Callable[..., Any]:
+def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[SetupContextFn] = None, *,
+                         materialize_grads: bool = True) -> Callable[..., Any]:
     """The Autograd-key kernel (registered with ``with_keyset=True``) of ``op``
     (an OpOverload) with formula ``backward(ctx, *grads)``;
     ``setup_context(ctx, inputs, output)`` — or ``(ctx, inputs,
-    keyword_only_inputs, output)`` — saves what backward needs.
+    keyword_only_inputs, output)`` — saves what backward needs. Outputs that
+    received no gradient get zeros in backward, or None without
+    ``materialize_grads`` (PyTorch: ctx.set_materialize_grads).
 
     Mutating operators are supported: an in-place update of a leaf that
     requires grad raises RuntimeError; otherwise the mutated tensor's history
     is rebased onto the new node. PyTorch: torch._library.autograd.make_autograd_impl.
     """
     info = _SchemaInfo(op._schema)
-    formula = graph.Formula(info.name, backward, info.positional_names, _zeros)
+    formula = graph.Formula(info.name, backward, info.positional_names, _zeros if materialize_grads else None)
     keyword_only = setup_context is not None and _wants_keyword_only(setup_context)
     if info.plain:
         kernel = _plain_kernel(op, info, formula, setup_context, keyword_only)
@@ -202,8 +204,7 @@ def _plain_kernel(op: Any, info: _SchemaInfo, formula: graph.Formula, setup_cont
         run_below=op._redispatch_below_autograd, formula=formula, node_class=graph.OpNode, positions=positions,
         layout=tuple(graph.TENSOR if i in positions else None for i in range(n_positional)), needs_table=needs_table,
         setup=setup_context, keyword_only=keyword_only, kwarg_defaults=info.kwarg_defaults,
-        full_inputs=info.full_inputs, view_name=info.name if info.is_view else None,
-        unsave_outputs=graph.unsave_outputs)
+        full_inputs=info.full_inputs, view_name=info.name if info.is_view else None)
 
 
 def _general_kernel(op: Any, info: _SchemaInfo, formula: graph.Formula, setup_context: Optional[SetupContextFn],

@@ -209,34 +209,27 @@ class BackwardContext:
         self._saved = None
 
 
-def unsave_outputs(node: "OpNode", outputs: Sequence[Any]) -> None:
-    """Replaces the outputs of ``node`` among the tensors it saved by
-    detached aliases (same memory and version counter, no history), so
-    that no reference cycle output -> node -> output forms; saved_tensors
-    gives them their history back when backward is differentiated.
-    PyTorch: SavedVariable's is_output (it saves outputs without grad_fn)."""
-    saved = list(node._saved)
-    found = []
-    for nr, out in enumerate(outputs):
-        for i, t in enumerate(saved):
-            if t is out:
-                saved[i] = out.detach()
-                found.append((i, nr))
-    if found:
-        node._saved = tuple(saved)
-        node._saved_outputs = tuple(found)
+#: ``unsave_outputs(node, outputs)``: replaces the outputs of ``node``
+#: among the tensors it saved by detached aliases (same memory and version
+#: counter, no history), so that no reference cycle output -> node -> output
+#: forms; saved_tensors gives them their history back when backward is
+#: differentiated. PyTorch: SavedVariable's is_output (it saves outputs
+#: without grad_fn). In C (_C._unsave_outputs): it runs on every recorded call
+#: whose formula saves its output.
+unsave_outputs = _C._unsave_outputs
 
 
 class Formula:
     """What the nodes of one operator's autograd formula share, fixed when the
     formula is registered: the operator's name, ``backward(ctx, *grads)``, the
     names of its positional inputs, and how to make the zero gradient of an
-    output that received none."""
+    output that received none (None: backward gets None for it, as PyTorch's
+    generated nodes and ``ctx.set_materialize_grads(False)``)."""
 
     __slots__ = ("op_name", "backward", "input_names", "materialize")
 
     def __init__(self, op_name: str, backward: Callable[..., Any], input_names: Sequence[str],
-                 materialize: Callable[[tuple[int, ...], Any, Any], Any]) -> None:
+                 materialize: Optional[Callable[[tuple[int, ...], Any, Any], Any]]) -> None:
         self.op_name = op_name
         self.backward = backward
         self.input_names = tuple(input_names)
@@ -301,8 +294,8 @@ class OpNode(Node, BackwardContext):
 
     def _grads_per_output(self, grad_outputs: list[Any]) -> list[Any]:
         materialize = self.formula.materialize
-        flat = [g if g is not None or meta is None else materialize(*meta)
-                for g, meta in zip(grad_outputs, self.outputs_meta)]
+        flat = grad_outputs if materialize is None else [
+            g if g is not None or meta is None else materialize(*meta) for g, meta in zip(grad_outputs, self.outputs_meta)]
         if self.output_layout is _ONE_TENSOR:
             return flat
         grads: list[Any] = []
