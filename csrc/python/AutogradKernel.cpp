@@ -321,33 +321,27 @@ PyObject* plainNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   return reinterpret_cast<PyObject*>(k);
 }
 
+/// The object fields of a kernel, which the collector visits and clears.
+PyObject* PlainKernelObject::*const kObjectFields[] = {
+    &PlainKernelObject::dict,      &PlainKernelObject::run_below,      &PlainKernelObject::formula,
+    &PlainKernelObject::node_class, &PlainKernelObject::layout,        &PlainKernelObject::needs_table,
+    &PlainKernelObject::setup,     &PlainKernelObject::kwarg_defaults, &PlainKernelObject::full_inputs,
+    &PlainKernelObject::view_name,
+};
+
 int plainTraverse(PyObject* self, visitproc visit, void* arg) {
   auto* k = reinterpret_cast<PlainKernelObject*>(self);
-  Py_VISIT(k->dict);
-  Py_VISIT(k->run_below);
-  Py_VISIT(k->formula);
-  Py_VISIT(k->node_class);
-  Py_VISIT(k->layout);
-  Py_VISIT(k->needs_table);
-  Py_VISIT(k->setup);
-  Py_VISIT(k->kwarg_defaults);
-  Py_VISIT(k->full_inputs);
-  Py_VISIT(k->view_name);
+  for (auto field : kObjectFields) {
+    Py_VISIT(k->*field);
+  }
   return 0;
 }
 
 int plainClear(PyObject* self) {
   auto* k = reinterpret_cast<PlainKernelObject*>(self);
-  Py_CLEAR(k->dict);
-  Py_CLEAR(k->run_below);
-  Py_CLEAR(k->formula);
-  Py_CLEAR(k->node_class);
-  Py_CLEAR(k->layout);
-  Py_CLEAR(k->needs_table);
-  Py_CLEAR(k->setup);
-  Py_CLEAR(k->kwarg_defaults);
-  Py_CLEAR(k->full_inputs);
-  Py_CLEAR(k->view_name);
+  for (auto field : kObjectFields) {
+    Py_CLEAR(k->*field);
+  }
   return 0;
 }
 
