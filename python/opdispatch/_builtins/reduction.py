@@ -48,18 +48,24 @@ def _reduction_setup(ctx: Any, inputs: tuple, output: Any) -> None:
     ``dtype=`` result's gradient is cast back by the engine: Note [Gradients
     of broadcast and promoted inputs].)"""
     ctx.shape = inputs[0].shape
-    ctx.dim_args = inputs[1:]
+    if len(inputs) > 1:
+        ctx.dim_args = inputs[1:]
+
+
+def _dim_args(ctx: Any) -> tuple:
+    return getattr(ctx, "dim_args", ())
 
 
 def _reduced_dims(ctx: Any) -> tuple[tuple[int, ...], bool]:
     """The reduced dimensions and keepdim of the reduction ``ctx`` recorded (the kernel checked them)."""
-    dim = ctx.dim_args[0] if ctx.dim_args else None
-    keepdim = bool(ctx.dim_args[1]) if len(ctx.dim_args) > 1 else False
+    dim_args = _dim_args(ctx)
+    dim = dim_args[0] if dim_args else None
+    keepdim = bool(dim_args[1]) if len(dim_args) > 1 else False
     return _dims("od::reduction", [dim] if isinstance(dim, int) else dim, len(ctx.shape)), keepdim
 
 
 def _no_grads(ctx: Any) -> tuple[None, ...]:
-    return (None,) * len(ctx.dim_args)
+    return (None,) * len(_dim_args(ctx))
 
 
 # --- sum, mean ------------------------------------------------------------------------
@@ -136,11 +142,6 @@ def sums_along(a: np.ndarray, axis: Optional[int]) -> np.ndarray:
 def _reducer(name: str, fn: Callable[..., np.ndarray], out_dtype: Callable[[Tensor, Any], np.dtype]
              ) -> dict[str, Callable[..., Tensor]]:
     def cpu(self: Tensor, dim: Optional[Sequence[int]] = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
-        if (fn is _sum_all and dim is None and not keepdim and dtype is None and self.dtype in _BLAS_DTYPES and
-                0 < self.numel() <= _PAIRWISE_BLOCK and self.is_contiguous()):
-            if self.ndim == 1:
-                return call_numpy(_dot, self, _ones(self.numel(), _BLAS_DTYPES[self.dtype]))
-            return call_numpy(_small_sum, self)
         dims = None if dim is None else _dims(name, dim, self.ndim)
         return call_numpy(fn, self, dims, out_dtype(self, dtype), None, keepdim)
 
@@ -172,8 +173,20 @@ _sum_all = np.add.reduce
 sum_dim = defop("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
                 tags=REDUCTION, **_reducer("od::sum.dim_IntList", _sum_all, _sum_dtype),
                 backward=_sum_backward, setup_context=_reduction_setup)
+def _sum_cpu(self: Tensor, *, dtype: Any = None) -> Tensor:
+    """od::sum: a small contiguous float tensor as a dot product (Note [Small sums])."""
+    if dtype is None:
+        numpy_dtype = _BLAS_DTYPES.get(self.dtype)
+        if numpy_dtype is not None and 0 < self.numel() <= _PAIRWISE_BLOCK and self.is_contiguous():
+            if self.ndim == 1:
+                return call_numpy(_dot, self, _ones(self.numel(), numpy_dtype))
+            return call_numpy(_small_sum, self)
+    return call_numpy(_sum_all, self, None, _sum_dtype(self, dtype))
+
+
 sum_ = defop("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", tags=NONCORE_REDUCTION,
-             **_reducer("od::sum", _sum_all, _sum_dtype), backward=_sum_backward, setup_context=_reduction_setup)
+             cpu=_sum_cpu, meta=_reducer("od::sum", _sum_all, _sum_dtype)["meta"], backward=_sum_backward,
+             setup_context=_reduction_setup)
 mean_dim = defop("mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
                  tags=REDUCTION, **_reducer("od::mean.dim", _mean_of, _mean_dtype),
                  backward=_mean_backward, setup_context=_reduction_setup)
