@@ -25,15 +25,19 @@ def make(op: str, size: Sequence[int], dtype: Any, device: Any, fill: Fill) -> _
     RuntimeError for a negative size and NotImplementedError for a device
     without memory here (cuda)."""
     size = tuple(size)
-    if any(s < 0 for s in size):
+    if size and min(size) < 0:
         raise RuntimeError(f"{op}: trying to create tensor with negative dimension in size {list(size)}")
     dtype = _C.float32 if dtype is None else dtype
-    device = _C.device("cpu") if device is None else _C.device(str(device))
-    if device.type == "meta":
-        return meta_like(size, dtype)
-    if device.type != "cpu":
-        raise NotImplementedError(f"{op}: device {device} has no memory in opdispatch; use cpu or meta")
+    if device is not None and device != _CPU:
+        device = _C.device(str(device))
+        if device.type == "meta":
+            return meta_like(size, dtype)
+        if device.type != "cpu":
+            raise NotImplementedError(f"{op}: device {device} has no memory in opdispatch; use cpu or meta")
     return tensor(fill(size, dtype.to_numpy()))
+
+
+_CPU = _C.device("cpu")
 
 
 def _sized(name: str, fill: Fill) -> Any:

@@ -96,8 +96,7 @@ def _backward_data_kernels(name: str, fn: Callable[..., np.ndarray]) -> dict[str
     the input, in ``input_dtype`` (the dtype of softmax's input, which its ``dtype=`` may have changed)."""
 
     def check(grad_output: Tensor, output: Tensor, dim: int) -> Optional[int]:
-        check_device(name, grad_output, output)
-        if tuple(grad_output.shape) != tuple(output.shape):
+        if grad_output.shape != output.shape:
             raise RuntimeError(f"{name}: grad_output of shape {list(grad_output.shape)} does not match output of "
                                f"shape {list(output.shape)}")
         d = wrap_dim(name, dim, output.ndim)
@@ -107,6 +106,7 @@ def _backward_data_kernels(name: str, fn: Callable[..., np.ndarray]) -> dict[str
         return call_numpy(fn, grad_output, output, check(grad_output, output, dim), input_dtype.to_numpy())
 
     def meta(grad_output: Tensor, output: Tensor, dim: int, input_dtype: Any) -> Tensor:
+        check_device(name, grad_output, output)
         check(grad_output, output, dim)
         return meta_like(output.shape, input_dtype)
 

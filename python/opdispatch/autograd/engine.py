@@ -79,7 +79,7 @@ def _validate(node: graph.Node, nxt: graph.Node, nr: int, g: Any) -> Any:
     expected = nxt.input_metadata(nr)
     if expected is None:
         return g
-    shape, dtype = expected
+    shape, dtype = expected[0], expected[1]
     if g.shape != shape:
         shape = tuple(shape)
         if not _expandable(shape, g.shape):
@@ -150,7 +150,7 @@ def _run(
                 if captures is None and grads[0] is not None:
                     _accumulate_into(node.variable, grads[0], create_graph)
                 continue
-            if all(g is None for g in grads):
+            if grads[0] is None and (len(grads) == 1 or all(g is None for g in grads)):
                 outs: list[Any] = [None] * len(node.next_functions)
             else:
                 outs = node.apply(grads)

@@ -88,8 +88,9 @@ class Node:
         """Gradients for each of ``next_functions`` (None where there is none)."""
         raise NotImplementedError
 
-    def input_metadata(self, output_nr: int) -> Optional[tuple[tuple[int, ...], Any]]:
-        """(shape, dtype) of the tensor whose gradient arrives at ``output_nr``, if known."""
+    def input_metadata(self, output_nr: int) -> Optional[tuple[Any, ...]]:
+        """(shape, dtype, ...) of the tensor whose gradient arrives at ``output_nr``, if known (the
+        engine reads the first two)."""
         return None
 
     def release(self) -> None:
@@ -288,9 +289,9 @@ class OpNode(Node, BackwardContext):
     def num_outputs(self) -> int:
         return len(self.outputs_meta)
 
-    def input_metadata(self, output_nr: int) -> Optional[tuple[tuple[int, ...], Any]]:
-        meta = self.outputs_meta[output_nr]
-        return None if meta is None else (meta[0], meta[1])
+    def input_metadata(self, output_nr: int) -> Optional[tuple[Any, ...]]:
+        """(shape, dtype, device) of output ``output_nr`` (None for a non-tensor)."""
+        return self.outputs_meta[output_nr]
 
     def _grads_per_output(self, grad_outputs: list[Any]) -> list[Any]:
         materialize = self.formula.materialize
