@@ -3,6 +3,9 @@ built-in operator, and the engine (graph sharing, accumulation,
 retain_graph, higher order, grad mode, in-place rules, version counters)."""
 from __future__ import annotations
 
+import gc
+import weakref
+
 import numpy as np
 import pytest
 
@@ -144,6 +147,35 @@ def test_double_backward_of_cube():
     assert g2.tolist() == [12.0, -6.0]
     (g3,) = opdispatch.autograd.grad(g2.sum(), x)
     assert g3.tolist() == [6.0, 6.0]
+
+
+def test_saved_outputs_form_no_reference_cycle():
+    """exp, tanh, log_softmax... save their output; the node keeps a detached alias of it, so the output is
+    freed by reference counting alone. PyTorch: SavedVariable's is_output."""
+    x = opdispatch.tensor([0.5, -1.0], requires_grad=True)
+    gc.disable()
+    try:
+        for make in (lambda t: t.exp(), lambda t: t.tanh(), lambda t: t.log_softmax(0), lambda t: t.sigmoid()):
+            out = make(x)
+            ref = weakref.ref(out)
+            del out
+            assert ref() is None
+    finally:
+        gc.enable()
+
+
+def test_double_backward_through_a_saved_output():
+    x = opdispatch.tensor([0.5, -1.0], dtype=opdispatch.float64, requires_grad=True)
+    y = x.exp()  # exp's formula uses its saved output: grad * exp(x)
+    (g,) = opdispatch.autograd.grad(y.sum(), x, create_graph=True)
+    assert g.requires_grad
+    (g2,) = opdispatch.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(g2.numpy(), np.exp([0.5, -1.0]))
+    z = x.exp()
+    with opdispatch.autograd.no_grad():
+        z.mul_(2)  # the alias the node saved shares z's version counter
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
 
 
 def test_grad_mode_context_managers_and_decorators():

@@ -84,6 +84,39 @@ def test_operators_carry_the_tags_pytorch_gives_their_namesakes():
         assert tuple(t.name for t in op.tags) == expected[name], name
 
 
+# --- the NumPy bridge kernels run through ------------------------------------------------------
+
+
+def test_call_numpy_gives_views_in_and_tensors_out():
+    x = opdispatch.tensor([1.0, 2.0])
+    assert _C._call_numpy(np.multiply, x, 2.0, out=x) is x  # an out= array is its tensor
+    assert x.tolist() == [2.0, 4.0]
+    t = _C._call_numpy(np.transpose, opdispatch.ones(2, 3))  # not C-contiguous: copied to C order
+    assert t.shape == (3, 2) and t.stride() == (2, 1)
+    s = _C._call_numpy(np.sum, x)  # a NumPy scalar becomes a 0-d tensor
+    assert s.shape == () and s.item() == 6.0
+    pair = _C._call_numpy(lambda a: (a, None), x)
+    assert pair[0] is x and pair[1] is None
+    with pytest.raises(RuntimeError, match="meta tensors have no data"):
+        _C._call_numpy(np.negative, opdispatch.ones(2, device="meta"))
+    with pytest.raises(ValueError, match="operands could not be broadcast"):
+        _C._call_numpy(np.add, opdispatch.ones(2), opdispatch.ones(3))
+
+
+def test_kernels_ignore_floating_point_errors_and_leave_numpys_state_alone():
+    previous = np.seterr(all="raise")
+    try:
+        big = opdispatch.tensor([3e38], dtype=opdispatch.float32)
+        assert (big * 10).tolist() == [float("inf")]
+        assert opdispatch.tensor([0.0]).log().tolist() == [float("-inf")]
+        assert np.isnan(opdispatch.tensor([-1.0]).sqrt().item())
+        with pytest.raises(FloatingPointError):
+            np.float32(3e38) * np.float32(10)
+        assert np.geterr()["over"] == "raise"
+    finally:
+        np.seterr(**previous)
+
+
 # --- type promotion ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype,scalar,expected", [
