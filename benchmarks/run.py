@@ -87,9 +87,9 @@ def run(quick: bool) -> list[dict[str, Any]]:
     for _ in range(rounds):
         for c in cases:
             n = max(100, int(c.number * scale))
-            ours[c.name].append(_time(c.stmt, c.globals, n))
+            ours[c.name].append(_time(c.stmt, c.globals, n) / c.calls)
             if c.torch_stmt:
-                theirs[c.name].append(_time(c.torch_stmt, c.torch_globals, n))
+                theirs[c.name].append(_time(c.torch_stmt, c.torch_globals, n) / c.calls)
     rows = []
     for c in cases:
         mine = statistics.median(ours[c.name])

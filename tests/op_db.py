@@ -289,6 +289,7 @@ OPS: list[OpInfo] = [
     OpInfo("bmm", [S(a(2, 2, 3), a(2, 3, 2))], ref=np.matmul),
     # --- views -------------------------------------------------------------------------------------------
     OpInfo("view", [S(a(2, 3), [3, 2]), S(a(2, 3), [-1]), S(a(), [1, 1])], ref=lambda x, s: x.reshape(s)),
+    OpInfo("detach", [S(a(2, 3)), S(a())], ref=lambda x: x, grad=False),
     OpInfo("reshape", [S(a(2, 3), [6]), S(a(2, 3, 2), [2, -1])], ref=lambda x, s: x.reshape(s)),
     OpInfo("transpose.int", [S(a(2, 3), 0, 1), S(a(2, 3, 2), -1, 0)], ref=lambda x, d0, d1: np.swapaxes(x, d0, d1)),
     OpInfo("permute", [S(a(2, 3, 2), [2, 0, 1]), S(a(2, 3), [-1, 0])], ref=np.transpose),

@@ -51,7 +51,7 @@ def test_every_operator_has_cpu_meta_and_autograd_kernels():
 # The tags PyTorch 2.13 gives each operator's namesake (torch.ops.aten.<op>.<overload>.tags), by tag set.
 PYTORCH_TAGS = {
     ("pt2_compliant_tag",):
-        "_log_softmax_backward_data _softmax_backward_data arange arange.start contiguous empty_like "
+        "_log_softmax_backward_data _softmax_backward_data arange arange.start contiguous detach empty_like "
         "flatten.using_ints log_softmax.int matmul nll_loss nll_loss_backward nll_loss_forward ones ones_like reshape "
         "select_backward slice_backward softmax.int squeeze stack to.device to.dtype to.dtype_layout transpose.int "
         "zeros zeros_like",

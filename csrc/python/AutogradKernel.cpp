@@ -57,6 +57,7 @@ PyObject* gNonDifferentiable = nullptr;
 PyObject* gIsNonDifferentiable = nullptr;
 PyObject* gSaved = nullptr;
 PyObject* gSavedOutputs = nullptr;
+PyObject* gDetach = nullptr;
 
 void intern(PyObject*& slot, const char* name) {
   slot = PyUnicode_InternFromString(name);
@@ -137,6 +138,27 @@ bool markedNonDifferentiable(PyObject* node, PyObject* out) {
   return is != 0;
 }
 
+/// New reference: a tensor sharing the memory and version counter of tensor
+/// object `t`, without history. A tensor that handles dispatch in Python (a
+/// FakeTensor, a wrapper subclass) gets it from its own detach (od::detach
+/// through __torch_dispatch__), so it stays one of its kind (PyTorch:
+/// SavedVariable saves tensor_data(), whose shallow copy of a Python tensor
+/// dispatches detach); a plain tensor's alias is made here.
+PyObject* detachedAlias(PyObject* t) {
+  TensorImpl* impl = unpackImpl(t);
+  PyObject* alias = nullptr;
+  if (impl->key_set().has(DispatchKey::Python)) {
+    alias = PyObject_CallMethodNoArgs(t, gDetach);
+  } else {
+    Tensor tensor = unpackTensor(t);
+    alias = wrapTensor(tensor.as_strided(tensor.sizes(), tensor.strides(), tensor.storage_offset()));
+  }
+  if (alias == nullptr) {
+    throw py::error_already_set();
+  }
+  return alias;
+}
+
 /// See the _unsave_outputs binding.
 void unsaveOutputs(PyObject* node, PyObject* const* outputs, Py_ssize_t n_outputs) {
   py::object saved = py::reinterpret_steal<py::object>(PyObject_GetAttr(node, gSaved));
@@ -151,17 +173,13 @@ void unsaveOutputs(PyObject* node, PyObject* const* outputs, Py_ssize_t n_output
   for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(saved.ptr()); ++i) {
     PyObject* t = PyTuple_GET_ITEM(saved.ptr(), i);
     for (Py_ssize_t nr = 0; nr < n_outputs; ++nr) {
-      if (t != outputs[nr] || !isTensor(t)) {
+      if (t != outputs[nr] || !isTensor(t) || gradFnOf(t) != node) {
         continue;
       }
       if (!replaced) {
         replaced = py::reinterpret_steal<py::object>(PyTuple_GetSlice(saved.ptr(), 0, PyTuple_GET_SIZE(saved.ptr())));
       }
-      Tensor tensor = unpackTensor(t);
-      PyObject* alias = wrapTensor(tensor.as_strided(tensor.sizes(), tensor.strides(), tensor.storage_offset()));
-      if (alias == nullptr) {
-        throw py::error_already_set();
-      }
+      PyObject* alias = detachedAlias(t);
       PyObject* previous = PyTuple_GET_ITEM(replaced.ptr(), i);
       PyTuple_SET_ITEM(replaced.ptr(), i, alias);
       Py_DECREF(previous);
@@ -191,7 +209,8 @@ PyObject* unsaveOutputsBinding(PyObject*, PyObject* const* args, Py_ssize_t narg
 PyMethodDef kModuleMethods[] = {
     {"_unsave_outputs", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(unsaveOutputsBinding)),
      METH_FASTCALL,
-     "_unsave_outputs(node, outputs): replaces the outputs of node among the tensors it saved (node._saved) by "
+     "_unsave_outputs(node, outputs): replaces the outputs of node (those whose grad_fn it is) among the tensors it "
+     "saved (node._saved) by "
      "detached aliases (same memory and version counter, no history), and records where they are and which "
      "output each is in node._saved_outputs, so that no reference cycle output -> node -> output forms. "
      "BackwardContext.saved_tensors gives them their history back when backward is differentiated. PyTorch: "
@@ -364,6 +383,7 @@ void initAutogradKernelBindings(py::module_& m) {
   intern(gIsNonDifferentiable, "_is_non_differentiable");
   intern(gSaved, "_saved");
   intern(gSavedOutputs, "_saved_outputs");
+  intern(gDetach, "detach");
   PyTypeObject& t = gPlainKernelType;
   t.tp_name = "opdispatch._C._PlainAutogradKernel";
   t.tp_basicsize = sizeof(PlainKernelObject);

@@ -125,6 +125,15 @@ AutogradMetaObject* newMeta(PyObject* grad_fn, long long output_nr) {
   return meta;
 }
 
+/// New reference: the edge (node, 0).
+PyObject* edgeTo(PyObject* node) {
+  PyObject* edge = Py_BuildValue("(Oi)", node, 0);
+  if (edge == nullptr) {
+    throw py::error_already_set();
+  }
+  return edge;
+}
+
 } // namespace
 
 void setHistory(PyObject* tensor, PyObject* node, long long output_nr) {
@@ -139,6 +148,11 @@ void setHistory(PyObject* tensor, PyObject* node, long long output_nr) {
     meta->output_nr = output_nr;
     Py_CLEAR(meta->grad_accumulator);
   }
+}
+
+PyObject* gradFnOf(PyObject* tensor) {
+  AutogradMetaObject* meta = metaOf(unpackImpl(tensor));
+  return meta == nullptr || meta->grad_fn == Py_None ? nullptr : meta->grad_fn;
 }
 
 void setViewOf(PyObject* tensor, PyObject* name) {
@@ -171,7 +185,7 @@ PyObject* gradientEdge(PyObject* value) {
     if (meta->grad_accumulator != nullptr && PyWeakref_Check(meta->grad_accumulator)) {
       PyObject* acc = PyWeakref_GetObject(meta->grad_accumulator); // borrowed
       if (acc != nullptr && acc != Py_None) {
-        return Py_BuildValue("(Oi)", acc, 0);
+        return edgeTo(acc);
       }
     }
   }
@@ -195,7 +209,7 @@ PyObject* gradientEdge(PyObject* value) {
     impl->autograd_meta() = OwnedPyObject::steal(meta);
   }
   Py_XSETREF(meta->grad_accumulator, ref);
-  return Py_BuildValue("(Oi)", acc.ptr(), 0);
+  return edgeTo(acc.ptr());
 }
 
 namespace {

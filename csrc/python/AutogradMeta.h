@@ -13,6 +13,8 @@ namespace opdispatch::python {
 PyObject* gradientEdge(PyObject* value);
 /// Makes tensor object `tensor` the `output_nr`-th output of `node`, as _C._set_history. Throws on error.
 void setHistory(PyObject* tensor, PyObject* node, long long output_nr);
+/// Borrowed: the grad_fn of tensor object `tensor`, or null if it has none (a leaf).
+PyObject* gradFnOf(PyObject* tensor);
 /// Sets the view_of of tensor object `tensor` (which has autograd state) to `name` (a str).
 void setViewOf(PyObject* tensor, PyObject* name);
 

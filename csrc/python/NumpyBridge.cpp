@@ -7,6 +7,7 @@
 
 #include <pybind11/numpy.h>
 
+#include <opdispatch/core/CheckedArithmetic.h>
 #include <opdispatch/core/Exception.h>
 
 #include "Exceptions.h"
@@ -290,7 +291,7 @@ PyMethodDef kModuleMethods[] = {
      "an ndarray or NumPy scalar becomes a tensor owning it (copied to C order when it is not C-contiguous, "
      "aligned and writeable), a tuple a tuple of those; an array made for an argument returns that argument "
      "itself (an in-place kernel's out=), None and tensors pass through. Raises what fn raises, and RuntimeError "
-     "for a tensor without data (meta)."},
+     "for a tensor without data (meta, wrapper subclasses)."},
     {nullptr, nullptr, 0, nullptr},
 };
 
@@ -298,8 +299,9 @@ PyMethodDef kModuleMethods[] = {
 
 PyObject* arrayOfTensor(PyObject* tensor) {
   TensorImpl* impl = unpackImpl(tensor);
-  OPDISPATCH_CHECK(impl->device().is_cpu() && impl->has_storage(), "numpy() needs a cpu tensor; this tensor is on ",
-                   impl->device(), (impl->device().is_meta() ? " (meta tensors have no data)" : ""));
+  OPDISPATCH_CHECK(impl->device().is_cpu(), "numpy() needs a cpu tensor; this tensor is on ", impl->device(),
+                   (impl->device().is_meta() ? " (meta tensors have no data)" : ""));
+  void* data = impl->data_ptr(); // throws for a tensor without storage (a wrapper subclass)
   int64_t nd = impl->dim();
   OPDISPATCH_CHECK_VALUE(nd <= kMaxNumpyDims, "numpy(): a tensor of ", nd, " dimensions has no NumPy view (NumPy "
                          "allows at most ", kMaxNumpyDims, ")");
@@ -308,12 +310,19 @@ PyObject* arrayOfTensor(PyObject* tensor) {
   IntArrayRef sizes = impl->sizes(), tstrides = impl->strides();
   for (int64_t i = 0; i < nd; ++i) {
     dims[i] = static_cast<Py_intptr_t>(sizes[i]);
-    strides[i] = static_cast<Py_intptr_t>(tstrides[i] * itemsize);
+    // Only a stride that addresses no other element can overflow in bytes
+    // (Note [Checked size arithmetic]); NumPy ignores it, so 0 will do.
+    int64_t bytes = 0;
+    if (mulOverflows(tstrides[i], itemsize, &bytes)) {
+      OPDISPATCH_INTERNAL_ASSERT(sizes[i] <= 1 || impl->numel() == 0, "stride overflow in numpy()");
+      bytes = 0;
+    }
+    strides[i] = static_cast<Py_intptr_t>(bytes);
   }
   NpyApi& api = npy();
   PyObject* descr = numpyDtype(impl->dtype()).inc_ref().ptr(); // stolen by PyArray_NewFromDescr
   PyObject* arr = api.PyArray_NewFromDescr_(api.PyArray_Type_, descr, static_cast<int>(nd), dims.data(),
-                                             strides.data(), impl->data_ptr(), NpyApi::NPY_ARRAY_WRITEABLE_, nullptr);
+                                             strides.data(), data, NpyApi::NPY_ARRAY_WRITEABLE_, nullptr);
   if (arr == nullptr) {
     throw py::error_already_set();
   }

@@ -13,7 +13,7 @@ namespace opdispatch::python {
 
 /// New reference to an ndarray viewing the memory of the cpu tensor object
 /// `tensor` (writeable; its base keeps the tensor's storage alive, not the
-/// tensor). Throws Error for a tensor without data (meta).
+/// tensor). Throws Error for a tensor without data (meta, wrapper subclasses).
 PyObject* arrayOfTensor(PyObject* tensor);
 
 /// A tensor sharing the memory of ndarray `array` and keeping it alive.

@@ -5,7 +5,8 @@
 // from the tensor objects, and hands the caller's own objects to the kernel.
 // It applies only where the IValue round trip would give the kernel exactly
 // those objects: a positional call; every argument a Tensor (or None for
-// Tensor?), an exact int, bool, str or float, or a Scalar of those; the last
+// Tensor?), an exact int that fits int64, a bool, an ASCII str or an exact
+// float, or a Scalar of those (other values may fail to convert); the last
 // argument passed not equal to its default (the round trip drops trailing
 // defaults, as PyTorch's parseIValuesToPyArgsKwargs does); no keyword-only
 // argument without a default. Mutated arguments get their versions bumped as
@@ -129,7 +130,19 @@ const FastCallInfo* infoFor(const AnnotatedSchema* s, FastCallCache& cache) {
   return cache.info;
 }
 
-/// Whether `obj` is the value the IValue round trip of `kind` returns unchanged.
+/// Whether `obj` is an int that fits int64 (larger ones raise OverflowError on the generic path).
+bool isInt64(PyObject* obj) {
+  if (!PyLong_CheckExact(obj)) {
+    return false;
+  }
+  int overflow = 0;
+  PyLong_AsLongLongAndOverflow(obj, &overflow);
+  return overflow == 0;
+}
+
+/// Whether `obj` is the value the IValue round trip of `kind` returns
+/// unchanged (and that converts without error: ints that fit int64, ASCII
+/// strings; the generic path reports the others).
 bool passesUnchanged(ArgKind kind, PyObject* obj) {
   switch (kind) {
     case ArgKind::Tensor:
@@ -137,15 +150,15 @@ bool passesUnchanged(ArgKind kind, PyObject* obj) {
     case ArgKind::OptionalTensor:
       return obj == Py_None || isTensor(obj);
     case ArgKind::Int:
-      return PyLong_CheckExact(obj);
+      return isInt64(obj);
     case ArgKind::Bool:
       return PyBool_Check(obj);
     case ArgKind::Float:
       return PyFloat_CheckExact(obj);
     case ArgKind::Str:
-      return PyUnicode_CheckExact(obj);
+      return PyUnicode_CheckExact(obj) && PyUnicode_IS_ASCII(obj);
     case ArgKind::Scalar:
-      return PyLong_CheckExact(obj) || PyFloat_CheckExact(obj) || PyBool_Check(obj);
+      return isInt64(obj) || PyFloat_CheckExact(obj) || PyBool_Check(obj);
   }
   return false;
 }

@@ -73,7 +73,7 @@ PyObject* callWithKeySet(PyObject* self, const std::optional<DispatchKeySet>& re
 /// A DispatchKey from a DispatchKey object or its name.
 DispatchKey toDispatchKey(PyObject* obj) {
   if (PyUnicode_Check(obj)) {
-    return parseDispatchKey(py::cast<std::string>(obj));
+    return parseDispatchKey(utf8String(obj));
   }
   try {
     return py::cast<DispatchKey>(obj);
@@ -172,6 +172,9 @@ PyObject* resolvePacket(PyObject*, PyObject* args, PyObject* kwargs) {
       }
     }
     py::tuple rest = py::reinterpret_steal<py::tuple>(PyTuple_GetSlice(args, 1, PyTuple_GET_SIZE(args)));
+    if (!rest) {
+      throw py::error_already_set();
+    }
     Stack stack;
     size_t i = bindFirstMatching(name, candidates, rest.ptr(), kwargs, stack);
     const std::string& overload = candidates[i].first->operator_name().overload_name;
@@ -279,6 +282,9 @@ PyObject* methCallForDispatchKey(PyObject* self, PyObject* args, PyObject* kwarg
                           "_call_for_dispatch_key(dispatch_key, *args, **kwargs) needs a dispatch key");
     DispatchKey k = toDispatchKey(PyTuple_GET_ITEM(args, 0));
     py::tuple rest = py::reinterpret_steal<py::tuple>(PyTuple_GetSlice(args, 1, PyTuple_GET_SIZE(args)));
+    if (!rest) {
+      throw py::error_already_set();
+    }
     OperatorEntry& e = entryOf(self);
     const AnnotatedSchema& s = schemaOf(e);
     Stack stack;

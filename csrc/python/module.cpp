@@ -7,9 +7,11 @@
 #include "AutogradMeta.h"
 #include "Exceptions.h"
 #include "NumpyBridge.h"
+#include "PythonFallbackKernel.h"
 #include "PythonOperator.h"
 #include "PythonTensor.h"
 #include "PythonTypes.h"
+#include "TorchDispatchModeTLS.h"
 #include "python_dispatch.h"
 
 namespace py = pybind11;
@@ -59,4 +61,7 @@ PYBIND11_MODULE(_C, m) {
   opdispatch::python::initDispatchBindings(m);
   opdispatch::python::initOperatorBindings(m);
   opdispatch::python::initAutogradFallbackBindings(m);
+  opdispatch::python::initTorchDispatchModeBindings(m);
+  opdispatch::python::initPythonFallbackBindings(m);
+  opdispatch::python::initIntrospectionBindings(m);
 }

@@ -151,6 +151,11 @@ void initDispatchBindings(py::module_& m) {
     auto k = static_cast<DispatchKey>(i);
     keys.value(toString(k), k);
   }
+  // Pickled by name (getattr(DispatchKey, "CPU")): the numbers change when keys are added.
+  keys.def("__reduce__", [](DispatchKey k) {
+    return py::make_tuple(py::module_::import("builtins").attr("getattr"),
+                          py::make_tuple(py::type::of<DispatchKey>(), toString(k)));
+  });
 
   py::class_<DispatchKeySet>(m, "DispatchKeySet", "A set of runtime dispatch keys (one bit each).")
       .def(py::init([](DispatchKey k) { return DispatchKeySet(runtimeKey(k, "DispatchKeySet(key)")); }),
@@ -167,7 +172,25 @@ void initDispatchBindings(py::module_& m) {
       .def("empty", &DispatchKeySet::empty)
       .def("raw_repr", &DispatchKeySet::raw_repr)
       .def("__iter__", [](DispatchKeySet s) { return py::iter(py::cast(std::vector<DispatchKey>(s.begin(), s.end()))); })
-      .def("__repr__", [](DispatchKeySet s) { return toString(s); });
+      .def("__repr__", [](DispatchKeySet s) { return toString(s); })
+      // Pickled as its key names, lowest priority first: the bits change when keys are added.
+      .def(py::pickle(
+          [](DispatchKeySet s) {
+            py::list names;
+            for (DispatchKey k : s) {
+              names.append(toString(k));
+            }
+            return py::make_tuple(py::tuple(names));
+          },
+          [](const py::tuple& state) {
+            OPDISPATCH_CHECK_VALUE(state.size() == 1 && py::isinstance<py::tuple>(state[0]),
+                                   "a pickled DispatchKeySet is a tuple of key names");
+            DispatchKeySet s;
+            for (py::handle name : state[0].cast<py::tuple>()) {
+              s = s.add(runtimeKey(parseDispatchKey(py::str(name)), "DispatchKeySet (unpickling)"));
+            }
+            return s;
+          }));
 
   m.attr("_dispatch_autogradother_backends") = py::cast(autogradother_backends);
   m.attr("_after_autograd_keyset") = py::cast(after_autograd_keyset);
@@ -179,7 +202,7 @@ void initDispatchBindings(py::module_& m) {
     Device d(device_type);
     OPDISPATCH_CHECK_VALUE(!d.has_index(), "Expected device_type string to not have a device index; got ",
                            device_type);
-    return std::string(toString(backendKeyForDevice(d.type)));
+    return std::string(toString(backendKeyForDevice(d.type())));
   });
   m.def("_parse_dispatch_key", [](const std::string& name) -> std::optional<DispatchKey> {
     try {
@@ -201,6 +224,14 @@ void initDispatchBindings(py::module_& m) {
     OPDISPATCH_CHECK_VALUE(t.defined(), "_dispatch_keys needs a tensor");
     return t.key_set();
   });
+  m.def(
+      "_dispatch_pystub",
+      [](const std::string& name, const std::string& overload) {
+        return Dispatcher::singleton().getPyStub(OperatorName(name, overload));
+      },
+      py::arg("name"), py::arg("overload"),
+      "(pymodule, context) that a C++ library recorded with set_python_module for the operator, or None. "
+      "PyTorch: torch._C._dispatch_pystub.");
   m.def("_dispatch_has_backend_fallback",
         [](DispatchKey k) { return Dispatcher::singleton().hasBackendFallbackForDispatchKey(k); });
 
@@ -334,14 +365,21 @@ void initDispatchBindings(py::module_& m) {
       .def(
           "define",
           [](Library& self, const std::string& schema, const std::string& alias_analysis,
-             const std::vector<std::string>& tags) {
+             const std::vector<std::string>& tags, const std::string& site) {
             checkAliasAnalysis(alias_analysis);
             FunctionSchema parsed = parseSchema(schema);
             std::string name = parsed.name();
-            self.def(std::move(parsed), tags);
+            std::vector<Tag> parsed_tags;
+            for (const auto& t : tags) {
+              parsed_tags.push_back(parseTag(t));
+            }
+            self.def(std::move(parsed), parsed_tags, site.empty() ? std::string() : detail::str("registered at ", site));
             return name;
           },
-          py::arg("schema"), py::arg("alias_analysis") = "", py::arg("tags") = std::vector<std::string>{})
+          py::arg("schema"), py::arg("alias_analysis") = "", py::arg("tags") = std::vector<std::string>{},
+          py::arg("site") = "",
+          "Defines an operator. site: where ('file:line', for debug output and duplicate-definition errors); "
+          "default: where the library was created.")
       .def(
           "impl",
           [](Library& self, const std::string& name, const std::string& dispatch, py::object func,
@@ -458,7 +496,7 @@ CodeInfo& codeInfo(PyCodeObject* code) {
   if (it != infos.end()) {
     return it->second;
   }
-  std::string file = py::cast<std::string>(py::handle(code->co_filename));
+  std::string file = displayText(code->co_filename); // a path may hold undecodable bytes (surrogates)
   auto endsWith = [&](const char* suffix) {
     size_t n = std::strlen(suffix);
     return file.size() >= n && file.compare(file.size() - n, n, suffix) == 0;

@@ -16,6 +16,7 @@ namespace opdispatch::python {
 void initDispatchBindings(pybind11::module_& m);
 void initSchemaBindings(pybind11::module_& m);
 void initAutogradFallbackBindings(pybind11::module_& m);
+void initIntrospectionBindings(pybind11::module_& m);
 
 /// (file, line) of the innermost Python frame outside opdispatch's own
 /// registration code (library.py, _ops.py, _library/, _custom_ops.py) and

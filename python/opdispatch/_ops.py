@@ -16,40 +16,58 @@ import os
 from typing import Any, Callable, Iterator
 
 from . import _C
+from ._library import registry as _registry
 
 __all__ = ["OpOverload", "OpOverloadPacket", "OperatorBase", "Tag", "ops"]
 
 
 class Tag(enum.Enum):
-    """Operator tags (PyTorch: ``torch.Tag``, generated from
-    aten/src/ATen/native/tags.yaml). Stored with an operator by
-    ``Library.define(..., tags=...)`` and reported by :attr:`OpOverload.tags`.
-    The dispatcher itself gives them no meaning."""
+    """Operator tags: PyTorch's 20 ``torch.Tag`` members, with its values
+    (generated there from aten/src/ATen/native/tags.yaml). Stored with an
+    operator by ``Library.define(..., tags=...)`` and reported by
+    :attr:`OpOverload.tags`; the dispatcher gives them no meaning.
 
-    core = "core"
-    data_dependent_output = "data_dependent_output"
-    dynamic_output_shape = "dynamic_output_shape"
-    flexible_layout = "flexible_layout"
-    generated = "generated"
-    inplace = "inplace"
-    inplace_view = "inplace_view"
-    maybe_aliasing_or_mutating = "maybe_aliasing_or_mutating"
-    needs_fixed_stride_order = "needs_fixed_stride_order"
-    nondeterministic_bitwise = "nondeterministic_bitwise"
-    nondeterministic_seeded = "nondeterministic_seeded"
-    pointwise = "pointwise"
-    pt2_compliant_tag = "pt2_compliant_tag"
-    reduction = "reduction"
-    view_copy = "view_copy"
+    ``opdispatch._C.Tag`` is this same object (see Note [Tag lives in Python]).
+    As PyTorch's pybind11 enum: ``Tag.pointwise.value == int(Tag.pointwise)
+    == 16``, ``Tag(16) is Tag.pointwise``, ``Tag.__members__``; unlike it, the
+    enum is also iterable (``list(Tag)``).
+    """
 
-    def __repr__(self) -> str:
-        return f"opdispatch.Tag.{self.name}"
+    core = 0
+    cudagraph_unsafe = 1
+    data_dependent_output = 2
+    dynamic_output_shape = 3
+    flexible_layout = 4
+    generated = 5
+    inplace = 6
+    inplace_view = 7
+    maybe_aliasing_or_mutating = 8
+    needs_contiguous_strides = 9
+    needs_exact_strides = 10
+    needs_fixed_stride_order = 11
+    nondeterministic_bitwise = 12
+    nondeterministic_seeded = 13
+    out = 14
+    out_variant = 15
+    pointwise = 16
+    pt2_compliant_tag = 17
+    reduction = 18
+    view_copy = 19
+
+    def __int__(self) -> int:
+        return self.value
+
+    __index__ = __int__
 
 
-# Qualified names ("ns::op" or "ns::op.overload") of operators defined by
-# opdispatch.library (kept here, below library.py, for OpOverload._defined_in_python).
-# PyTorch: torch.library._defs.
-_defs: set[str] = set()
+# Note [Tag lives in Python]
+# PyTorch binds a C++ enum (at::Tag) as torch._C.Tag and re-exports it as
+# torch.Tag. opdispatch's core stores an operator's tags by name (the C++
+# Library::def takes names), so no C++ enum exists to bind; the one Python
+# enum is installed as _C.Tag here. _C is only importable through the
+# opdispatch package, whose __init__ imports this module, so `_C.Tag` and
+# `from opdispatch._C import Tag` always see this object.
+_C.Tag = Tag  # type: ignore[attr-defined]
 
 
 def _defined_overloads() -> dict[str, list[str]]:
@@ -90,14 +108,17 @@ class OperatorBase:
         """Decorator registering ``fn`` as this operator's Python kernel for
         dispatch key ``k`` (a ``DispatchKey``). Returns ``fn``.
 
-        Raises TypeError if ``k`` is not a DispatchKey, ValueError for
-        ``DispatchKey.Python`` (register a mode instead, as PyTorch says), and
-        RuntimeError if ``k`` already has a py_impl kernel.
-        PyTorch: OperatorBase.py_impl."""
+        Raises TypeError if ``k`` is not a DispatchKey or ``fn`` is not
+        callable, ValueError for ``DispatchKey.Python`` (register a mode
+        instead, as PyTorch says), and RuntimeError if ``k`` already has a
+        py_impl kernel. PyTorch: OperatorBase.py_impl."""
 
         def inner(fn: Callable[..., Any]) -> Callable[..., Any]:
             if not isinstance(k, _C.DispatchKey):
                 raise TypeError(f"py_impl({k!r}): expected an opdispatch._C.DispatchKey, got {type(k).__name__}")
+            if not callable(fn):
+                raise TypeError(f"py_impl for {self.name()} at {k.name}: Input function is required to be a "
+                                f"callable but found type {type(fn)}; pass the function itself")
             if k == _C.DispatchKey.Python:
                 raise ValueError(
                     f"py_impl: {self.name()}: please register a mode for the DispatchKey.Python key instead"
@@ -173,7 +194,7 @@ class OpOverload(_C._DispatchOperator, OperatorBase):
     @property
     def _defined_in_python(self) -> bool:
         """Whether opdispatch.library defined this overload. PyTorch: same name."""
-        return self._name in _defs
+        return self._name in _registry.defs
 
     def name(self) -> str:
         """The qualified name: "ns::op" or "ns::op.overload"."""
@@ -474,3 +495,4 @@ def _resolve_packet(name: str) -> OpOverloadPacket:
 
 
 _C._set_opoverload_resolver(_resolve_opoverload)
+_registry.set_definition_listener(_sync_packet)

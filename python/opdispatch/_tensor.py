@@ -4,13 +4,15 @@ and methods. Every operator and method calls an ``od`` operator through the
 dispatcher, so the Autograd and Meta keys apply."""
 from __future__ import annotations
 
+import builtins
 import collections
 import numbers
+import warnings
 from typing import Any, Iterator, Optional, Sequence, Union
 
 import numpy as np
 
-from . import _C
+from . import _C, _layout
 from ._builtins import comparison as _cmp
 from ._builtins import copy as _copy
 from ._builtins import elementwise as _ew
@@ -35,6 +37,15 @@ _add, _sub, _mul, _mm, _relu, _sin = _ew.add, _ew.sub, _ew.mul, _linalg.mm, _ew.
 
 class Tensor(_C.TensorBase):
     """A strided tensor whose operations go through the dispatcher."""
+
+    # --- subclasses -------------------------------------------------------------
+
+    #: A subclass that defines ``__torch_dispatch__`` (a classmethod) handles
+    #: every operator call on its instances (Note [The Python key]); this
+    #: marker means "does not". PyTorch: torch._C._disabled_torch_dispatch_impl.
+    __torch_dispatch__ = _C._disabled_torch_dispatch_impl
+    _make_subclass = staticmethod(_C._make_subclass)
+    _make_wrapper_subclass = staticmethod(_C._make_wrapper_subclass)
 
     # --- autograd -------------------------------------------------------------
 
@@ -96,8 +107,10 @@ class Tensor(_C.TensorBase):
         meta.grad_fn.retain_output(meta.output_nr, self)
 
     def detach(self) -> "Tensor":
-        """A tensor sharing this one's memory and version counter, outside the graph."""
-        return _C._as_strided(self, self.shape, self.stride(), self.storage_offset())
+        """A tensor sharing this one's memory and version counter, outside the
+        graph (od::detach, so a subclass's __torch_dispatch__ sees it; a plain
+        tensor takes its kernel directly)."""
+        return _views._detach(self) if type(self) is Tensor else _views.detach(self)
 
     def backward(self, gradient: Optional["Tensor"] = None, retain_graph: Optional[bool] = None,
                  create_graph: bool = False, inputs: Any = None) -> None:
@@ -113,7 +126,7 @@ class Tensor(_C.TensorBase):
         """NumPy-style text with the dtype, device and autograd state:
         ``tensor([[1., 2.]], dtype=opdispatch.float32, grad_fn=<od::mul.TensorBackward>)``;
         a meta tensor shows ``...`` and its size instead of values."""
-        if self.is_meta:
+        if self.is_meta or not self._has_storage():
             parts = ["...", f"device='{self.device}'", f"size={tuple(self.shape)}"]
         else:
             data = self.numpy(force=True)
@@ -124,7 +137,8 @@ class Tensor(_C.TensorBase):
             parts.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self.requires_grad:
             parts.append("requires_grad=True")
-        return f"tensor({', '.join(parts)})"
+        name = "tensor" if type(self) is Tensor else type(self).__name__
+        return f"{name}({', '.join(parts)})"
 
     def __len__(self) -> int:
         if self.ndim == 0:
@@ -403,36 +417,36 @@ class Tensor(_C.TensorBase):
     # --- methods: in place ----------------------------------------------------------------
 
     def add_(self, other: Any, *, alpha: Any = 1) -> "Tensor":
-        """``self += alpha * other`` in self's memory (od::add_.Tensor / od::add_.Scalar)."""
+        """``self += alpha * other`` in self's memory (``od::add_.Tensor`` / ``od::add_.Scalar``)."""
         if isinstance(other, _TensorBase):
             return _ew.add_(self, other) if alpha == 1 else _ew.add_(self, other, alpha=alpha)
         return _ew.add_scalar_(self, other) if alpha == 1 else _ew.add_scalar_(self, other, alpha)
 
     def sub_(self, other: Any, *, alpha: Any = 1) -> "Tensor":
-        """``self -= alpha * other`` in self's memory (od::sub_.Tensor / od::sub_.Scalar)."""
+        """``self -= alpha * other`` in self's memory (``od::sub_.Tensor`` / ``od::sub_.Scalar``)."""
         if isinstance(other, _TensorBase):
             return _ew.sub_(self, other) if alpha == 1 else _ew.sub_(self, other, alpha=alpha)
         return _ew.sub_scalar_(self, other) if alpha == 1 else _ew.sub_scalar_(self, other, alpha)
 
     def mul_(self, other: Any) -> "Tensor":
-        """``self *= other`` in self's memory (od::mul_.Tensor / od::mul_.Scalar)."""
+        """``self *= other`` in self's memory (``od::mul_.Tensor`` / ``od::mul_.Scalar``)."""
         return _ew.mul_(self, other) if isinstance(other, _TensorBase) else _ew.mul_scalar_(self, other)
 
     def div_(self, other: Any) -> "Tensor":
-        """``self /= other`` in self's memory (od::div_.Tensor / od::div_.Scalar); RuntimeError for an integer
+        """``self /= other`` in self's memory (``od::div_.Tensor`` / ``od::div_.Scalar``); RuntimeError for an integer
         self."""
         return _ew.div_(self, other) if isinstance(other, _TensorBase) else _ew.div_scalar_(self, other)
 
     def zero_(self) -> "Tensor":
-        """Fills self with zeros (od::zero_)."""
+        """Fills self with zeros (``od::zero_``)."""
         return _copy.zero_(self)
 
     def fill_(self, value: Any) -> "Tensor":
-        """Fills self with ``value`` cast to self's dtype (od::fill_.Scalar)."""
+        """Fills self with ``value`` cast to self's dtype (``od::fill_.Scalar``)."""
         return _copy.fill_(self, value)
 
     def copy_(self, src: "Tensor", non_blocking: bool = False) -> "Tensor":
-        """Writes ``src`` (broadcast, cast to self's dtype) into self's memory (od::copy_)."""
+        """Writes ``src`` (broadcast, cast to self's dtype) into self's memory (``od::copy_``)."""
         return _copy.copy_(self, src, True) if non_blocking else _copy.copy_(self, src)
 
     # --- methods: reductions -------------------------------------------------------------------
@@ -566,6 +580,157 @@ class Tensor(_C.TensorBase):
             else:
                 raise TypeError(f"to() received an invalid argument {arg!r}: expected a dtype, a device or a tensor")
         return _copy.to_dtype_layout(self, dtype=dtype, device=device, non_blocking=non_blocking, copy=copy)
+
+
+    # --- PyTorch's everyday conveniences (issue 13 item 10; each a thin form of an operator above) ---
+
+    def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> "Tensor":
+        """Zeros of ``size`` (varargs or a sequence), with self's dtype and device unless given (od::zeros)."""
+        out = _fac.zeros(_shape_args(size), dtype=self.dtype if dtype is None else dtype,
+                         device=self.device if device is None else device)
+        return out.requires_grad_() if requires_grad else out
+
+    def new_ones(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> "Tensor":
+        """Ones of ``size`` (varargs or a sequence), with self's dtype and device unless given (od::ones)."""
+        out = _fac.ones(_shape_args(size), dtype=self.dtype if dtype is None else dtype,
+                        device=self.device if device is None else device)
+        return out.requires_grad_() if requires_grad else out
+
+    def new_full(self, size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False) -> "Tensor":
+        """``fill_value`` in a tensor of ``size`` (a sequence), with self's dtype
+        and device unless given (od::full). TypeError if ``size`` is not a sequence."""
+        if not isinstance(size, (tuple, list)):
+            raise TypeError(f"new_full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
+        out = _fac.full(list(size), fill_value, dtype=self.dtype if dtype is None else dtype,
+                        device=self.device if device is None else device)
+        return out.requires_grad_() if requires_grad else out
+
+    def new_tensor(self, data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+                   ) -> "Tensor":
+        """A copy of ``data`` (as for opdispatch.tensor) with self's dtype and
+        device unless given (integer data in a float tensor's new_tensor is
+        float, as in PyTorch). Copying a tensor warns UserWarning, as PyTorch:
+        use ``src.detach().clone()``."""
+        from ._functional import tensor
+
+        if isinstance(data, _C.TensorBase):
+            warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
+                          "or sourceTensor.detach().clone().requires_grad_(True), rather than "
+                          "tensor.new_tensor(sourceTensor).", UserWarning, stacklevel=2)
+            data = data.detach()
+        return tensor(data, dtype=self.dtype if dtype is None else dtype,
+                      device=self.device if device is None else device, requires_grad=requires_grad)
+
+    def float(self) -> "Tensor":
+        """``self.to(float32)``: self when it already is."""
+        return self.to(_C.float32)
+
+    def double(self) -> "Tensor":
+        """``self.to(float64)``."""
+        return self.to(_C.float64)
+
+    def half(self) -> "Tensor":
+        """``self.to(float16)``."""
+        return self.to(_C.float16)
+
+    def long(self) -> "Tensor":
+        """``self.to(int64)`` (floats truncate toward zero)."""
+        return self.to(_C.int64)
+
+    def int(self) -> "Tensor":
+        """``self.to(int32)``."""
+        return self.to(_C.int32)
+
+    def short(self) -> "Tensor":
+        """``self.to(int16)``."""
+        return self.to(_C.int16)
+
+    def char(self) -> "Tensor":
+        """``self.to(int8)``."""
+        return self.to(_C.int8)
+
+    def byte(self) -> "Tensor":
+        """``self.to(uint8)``."""
+        return self.to(_C.uint8)
+
+    def bool(self) -> "Tensor":
+        """``self.to(bool)`` (nonzero is True)."""
+        return self.to(_C.bool)
+
+    def cfloat(self) -> "Tensor":
+        """``self.to(complex64)``."""
+        return self.to(_C.complex64)
+
+    def cdouble(self) -> "Tensor":
+        """``self.to(complex128)``."""
+        return self.to(_C.complex128)
+
+    def cpu(self) -> "Tensor":
+        """``self.to("cpu")``: self when already on cpu."""
+        return self.to("cpu")
+
+    def type_as(self, other: "Tensor") -> "Tensor":
+        """``self.to(other.dtype)``."""
+        return self.to(other.dtype)
+
+    def view_as(self, other: "Tensor") -> "Tensor":
+        """``self.view(other.shape)``."""
+        return _views.view(self, list(other.shape))
+
+    def reshape_as(self, other: "Tensor") -> "Tensor":
+        """``self.reshape(other.shape)``."""
+        return _views.reshape(self, list(other.shape))
+
+    def expand_as(self, other: "Tensor") -> "Tensor":
+        """``self.expand(other.shape)``."""
+        return _views.expand(self, list(other.shape))
+
+    @property
+    def T(self) -> "Tensor":
+        """The view with the dims reversed (od::permute). Warns UserWarning
+        unless self is 2-D, as PyTorch (which deprecates other ranks)."""
+        if self.ndim != 2:
+            warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
+                          "deprecated; use `x.mT` to transpose batches of matrices or x.permute(...) to reverse "
+                          "the dimensions.", UserWarning, stacklevel=2)
+        return _views.permute(self, list(range(self.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self) -> "Tensor":
+        """The view with the last two dims swapped (od::transpose.int).
+        RuntimeError for fewer than 2 dims."""
+        if self.ndim < 2:
+            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
+                               f"{self.ndim}-D tensor.")
+        return _views.transpose(self, -2, -1)
+
+    @property
+    def layout(self) -> _layout.layout:
+        """Always :data:`opdispatch.strided`."""
+        return _layout.strided
+
+    def element_size(self) -> builtins.int:
+        """Bytes per element (``dtype.itemsize``)."""
+        return self.dtype.itemsize
+
+    @property
+    def itemsize(self) -> builtins.int:
+        """Bytes per element."""
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> builtins.int:
+        """Bytes the elements take (``numel() * itemsize``; a meta tensor's too)."""
+        return self.numel() * self.dtype.itemsize
+
+    def is_floating_point(self) -> builtins.bool:
+        """Whether the dtype is a floating-point one."""
+        return self.dtype.is_floating_point
+
+    def is_complex(self) -> builtins.bool:
+        """Whether the dtype is a complex one."""
+        return self.dtype.is_complex
 
 
 class MaxResult(collections.namedtuple("MaxResult", ["values", "indices"])):

@@ -103,16 +103,15 @@ static_assert(sizeof(DispatchKeySet) == sizeof(uint64_t), "DispatchKeySet is one
 std::string toString(DispatchKeySet ks);
 std::ostream& operator<<(std::ostream& os, DispatchKeySet ks);
 
+/// The runtime keys from `first` to `last`, both included.
+constexpr DispatchKeySet keyRange(DispatchKey first, DispatchKey last) {
+  return DispatchKeySet(DispatchKeySet::FULL_AFTER, last).add(last) - DispatchKeySet(DispatchKeySet::FULL_AFTER, first);
+}
+
 /// Every backend key.
-constexpr DispatchKeySet backend_dispatch_keyset{
-    DispatchKey::CPU,        DispatchKey::CUDA,         DispatchKey::XLA,
-    DispatchKey::MPS,        DispatchKey::Meta,         DispatchKey::PrivateUse1,
-    DispatchKey::QuantizedCPU, DispatchKey::SparseCPU};
+constexpr DispatchKeySet backend_dispatch_keyset = keyRange(kFirstBackendKey, kLastBackendKey);
 /// Every autograd key, AutogradOther included.
-constexpr DispatchKeySet autograd_dispatch_keyset{
-    DispatchKey::AutogradOther, DispatchKey::AutogradCPU,  DispatchKey::AutogradCUDA,
-    DispatchKey::AutogradXLA,   DispatchKey::AutogradMPS,  DispatchKey::AutogradMeta,
-    DispatchKey::AutogradPrivateUse1};
+constexpr DispatchKeySet autograd_dispatch_keyset = keyRange(kFirstAutogradKey, kLastAutogradKey);
 /// The backends that share the AutogradOther key.
 constexpr DispatchKeySet autogradother_backends{DispatchKey::QuantizedCPU, DispatchKey::SparseCPU};
 /// The runtime keys of CompositeImplicitAutograd (plus Undefined, which has no bit).

@@ -278,6 +278,30 @@ RegistrationHandleRAII Dispatcher::registerLibrary(std::string ns, std::string d
   });
 }
 
+RegistrationHandleRAII Dispatcher::registerPythonModule(const OperatorName& name, std::string pymodule,
+                                                        std::string context) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto& records = pythonModules_[name];
+  auto it = records.emplace(records.end(), std::move(pymodule), std::move(context));
+  return RegistrationHandleRAII([this, name, it] {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto found = pythonModules_.find(name);
+    found->second.erase(it);
+    if (found->second.empty()) {
+      pythonModules_.erase(found);
+    }
+  });
+}
+
+std::optional<std::pair<std::string, std::string>> Dispatcher::getPyStub(const OperatorName& name) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto found = pythonModules_.find(name);
+  if (found == pythonModules_.end()) {
+    return std::nullopt;
+  }
+  return found->second.back();
+}
+
 // --- calls -------------------------------------------------------------------------
 
 void Dispatcher::callBoxed(const OperatorHandle& op, Stack* stack) const {

@@ -155,6 +155,13 @@ class Dispatcher final {
   /// Claims namespace `ns` for a DEF library. Throws Error naming both sites
   /// if another DEF library has it.
   RegistrationHandleRAII registerLibrary(std::string ns, std::string debug);
+  /// Records that the fake (meta) kernel of operator `name` is registered
+  /// from Python module `pymodule` (Library::set_python_module; `context` is
+  /// help text). The newest record wins; undoing it restores the previous one.
+  /// PyTorch: Dispatcher::registerPythonModule (the "pystub").
+  RegistrationHandleRAII registerPythonModule(const OperatorName& name, std::string pymodule, std::string context);
+  /// The newest (pymodule, context) recorded for `name`, if any. PyTorch: Dispatcher::getPyStub.
+  std::optional<std::pair<std::string, std::string>> getPyStub(const OperatorName& name) const;
 
   // --- calls -------------------------------------------------------------------
   void callBoxed(const OperatorHandle& op, Stack* stack) const;
@@ -187,6 +194,8 @@ class Dispatcher final {
   std::unordered_map<std::string, std::vector<OperatorEntry*>> entriesByName_;
   std::array<AnnotatedKernelContainer, kDispatchTableSize> backendFallbackKernels_;
   std::unordered_map<std::string, std::string> libraries_;
+  /// Per operator, the (pymodule, context) records of registerPythonModule, newest last.
+  std::unordered_map<OperatorName, std::list<std::pair<std::string, std::string>>> pythonModules_;
   /// Deregistered kernels, kept alive (Note [Kernel lifetime]).
   AnnotatedKernelContainer retiredKernels_;
   std::vector<const AnnotatedSchema*> retiredSchemas_;

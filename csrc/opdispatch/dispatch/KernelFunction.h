@@ -10,7 +10,7 @@
 #include <opdispatch/core/DispatchKeySet.h>
 #include <opdispatch/core/Stack.h>
 #include <opdispatch/dispatch/BoxingTemplates.h>
-#include <opdispatch/dispatch/FunctionTraits.h>
+#include <opdispatch/core/FunctionTraits.h>
 #include <opdispatch/dispatch/OperatorKernel.h>
 
 namespace opdispatch {
@@ -48,18 +48,15 @@ class KernelFunction final {
 
   /// Calls with typed arguments: the unboxed entry when there is one (the
   /// caller guarantees `Return(Args...)` is the kernel's signature, see
-  /// CppSignature), else boxes the arguments and calls the boxed entry.
+  /// CppSignature), else boxes the arguments and calls the boxed entry
+  /// (detail::BoxedKernelWrapper).
   template <class Return, class... Args>
   Return call(const OperatorHandle& op, DispatchKeySet ks, Args... args) const {
     if (OPDISPATCH_LIKELY(unboxed_kernel_func_ != nullptr)) {
       using Unboxed = Return(OperatorKernel*, DispatchKeySet, Args...);
       return (*reinterpret_cast<Unboxed*>(unboxed_kernel_func_))(functor_.get(), ks, std::forward<Args>(args)...);
     }
-    Stack stack;
-    stack.reserve(sizeof...(Args));
-    push(stack, std::forward<Args>(args)...);
-    callBoxed(op, ks, &stack);
-    return detail::pop_return<Return>::call(stack);
+    return detail::BoxedKernelWrapper<Return(Args...)>::call(*this, op, ks, std::forward<Args>(args)...);
   }
 
   // --- construction -------------------------------------------------------------

@@ -147,6 +147,10 @@ class OperatorEntry final {
   /// The C++ signature the unboxed kernels share, if any has one.
   std::optional<CppSignature> cppSignature() const;
 
+  /// The table entry for runtime key `k` (or Undefined) with the reason it
+  /// was chosen (also for inspection: opdispatch._C._dispatch_table_entries). PyTorch: computeDispatchTableEntryWithDebug.
+  std::pair<const AnnotatedKernel*, const char*> computeDispatchTableEntryWithDebug(const Dispatcher& dispatcher,
+                                                                                    DispatchKey k) const;
   /// Lines `name:`, `schema:`, `debug:`, `alias analysis kind:`, then one
   /// line per kernel `<Key>[alias]: <debug> :: <inferred schema> [ boxed unboxed ]`.
   /// PyTorch: OperatorEntry::dumpState.
@@ -186,10 +190,6 @@ class OperatorEntry final {
   /// Records the signature a typed handle calls with.
   void registerTypedCallSignature(const CppSignature& sig);
 
-  /// The table entry for runtime key `k` (or Undefined) with the reason it
-  /// was chosen. PyTorch: computeDispatchTableEntryWithDebug.
-  std::pair<const AnnotatedKernel*, const char*> computeDispatchTableEntryWithDebug(const Dispatcher& dispatcher,
-                                                                                    DispatchKey k) const;
   const AnnotatedKernel* getKernelForDispatchKey(DispatchKey k) const;
   void checkKernelSchema(const AnnotatedKernel& k, const FunctionSchema& declared, const std::string& declared_debug,
                          std::optional<DispatchKey> key) const;

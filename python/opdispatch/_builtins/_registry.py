@@ -3,17 +3,30 @@
 Meta kernel (metadata only) and an autograd formula per operator."""
 from __future__ import annotations
 
+import sys
 from typing import Any, Callable, Optional, Sequence
 
 from .. import _C
 from .._library.autograd import make_autograd_kernel
 from .._ops import Tag
-from ..library import Library
+from ..library import Library, _registration_site
 
 Kernel = Callable[..., Any]
 
+
+def _declaring_statement() -> tuple[str, int]:
+    """(file, line) of the module-level statement being executed: where a
+    built-in operator is declared, whatever helpers stand between (see
+    Note [Registration sites] in opdispatch/library.py)."""
+    frame = sys._getframe(1)
+    while frame.f_back is not None and frame.f_code.co_name != "<module>":
+        frame = frame.f_back
+    return frame.f_code.co_filename, frame.f_lineno
+
+
 #: The ``od`` library; lives for the whole process.
-LIB = Library("od", "DEF")
+with _registration_site(*_declaring_statement()):
+    LIB = Library("od", "DEF")
 
 # The tag sets PyTorch gives the built-in operators' namesakes (``tags`` of
 # ``torch.ops.aten.<op>.<overload>``), in PyTorch's (alphabetical) order.
@@ -59,23 +72,24 @@ def defop(
     version counters: the dispatcher does (Note [Version counters of mutated
     arguments] in csrc/opdispatch/dispatch/OperatorEntry.h).
     """
-    LIB.define(schema, tags=tags)
-    name = schema.split("(", 1)[0]
-    base, _, overload = name.partition(".")
-    for kernel, key in ((cpu, "CPU"), (meta, "Meta"), (backend, "CompositeExplicitAutograd")):
-        if kernel is not None:
-            LIB.impl(name, kernel, key)
-    if composite is not None:
-        LIB.impl(name, composite, "CompositeImplicitAutograd")
-    op = _C._DispatchOperator("od::" + base, overload)
-    if backward is not None:
-        # Built-in formulas take None for an output that received no gradient (as PyTorch's generated nodes).
-        LIB.impl(name, make_autograd_kernel(op, backward, setup_context, materialize_grads=False), "Autograd",
-                 with_keyset=True)
-    elif autograd is not None:
-        LIB.impl(name, autograd(op), "Autograd", with_keyset=True)
-    elif not differentiable:
-        LIB.impl(name, _below_autograd(op), "Autograd", with_keyset=True)
+    with _registration_site(*_declaring_statement()):
+        LIB.define(schema, tags=tags)
+        name = schema.split("(", 1)[0]
+        base, _, overload = name.partition(".")
+        for kernel, key in ((cpu, "CPU"), (meta, "Meta"), (backend, "CompositeExplicitAutograd")):
+            if kernel is not None:
+                LIB.impl(name, kernel, key)
+        if composite is not None:
+            LIB.impl(name, composite, "CompositeImplicitAutograd")
+        op = _C._DispatchOperator("od::" + base, overload)
+        if backward is not None:
+            # Built-in formulas take None for an output that received no gradient (as PyTorch's generated nodes).
+            LIB.impl(name, make_autograd_kernel(op, backward, setup_context, materialize_grads=False), "Autograd",
+                     with_keyset=True)
+        elif autograd is not None:
+            LIB.impl(name, autograd(op), "Autograd", with_keyset=True)
+        elif not differentiable:
+            LIB.impl(name, _below_autograd(op), "Autograd", with_keyset=True)
     return op
 
 

@@ -12,7 +12,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _C
-from .._library.autograd import check_inplace as check_inplace_autograd
+from ..autograd.graph import check_inplace as check_inplace_autograd
 from . import comparison, copy, factories, reduction
 from ._numpy import call_numpy, check_inplace
 from ._pointwise import inplace, operands, pointwise, unary, with_alpha

@@ -73,12 +73,12 @@ def _softmax_setup(ctx: Any, inputs: tuple, output: Any) -> None:
 
 def _softmax_backward(ctx: Any, grad: Tensor) -> tuple[Any, None, None]:
     (out,) = ctx.saved_tensors
-    return softmax_backward_data(grad, out, ctx.dim, ctx.input_dtype), None, None
+    return _softmax_backward_data(grad, out, ctx.dim, ctx.input_dtype), None, None
 
 
 def _log_softmax_backward(ctx: Any, grad: Tensor) -> tuple[Any, None, None]:
     (out,) = ctx.saved_tensors
-    return log_softmax_backward_data(grad, out, ctx.dim, ctx.input_dtype), None, None
+    return _log_softmax_backward_data(grad, out, ctx.dim, ctx.input_dtype), None, None
 
 
 softmax = defop("softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", tags=PT2,
@@ -142,7 +142,7 @@ def _softmax_backward_data_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any, N
     g = elementwise.as_dtype(grad, out.dtype)
     g_grad = g_out = None
     if ctx.needs_input_grad[0]:
-        g_grad = elementwise.as_dtype(softmax_backward_data(g, out, ctx.dim, out.dtype), ctx.dtypes[0])
+        g_grad = elementwise.as_dtype(_softmax_backward_data(g, out, ctx.dim, out.dtype), ctx.dtypes[0])
     if ctx.needs_input_grad[1]:
         dot = reduction.sum_dim(elementwise.mul(grad_output, out), [ctx.dim], True)
         g_out = elementwise.sub(elementwise.mul(g, elementwise.sub(grad_output, dot)),
@@ -164,11 +164,11 @@ def _log_softmax_backward_data_backward(ctx: Any, grad: Tensor) -> tuple[Any, An
     return g_grad, g_out, None, None
 
 
-softmax_backward_data = defop(
+_softmax_backward_data = defop(
     "_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor", tags=PT2,
     **_backward_data_kernels("od::_softmax_backward_data", _softmax_grad),
     backward=_softmax_backward_data_backward, setup_context=_backward_data_setup)
-log_softmax_backward_data = defop(
+_log_softmax_backward_data = defop(
     "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
     tags=PT2, **_backward_data_kernels("od::_log_softmax_backward_data", _log_softmax_grad),
     backward=_log_softmax_backward_data_backward, setup_context=_backward_data_setup)

@@ -325,6 +325,14 @@ def _slice_backward(grad_output: Tensor, input_sizes: Sequence[int], dim: int, s
     return _placed(grad_output, input_sizes, (slice(None),) * dim + (slice(start, end, step),))
 
 
+def _detach(self: Tensor) -> Tensor:
+    return _C._as_strided(self, self.shape, self.stride(), self.storage_offset())
+
+
+#: A view outside the autograd graph: an operator, so that tensor subclasses
+#: and FakeTensorMode see it (PyTorch: aten::detach). Tensor.detach calls it.
+detach = defop("detach(Tensor(a) self) -> Tensor(a)", tags=PT2, backend=_detach, differentiable=False)
+
 select_backward = defop(
     "select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor", tags=PT2,
     backend=_select_backward, setup_context=lambda ctx, inputs, output: setattr(ctx, "args", inputs[2:]),

@@ -13,6 +13,8 @@ from typing import Any, Callable, Optional
 
 from .. import _C
 from ..autograd import graph
+from ..autograd.graph import check_inplace
+from .utils import check_callable, is_tensor_like_type, is_tensorlist_like_type
 
 BackwardFn = Callable[..., Any]
 SetupContextFn = Callable[..., None]
@@ -59,13 +61,13 @@ class _SchemaInfo:
         self.tensor_positions = [(i, kind == "list") for i, kind in enumerate(self.tensor_kind) if kind is not None]
         self.no_tensors = (None,) * len(self.positional)
         self.return_kinds = [_tensor_kind(r.type) for r in schema.returns]
-        self.returns_one_tensor = self.return_kinds == ["tensor"] and schema.returns[0].type == "Tensor"
+        self.returns_one_tensor = len(schema.returns) == 1 and isinstance(schema.returns[0].type, _C.TensorType)
         self.mutated = [i for i, a in enumerate(args) if a.alias_info is not None and a.alias_info.is_write]
         self.is_view = not self.mutated and any(r.alias_info is not None for r in schema.returns)
         # Every tensor input a required plain Tensor, one Tensor result, nothing mutated (Note [Recording a call]).
         self.plain = (self.returns_one_tensor and not self.mutated and
                       0 < len(self.tensor_positions) <= _MAX_PLAIN_TENSORS and
-                      all(a.type == "Tensor" and not a.has_default_value()
+                      all(isinstance(a.type, _C.TensorType) and not a.has_default_value()
                           for a, kind in zip(self.positional, self.tensor_kind) if kind is not None) and
                       not any(kind is not None for kind in (_tensor_kind(a.type) for a in self.kwarg_only)))
         self.name = f"{schema.name}" + (f".{schema.overload_name}" if schema.overload_name else "")
@@ -80,11 +82,11 @@ class _SchemaInfo:
         return tuple(positional), keyword
 
 
-def _tensor_kind(type_text: str) -> Optional[str]:
+def _tensor_kind(typ: _C.Type) -> Optional[str]:
     """"tensor" for Tensor / Tensor?, "list" for Tensor[] / Tensor?[] (optional or not), else None."""
-    if not type_text.startswith("Tensor"):
-        return None
-    return "list" if "[]" in type_text else "tensor"
+    if is_tensor_like_type(typ):
+        return "tensor"
+    return "list" if is_tensorlist_like_type(typ) else None
 
 
 def _output_layout(info: _SchemaInfo, out: Any) -> tuple[Any, ...]:
@@ -102,28 +104,6 @@ def _requires_grad(x: Any) -> bool:
     if isinstance(x, (list, tuple)):
         return any(isinstance(t, _C.TensorBase) and _tensor_requires_grad(t) for t in x)
     return False
-
-
-def check_inplace(op_name: str, t: Any) -> None:
-    """RuntimeError if recording an in-place update of ``t`` by ``op_name``
-    is not allowed: ``t`` is a leaf that requires grad, or a recorded view
-    (PyTorch rebases the viewed tensor's history with CopySlices; opdispatch
-    refuses instead). PyTorch: check_inplace in
-    torch/csrc/autograd/VariableTypeUtils.h."""
-    if not isinstance(t, _C.TensorBase) or not t.requires_grad:
-        return
-    if graph.is_leaf(t):
-        raise RuntimeError(
-            f"{op_name}: a leaf tensor that requires grad is being used in an in-place operation; "
-            f"do the update under opdispatch.autograd.no_grad(), or clone the tensor first."
-        )
-    view_of = t._autograd_meta.view_of
-    if view_of is not None:
-        raise RuntimeError(
-            f"{op_name}: in-place update of a view (an output of {view_of}) that requires grad is not supported: "
-            f"the gradient of the tensor it views would be wrong. Clone the view first, or use the out-of-place "
-            f"operator."
-        )
 
 
 def _check_inplace_on_leaf(info: _SchemaInfo, inputs: tuple, kw_inputs: dict) -> None:
@@ -162,7 +142,11 @@ def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[
     is rebased onto the new node. PyTorch: torch._library.autograd.make_autograd_impl.
     """
     info = _SchemaInfo(op._schema)
-    formula = graph.Formula(info.name, backward, info.positional_names, _zeros if materialize_grads else None)
+    op_name = info.name
+    check_callable(backward, f"register_autograd for {op_name}: backward")
+    if setup_context is not None:
+        check_callable(setup_context, f"register_autograd for {op_name}: setup_context")
+    formula = graph.Formula(op_name, backward, info.positional_names, _zeros if materialize_grads else None)
     keyword_only = setup_context is not None and _wants_keyword_only(setup_context)
     if info.plain:
         kernel = _plain_kernel(op, info, formula, setup_context, keyword_only)
@@ -223,10 +207,12 @@ def _general_kernel(op: Any, info: _SchemaInfo, formula: graph.Formula, setup_co
     def autograd_kernel(keyset: _C.DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
         # The gradient edges of the tensors among the positional args (as the
         # dispatcher passed them: trailing defaults may be missing and hold no
-        # tensors), and per positional input its layout entry and whether it needs a gradient.
+        # tensors), and per positional input its layout entry and whether it
+        # needs a gradient (for a Tensor[] input, a list: one per element, as PyTorch).
         edges: list[graph.Edge] = []
         layout = list(no_tensors)
-        needs = [False] * n_positional
+        needs: list[Any] = [False] * n_positional
+        any_needs = False
         nargs = len(args)
         for i, is_list in tensor_positions:
             if i >= nargs:
@@ -238,14 +224,18 @@ def _general_kernel(op: Any, info: _SchemaInfo, formula: graph.Formula, setup_co
                 items = [t for t in value if t is not None]
                 edges.extend(gradient_edge(t) for t in items)
                 layout[i] = len(items)
-                needs[i] = any(_tensor_requires_grad(t) for t in items)
+                flags = [t is not None and _tensor_requires_grad(t) for t in value]
+                needs[i] = flags
+                any_needs = any_needs or True in flags
             else:
                 edge = gradient_edge(value)
                 edges.append(edge)
                 layout[i] = TENSOR
-                needs[i] = edge[0] is not None
+                requires = edge[0] is not None
+                needs[i] = requires
+                any_needs = any_needs or requires
         # Reached through the Autograd key, so normally an input requires grad.
-        if True not in needs:
+        if not any_needs:
             return run_below_autograd(keyset, *args, **kwargs)
         inputs, kw_inputs = info.full_inputs(args, kwargs) if info.mutated or setup_context else ((), {})
         if info.mutated:

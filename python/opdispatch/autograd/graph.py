@@ -210,8 +210,8 @@ class BackwardContext:
         self._saved = None
 
 
-#: ``unsave_outputs(node, outputs)``: replaces the outputs of ``node``
-#: among the tensors it saved by detached aliases (same memory and version
+#: ``unsave_outputs(node, outputs)``: replaces the outputs of ``node`` (the
+#: ones whose grad_fn it is) among the tensors it saved by detached aliases (same memory and version
 #: counter, no history), so that no reference cycle output -> node -> output
 #: forms; saved_tensors gives them their history back when backward is
 #: differentiated. PyTorch: SavedVariable's is_output (it saves outputs
@@ -367,3 +367,25 @@ def _bad_grad(op_name: str, name: str, g: Any) -> None:
 
 
 _C._set_accumulate_grad_class(AccumulateGrad)
+
+
+def check_inplace(op_name: str, t: Any) -> None:
+    """RuntimeError if recording an in-place update of ``t`` by ``op_name``
+    is not allowed: ``t`` is a leaf that requires grad, or a recorded view
+    (PyTorch rebases the viewed tensor's history with CopySlices; opdispatch
+    refuses instead). PyTorch: check_inplace in
+    torch/csrc/autograd/VariableTypeUtils.h."""
+    if not isinstance(t, _C.TensorBase) or not t.requires_grad:
+        return
+    if is_leaf(t):
+        raise RuntimeError(
+            f"{op_name}: a leaf tensor that requires grad is being used in an in-place operation; "
+            f"do the update under opdispatch.autograd.no_grad(), or clone the tensor first."
+        )
+    view_of = t._autograd_meta.view_of
+    if view_of is not None:
+        raise RuntimeError(
+            f"{op_name}: in-place update of a view (an output of {view_of}) that requires grad is not supported: "
+            f"the gradient of the tensor it views would be wrong. Clone the view first, or use the out-of-place "
+            f"operator."
+        )
