@@ -369,6 +369,63 @@ def test_materialize_grads(materialize, expected, monkeypatch):
     assert TwoOutputs.seen == [expected] and as_numpy(x.grad).tolist() == [2.0, 2.0]
 
 
+class Blocker(Function):
+    """Passes no gradient back: what arrives at the node before it is None."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 3
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None
+
+
+class Recorder(Function):
+    materialize = True
+    seen: list = []
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.set_materialize_grads(Recorder.materialize)
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        Recorder.seen.append(None if grad is None else as_numpy(grad).tolist())
+        return grad
+
+
+@pytest.mark.parametrize("materialize, seen, x_grad", [(True, [[0.0, 0.0]], [0.0, 0.0]), (False, [None], None)])
+def test_backward_runs_when_no_gradient_arrives(materialize, seen, x_grad, monkeypatch):
+    # PyTorch 2.13 calls a Function's backward although every incoming gradient is None: with zeros (which
+    # then reach x.grad), or with None after set_materialize_grads(False).
+    monkeypatch.setattr(Recorder, "materialize", materialize)
+    monkeypatch.setattr(Recorder, "seen", [])
+    x = leaf([1.0, 2.0])
+    Blocker.apply(Recorder.apply(x)).sum().backward()
+    assert Recorder.seen == seen
+    assert (None if x.grad is None else as_numpy(x.grad).tolist()) == x_grad
+
+
+def test_register_autograd_backward_runs_with_zeros_when_no_gradient_arrives(ns):
+    # PyTorch 2.13: a custom op's backward gets zeros for an output that got no gradient, even when none did.
+    seen = []
+
+    @library.custom_op(f"{ns}::double", mutates_args=())
+    def double(x: opdispatch.Tensor) -> opdispatch.Tensor:
+        return x * 2
+
+    def backward(ctx, g):
+        seen.append(as_numpy(g).tolist())
+        return g * 2
+
+    double.register_autograd(backward)
+    x = leaf([1.0, 2.0])
+    Blocker.apply(double(x)).sum().backward()
+    assert seen == [[0.0, 0.0]] and as_numpy(x.grad).tolist() == [0.0, 0.0]
+
+
 def test_backward_returning_none_leaves_grad_unset():
     # PyTorch's test_function_returns_undefined_tensor.
     class NoGrad(Function):

@@ -114,6 +114,17 @@ def _accumulate_into(t: _C.TensorBase, g: Any, create_graph: bool) -> None:
     meta.grad = g if meta.grad is None else meta.grad + g
 
 
+# Note [Nodes without incoming gradients]
+# When every gradient arriving at a node is None (its outputs were used only
+# where no gradient flows back), PyTorch's engine still calls it. Its
+# generated nodes then return undefined gradients without computing
+# anything (they check any_grad_defined), so the engine skips the built-in
+# formulas here and passes None on. A custom autograd.Function and a
+# register_autograd formula are called: their backward receives zeros, or
+# None per ctx.set_materialize_grads(False) (PyTorch: PyNode::apply), and
+# whatever it returns flows on (zeros reach .grad, as in PyTorch).
+
+
 def _run(
     roots: list[graph.Edge],
     root_grads: list[Any],
@@ -150,7 +161,8 @@ def _run(
                 if captures is None and grads[0] is not None:
                     _accumulate_into(node.variable, grads[0], create_graph)
                 continue
-            if grads[0] is None and (len(grads) == 1 or all(g is None for g in grads)):
+            if grads[0] is None and (len(grads) == 1 or all(g is None for g in grads)) and \
+                    not node.runs_without_grads:
                 outs: list[Any] = [None] * len(node.next_functions)
             else:
                 outs = node.apply(grads)

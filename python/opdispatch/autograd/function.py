@@ -86,6 +86,7 @@ class BackwardCFunction(FunctionCtx, graph.Node):
     PyTorch: torch.autograd.function.BackwardCFunction."""
 
     _forward_cls: Any
+    runs_without_grads = True
 
     def __init__(self, needs_input_grad: tuple[bool, ...], input_is_tensor: tuple[bool, ...],
                  next_functions: tuple[graph.Edge, ...]) -> None:

@@ -73,6 +73,9 @@ class Node:
 
     # Class-level defaults, overridden per instance when set (nodes are made on every recorded call).
     _retained: Optional[dict[int, weakref.ref]] = None
+    #: Whether the engine calls ``apply`` when every gradient arriving at the
+    #: node is None (see Note [Nodes without incoming gradients] in engine.py).
+    runs_without_grads = False
 
     def __init__(self, next_functions: Sequence[Edge]) -> None:
         self.next_functions: tuple[Edge, ...] = tuple(next_functions)
@@ -276,6 +279,12 @@ class OpNode(Node, BackwardContext):
     @property
     def _op_name(self) -> str:  # type: ignore[override]
         return self.formula.op_name
+
+    @property
+    def runs_without_grads(self) -> bool:  # type: ignore[override]
+        """True for a formula that materializes missing gradients as zeros
+        (register_autograd's; PyTorch runs a custom op's backward then)."""
+        return self.formula.materialize is not None
 
     @property
     def ctx(self) -> "OpNode":
