@@ -753,6 +753,20 @@ def test_graph_is_freed_with_its_outputs():
     assert node() is None
 
 
+def test_saved_output_forms_no_reference_cycle():
+    # The node keeps its saved output without history (as PyTorch's SavedVariable), so the graph goes with
+    # its output by reference counting alone.
+    gc.disable()
+    try:
+        x = leaf([1.0])
+        out = ScaleSC.apply(x)
+        node = weakref.ref(out.grad_fn)
+        del out
+        assert node() is None
+    finally:
+        gc.enable()
+
+
 # --- register_autograd: needs_input_grad ---------------------------------------------------------------------
 
 
