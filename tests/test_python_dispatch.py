@@ -367,6 +367,14 @@ def test_infrastructure_modes_sit_below_user_modes():
         _C._set_dispatch_mode(user)
 
 
+def test_a_mode_sees_detach_of_a_plain_tensor():
+    # PyTorch: x.detach() is aten::detach, which a mode sees; outside modes it takes its kernel directly.
+    x = opdispatch.ones(2, requires_grad=True)
+    with LoggingMode() as m:
+        d = x.detach()
+    assert [e[1] for e in m.log] == ["od.detach.default"] and not d.requires_grad and d._shares_storage(x)
+
+
 def test_disable_torch_dispatch_skips_modes_and_subclasses():
     w, x = WrapperTensor(opdispatch.ones(2)), opdispatch.ones(2)
     with LoggingMode() as m:

@@ -10,11 +10,13 @@
 #include <iterator>
 
 #include <opdispatch/core/Exception.h>
+#include <opdispatch/dispatch/Dispatcher.h>
 
 #include "AutogradMeta.h"
 #include "Exceptions.h"
 #include "PythonTensor.h"
 #include "PythonTypes.h"
+#include "TorchDispatchModeTLS.h"
 
 namespace py = pybind11;
 
@@ -57,7 +59,6 @@ PyObject* gNonDifferentiable = nullptr;
 PyObject* gIsNonDifferentiable = nullptr;
 PyObject* gSaved = nullptr;
 PyObject* gSavedOutputs = nullptr;
-PyObject* gDetach = nullptr;
 
 void intern(PyObject*& slot, const char* name) {
   slot = PyUnicode_InternFromString(name);
@@ -139,20 +140,23 @@ bool markedNonDifferentiable(PyObject* node, PyObject* out) {
 }
 
 /// New reference: a tensor sharing the memory and version counter of tensor
-/// object `t`, without history. A tensor that handles dispatch in Python (a
-/// FakeTensor, a wrapper subclass) gets it from its own detach (od::detach
-/// through __torch_dispatch__), so it stays one of its kind (PyTorch:
-/// SavedVariable saves tensor_data(), whose shallow copy of a Python tensor
-/// dispatches detach); a plain tensor's alias is made here.
+/// object `t`, without history. While a dispatch mode is active, or for a
+/// tensor that handles dispatch in Python (a FakeTensor, a wrapper subclass),
+/// it is od::detach called through the dispatcher, so the mode records it and
+/// the subclass makes one of its kind (PyTorch: SavedVariable saves
+/// tensor_data(), whose shallow_copy_and_detach dispatches detach to the mode
+/// or the Python tensor); otherwise the alias is made here.
 PyObject* detachedAlias(PyObject* t) {
-  TensorImpl* impl = unpackImpl(t);
-  PyObject* alias = nullptr;
-  if (impl->key_set().has(DispatchKey::Python)) {
-    alias = PyObject_CallMethodNoArgs(t, gDetach);
+  Tensor tensor = unpackTensor(t);
+  if (tensor.unsafeGetTensorImpl()->key_set().has(DispatchKey::Python) || dispatchModeEnabled()) {
+    Stack stack{IValue(tensor)};
+    Dispatcher::singleton().findSchemaOrThrow("od::detach", "").callBoxed(&stack);
+    OPDISPATCH_INTERNAL_ASSERT(stack.size() == 1 && stack[0].isTensor(), "od::detach returned no tensor");
+    tensor = stack[0].toTensor();
   } else {
-    Tensor tensor = unpackTensor(t);
-    alias = wrapTensor(tensor.as_strided(tensor.sizes(), tensor.strides(), tensor.storage_offset()));
+    tensor = tensor.as_strided(tensor.sizes(), tensor.strides(), tensor.storage_offset());
   }
+  PyObject* alias = wrapTensor(std::move(tensor));
   if (alias == nullptr) {
     throw py::error_already_set();
   }
@@ -383,7 +387,6 @@ void initAutogradKernelBindings(py::module_& m) {
   intern(gIsNonDifferentiable, "_is_non_differentiable");
   intern(gSaved, "_saved");
   intern(gSavedOutputs, "_saved_outputs");
-  intern(gDetach, "detach");
   PyTypeObject& t = gPlainKernelType;
   t.tp_name = "opdispatch._C._PlainAutogradKernel";
   t.tp_basicsize = sizeof(PlainKernelObject);

@@ -31,6 +31,7 @@ from .autograd import engine, graph
 
 _requires_grad_slot = _C.TensorBase.requires_grad
 _TensorBase = _C.TensorBase
+_len_torch_dispatch_stack = _C._len_torch_dispatch_stack
 # The operators of the hottest methods, bound once.
 _add, _sub, _mul, _mm, _relu, _sin = _ew.add, _ew.sub, _ew.mul, _linalg.mm, _ew.relu, _ew.sin
 
@@ -108,9 +109,12 @@ class Tensor(_C.TensorBase):
 
     def detach(self) -> "Tensor":
         """A tensor sharing this one's memory and version counter, outside the
-        graph (od::detach, so a subclass's __torch_dispatch__ sees it; a plain
-        tensor takes its kernel directly)."""
-        return _views._detach(self) if type(self) is Tensor else _views.detach(self)
+        graph (od::detach, so a subclass's __torch_dispatch__ and an active
+        dispatch mode see it, as in PyTorch; a plain tensor outside any mode
+        takes its kernel directly)."""
+        if type(self) is Tensor and not _len_torch_dispatch_stack():
+            return _views._detach(self)
+        return _views.detach(self)
 
     def backward(self, gradient: Optional["Tensor"] = None, retain_graph: Optional[bool] = None,
                  create_graph: bool = False, inputs: Any = None) -> None:

@@ -41,13 +41,15 @@ def _root_grads(outputs: tuple, grad_outputs: tuple, create_graph: bool) -> list
                     f"grad can be implicitly created only for scalar outputs; output {i} has shape "
                     f"{tuple(out.shape)}: pass a gradient (e.g. ones_like(output))"
                 )
-            g = _ones_like(out)
+            g = _ones_like(out)  # has no history
         elif tuple(g.shape) != tuple(out.shape):
             raise RuntimeError(
                 f"mismatch in shape: grad_output[{i}] has shape {tuple(g.shape)} and output[{i}] has shape "
                 f"{tuple(out.shape)}"
             )
-        grads.append(g if create_graph else g.detach())
+        elif not create_graph:
+            g = g.detach()
+        grads.append(g)
     return grads
 
 
@@ -258,5 +260,7 @@ def grad(
                 f"One of the differentiated Tensors (input {i}) appears to not have been used in the graph. "
                 f"Set allow_unused=True if this is the desired behavior."
             )
-        result.append(g if g is None or create_graph else g.detach())
+        # (Gradients computed without create_graph have no history; one that is a tensor requiring grad, which
+        # a formula returned unchanged, is detached.)
+        result.append(g.detach() if g is not None and not create_graph and g.requires_grad else g)
     return tuple(result)
