@@ -21,6 +21,14 @@ class Case:
     number: int = 20000
     calls: int = 1  # operator calls one run of ``stmt`` makes (a loop inside a ``with`` block)
 
+    @property
+    def target_text(self) -> Optional[str]:
+        """The target as stated: ">= 7x" (PyTorch that many times slower), or
+        "<= 1.2x PyTorch" for a target below 1 (opdispatch at most that many times slower)."""
+        if self.target is None:
+            return None
+        return f">= {self.target:g}x" if self.target >= 1 else f"<= {1 / self.target:.3g}x PyTorch"
+
 
 # The rows run.py compares with each other (a custom_op call may cost at most
 # RELATIVE_TARGET times the same op made by define + impl).
@@ -191,3 +199,42 @@ def numpy_cases() -> list[Case]:
         Case("add, 10 elements (x + y)", "x + y", g, "np.add(x, y)", peer, number=20000),
         Case("matmul, 256x256 (m @ n)", "m @ n", g, "np.matmul(m, n)", peer, number=200),
     ]
+
+
+#: Ratios opdispatch may be slower than PyTorch on the built-in operators'
+#: tiny-tensor rows: without grad, and with an input that requires grad.
+BUILTIN_TARGET, BUILTIN_GRAD_TARGET = 1.2, 1.5
+
+
+def builtin_cases(torch: Any) -> list[Case]:
+    """The built-in operators on tiny tensors (10 elements; 4x4 for mm), as
+    Tensor methods, against the same PyTorch methods: without grad, and with
+    an input that requires grad (a graph node is recorded and dropped)."""
+    import numpy as np
+
+    import opdispatch
+
+    rng = np.random.default_rng(0)
+
+    def arrays() -> dict[str, np.ndarray]:
+        return {"x": rng.random(10, dtype=np.float32), "y": rng.random(10, dtype=np.float32),
+                "m": rng.random((4, 4), dtype=np.float32), "w": rng.random((4, 4), dtype=np.float32)}
+
+    plain = {k: opdispatch.from_numpy(v) for k, v in arrays().items()}
+    grad = {k: opdispatch.from_numpy(v) for k, v in arrays().items()}
+    grad["x"].requires_grad_()
+    grad["m"].requires_grad_()
+    tplain = tgrad = None
+    if torch is not None:
+        torch.set_num_threads(1)
+        tplain = {k: torch.from_numpy(v) for k, v in arrays().items()}
+        tgrad = {k: torch.from_numpy(v) for k, v in arrays().items()}
+        tgrad["x"].requires_grad_()
+        tgrad["m"].requires_grad_()
+    rows = []
+    for stmt in ("x + y", "x.sum()", "m.mm(w)", "x.relu()", "x.sin()"):
+        for label, g, tg, target in (("no grad", plain, tplain, BUILTIN_TARGET),
+                                     ("input requires grad", grad, tgrad, BUILTIN_GRAD_TARGET)):
+            rows.append(Case(f"9. built-in `{stmt}`, {label}", stmt, g, stmt if tg is not None else None, tg,
+                             1 / target, number=5000))
+    return rows

@@ -171,7 +171,10 @@ def test_setup_context_gets_inputs_with_defaults_and_output():
     x = leaf([1.0, 2.0])
     out = ScaleSC.apply(x)
     assert out.grad_fn.k == 2.0 and out.grad_fn.record == (False, (True, False), "Tensor")
-    assert out.grad_fn.saved_tensors[0] is out
+    # A saved output comes back as a new tensor over its memory with its grad_fn, as in PyTorch
+    # (SavedVariable saves an output without its grad_fn, so no output -> node -> output cycle).
+    saved = out.grad_fn.saved_tensors[0]
+    assert saved is not out and saved.grad_fn is out.grad_fn and saved.data_ptr() == out.data_ptr()
     out.sum().backward()
     np.testing.assert_allclose(as_numpy(x.grad), [2.0, 2.0])
     out = ScaleSC.apply(x, k=3.0)
@@ -353,7 +356,7 @@ class TwoOutputs(Function):
     @staticmethod
     def backward(ctx, g1, g2):
         TwoOutputs.seen.append(None if g2 is None else as_numpy(g2).tolist())
-        return g1 * 2
+        return None if g1 is None else g1 * 2
 
 
 @pytest.mark.parametrize("materialize, expected", [(True, [0.0, 0.0]), (False, None)])
@@ -366,23 +369,56 @@ def test_materialize_grads(materialize, expected, monkeypatch):
     assert TwoOutputs.seen == [expected] and as_numpy(x.grad).tolist() == [2.0, 2.0]
 
 
+class Blocker(Function):
+    """Passes no gradient back: what arrives at the node before it is None."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 3
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None
+
+
+@pytest.mark.parametrize("materialize, seen, x_grad", [(True, [[0.0, 0.0]], [0.0, 0.0]), (False, [None], None)])
+def test_backward_runs_when_no_gradient_arrives(materialize, seen, x_grad, monkeypatch):
+    # PyTorch 2.13 calls a Function's backward although every incoming gradient is None: with zeros (which
+    # then reach x.grad), or with None after set_materialize_grads(False).
+    monkeypatch.setattr(TwoOutputs, "materialize", materialize)
+    monkeypatch.setattr(TwoOutputs, "seen", [])
+    x = leaf([1.0, 2.0])
+    Blocker.apply(TwoOutputs.apply(x)[0]).sum().backward()
+    assert TwoOutputs.seen == seen
+    assert (None if x.grad is None else as_numpy(x.grad).tolist()) == x_grad
+
+
+def test_register_autograd_backward_runs_with_zeros_when_no_gradient_arrives(ns):
+    # PyTorch 2.13: a custom op's backward gets zeros for an output that got no gradient, even when none did.
+    seen = []
+
+    @library.custom_op(f"{ns}::double", mutates_args=())
+    def double(x: opdispatch.Tensor) -> opdispatch.Tensor:
+        return x * 2
+
+    def backward(ctx, g):
+        seen.append(as_numpy(g).tolist())
+        return g * 2
+
+    double.register_autograd(backward)
+    x = leaf([1.0, 2.0])
+    Blocker.apply(double(x)).sum().backward()
+    assert seen == [[0.0, 0.0]] and as_numpy(x.grad).tolist() == [0.0, 0.0]
+
+
 def test_backward_returning_none_leaves_grad_unset():
     # PyTorch's test_function_returns_undefined_tensor.
-    class NoGrad(Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
-        @staticmethod
-        def backward(ctx, grad):
-            return None
-
     x = leaf([1.0])
-    NoGrad.apply(x).backward()
+    Blocker.apply(x).backward()
     assert x.grad is None
-    NoGrad.apply(x ** 2).sum().backward()
+    Blocker.apply(x ** 2).sum().backward()
     assert x.grad is None
-    assert opdispatch.autograd.grad(NoGrad.apply(x), x, allow_unused=True)[0] is None
+    assert opdispatch.autograd.grad(Blocker.apply(x), x, allow_unused=True)[0] is None
 
 
 # --- saved tensors ----------------------------------------------------------------------------------
@@ -691,6 +727,20 @@ def test_graph_is_freed_with_its_outputs():
     del out
     gc.collect()
     assert node() is None
+
+
+def test_saved_output_forms_no_reference_cycle():
+    # The node keeps its saved output without history (as PyTorch's SavedVariable), so the graph goes with
+    # its output by reference counting alone.
+    gc.disable()
+    try:
+        x = leaf([1.0])
+        out = ScaleSC.apply(x)
+        node = weakref.ref(out.grad_fn)
+        del out
+        assert node() is None
+    finally:
+        gc.enable()
 
 
 # --- register_autograd: needs_input_grad ---------------------------------------------------------------------

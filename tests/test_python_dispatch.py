@@ -12,6 +12,7 @@ import gc
 import threading
 import weakref
 
+import numpy as np
 import pytest
 
 import opdispatch
@@ -366,6 +367,14 @@ def test_infrastructure_modes_sit_below_user_modes():
         _C._set_dispatch_mode(user)
 
 
+def test_a_mode_sees_detach_of_a_plain_tensor():
+    # PyTorch: x.detach() is aten::detach, which a mode sees; outside modes it takes its kernel directly.
+    x = opdispatch.ones(2, requires_grad=True)
+    with LoggingMode() as m:
+        d = x.detach()
+    assert [e[1] for e in m.log] == ["od.detach.default"] and not d.requires_grad and d._shares_storage(x)
+
+
 def test_disable_torch_dispatch_skips_modes_and_subclasses():
     w, x = WrapperTensor(opdispatch.ones(2)), opdispatch.ones(2)
     with LoggingMode() as m:
@@ -550,6 +559,37 @@ def test_logging_subclass_through_forward_and_backward():
         "od.mul.Tensor", "od.mul.Tensor", "od.mul.Tensor", "od.add.Tensor"]
     d = x.detach()
     assert type(d) is WrapperTensor and not d.requires_grad and WrapperTensor.calls[-1] == "od.detach.default"
+
+
+def test_wrapper_subclass_through_a_formula_that_saves_its_output():
+    # exp's formula saves its output. The node keeps it without history (no output -> node -> output cycle);
+    # for a tensor that handles dispatch in Python, that alias comes from od::detach, so the saved tensor is a
+    # WrapperTensor too, and no kernel ever sees a wrapper (which has no data) directly.
+    WrapperTensor.calls = []
+    x = WrapperTensor(opdispatch.tensor([0.0, 1.0]), requires_grad=True)
+    y = x.exp()
+    (saved,) = y.grad_fn.saved_tensors
+    assert type(saved) is WrapperTensor and saved is not y and saved.grad_fn is y.grad_fn
+    (g,) = opdispatch.autograd.grad((y,), (x,), (WrapperTensor(opdispatch.ones(2)),))
+    assert type(g) is WrapperTensor
+    np.testing.assert_allclose(g.elem.tolist(), [1.0, np.e])
+    assert "od.detach.default" in WrapperTensor.calls
+
+
+def test_kernels_see_the_memory_of_a_subclass_made_from_a_view():
+    # Each tensor object caches the NumPy view its kernels use (Note [Kernel arrays]); a subclass object made
+    # by _make_subclass is a new object over its own alias, so its kernels read its own geometry and
+    # in-place kernels write through to the base.
+    Plain = type("Plain", (Tensor,), {})
+    base = opdispatch.tensor([1.0, 2.0, 3.0, 4.0])
+    view = base[1:3]
+    assert (view + 0).tolist() == [2.0, 3.0]  # the view's kernel array is cached now
+    s = Tensor._make_subclass(Plain, view)
+    assert (s * 10).tolist() == [20.0, 30.0]
+    s.add_(1.0)
+    assert base.tolist() == [1.0, 3.0, 4.0, 4.0] and (view + 0).tolist() == [3.0, 4.0]
+    whole = Tensor._make_subclass(Plain, base)
+    assert (whole + 0).tolist() == [1.0, 3.0, 4.0, 4.0]
 
 
 def test_subclass_in_a_tensor_list_is_found(lib, ns):

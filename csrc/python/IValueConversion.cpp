@@ -479,11 +479,14 @@ std::string exceptionText(const py::error_already_set& e) {
 }
 
 /// toPyObject, with errors naming `where`.
-py::object toPython(const IValue& v, TypePtr type, const std::string& where) {
+/// toPyObject, with a failure's message naming the value: `where()` gives
+/// its label (called only then: results convert on every call).
+template <typename Label>
+py::object toPython(const IValue& v, TypePtr type, const Label& where) {
   try {
     return py::reinterpret_steal<py::object>(toPyObject(v, type));
   } catch (...) {
-    rethrowNaming(where, "", nullptr);
+    rethrowNaming(where(), "", nullptr);
   }
 }
 
@@ -750,7 +753,7 @@ PyObject* popResultsToPython(const FunctionSchema& schema, Stack& stack) {
                              " values on the stack, expected ", n);
   size_t first = stack.size() - n;
   auto result = [&](size_t i) {
-    return toPython(stack[first + i], returns[i].type(), detail::str(opLabel(schema), ": return ", i));
+    return toPython(stack[first + i], returns[i].type(), [&] { return detail::str(opLabel(schema), ": return ", i); });
   };
   py::object out;
   if (n == 0) {
@@ -777,7 +780,7 @@ std::pair<PyObject*, PyObject*> popArgumentsToPython(const FunctionSchema& schem
     return d.has_value() && d->equals(values[i]);
   };
   auto argument = [&](size_t i) {
-    return toPython(values[i], arguments[i].type(), argumentLabel(schema, arguments[i], i));
+    return toPython(values[i], arguments[i].type(), [&] { return argumentLabel(schema, arguments[i], i); });
   };
   size_t num_positional = 0;
   while (num_positional < n && !arguments[num_positional].kwarg_only()) {
@@ -805,12 +808,12 @@ void pushPythonResults(const FunctionSchema& schema, PyObject* result, const cha
   const auto& returns = schema.returns();
   size_t base = stack.size();
   auto convertOne = [&](PyObject* obj, size_t i) {
-    std::string label = detail::str(opLabel(schema), ": return ", i, " of the ", where);
     std::optional<IValue> v;
     try {
       v = convert(obj, returns[i].type(), returns[i].N());
     } catch (...) {
-      rethrowNaming(label, returns[i].type()->toString(), obj);
+      rethrowNaming(detail::str(opLabel(schema), ": return ", i, " of the ", where), returns[i].type()->toString(),
+                    obj);
     }
     if (!v) {
       throw TypeError(detail::str(opLabel(schema), ": the ", where, " returned ", pyTypeName(obj), " for return ", i,

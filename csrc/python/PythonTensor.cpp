@@ -15,6 +15,7 @@
 
 #include "Exceptions.h"
 #include "IValueConversion.h"
+#include "NumpyBridge.h"
 #include "PythonFallbackKernel.h"
 #include "PythonTypes.h"
 
@@ -148,6 +149,7 @@ void tensorDealloc(PyObject* self) {
     PyObject_ClearWeakRefs(self);
   }
   Py_CLEAR(obj->dict);
+  Py_CLEAR(obj->kernel_array);
   if (TensorImpl* impl = obj->impl) {
     obj->impl = nullptr;
     if (impl->pyobj() == self) {
@@ -333,38 +335,22 @@ PyObject* methSharesMemory(PyObject* self, PyObject* other) {
 }
 
 PyObject* methNumpy(PyObject* self, PyObject* args, PyObject* kwargs) {
-  static const char* kwlist[] = {"force", nullptr};
   int force = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$p:numpy", const_cast<char**>(kwlist), &force)) {
-    return nullptr;
+  if (PyTuple_GET_SIZE(args) != 0 || (kwargs != nullptr && PyDict_GET_SIZE(kwargs) != 0)) {
+    static const char* kwlist[] = {"force", nullptr};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$p:numpy", const_cast<char**>(kwlist), &force)) {
+      return nullptr;
+    }
   }
   return pythonEntry([&] {
     TensorImpl* impl = selfImpl(self);
-    OPDISPATCH_CHECK(impl->device().is_cpu(), "numpy() needs a cpu tensor; this tensor is on ", impl->device(),
-                     (impl->device().is_meta() ? " (meta tensors have no data)" : ""));
     // PyTorch's rule: only while grad mode is on (grad mode is the TLS
     // exclusion of the autograd keys, see autograd/grad_mode.py), so kernels
     // below autograd and code under no_grad() may read such a tensor.
     OPDISPATCH_CHECK(force || !impl->requires_grad() || tls_is_dispatch_key_excluded(DispatchKey::AutogradCPU),
                      "Can't call numpy() on a tensor that requires grad while grad mode is enabled. Use "
                      "tensor.detach().numpy() instead (or numpy(force=True)).");
-    auto* keep = new intrusive_ptr<StorageImpl>(impl->storage());
-    py::capsule base(keep, [](void* p) { delete static_cast<intrusive_ptr<StorageImpl>*>(p); });
-    std::vector<py::ssize_t> shape(impl->sizes().begin(), impl->sizes().end());
-    std::vector<py::ssize_t> strides;
-    for (size_t i = 0; i < shape.size(); ++i) {
-      // Only a stride that addresses no other element can overflow in bytes
-      // (Note [Checked size arithmetic]); NumPy ignores it, so 0 will do.
-      int64_t bytes = 0;
-      if (mulOverflows(impl->strides()[i], static_cast<int64_t>(impl->itemsize()), &bytes)) {
-        OPDISPATCH_INTERNAL_ASSERT(shape[i] <= 1 || impl->numel() == 0, "stride overflow in numpy()");
-        bytes = 0;
-      }
-      strides.push_back(static_cast<py::ssize_t>(bytes));
-    }
-    py::array arr(py::reinterpret_borrow<py::dtype>(numpyDtype(impl->dtype())), shape, strides, impl->data_ptr(),
-                  base);
-    return arr.release().ptr();
+    return arrayOfTensor(self);
   });
 }
 
@@ -395,33 +381,7 @@ PyMethodDef kMethods[] = {
 Tensor fromNumpy(py::handle obj) {
   OPDISPATCH_CHECK_TYPE(py::isinstance<py::array>(obj), "from_numpy expects a numpy.ndarray, not ",
                         Py_TYPE(obj.ptr())->tp_name);
-  py::array arr = py::reinterpret_borrow<py::array>(obj);
-  py::dtype dt = arr.dtype();
-  ScalarType st = fromNumpyDtype(dt);
-  char order = dt.attr("byteorder").cast<std::string>()[0];
-  OPDISPATCH_CHECK_VALUE(order != '>', "from_numpy: big-endian arrays are not supported; convert with "
-                                       "array.astype(array.dtype.newbyteorder('='))");
-  auto itemsize = static_cast<int64_t>(dt.itemsize());
-  std::vector<int64_t> sizes, strides;
-  for (py::ssize_t i = 0; i < arr.ndim(); ++i) {
-    sizes.push_back(arr.shape(i));
-    int64_t s = arr.strides(i);
-    OPDISPATCH_CHECK_VALUE(s >= 0, "from_numpy: stride ", s, " of dimension ", i,
-                           " is negative, which tensors do not support; pass numpy.ascontiguousarray(array) (a "
-                           "copy) instead");
-    OPDISPATCH_CHECK_VALUE(s % itemsize == 0, "from_numpy: stride ", s, " of dimension ", i,
-                           " is not a multiple of the element size ", itemsize,
-                           "; pass numpy.ascontiguousarray(array) (a copy) instead");
-    strides.push_back(s / itemsize);
-  }
-  if (arr.flags() & py::array::c_style) {
-    // NumPy leaves the strides of size-0 and size-1 dimensions of a C-order
-    // array unnormalised; they address no other element. Use the strides
-    // contiguousStrides gives, so a C-order array yields exactly the tensor
-    // a Meta kernel describes.
-    strides = contiguousStrides(sizes);
-  }
-  if (!arr.writeable()) {
+  if (!py::reinterpret_borrow<py::array>(obj).writeable()) {
     // PyTorch: torch.from_numpy warns the same way. Tensors have no read-only flag.
     if (PyErr_WarnEx(PyExc_UserWarning,
                      "from_numpy: the given NumPy array is not writable, and tensors have no read-only mode: "
@@ -431,10 +391,7 @@ Tensor fromNumpy(py::handle obj) {
       throw py::error_already_set();
     }
   }
-  PyObject* owner = arr.ptr();
-  Py_INCREF(owner);
-  return from_blob(const_cast<void*>(arr.data()), sizes, strides, st,
-                   [](void* ctx, void*) { pyInterpreterHooks().decref(ctx); }, owner);
+  return tensorOfArray(obj.ptr());
 }
 
 /// The ints of `value` (an int, or a sequence of ints), the argument `what`

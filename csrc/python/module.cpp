@@ -3,7 +3,10 @@
 
 #include <opdispatch/core/PyInterpreter.h>
 
+#include "AutogradKernel.h"
+#include "AutogradMeta.h"
 #include "Exceptions.h"
+#include "NumpyBridge.h"
 #include "PythonFallbackKernel.h"
 #include "PythonOperator.h"
 #include "PythonTensor.h"
@@ -51,6 +54,9 @@ PYBIND11_MODULE(_C, m) {
   opdispatch::python::initExceptionTranslation(m);
   opdispatch::python::initTypeBindings(m);
   opdispatch::python::initTensorBindings(m);
+  opdispatch::python::initNumpyBridgeBindings(m);
+  opdispatch::python::initAutogradMetaBindings(m);
+  opdispatch::python::initAutogradKernelBindings(m);
   opdispatch::python::initSchemaBindings(m);
   opdispatch::python::initDispatchBindings(m);
   opdispatch::python::initOperatorBindings(m);

@@ -305,6 +305,11 @@ void initDispatchBindings(py::module_& m) {
       },
       "Names ('ns::name' or 'ns::name.overload') of the operators that have a schema, in the order their "
       "entries were first registered (unlike _dispatch_get_all_op_names, no impl-only operators).");
+  m.def("_dispatch_find_overload_names", [](const std::string& name) {
+    return Dispatcher::singleton().findOverloadNames(name);
+  },
+        "The overload names ('' for the default) of the operators named `name` ('ns::op') that have a schema, in "
+        "the order their entries were first registered; costs the number of overloads, not of operators.");
   m.def("_dispatch_registration_generation", [] { return Dispatcher::singleton().registrationGeneration(); },
         "A counter that changes whenever an operator is defined or undefined.");
   m.def("_dispatch_take_static_registration_errors", &detail::takeStaticRegistrationErrors,

@@ -123,10 +123,19 @@ def nll_loss(input: Tensor, target: Tensor, weight: Optional[Tensor] = None, *, 
     """The negative log-likelihood loss of log-probabilities ``input`` (N, C)
     or (C,) for class indices ``target`` (N,) or (); ``reduction`` is "none",
     "mean" (weighted mean) or "sum". PyTorch: torch.nn.functional.nll_loss."""
-    codes = {"none": nn.NONE, "mean": nn.MEAN, "sum": nn.SUM}
-    if reduction not in codes:
+    if reduction not in _REDUCTIONS:
         raise ValueError(f"nll_loss: reduction must be 'none', 'mean' or 'sum', not {reduction!r}")
-    return nn.nll_loss(input, target, weight, codes[reduction], ignore_index)
+    # Only the arguments up to the last that differs from its default (Note [Calling operators from methods]
+    # in _tensor.py): weight=None, reduction=mean, ignore_index=-100.
+    code = _REDUCTIONS[reduction]
+    if ignore_index != -100:
+        return nn.nll_loss(input, target, weight, code, ignore_index)
+    if code != nn.MEAN:
+        return nn.nll_loss(input, target, weight, code)
+    return nn.nll_loss(input, target) if weight is None else nn.nll_loss(input, target, weight)
+
+
+_REDUCTIONS = {"none": nn.NONE, "mean": nn.MEAN, "sum": nn.SUM}
 
 
 def _method(name: str) -> Callable[..., Any]:

@@ -80,8 +80,11 @@ def _defined_overloads() -> dict[str, list[str]]:
     return out
 
 
-def _overload_names_of(qualified_op_name: str) -> list[str]:
-    return _defined_overloads().get(qualified_op_name, [])
+#: ``_overload_names_of("ns::op")``: its overload names ("" for the default)
+#: that have a schema, in the order the dispatcher first saw them; from the
+#: dispatcher's index by name, so a lookup costs the operator's overloads,
+#: not every operator's.
+_overload_names_of = _C._dispatch_find_overload_names
 
 
 class OperatorBase:

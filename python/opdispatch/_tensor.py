@@ -23,7 +23,17 @@ from ._builtins import reduction as _red
 from ._builtins import views as _views
 from .autograd import engine, graph
 
+# Note [Calling operators from methods]
+# Methods pass an operator only the arguments that differ from their
+# defaults: a call whose last argument equals its default (or that passes a
+# keyword) takes the dispatcher's generic path, which converts every argument
+# (Note [PyObject dispatch] in csrc/python/PyObjectDispatch.cpp).
+
 _requires_grad_slot = _C.TensorBase.requires_grad
+_TensorBase = _C.TensorBase
+_len_torch_dispatch_stack = _C._len_torch_dispatch_stack
+# The operators of the hottest methods, bound once.
+_add, _sub, _mul, _mm, _relu, _sin = _ew.add, _ew.sub, _ew.mul, _linalg.mm, _ew.relu, _ew.sin
 
 
 class Tensor(_C.TensorBase):
@@ -99,9 +109,12 @@ class Tensor(_C.TensorBase):
 
     def detach(self) -> "Tensor":
         """A tensor sharing this one's memory and version counter, outside the
-        graph (od::detach, so a subclass's __torch_dispatch__ sees it; a plain
-        tensor takes its kernel directly)."""
-        return _views._detach(self) if type(self) is Tensor else _views.detach(self)
+        graph (od::detach, so a subclass's __torch_dispatch__ and an active
+        dispatch mode see it, as in PyTorch; a plain tensor outside any mode
+        takes its kernel directly)."""
+        if type(self) is Tensor and not _len_torch_dispatch_stack():
+            return _views._detach(self)
+        return _views.detach(self)
 
     def backward(self, gradient: Optional["Tensor"] = None, retain_graph: Optional[bool] = None,
                  create_graph: bool = False, inputs: Any = None) -> None:
@@ -197,18 +210,24 @@ class Tensor(_C.TensorBase):
         return _fac.full([], value, dtype=dtype, device=self.device)
 
     def __add__(self, other: Any) -> "Tensor":
-        return _binary(self, other, _ew.add, _ew.add_scalar)
+        if isinstance(other, _TensorBase):
+            return _add(self, other)
+        return _ew.add_scalar(self, other) if _is_scalar(other) else NotImplemented
 
     __radd__ = __add__
 
     def __sub__(self, other: Any) -> "Tensor":
-        return _binary(self, other, _ew.sub, _ew.sub_scalar)
+        if isinstance(other, _TensorBase):
+            return _sub(self, other)
+        return _ew.sub_scalar(self, other) if _is_scalar(other) else NotImplemented
 
     def __rsub__(self, other: Any) -> "Tensor":
-        return _ew.sub(self._scalar_tensor(other), self) if _is_scalar(other) else NotImplemented
+        return _ew.rsub_scalar(self, other) if _is_scalar(other) else NotImplemented
 
     def __mul__(self, other: Any) -> "Tensor":
-        return _binary(self, other, _ew.mul, _ew.mul_scalar)
+        if isinstance(other, _TensorBase):
+            return _mul(self, other)
+        return _ew.mul_scalar(self, other) if _is_scalar(other) else NotImplemented
 
     __rmul__ = __mul__
 
@@ -233,22 +252,17 @@ class Tensor(_C.TensorBase):
     def __abs__(self) -> "Tensor":
         return _ew.abs(self)
 
-    def _inplace(self, other: Any, op: Any) -> "Tensor":
-        if _is_scalar(other):
-            other = self._scalar_tensor(other)
-        return op(self, other) if isinstance(other, _C.TensorBase) else NotImplemented
-
     def __iadd__(self, other: Any) -> "Tensor":
-        return self._inplace(other, _ew.add_)
+        return _binary(self, other, _ew.add_, _ew.add_scalar_)
 
     def __isub__(self, other: Any) -> "Tensor":
-        return self._inplace(other, _ew.sub_)
+        return _binary(self, other, _ew.sub_, _ew.sub_scalar_)
 
     def __imul__(self, other: Any) -> "Tensor":
-        return self._inplace(other, _ew.mul_)
+        return _binary(self, other, _ew.mul_, _ew.mul_scalar_)
 
     def __itruediv__(self, other: Any) -> "Tensor":
-        return self._inplace(other, _ew.div_)
+        return _binary(self, other, _ew.div_, _ew.div_scalar_)
 
     def __eq__(self, other: Any) -> Any:  # type: ignore[override]
         return _binary(self, other, _cmp.eq, _cmp.eq_scalar)
@@ -306,13 +320,15 @@ class Tensor(_C.TensorBase):
 
     def add(self, other: Any, *, alpha: Any = 1) -> "Tensor":
         """``self + alpha * other`` (od::add.Tensor / od::add.Scalar)."""
-        return _ew.add(self, other, alpha=alpha) if isinstance(other, _C.TensorBase) else \
-            _ew.add_scalar(self, other, alpha)
+        if isinstance(other, _TensorBase):
+            return _add(self, other) if alpha == 1 else _add(self, other, alpha=alpha)
+        return _ew.add_scalar(self, other) if alpha == 1 else _ew.add_scalar(self, other, alpha)
 
     def sub(self, other: Any, *, alpha: Any = 1) -> "Tensor":
         """``self - alpha * other`` (od::sub.Tensor / od::sub.Scalar)."""
-        return _ew.sub(self, other, alpha=alpha) if isinstance(other, _C.TensorBase) else \
-            _ew.sub_scalar(self, other, alpha)
+        if isinstance(other, _TensorBase):
+            return _sub(self, other) if alpha == 1 else _sub(self, other, alpha=alpha)
+        return _ew.sub_scalar(self, other) if alpha == 1 else _ew.sub_scalar(self, other, alpha)
 
     def mul(self, other: Any) -> "Tensor":
         """``self * other`` (od::mul.Tensor / od::mul.Scalar)."""
@@ -340,7 +356,7 @@ class Tensor(_C.TensorBase):
 
     def sin(self) -> "Tensor":
         """Sine of each element (od::sin)."""
-        return _ew.sin(self)
+        return _sin(self)
 
     def cos(self) -> "Tensor":
         """Cosine of each element (od::cos)."""
@@ -356,7 +372,7 @@ class Tensor(_C.TensorBase):
 
     def relu(self) -> "Tensor":
         """``max(self, 0)`` (od::relu)."""
-        return _ew.relu(self)
+        return _relu(self)
 
     def abs(self) -> "Tensor":
         """Absolute value of each element (od::abs)."""
@@ -405,20 +421,25 @@ class Tensor(_C.TensorBase):
     # --- methods: in place ----------------------------------------------------------------
 
     def add_(self, other: Any, *, alpha: Any = 1) -> "Tensor":
-        """``self += alpha * other`` in self's memory (``od::add_.Tensor``; a scalar becomes a 0-d tensor)."""
-        return _ew.add_(self, _as_tensor(self, other), alpha=alpha)
+        """``self += alpha * other`` in self's memory (``od::add_.Tensor`` / ``od::add_.Scalar``)."""
+        if isinstance(other, _TensorBase):
+            return _ew.add_(self, other) if alpha == 1 else _ew.add_(self, other, alpha=alpha)
+        return _ew.add_scalar_(self, other) if alpha == 1 else _ew.add_scalar_(self, other, alpha)
 
     def sub_(self, other: Any, *, alpha: Any = 1) -> "Tensor":
-        """``self -= alpha * other`` in self's memory (``od::sub_.Tensor``)."""
-        return _ew.sub_(self, _as_tensor(self, other), alpha=alpha)
+        """``self -= alpha * other`` in self's memory (``od::sub_.Tensor`` / ``od::sub_.Scalar``)."""
+        if isinstance(other, _TensorBase):
+            return _ew.sub_(self, other) if alpha == 1 else _ew.sub_(self, other, alpha=alpha)
+        return _ew.sub_scalar_(self, other) if alpha == 1 else _ew.sub_scalar_(self, other, alpha)
 
     def mul_(self, other: Any) -> "Tensor":
-        """``self *= other`` in self's memory (``od::mul_.Tensor``)."""
-        return _ew.mul_(self, _as_tensor(self, other))
+        """``self *= other`` in self's memory (``od::mul_.Tensor`` / ``od::mul_.Scalar``)."""
+        return _ew.mul_(self, other) if isinstance(other, _TensorBase) else _ew.mul_scalar_(self, other)
 
     def div_(self, other: Any) -> "Tensor":
-        """``self /= other`` in self's memory (``od::div_.Tensor``); RuntimeError for an integer self."""
-        return _ew.div_(self, _as_tensor(self, other))
+        """``self /= other`` in self's memory (``od::div_.Tensor`` / ``od::div_.Scalar``); RuntimeError for an integer
+        self."""
+        return _ew.div_(self, other) if isinstance(other, _TensorBase) else _ew.div_scalar_(self, other)
 
     def zero_(self) -> "Tensor":
         """Fills self with zeros (``od::zero_``)."""
@@ -430,15 +451,18 @@ class Tensor(_C.TensorBase):
 
     def copy_(self, src: "Tensor", non_blocking: bool = False) -> "Tensor":
         """Writes ``src`` (broadcast, cast to self's dtype) into self's memory (``od::copy_``)."""
-        return _copy.copy_(self, src, non_blocking)
+        return _copy.copy_(self, src, True) if non_blocking else _copy.copy_(self, src)
 
     # --- methods: reductions -------------------------------------------------------------------
 
     def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
         """Sum over ``dim`` (an int, a sequence, or None for all); ints and bools sum to int64."""
-        if dim is None:
-            return _red.sum_(self, dtype=dtype) if not keepdim else _red.sum_dim(self, None, True, dtype=dtype)
-        return _red.sum_dim(self, _dims(dim), keepdim, dtype=dtype)
+        if dim is None and not keepdim:
+            return _red.sum_(self) if dtype is None else _red.sum_(self, dtype=dtype)
+        dims = None if dim is None else _dims(dim)
+        if dtype is None:
+            return _red.sum_dim(self, dims, keepdim) if keepdim else _red.sum_dim(self, dims)
+        return _red.sum_dim(self, dims, keepdim, dtype=dtype)
 
     def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
         """Mean over ``dim``; floating-point (or complex) input or ``dtype`` only."""
@@ -448,17 +472,19 @@ class Tensor(_C.TensorBase):
 
     def amax(self, dim: Any = (), keepdim: bool = False) -> "Tensor":
         """Maximum over ``dim`` (an int, a sequence, or () for all) (od::amax)."""
-        return _red.amax(self, _dims(dim), keepdim)
+        return _red.amax(self, _dims(dim), True) if keepdim else _red.amax(self, _dims(dim))
 
     def max(self, dim: Optional[int] = None, keepdim: bool = False) -> Any:
         """The maximum (a 0-d tensor) or, with ``dim``, ``(values, indices)`` along it (od::max.dim)."""
         if dim is None:
             return _red.amax(self)
-        return MaxResult(*_red.max_dim(self, dim, keepdim))
+        return MaxResult(*(_red.max_dim(self, dim, True) if keepdim else _red.max_dim(self, dim)))
 
     def argmax(self, dim: Optional[int] = None, keepdim: bool = False) -> "Tensor":
         """int64 index of the maximum, over the flattened tensor or along ``dim`` (od::argmax)."""
-        return _red.argmax(self, dim, keepdim)
+        if keepdim:
+            return _red.argmax(self, dim, True)
+        return _red.argmax(self) if dim is None else _red.argmax(self, dim)
 
     # --- methods: linear algebra and nn ---------------------------------------------------------
 
@@ -468,7 +494,7 @@ class Tensor(_C.TensorBase):
 
     def mm(self, mat2: "Tensor") -> "Tensor":
         """Product of two matrices (od::mm)."""
-        return _linalg.mm(self, mat2)
+        return _mm(self, mat2)
 
     def bmm(self, mat2: "Tensor") -> "Tensor":
         """Batched product of (b, n, m) and (b, m, p) tensors (od::bmm)."""
@@ -476,11 +502,11 @@ class Tensor(_C.TensorBase):
 
     def softmax(self, dim: int, dtype: Any = None) -> "Tensor":
         """Softmax along ``dim``, computed in ``dtype`` if given (od::softmax.int)."""
-        return _nn.softmax(self, dim, dtype)
+        return _nn.softmax(self, dim) if dtype is None else _nn.softmax(self, dim, dtype)
 
     def log_softmax(self, dim: int, dtype: Any = None) -> "Tensor":
         """Log of softmax along ``dim``, computed in ``dtype`` if given (od::log_softmax.int)."""
-        return _nn.log_softmax(self, dim, dtype)
+        return _nn.log_softmax(self, dim) if dtype is None else _nn.log_softmax(self, dim, dtype)
 
     # --- methods: views and copies ---------------------------------------------------------------
 
@@ -716,7 +742,10 @@ class MaxResult(collections.namedtuple("MaxResult", ["values", "indices"])):
 
 
 def _is_scalar(x: Any) -> bool:
-    return isinstance(x, numbers.Real) and not isinstance(x, _C.TensorBase)
+    return type(x) in _PLAIN_SCALARS or (isinstance(x, numbers.Real) and not isinstance(x, _C.TensorBase))
+
+
+_PLAIN_SCALARS = frozenset({int, float, bool})
 
 
 def _is_int(x: Any) -> bool:
@@ -729,10 +758,6 @@ def _binary(self: Tensor, other: Any, tensor_op: Any, scalar_op: Any) -> Any:
     if _is_scalar(other):
         return scalar_op(self, other)
     return NotImplemented
-
-
-def _as_tensor(self: Tensor, other: Any) -> Any:
-    return self._scalar_tensor(other) if _is_scalar(other) else other
 
 
 def _shape_args(args: Sequence[Any]) -> list[int]:

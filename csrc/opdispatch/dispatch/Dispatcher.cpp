@@ -69,6 +69,7 @@ OperatorEntry& Dispatcher::lookupOrCreate(const OperatorName& name) {
   // table otherwise, so a def-only operator would see every key as missing.
   e.updateDispatchTable(*this);
   operatorLookupTable_.emplace(name, &e);
+  entriesByName_[name.name].push_back(&e);
   return e;
 }
 
@@ -130,6 +131,20 @@ std::vector<OperatorName> Dispatcher::getAllOpNames() {
     }
   }
   return names;
+}
+
+std::vector<std::string> Dispatcher::findOverloadNames(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::string> out;
+  auto it = entriesByName_.find(name);
+  if (it != entriesByName_.end()) {
+    for (const OperatorEntry* e : it->second) {
+      if (e->hasSchema()) {
+        out.push_back(e->operator_name().overload_name);
+      }
+    }
+  }
+  return out;
 }
 
 std::vector<OperatorHandle> Dispatcher::findDanglingImpls() {

@@ -126,6 +126,10 @@ class Dispatcher final {
   OperatorHandle findOrRegisterName(const OperatorName& name);
   /// Names of all operators with any registration.
   std::vector<OperatorName> getAllOpNames();
+  /// The overload names ("" for the default) of the operators called `name`
+  /// ("ns::op") that have a schema, in the order their entries were created.
+  /// Costs the number of overloads of `name`, not of operators.
+  std::vector<std::string> findOverloadNames(const std::string& name);
   /// Operators that have kernels but no schema.
   std::vector<OperatorHandle> findDanglingImpls();
   /// Checks every operator's invariants.
@@ -186,6 +190,8 @@ class Dispatcher final {
   mutable std::mutex mutex_;
   std::list<OperatorEntry> operators_;
   std::unordered_map<OperatorName, OperatorEntry*> operatorLookupTable_;
+  /// Every entry by its name without overload, in creation order (entries are never freed).
+  std::unordered_map<std::string, std::vector<OperatorEntry*>> entriesByName_;
   std::array<AnnotatedKernelContainer, kDispatchTableSize> backendFallbackKernels_;
   std::unordered_map<std::string, std::string> libraries_;
   /// Per operator, the (pymodule, context) records of registerPythonModule, newest last.

@@ -22,8 +22,8 @@ SetupContextFn = Callable[..., None]
 # The dtypes whose tensors get gradients (floating point and complex).
 _DIFFERENTIABLE_DTYPES = frozenset({_C.float16, _C.float32, _C.float64, _C.complex64, _C.complex128})
 
-# The edge of an input that gets no gradient.
-_NO_EDGE: graph.Edge = (None, 0)
+# The most tensor inputs _C._PlainAutogradKernel handles (kMaxTensors in csrc/python/AutogradKernel.cpp).
+_MAX_PLAIN_TENSORS = 16
 
 
 def _is_float_tensor(t: Any) -> bool:
@@ -64,6 +64,12 @@ class _SchemaInfo:
         self.returns_one_tensor = len(schema.returns) == 1 and isinstance(schema.returns[0].type, _C.TensorType)
         self.mutated = [i for i, a in enumerate(args) if a.alias_info is not None and a.alias_info.is_write]
         self.is_view = not self.mutated and any(r.alias_info is not None for r in schema.returns)
+        # Every tensor input a required plain Tensor, one Tensor result, nothing mutated (Note [Recording a call]).
+        self.plain = (self.returns_one_tensor and not self.mutated and
+                      0 < len(self.tensor_positions) <= _MAX_PLAIN_TENSORS and
+                      all(isinstance(a.type, _C.TensorType) and not a.has_default_value()
+                          for a, kind in zip(self.positional, self.tensor_kind) if kind is not None) and
+                      not any(kind is not None for kind in (_tensor_kind(a.type) for a in self.kwarg_only)))
         self.name = f"{schema.name}" + (f".{schema.overload_name}" if schema.overload_name else "")
 
     def full_inputs(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
@@ -81,10 +87,6 @@ def _tensor_kind(typ: _C.Type) -> Optional[str]:
     if is_tensor_like_type(typ):
         return "tensor"
     return "list" if is_tensorlist_like_type(typ) else None
-
-
-# The output_layout of a node whose operator returns one Tensor.
-_ONE_TENSOR = (graph.TENSOR,)
 
 
 def _output_layout(info: _SchemaInfo, out: Any) -> tuple[Any, ...]:
@@ -119,20 +121,21 @@ def _wants_keyword_only(setup_context: SetupContextFn) -> bool:
 
 def _record_outputs(info: _SchemaInfo, node: graph.OpNode, flat: list[Any]) -> None:
     """Makes the floating-point tensors among the flattened outputs outputs of ``node``."""
-    ctx = node.ctx
     for nr, o in enumerate(flat):
-        if _is_float_tensor(o) and not (ctx._non_differentiable and ctx._is_non_differentiable(o)):
+        if _is_float_tensor(o) and not (node._non_differentiable and node._is_non_differentiable(o)):
             graph.set_history(o, node, nr)
             if info.is_view:
                 o._autograd_meta.view_of = info.name
 
 
-def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[SetupContextFn] = None
-                         ) -> Callable[..., Any]:
+def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[SetupContextFn] = None, *,
+                         materialize_grads: bool = True) -> Callable[..., Any]:
     """The Autograd-key kernel (registered with ``with_keyset=True``) of ``op``
     (an OpOverload) with formula ``backward(ctx, *grads)``;
     ``setup_context(ctx, inputs, output)`` — or ``(ctx, inputs,
-    keyword_only_inputs, output)`` — saves what backward needs.
+    keyword_only_inputs, output)`` — saves what backward needs. Outputs that
+    received no gradient get zeros in backward, or None without
+    ``materialize_grads`` (PyTorch: ctx.set_materialize_grads).
 
     Mutating operators are supported: an in-place update of a leaf that
     requires grad raises RuntimeError; otherwise the mutated tensor's history
@@ -143,15 +146,60 @@ def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[
     check_callable(backward, f"register_autograd for {op_name}: backward")
     if setup_context is not None:
         check_callable(setup_context, f"register_autograd for {op_name}: setup_context")
-    formula = graph.Formula(op_name, backward, info.positional_names, _zeros)
+    formula = graph.Formula(op_name, backward, info.positional_names, _zeros if materialize_grads else None)
     keyword_only = setup_context is not None and _wants_keyword_only(setup_context)
+    if info.plain:
+        kernel = _plain_kernel(op, info, formula, setup_context, keyword_only)
+    else:
+        kernel = _general_kernel(op, info, formula, setup_context, keyword_only)
+    kernel.__name__ = f"{info.name.replace('::', '_')}_autograd"
+    return kernel
+
+
+# Note [Recording a call]
+# An autograd kernel runs on every call with an input that requires grad, so
+# what it does per call is kept to the minimum: the gradient edges of the
+# tensor inputs (one C call each, which also tells whether the input requires
+# grad), the call below autograd, the context and setup_context, one node,
+# and the outputs' history (one C call each). Everything that depends only on
+# the schema is computed when the kernel is made. Schemas whose tensor inputs
+# are all required Tensors and whose result is one Tensor — most operators —
+# get _plain_kernel, which has nothing to compute per call about where the
+# tensors are; the others get _general_kernel (Tensor[] and Tensor? inputs,
+# several or list results, mutation).
+
+
+def _plain_kernel(op: Any, info: _SchemaInfo, formula: graph.Formula, setup_context: Optional[SetupContextFn],
+                  keyword_only: bool) -> Callable[..., Any]:
+    """The autograd kernel of a plain schema (see Note [Recording a call]):
+    a _C._PlainAutogradKernel, which records a call in C. Per call it takes
+    each tensor input's gradient edge; if none requires grad, it runs the
+    operator below autograd; else it runs it, makes a graph.OpNode (the
+    attributes OpNode.__init__ sets, without the call), calls setup_context,
+    and gives the output its history (unless it is not floating point or
+    setup_context marked it non-differentiable; a view records view_of), and
+    unsaves the output if setup_context saved it (graph.unsave_outputs)."""
+    positions = tuple(i for i, _ in info.tensor_positions)
+    n_positional = len(info.positional)
+    # needs_input_grad by bit mask (bit k: the k-th tensor input requires grad).
+    needs_table = tuple(tuple(i in positions and bool(mask >> positions.index(i) & 1) for i in range(n_positional))
+                        for mask in range(1 << len(positions)))
+    return _C._PlainAutogradKernel(
+        run_below=op._redispatch_below_autograd, formula=formula, node_class=graph.OpNode, positions=positions,
+        layout=tuple(graph.TENSOR if i in positions else None for i in range(n_positional)), needs_table=needs_table,
+        setup=setup_context, keyword_only=keyword_only, kwarg_defaults=info.kwarg_defaults,
+        full_inputs=info.full_inputs, view_name=info.name if info.is_view else None)
+
+
+def _general_kernel(op: Any, info: _SchemaInfo, formula: graph.Formula, setup_context: Optional[SetupContextFn],
+                    keyword_only: bool) -> Callable[..., Any]:
+    """The autograd kernel of any schema (see Note [Recording a call])."""
+    op_name = info.name
     run_below_autograd = op._redispatch_below_autograd
-    # Bound once: this kernel runs on every recorded call (see benchmarks/cases.py).
     tensor_positions = info.tensor_positions
     no_tensors = info.no_tensors
     n_positional = len(no_tensors)
     gradient_edge = graph.gradient_edge
-    make_ctx = graph.BackwardContext
     make_node = graph.OpNode
     set_history = graph.set_history
     TENSOR = graph.TENSOR
@@ -180,9 +228,10 @@ def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[
                 needs[i] = flags
                 any_needs = any_needs or True in flags
             else:
-                requires = _tensor_requires_grad(value)
-                edges.append(gradient_edge(value) if requires else _NO_EDGE)
+                edge = gradient_edge(value)
+                edges.append(edge)
                 layout[i] = TENSOR
+                requires = edge[0] is not None
                 needs[i] = requires
                 any_needs = any_needs or requires
         # Reached through the Autograd key, so normally an input requires grad.
@@ -192,27 +241,30 @@ def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[
         if info.mutated:
             _check_inplace_on_leaf(info, inputs, kw_inputs)
         out = run_below_autograd(keyset, *args, **kwargs)
-        ctx = make_ctx(op_name, tuple(needs))
+        node = make_node(formula, tuple(needs), tuple(edges), layout, nargs)
         if setup_context is not None:
             if keyword_only:
-                setup_context(ctx, inputs, kw_inputs, out)
+                setup_context(node, inputs, kw_inputs, out)
             else:
-                setup_context(ctx, inputs, out)
+                setup_context(node, inputs, out)
         if info.returns_one_tensor:
+            flat = [out]
             dtype = out.dtype
-            node = make_node(formula, ctx, tuple(edges), layout, nargs, ((out.shape, dtype, out.device),), _ONE_TENSOR)
-            if dtype in _DIFFERENTIABLE_DTYPES and not (ctx._non_differentiable and ctx._is_non_differentiable(out)):
+            node.outputs_meta = ((out.shape, dtype, out.device),)
+            if dtype in _DIFFERENTIABLE_DTYPES and not (node._non_differentiable and node._is_non_differentiable(out)):
                 set_history(out, node, 0)
                 if info.is_view:
                     out._autograd_meta.view_of = op_name
-            return out
-        flat = _flat_outputs(out)
-        metas = tuple((o.shape, o.dtype, o.device) if isinstance(o, _C.TensorBase) else None for o in flat)
-        node = make_node(formula, ctx, tuple(edges), layout, nargs, metas, _output_layout(info, out))
-        _record_outputs(info, node, flat)
+        else:
+            flat = _flat_outputs(out)
+            node.outputs_meta = tuple((o.shape, o.dtype, o.device) if isinstance(o, _C.TensorBase) else None
+                                      for o in flat)
+            node.output_layout = _output_layout(info, out)
+            _record_outputs(info, node, flat)
+        if node._saved:
+            graph.unsave_outputs(node, flat)
         return out
 
-    autograd_kernel.__name__ = f"{op_name.replace('::', '_')}_autograd"
     return autograd_kernel
 
 

@@ -47,7 +47,7 @@ class FunctionCtx(graph.BackwardContext):
     """
 
     # Class-level defaults, overridden per instance when set.
-    to_save: tuple[Any, ...] = ()
+    to_save: Optional[tuple[Any, ...]] = ()
     dirty_tensors: tuple[Any, ...] = ()
     materialize_grads = True
 
@@ -86,6 +86,7 @@ class BackwardCFunction(FunctionCtx, graph.Node):
     PyTorch: torch.autograd.function.BackwardCFunction."""
 
     _forward_cls: Any
+    runs_without_grads = True
 
     def __init__(self, needs_input_grad: tuple[bool, ...], input_is_tensor: tuple[bool, ...],
                  next_functions: tuple[graph.Edge, ...]) -> None:
@@ -100,9 +101,9 @@ class BackwardCFunction(FunctionCtx, graph.Node):
     def num_outputs(self) -> int:
         return len(self._outputs_meta)
 
-    def input_metadata(self, output_nr: int) -> Optional[tuple[tuple[int, ...], Any]]:
-        meta = self._outputs_meta[output_nr]
-        return None if meta is None else (meta[0], meta[1])
+    def input_metadata(self, output_nr: int) -> Optional[tuple[Any, ...]]:
+        """(shape, dtype, device) of output ``output_nr`` (None for a non-tensor)."""
+        return self._outputs_meta[output_nr]
 
     def apply(self, grad_outputs: list[Any]) -> list[Any]:
         """Runs the Function's backward (or vjp) and returns one gradient per
@@ -304,7 +305,9 @@ def _wrap_outputs(node: BackwardCFunction, inputs: tuple[Any, ...], output: Any,
         metas.append((tuple(o.shape), o.dtype, o.device))
     node._outputs_meta = tuple(metas)
     if node.to_save:
-        node._saved = tuple(graph.SavedTensor(t) for t in node.to_save)
+        graph.BackwardContext.save_for_backward(node, *node.to_save)
+        node.to_save = None  # packed (PyTorch clears ctx.to_save too)
+        graph.unsave_outputs(node, wrapped)
     return tuple(wrapped) if is_tuple else wrapped[0]
 
 
