@@ -4,6 +4,7 @@
 #include <opdispatch/core/PyInterpreter.h>
 
 #include "Exceptions.h"
+#include "PythonDispatcher.h"
 #include "PythonFallbackKernel.h"
 #include "PythonOperator.h"
 #include "PythonTensor.h"
@@ -57,5 +58,6 @@ PYBIND11_MODULE(_C, m) {
   opdispatch::python::initAutogradFallbackBindings(m);
   opdispatch::python::initTorchDispatchModeBindings(m);
   opdispatch::python::initPythonFallbackBindings(m);
+  opdispatch::python::initPythonDispatcherBindings(m);
   opdispatch::python::initIntrospectionBindings(m);
 }
