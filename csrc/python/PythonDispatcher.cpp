@@ -97,7 +97,11 @@ void pythonDispatcherFallback(const OperatorHandle& op, DispatchKeySet ks, Stack
       return;
     }
   }
-  op.entry().lookup(DispatchKeySet(k)).callBoxed(op, ks, stack);
+  const OperatorEntry& entry = op.entry();
+  if (!entry.hasComputedKernelForDispatchKey(k)) {
+    entry.reportError(k);  // the error a call without the Python dispatcher raises, naming k
+  }
+  entry.lookup(DispatchKeySet(k)).callBoxed(op, ks, stack);
 }
 
 /// Sets whether this thread includes PythonDispatcher for its lifetime and

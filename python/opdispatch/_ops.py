@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from . import _C
 from ._library import registry as _registry
+from .autograd.grad_mode import is_grad_enabled
 from .utils import _pytree as pytree
 from .utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode, _pop_mode_temporarily
 
@@ -397,9 +398,26 @@ class HigherOrderOperator(OperatorBase):
         return register
 
     def _py_impl_table(self, k: Any) -> tuple[dict, str]:
-        if isinstance(k, type) and issubclass(k, _C.TensorBase) and not issubclass(k, TorchDispatchMode):
+        if isinstance(k, type) and issubclass(k, _C.TensorBase):
             return self.python_key_table, k.__name__
         return super()._py_impl_table(k)
+
+    def py_autograd_impl(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Registers ``fn`` (same arguments as the operator) as the Autograd
+        kernel, for calls that need gradients: grad mode on and a tensor
+        argument that requires grad. Other calls skip it and run the keys
+        below autograd. ``fn`` typically applies an autograd.Function whose
+        forward calls the operator below autograd (_AutoDispatchBelowAutograd).
+        Returns ``fn``. PyTorch: HigherOrderOperator.py_autograd_impl."""
+
+        def maybe_run_autograd(*args: Any, **kwargs: Any) -> Any:
+            if not is_grad_enabled() or not any(t.requires_grad for t in _get_tensors(args, kwargs)):
+                with _C._AutoDispatchBelowAutograd():
+                    return self(*args, **kwargs)
+            return fn(*args, **kwargs)
+
+        self.py_impl(_C.DispatchKey.Autograd)(maybe_run_autograd)
+        return fn
 
     @property
     def namespace(self) -> str:

@@ -22,6 +22,7 @@ from ._builtins import nn as _nn
 from ._builtins import reduction as _red
 from ._builtins import views as _views
 from .autograd import engine, graph
+from .utils import _python_dispatch
 
 _requires_grad_slot = _C.TensorBase.requires_grad
 
@@ -99,9 +100,12 @@ class Tensor(_C.TensorBase):
 
     def detach(self) -> "Tensor":
         """A tensor sharing this one's memory and version counter, outside the
-        graph (od::detach, so a subclass's __torch_dispatch__ sees it; a plain
-        tensor takes its kernel directly)."""
-        return _views._detach(self) if type(self) is Tensor else _views.detach(self)
+        graph (od::detach, so a subclass's __torch_dispatch__ and dispatch modes,
+        e.g. make_fx's tracer, see it; a plain tensor with no mode active takes
+        its kernel directly)."""
+        if type(self) is Tensor and not _python_dispatch._is_in_torch_dispatch_mode:
+            return _views._detach(self)
+        return _views.detach(self)
 
     def backward(self, gradient: Optional["Tensor"] = None, retain_graph: Optional[bool] = None,
                  create_graph: bool = False, inputs: Any = None) -> None:

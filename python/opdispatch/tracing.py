@@ -431,13 +431,14 @@ def make_fx(fn: Callable[..., Any], tracing_mode: str = "real") -> Callable[...,
 
 def _input_names(fn: Callable[..., Any], args: tuple) -> list[str]:
     """``<parameter>_1`` per flat input (PyTorch's names), ``arg<i>_1`` when unknown."""
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     try:
-        params = [p.name for p in inspect.signature(fn).parameters.values()]
+        params = list(itertools.takewhile(lambda p: p.kind in positional, inspect.signature(fn).parameters.values()))
     except (TypeError, ValueError):
         params = []
     names = []
     for i, a in enumerate(args):
-        base = params[i] if i < len(params) and not params[i].startswith("*") else f"arg{i}"
+        base = params[i].name if i < len(params) else f"arg{i}"
         n = len(tree_flatten(a)[0])
         names += [f"{base}_1"] if n == 1 else [f"{base}_{j}_1" for j in range(n)]
     return names
