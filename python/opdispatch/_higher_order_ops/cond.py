@@ -78,20 +78,26 @@ def cond(pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any], o
 
 
 def _validate(pred: Any, true_fn: Any, false_fn: Any, operands: Any) -> None:
+    """PyTorch's checks (torch.cond's _validate_input), with its messages."""
     if isinstance(pred, _C.TensorBase):
         if pred.numel() != 1:
-            raise RuntimeError(f"cond: expected pred to be a bool or a tensor with one element, but got a tensor of "
-                               f"shape {tuple(pred.shape)}")
+            raise RuntimeError(f"cond: Expected pred to be bool or single-element tensor, but got a tensor of shape "
+                               f"{tuple(pred.shape)}")
     elif not isinstance(pred, bool):
-        raise RuntimeError(f"cond: expected pred to be a bool or a tensor with one element, but got "
-                           f"{type(pred).__name__} {pred!r}")
+        raise RuntimeError(f"cond: Expected pred to be bool or tensor, but got {type(pred).__name__} {pred!r}")
     if not callable(true_fn) or not callable(false_fn):
-        raise RuntimeError("cond: expected both branches (true_fn and false_fn) to be callable, got "
-                           f"{type(true_fn).__name__} and {type(false_fn).__name__}")
+        raise RuntimeError(f"cond: Expect both branches to be callable, got {type(true_fn).__name__} and "
+                           f"{type(false_fn).__name__}")
     if not isinstance(operands, (tuple, list)) or any(
             not isinstance(t, _C.TensorBase) for t in tree_flatten(operands)[0]):
-        raise RuntimeError("cond: expected operands to be a tuple or list (possibly nested) of tensors only, but got "
-                           f"{operands!r}")
+        raise RuntimeError(f"cond: Expect operands to be a tuple of possibly nested dict/list/tuple that only "
+                           f"consists of tensor leaves, but got {operands!r}")
+
+
+def _check_same_structure(true_spec: TreeSpec, false_spec: TreeSpec) -> None:
+    if true_spec != false_spec:
+        raise RuntimeError(f"cond: the branches return different structures: true_fn returns {true_spec}, false_fn "
+                           f"returns {false_spec}; both must return the same pytree of tensors")
 
 
 @cond_op.py_impl(_C.DispatchKey.CompositeExplicitAutograd)
@@ -138,6 +144,7 @@ def _cond_trace(mode: ProxyTorchDispatchMode, pred: Any, true_fn: Callable[..., 
                 operands: tuple | list) -> Any:
     (true_graph, false_graph), lifted = mode.trace_subgraphs(
         [("true_graph", true_fn), ("false_graph", false_fn)], tuple(operands))
+    _check_same_structure(true_graph._out_spec, false_graph._out_spec)
     args = (pred, true_graph, false_graph, (*operands, *lifted))
     return mode.record(cond_op, args, {}, cond_op(*args))
 
@@ -150,9 +157,7 @@ def _cond_fake(mode: FakeTensorMode, pred: Any, true_fn: Callable[..., Any], fal
         false_out = false_fn(*operands)
     true_leaves, true_spec = tree_flatten(true_out)
     false_leaves, false_spec = tree_flatten(false_out)
-    if true_spec != false_spec:
-        raise RuntimeError(f"cond: the branches return different structures: true_fn returns {true_spec}, false_fn "
-                           f"returns {false_spec}; both must return the same pytree of tensors")
+    _check_same_structure(true_spec, false_spec)
     for i, (t, f) in enumerate(zip(true_leaves, false_leaves)):
         _check_same_metadata(i, t, f)
     return true_out
