@@ -102,6 +102,8 @@ def test_autograd_kernel_and_fallthrough(hop):
     assert not hop.non_fallthrough_keys.has(K.PythonDispatcher)
     hop.py_impl(K.ADInplaceOrView)(lambda x: "inplace-or-view")
     assert hop.non_fallthrough_keys.has(K.ADInplaceOrView)
+    with pytest.raises(ValueError, match="Autograd is an alias key"):
+        hop.fallthrough(K.Autograd)
 
 
 def test_a_missing_kernel_names_the_operator_and_key():
@@ -128,7 +130,8 @@ def test_py_impl_errors(hop, ns, lib):
     with pytest.raises(TypeError, match="expected an opdispatch._C.DispatchKey or a TorchDispatchMode subclass"):
         hop.py_impl("CPU")(lambda x: x)
     lib.define("f(Tensor x) -> Tensor")
-    with pytest.raises(TypeError, match="per-tensor-subclass kernels are for HigherOrderOperator.*register_torch_dispatch"):
+    with pytest.raises(TypeError, match="per-tensor-subclass kernels are for HigherOrderOperator.*"
+                                        "register_torch_dispatch"):
         getattr(ops, ns).f.default.py_impl(Subclass)(lambda x: x)
     assert hop.non_fallthrough_keys.has(K.CPU)  # failed registrations change nothing
 

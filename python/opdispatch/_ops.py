@@ -134,8 +134,9 @@ class OperatorBase:
                 raise TypeError(f"py_impl for {self.name()} at {what}: Input function is required to be a "
                                 f"callable but found type {type(fn)}; pass the function itself")
             if k in table:
+                where = "py_kernels" if table is self.py_kernels else "python_key_table"
                 raise RuntimeError(f"Trying to override a python impl for {what} on operator {self.name()}; "
-                                   f"remove the existing one from {'py_kernels' if table is self.py_kernels else 'python_key_table'} first")
+                                   f"remove the existing one from {where} first")
             table[k] = fn
             self._dispatch_cache.clear()
             return fn

@@ -70,7 +70,8 @@ def sym_size(t: Any, dim: int) -> int:
 @dataclasses.dataclass(eq=False)
 class Node:
     """One step of a Graph. ``op`` is "placeholder" (an input), "get_attr" (a
-    constant tensor, in ``Graph.constants``), "call_function" (``target``
+    constant tensor, in ``Graph.constants``, or a subgraph, in
+    ``Graph.subgraphs``), "call_function" (``target``
     called with ``args``/``kwargs``, which hold Nodes, SymInts and constants)
     or "output" (``args[0]``: the function's flat outputs). ``meta`` has "val"
     (the traced value) and, for tensors, "tensor_meta" (shape, dtype,
@@ -141,8 +142,6 @@ def _base_name(op: str, target: Any) -> str:
     if op == "call_function":
         if isinstance(target, OpOverload):
             return target._opname
-        if isinstance(target, HigherOrderOperator):
-            return target.name()
         return getattr(target, "__name__", "call")
     return {"output": "output", "get_attr": "_tensor_constant"}.get(op, str(target))
 
