@@ -88,6 +88,37 @@ def test_results_are_the_same_with_it_on():
     np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-6)
 
 
+def test_custom_ops_autograd_fake_tensors_and_make_fx_work_the_same_with_it_on(ns):
+    from opdispatch.library import custom_op, register_autograd
+    from opdispatch.tracing import make_fx
+
+    @custom_op(f"{ns}::scale", mutates_args=())
+    def scale(x: opdispatch.Tensor, s: float) -> opdispatch.Tensor:
+        return opdispatch.mul(x, s)
+
+    @scale.register_fake
+    def _(x, s):
+        return opdispatch.empty_like(x)
+
+    register_autograd(f"{ns}::scale", lambda ctx, g: (opdispatch.mul(g, ctx.s), None),
+                      setup_context=lambda ctx, inputs, output: setattr(ctx, "s", inputs[1]))
+
+    def f(x):
+        return scale(x + 1, 3.0).sum()
+
+    def run():
+        x = tensor([1.0, 2.0])
+        x.requires_grad_(True)
+        f(x).backward()
+        return as_numpy(x.grad), make_fx(f, tracing_mode="fake")(tensor([1.0])).code
+
+    off = run()
+    with enable_python_dispatcher():
+        on = run()
+    np.testing.assert_allclose(on[0], off[0])
+    assert on[1] == off[1] and f"opdispatch.ops.{ns}.scale.default" in on[1]
+
+
 def test_the_key_is_only_there_while_enabled(op):
     # With it off, a call's key set never holds PythonDispatcher, so the fallback is never reached.
     assert _C._dispatch_has_backend_fallback(K.PythonDispatcher)
