@@ -22,9 +22,9 @@ from ._builtins import nn as _nn
 from ._builtins import reduction as _red
 from ._builtins import views as _views
 from .autograd import engine, graph
-from .utils import _python_dispatch
 
 _requires_grad_slot = _C.TensorBase.requires_grad
+_len_torch_dispatch_stack = _C._len_torch_dispatch_stack
 
 
 class Tensor(_C.TensorBase):
@@ -100,10 +100,10 @@ class Tensor(_C.TensorBase):
 
     def detach(self) -> "Tensor":
         """A tensor sharing this one's memory and version counter, outside the
-        graph (od::detach, so a subclass's __torch_dispatch__ and dispatch modes,
-        e.g. make_fx's tracer, see it; a plain tensor with no mode active takes
-        its kernel directly)."""
-        if type(self) is Tensor and not _python_dispatch._is_in_torch_dispatch_mode:
+        graph (od::detach, so a subclass's __torch_dispatch__ and an active
+        dispatch mode see it, as in PyTorch; a plain tensor outside any mode
+        takes its kernel directly)."""
+        if type(self) is Tensor and not _len_torch_dispatch_stack():
             return _views._detach(self)
         return _views.detach(self)
 
