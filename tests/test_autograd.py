@@ -445,3 +445,25 @@ def test_mark_non_differentiable_outputs_do_not_require_grad(formula_op):
     assert a.requires_grad and not b.requires_grad and b.grad_fn is None
     a.sum().backward()
     assert x.grad.tolist() == [1.0, 1.0] and received[0].tolist() == [0.0, 0.0]
+
+
+
+def test_roots_that_share_a_node_count_its_edges_once():
+    # Two outputs of one node as roots: the node's next edges must be counted
+    # once, or the leaves behind it never become ready (PyTorch: one graph
+    # task, each node's dependencies counted once).
+    class TwoOutputs(opdispatch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, c):
+            return a * 2, c * 3
+
+        @staticmethod
+        def backward(ctx, ga, gc):
+            return ga * 2, gc * 3
+
+    a = opdispatch.randn(3, requires_grad=True)
+    c = opdispatch.randn(3, requires_grad=True)
+    x, y = TwoOutputs.apply(a, c)
+    ga, gc = opdispatch.autograd.grad([x, y], (a, c), [opdispatch.ones_like(x), opdispatch.ones_like(y)])
+    np.testing.assert_array_equal(ga.numpy(), np.full(3, 2.0))
+    np.testing.assert_array_equal(gc.numpy(), np.full(3, 3.0))

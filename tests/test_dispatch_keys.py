@@ -255,13 +255,17 @@ def test_keyset_full():
 
 
 @pytest.mark.parametrize("name", RUNTIME_KEYS)
-def test_keyset_full_after_is_every_lower_priority_key(name):
+def test_keyset_full_after_is_every_lower_priority_key_and_the_python_dispatcher(name):
+    # PyTorch: FULL_AFTER(k) adds PythonDispatcher, so a redispatch keeps the Python dispatcher
+    # (Note [FULL_AFTER keeps the Python dispatcher]); FULL_AFTER(PythonDispatcher) is just the keys below.
     i = RUNTIME_KEYS.index(name)
-    assert list(_C._dispatch_keyset_full_after(getattr(K, name))) == [getattr(K, n) for n in RUNTIME_KEYS[:i]]
+    below = [getattr(K, n) for n in RUNTIME_KEYS[:i]]
+    expected = below if name == "PythonDispatcher" else below + [K.PythonDispatcher]
+    assert list(_C._dispatch_keyset_full_after(getattr(K, name))) == expected
 
 
 def test_keyset_full_after_edge_cases():
-    assert _C._dispatch_keyset_full_after(K.CPU).empty()
+    assert list(_C._dispatch_keyset_full_after(K.CPU)) == [K.PythonDispatcher]
     assert _C._dispatch_keyset_full_after(K.Undefined).empty()
     with pytest.raises(ValueError, match="_dispatch_keyset_full_after needs a runtime dispatch key; Autograd"):
         _C._dispatch_keyset_full_after(K.Autograd)

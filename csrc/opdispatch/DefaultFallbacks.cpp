@@ -45,4 +45,3 @@ OPDISPATCH_LIBRARY_IMPL(_, PythonTLSSnapshot, m) {
   m.fallback(CppFunction::makeFromBoxedFunctionWithKeyset<&opdispatch::pythonTLSSnapshotFallback>());
 }
 OPDISPATCH_LIBRARY_IMPL(_, PreDispatch, m) { m.fallback(CppFunction::makeFallthrough()); }
-OPDISPATCH_LIBRARY_IMPL(_, PythonDispatcher, m) { m.fallback(CppFunction::makeFallthrough()); }

@@ -60,8 +60,8 @@ PyObject* gRules = nullptr;
 /// Interned "__torch_dispatch__".
 PyObject* gTorchDispatchName = nullptr;
 
-/// The OpOverload of `op` (the `func` handlers receive), cached per operator
-/// until the next def or undef: opdispatch.ops makes new OpOverload objects then.
+} // namespace
+
 py::handle opOverload(const OperatorHandle& op) {
   struct Cache {
     uint64_t generation = 0;
@@ -85,6 +85,8 @@ py::handle opOverload(const OperatorHandle& op) {
   py::object overload = cache->resolve(name.name, name.overload_name);
   return cache->overloads.emplace(&op.entry(), std::move(overload)).first->second;
 }
+
+namespace {
 
 bool carriesPythonKey(const TensorImpl* t) { return t->key_set().has(DispatchKey::Python); }
 

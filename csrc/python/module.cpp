@@ -7,6 +7,7 @@
 #include "AutogradMeta.h"
 #include "Exceptions.h"
 #include "NumpyBridge.h"
+#include "PythonDispatcher.h"
 #include "PythonFallbackKernel.h"
 #include "PythonOperator.h"
 #include "PythonTensor.h"
@@ -63,5 +64,6 @@ PYBIND11_MODULE(_C, m) {
   opdispatch::python::initAutogradFallbackBindings(m);
   opdispatch::python::initTorchDispatchModeBindings(m);
   opdispatch::python::initPythonFallbackBindings(m);
+  opdispatch::python::initPythonDispatcherBindings(m);
   opdispatch::python::initIntrospectionBindings(m);
 }

@@ -20,13 +20,13 @@ import operator
 from typing import Any, Callable, Optional
 
 from . import _C
-from ._ops import OpOverload
+from ._ops import HigherOrderOperator, OpOverload
 from ._subclasses.fake_tensor import FakeTensorMode
 from ._subclasses.symbolic_shapes import SymInt
 from .utils._python_dispatch import TorchDispatchMode
 from .utils._pytree import TreeSpec, tree_flatten, tree_unflatten
 
-__all__ = ["Graph", "GraphModule", "Node", "make_fx", "sym_size"]
+__all__ = ["Graph", "GraphModule", "Node", "ProxyTorchDispatchMode", "make_fx", "sym_size"]
 
 # Note [Tracing with a mode]
 # make_fx pushes a tracer mode (an infrastructure mode, the PROXY slot) and,
@@ -45,6 +45,22 @@ __all__ = ["Graph", "GraphModule", "Node", "make_fx", "sym_size"]
 # recorded as the symbol, so the graph shows ``[u0, 2]`` and replaying it
 # computes u0 from the data.
 
+# Note [Tracing higher-order operators]
+# A higher-order operator (cond, map_impl) reaches the tracer through its
+# py_impl(ProxyTorchDispatchMode) kernel, with the tracer popped. The kernel
+# traces each function argument into a subgraph (trace_subgraphs: a child
+# tracer on a new Graph, the function's tensor arguments its placeholders,
+# the same FakeTensorMode), computes the output by calling the operator
+# again on the subgraphs (below the tracer: on real tensors, or through
+# FakeTensorMode), and records one node (record) whose arguments name the
+# subgraphs as attributes of the module (``true_graph_0 =
+# self.true_graph_0``). A tensor a function uses without taking it as an
+# argument (a closure) that the enclosing trace knows is lifted: it becomes an
+# extra placeholder of every subgraph of the call and an extra argument of the
+# node, so that replaying the graph on new inputs uses the new value, not the
+# traced one. Any other tensor stays a constant of the subgraph. Outputs that
+# are pytrees get one getitem node per container level down to each tensor.
+
 
 def sym_size(t: Any, dim: int) -> int:
     """``t.shape[dim]``: the node that binds a data-dependent size when a graph replays."""
@@ -54,7 +70,8 @@ def sym_size(t: Any, dim: int) -> int:
 @dataclasses.dataclass(eq=False)
 class Node:
     """One step of a Graph. ``op`` is "placeholder" (an input), "get_attr" (a
-    constant tensor, in ``Graph.constants``), "call_function" (``target``
+    constant tensor, in ``Graph.constants``, or a subgraph, in
+    ``Graph.subgraphs``), "call_function" (``target``
     called with ``args``/``kwargs``, which hold Nodes, SymInts and constants)
     or "output" (``args[0]``: the function's flat outputs). ``meta`` has "val"
     (the traced value) and, for tensors, "tensor_meta" (shape, dtype,
@@ -88,6 +105,7 @@ class Graph:
     def __init__(self) -> None:
         self.nodes: list[Node] = []
         self.constants: dict[str, Any] = {}
+        self.subgraphs: dict[str, GraphModule] = {}
         self._names: dict[str, itertools.count] = {}
 
     def _name(self, base: str) -> str:
@@ -129,8 +147,8 @@ def _base_name(op: str, target: Any) -> str:
 
 
 def _target_text(target: Any) -> str:
-    if isinstance(target, OpOverload):
-        return repr(target)  # opdispatch.ops.ns.op.overload
+    if isinstance(target, (OpOverload, HigherOrderOperator)):
+        return repr(target)  # opdispatch.ops.ns.op.overload, opdispatch.ops.higher_order.name
     if target is operator.getitem:
         return "operator.getitem"
     return f"opdispatch.tracing.{target.__name__}"
@@ -143,6 +161,8 @@ def _text(value: Any) -> str:
         return "[" + ", ".join(_text(v) for v in value) + "]"
     if isinstance(value, tuple):
         return "(" + ", ".join(_text(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_text(v)}" for k, v in value.items()) + "}"
     return repr(value)
 
 
@@ -151,6 +171,8 @@ class GraphModule:
     Python text; also ``str(gm)``), and ``gm(*args)``, which replays the
     recorded calls on new inputs (the tensors among ``args``, in the order
     of the traced ones) and returns outputs structured as the function's.
+    The subgraphs of higher-order operator calls are attributes
+    (``gm.true_graph_0``), GraphModules themselves.
     PyTorch: torch.fx.GraphModule."""
 
     def __init__(self, graph: Graph, in_spec: TreeSpec, out_spec: TreeSpec) -> None:
@@ -169,6 +191,14 @@ class GraphModule:
     def __str__(self) -> str:
         return self.code
 
+    def __getattr__(self, name: str) -> Any:
+        graph = self.__dict__.get("graph")
+        if graph is not None and name in graph.subgraphs:
+            return graph.subgraphs[name]
+        if graph is not None and name in graph.constants:
+            return graph.constants[name]
+        raise AttributeError(f"'GraphModule' object has no attribute '{name}'")
+
     def __call__(self, *args: Any) -> Any:
         leaves, spec = tree_flatten(args)
         if spec != self._in_spec:
@@ -184,6 +214,8 @@ class GraphModule:
                 return a.evaluate(symbols)
             if isinstance(a, (list, tuple)):
                 return type(a)(value(x) for x in a)
+            if isinstance(a, dict):
+                return {k: value(v) for k, v in a.items()}
             return a
 
         for n in self.graph.nodes:
@@ -193,7 +225,7 @@ class GraphModule:
                 except StopIteration:
                     raise TypeError(f"the graph needs a tensor for its input {n.name}") from None
             elif n.op == "get_attr":
-                env[n] = self.graph.constants[n.target]
+                env[n] = getattr(self, n.target)
             elif n.op == "call_function":
                 env[n] = n.target(*value(n.args), **value(n.kwargs))
                 if n.target is sym_size:
@@ -203,16 +235,24 @@ class GraphModule:
         raise RuntimeError("the graph has no output node")
 
 
-class _Tracer(TorchDispatchMode):
-    """Records each operator call it sees (Note [Tracing with a mode])."""
+class ProxyTorchDispatchMode(TorchDispatchMode):
+    """The make_fx tracer: records each operator call it sees into ``graph``
+    (Note [Tracing with a mode]); an infrastructure mode (the PROXY slot).
+    Higher-order operators register their tracing rule for this class with
+    ``py_impl(ProxyTorchDispatchMode)`` and use :meth:`trace_subgraphs` and
+    :meth:`record` (Note [Tracing higher-order operators]).
+    PyTorch: torch.fx.experimental.proxy_tensor.ProxyTorchDispatchMode."""
 
-    def __init__(self, graph: Graph, fake_mode: Optional[FakeTensorMode]) -> None:
+    def __init__(self, graph: Graph, fake_mode: Optional[FakeTensorMode],
+                 parent: Optional[ProxyTorchDispatchMode] = None) -> None:
         super().__init__()
         self._mode_key = _C._TorchDispatchModeKey.PROXY
         self.graph = graph
         self.fake_mode = fake_mode
+        self.parent = parent
         self.nodes_of: dict[int, tuple[Any, Node]] = {}  # id(tensor) -> (tensor kept alive, node)
         self.symbol_nodes: set[str] = set()
+        self.lifted: dict[int, tuple[Any, Node]] = {}  # id(parent's tensor) -> (tensor, placeholder), lift order
 
     @classmethod
     def is_infra_mode(cls) -> bool:
@@ -230,36 +270,124 @@ class _Tracer(TorchDispatchMode):
                 sym = self.graph.create_node("call_function", sym_size, (node, dim), name=size.symbol)
                 sym.meta["val"] = size
 
+    def _track_tree(self, value: Any, node: Node) -> None:
+        """Tracks the tensors of an output pytree: one getitem node per
+        container level down to each tensor."""
+        if isinstance(value, _C.TensorBase):
+            self.track(value, node)
+            return
+        node.meta["val"] = value
+        children = value.items() if isinstance(value, dict) else enumerate(value) \
+            if isinstance(value, (list, tuple)) else ()
+        for key, child in children:
+            if any(isinstance(x, _C.TensorBase) for x in tree_flatten(child)[0]):
+                self._track_tree(child, self.graph.create_node("call_function", operator.getitem, (node, key)))
+
+    def _knows(self, t: Any) -> Optional[Node]:
+        """The node of tensor ``t`` in this trace or an enclosing one, if any."""
+        tracer: Optional[ProxyTorchDispatchMode] = self
+        while tracer is not None:
+            hit = tracer.nodes_of.get(id(t))
+            if hit is not None:
+                return hit[1]
+            tracer = tracer.parent
+        return None
+
+    def _lift(self, t: Any, outer: Node) -> Node:
+        """A placeholder for ``t``, a tensor of an enclosing trace (a closure
+        of the function traced here). Note [Tracing higher-order operators]."""
+        placeholder = Node(self.graph._name(outer.name), "placeholder", outer.name)
+        last = max((i for i, n in enumerate(self.graph.nodes) if n.op == "placeholder"), default=-1)
+        self.graph.nodes.insert(last + 1, placeholder)
+        self.lifted[id(t)] = (t, placeholder)
+        self.track(t, placeholder)
+        return placeholder
+
     def _arg(self, a: Any) -> Any:
         if isinstance(a, _C.TensorBase):
             hit = self.nodes_of.get(id(a))
             if hit is not None:
                 return hit[1]
+            outer = self.parent._knows(a) if self.parent is not None else None
+            if outer is not None:
+                return self._lift(a, outer)
             name = self.graph._name("_tensor_constant")
             self.graph.constants[name] = a
             node = self.graph.create_node("get_attr", name, name=name)
             self.track(a, node)
             return node
+        if isinstance(a, GraphModule):
+            name = next(k for k, v in self.graph.subgraphs.items() if v is a)
+            return self.graph.create_node("get_attr", name, name=self.graph._name(name))
         if isinstance(a, int) and not isinstance(a, bool) and self.fake_mode is not None:
             return self.fake_mode.shape_env.symbolize(a)
         if isinstance(a, (list, tuple)):
             return type(a)(self._arg(x) for x in a)
+        if isinstance(a, dict):
+            return {k: self._arg(v) for k, v in a.items()}
         return a
+
+    def record(self, target: Any, args: tuple, kwargs: dict[str, Any], out: Any) -> Any:
+        """Records the call ``target(*args, **kwargs)`` that returned ``out``
+        (any pytree) and returns ``out``. GraphModules among ``args`` must come
+        from :meth:`trace_subgraphs`."""
+        node = self.graph.create_node("call_function", target, self._arg(args),
+                                      {k: self._arg(v) for k, v in kwargs.items()})
+        self._track_tree(out, node)
+        return out
+
+    def trace_subgraphs(self, fns: list[tuple[str, Callable[..., Any]]], args: tuple
+                        ) -> tuple[list[GraphModule], list[Any]]:
+        """Traces each ``fn(*args)`` of ``fns`` (``[(name prefix, fn)]``, e.g.
+        ``("true_graph", true_fn)``) into a subgraph registered as
+        ``<prefix>_<i>`` (one ``i`` for the whole call). Returns the
+        GraphModules and the lifted tensors: every subgraph takes
+        ``(*args, *lifted)`` (Note [Tracing higher-order operators]). Call it
+        from a py_impl(ProxyTorchDispatchMode) kernel (this tracer popped)."""
+        leaves, _ = tree_flatten(args)
+        traced = []
+        for _, fn in fns:
+            child = ProxyTorchDispatchMode(Graph(), self.fake_mode, parent=self)
+            names = _input_names(fn, args)
+            for i, x in enumerate(leaves):
+                if isinstance(x, _C.TensorBase):
+                    child.track(x, child.graph.create_node("placeholder", names[i], name=names[i]))
+            with child:
+                out = fn(*args)
+            out_leaves, out_spec = tree_flatten(out)
+            traced.append((child, [child._arg(x) for x in out_leaves], out_spec))
+        lifted: dict[int, Any] = {}
+        for child, _, _ in traced:
+            for key, (t, _) in child.lifted.items():
+                lifted.setdefault(key, t)
+        in_spec = tree_flatten((*args, *lifted.values()))[1]
+        index = next(i for i in itertools.count()
+                     if not any(f"{prefix}_{i}" in self.graph.subgraphs for prefix, _ in fns))
+        modules = []
+        for (prefix, _), (child, outs, out_spec) in zip(fns, traced):
+            for key, t in lifted.items():
+                if key not in child.lifted:
+                    child._lift(t, self._knows(t))
+            child._order_lifted(list(lifted))
+            child.graph.create_node("output", "output", (outs,))
+            gm = GraphModule(child.graph, in_spec, out_spec)
+            self.graph.subgraphs[f"{prefix}_{index}"] = gm
+            modules.append(gm)
+        return modules, list(lifted.values())
+
+    def _order_lifted(self, keys: list[int]) -> None:
+        """Puts the lifted placeholders in the order of ``keys`` (ids of the
+        lifted tensors), right after the function's own placeholders."""
+        lifted = [self.lifted[k][1] for k in keys]
+        ids = {id(n) for n in lifted}
+        rest = [n for n in self.graph.nodes if id(n) not in ids]
+        last = max((i for i, n in enumerate(rest) if n.op == "placeholder"), default=-1)
+        self.graph.nodes = rest[:last + 1] + lifted + rest[last + 1:]
 
     def __torch_dispatch__(self, func: OpOverload, types: tuple[type, ...], args: tuple = (),
                            kwargs: Optional[dict[str, Any]] = None) -> Any:
         kwargs = kwargs or {}
-        out = func(*args, **kwargs)
-        node = self.graph.create_node("call_function", func, self._arg(args),
-                                      {k: self._arg(v) for k, v in kwargs.items()})
-        if isinstance(out, _C.TensorBase):
-            self.track(out, node)
-        elif isinstance(out, (list, tuple)):
-            node.meta["val"] = out
-            for i, t in enumerate(out):
-                if isinstance(t, _C.TensorBase):
-                    self.track(t, self.graph.create_node("call_function", operator.getitem, (node, i)))
-        return out
+        return self.record(func, args, kwargs, func(*args, **kwargs))
 
 
 def make_fx(fn: Callable[..., Any], tracing_mode: str = "real") -> Callable[..., GraphModule]:
@@ -284,7 +412,7 @@ def make_fx(fn: Callable[..., Any], tracing_mode: str = "real") -> Callable[...,
         graph = Graph()
         leaves, in_spec = tree_flatten(args)
         fake_mode = FakeTensorMode(allow_non_fake_inputs=True) if tracing_mode == "fake" else None
-        tracer = _Tracer(graph, fake_mode)
+        tracer = ProxyTorchDispatchMode(graph, fake_mode)
         names = _input_names(fn, args)
         for i, x in enumerate(leaves):
             if isinstance(x, _C.TensorBase):
@@ -302,13 +430,14 @@ def make_fx(fn: Callable[..., Any], tracing_mode: str = "real") -> Callable[...,
 
 def _input_names(fn: Callable[..., Any], args: tuple) -> list[str]:
     """``<parameter>_1`` per flat input (PyTorch's names), ``arg<i>_1`` when unknown."""
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     try:
-        params = [p.name for p in inspect.signature(fn).parameters.values()]
+        params = list(itertools.takewhile(lambda p: p.kind in positional, inspect.signature(fn).parameters.values()))
     except (TypeError, ValueError):
         params = []
     names = []
     for i, a in enumerate(args):
-        base = params[i] if i < len(params) and not params[i].startswith("*") else f"arg{i}"
+        base = params[i].name if i < len(params) else f"arg{i}"
         n = len(tree_flatten(a)[0])
         names += [f"{base}_1"] if n == 1 else [f"{base}_{j}_1" for j in range(n)]
     return names

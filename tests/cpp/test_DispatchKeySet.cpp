@@ -89,7 +89,11 @@ TEST(DispatchKeySet, FullAndFullAfter) {
   EXPECT_TRUE(after.has(DispatchKey::AutogradOther));
   EXPECT_TRUE(after.has(DispatchKey::CPU));
   EXPECT_FALSE(after.has(DispatchKey::AutocastCPU));
-  EXPECT_TRUE(DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::CPU).empty());
+  // FULL_AFTER keeps PythonDispatcher (Note [FULL_AFTER keeps the Python dispatcher]).
+  EXPECT_TRUE(after.has(DispatchKey::PythonDispatcher));
+  EXPECT_EQ(DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::CPU), DispatchKeySet(DispatchKey::PythonDispatcher));
+  EXPECT_EQ(DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::PythonDispatcher),
+            DispatchKeySet(DispatchKeySet::FULL).remove(DispatchKey::PythonDispatcher));
   // after_autograd_keyset: everything below every autograd key.
   EXPECT_FALSE(after_autograd_keyset.has_any(autograd_dispatch_keyset));
   EXPECT_TRUE(after_autograd_keyset.has(DispatchKey::ADInplaceOrView));

@@ -98,8 +98,7 @@ static_assert(tableKeysAreInTableOrder(), "kTableKeys[i] is table entry i");
 constexpr DispatchKeySet kDefaultFallthroughKeys{
     DispatchKey::BackendSelect,     DispatchKey::Functionalize,     DispatchKey::ADInplaceOrView,
     DispatchKey::AutocastCPU,       DispatchKey::AutocastXPU,       DispatchKey::AutocastMPS,
-    DispatchKey::AutocastCUDA,      DispatchKey::FuncTorchVmapMode, DispatchKey::PreDispatch,
-    DispatchKey::PythonDispatcher};
+    DispatchKey::AutocastCUDA,      DispatchKey::FuncTorchVmapMode, DispatchKey::PreDispatch};
 
 // How the parsed table names kernels that are not the test's: libopdispatch's
 // own fallbacks (their debug string is a DefaultFallbacks.cpp site; the
@@ -577,7 +576,7 @@ TEST_F(DispatchTable, LibopdispatchRegistersExactlyTheKnownDefaultFallbacks) {
     EXPECT_EQ(Dispatcher::singleton().hasBackendFallbackForDispatchKey(t.key), defaults.count(t.key) > 0)
         << toString(t.key);
   }
-  EXPECT_EQ(defaults.size(), 26u);  // 15 autograd keys, PythonTLSSnapshot and 10 fallthrough keys
+  EXPECT_EQ(defaults.size(), 25u);  // 15 autograd keys, PythonTLSSnapshot and 9 fallthrough keys
 }
 
 // --- commutativity and invertibility, exhaustively up to five registrations ----------------

@@ -203,6 +203,7 @@ RegistrationHandleRAII Dispatcher::registerImpl(OperatorName name, std::optional
   auto it = e.registerKernel(*this, key, std::move(kernel), cpp_signature, std::move(inferred_schema),
                              std::move(debug));
   ++e.def_and_impl_count_;
+  kernelGeneration_.fetch_add(1, std::memory_order_release);
   DispatchKey k = key.value_or(DispatchKey::CompositeImplicitAutograd);
   return RegistrationHandleRAII([this, &e, k, it] { deregisterImpl(e, k, it); });
 }
@@ -214,6 +215,7 @@ void Dispatcher::deregisterImpl(OperatorEntry& e, DispatchKey key, AnnotatedKern
     retire(e.kernelsFor(key), it);
     e.afterKernelRemoved(*this, key);
     --e.def_and_impl_count_;
+    kernelGeneration_.fetch_add(1, std::memory_order_release);
   }
   if (functor) {
     functor->retire();
@@ -232,6 +234,7 @@ RegistrationHandleRAII Dispatcher::registerFallback(DispatchKey key, KernelFunct
   for (auto& e : operators_) {
     e.updateDispatchTableEntry(*this, key);
   }
+  kernelGeneration_.fetch_add(1, std::memory_order_release);
   return RegistrationHandleRAII([this, key] { deregisterFallback(key); });
 }
 
@@ -245,6 +248,7 @@ void Dispatcher::deregisterFallback(DispatchKey key) {
     for (auto& e : operators_) {
       e.updateDispatchTableEntry(*this, key);
     }
+    kernelGeneration_.fetch_add(1, std::memory_order_release);
     // A fallback registered at an alias key is one functor in several slots
     // (Library::_fallback). Retire it with the last of them: a call that
     // reaches a slot still registered must find it working, not retired

@@ -136,6 +136,9 @@ class Dispatcher final {
   void checkInvariants();
   /// Increases with every def and undef: lets callers cache name lookups.
   uint64_t registrationGeneration() const { return generation_.load(std::memory_order_acquire); }
+  /// Increases with every kernel or backend fallback (de)registration: lets
+  /// callers cache dispatch decisions (the Python dispatcher's per-op caches).
+  uint64_t kernelGeneration() const { return kernelGeneration_.load(std::memory_order_acquire); }
 
   // --- registration ----------------------------------------------------------
   /// Defines an operator. Throws Error if it is already defined (naming both
@@ -200,6 +203,7 @@ class Dispatcher final {
   AnnotatedKernelContainer retiredKernels_;
   std::vector<const AnnotatedSchema*> retiredSchemas_;
   std::atomic<uint64_t> generation_{0};
+  std::atomic<uint64_t> kernelGeneration_{0};
 };
 
 inline void OperatorHandle::callBoxed(Stack* stack) const { Dispatcher::singleton().callBoxed(*this, stack); }

@@ -113,7 +113,8 @@ class OperatorEntry final {
     if (OPDISPATCH_LIKELY(!hasMutableArguments_.load(std::memory_order_relaxed))) {
       return false;
     }
-    DispatchKey k = ks.highestPriorityTypeId();
+    // PythonDispatcher passes the call on to the key below it, where the bump happens.
+    DispatchKey k = ks.remove(DispatchKey::PythonDispatcher).highestPriorityTypeId();
     return k == DispatchKey::Undefined || isBackendDispatchKey(k);
   }
   /// Calls the kernel of `ks` with the arguments on `stack`, bumping the

@@ -222,6 +222,7 @@ class CustomOp:
         return kernel
 
     def _no_impl_for_key(self, keyset: _C.DispatchKeySet, *args: Any, **kwargs: Any) -> NoReturn:
+        keyset = keyset.remove(_C.DispatchKey.PythonDispatcher)  # the Python dispatcher passes calls on, keyset intact
         if keyset.empty():
             raise NotImplementedError(
                 f"{self}: There were no Tensor inputs to this operator (e.g. you passed an empty list of Tensors), "

@@ -94,7 +94,7 @@ def _validate(node: graph.Node, nxt: graph.Node, nr: int, g: Any) -> Any:
 def _dependencies(roots: list[graph.Edge]) -> dict[graph.Node, int]:
     """For every node reachable from ``roots``: how many edges lead into it."""
     deps: dict[graph.Node, int] = {}
-    stack = [node for node, _ in roots if node is not None]
+    stack = list(dict.fromkeys(node for node, _ in roots if node is not None))  # roots may share a node
     visited = set(stack)
     while stack:
         for nxt, _ in stack.pop().next_functions:

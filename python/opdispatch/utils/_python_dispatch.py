@@ -61,8 +61,16 @@ class TorchDispatchMode:
 
     Infrastructure modes (FakeTensorMode, the make_fx tracer) set ``_mode_key``
     (a ``_C._TorchDispatchModeKey``): they take that slot at the bottom of the
-    stack instead of being pushed on top. PyTorch: torch.utils._python_dispatch.TorchDispatchMode.
+    stack instead of being pushed on top.
+
+    A higher-order operator (``opdispatch.ops.higher_order.cond``) asks a mode
+    through the rule registered with ``hop.py_impl(ModeClass)``; a mode without
+    one gets the call in ``__torch_dispatch__(hop, (), args, kwargs)`` if its
+    class sets ``supports_higher_order_operators = True``, else the call raises
+    NotImplementedError. PyTorch: torch.utils._python_dispatch.TorchDispatchMode.
     """
+
+    supports_higher_order_operators = False
 
     def __init__(self, _dispatch_key: Optional[_C.DispatchKey] = None) -> None:
         if _dispatch_key is not None:
