@@ -414,6 +414,7 @@ class HigherOrderOperator(OperatorBase):
         forward calls the operator below autograd (_AutoDispatchBelowAutograd).
         Returns ``fn``. PyTorch: HigherOrderOperator.py_autograd_impl."""
 
+        @functools.wraps(fn)  # explain and coverage name and locate fn
         def maybe_run_autograd(*args: Any, **kwargs: Any) -> Any:
             if not is_grad_enabled() or not any(t.requires_grad for t in _get_tensors(args, kwargs)):
                 with _C._AutoDispatchBelowAutograd():
