@@ -8,7 +8,8 @@
                               or NAME=EXPRESSION for a keyword argument; higher_order::NAME
                               for a higher-order operator; --fake, --python-dispatcher)
   coverage [NAMESPACE] [--html FILE]
-                              operators x dispatch keys: what serves each key
+                              operators x dispatch keys: what serves each key (and the
+                              higher-order operators': NAMESPACE higher_order, or none)
   demo [OPTIONS]              train a small MLP on handwritten digits through the dispatcher
                               (opdispatch.demo; needs scikit-learn: pip install "opdispatch[demo]")
 
@@ -226,7 +227,8 @@ def _cmd_coverage(args: argparse.Namespace) -> int:
         return 0
     title = f"opdispatch coverage: {args.namespace + '::' if args.namespace else 'all operators'}"
     Path(args.html).write_text(_coverage.render_html(cov, title), encoding="utf-8")
-    print(f"wrote {args.html}: {len(cov.ops)} operators x {len(cov.keys)} dispatch keys")
+    hops = f", {len(cov.hops)} higher-order operators x {len(cov.hop_keys)} keys" if cov.hops else ""
+    print(f"wrote {args.html}: {len(cov.ops)} operators x {len(cov.keys)} dispatch keys{hops}")
     return 0
 
 
@@ -304,9 +306,13 @@ def _build_parser() -> argparse.ArgumentParser:
         "coverage", parents=[preload], help="operators x dispatch keys: what serves each key",
         description="For each operator and dispatch key: a kernel registered at the key, an alias-key kernel "
         "(CompositeExplicitAutograd, CompositeImplicitAutograd, Autograd, ...), a backend fallback, a fallthrough, "
-        "or nothing. Text by default; --html FILE writes a page with the registration sites on hover.",
+        "or nothing; marked where a py_impl kernel would run instead while the Python dispatcher is on. Then the "
+        "higher-order operators (without NAMESPACE, or with higher_order): their py_impl kernels per key and per "
+        "mode or subclass, and their fallthroughs. Text by default; --html FILE writes a page with the "
+        "registration sites on hover.",
     )
-    p.add_argument("namespace", nargs="?", help="only this namespace (e.g. myext)")
+    p.add_argument("namespace", nargs="?", help="only this namespace (e.g. myext; higher_order for the higher-order "
+                                                "operators)")
     p.add_argument("--html", metavar="FILE", help="write an HTML page to FILE instead of printing text")
     p.set_defaults(handler=_cmd_coverage)
 
