@@ -112,11 +112,13 @@ class OperatorBase:
         self.python_key_table: dict[type, Callable[..., Any]] = {}
 
     def has_kernel_for_dispatch_key(self, k: _C.DispatchKey) -> bool:
-        """Whether a Python kernel is registered at ``k`` with py_impl."""
+        """Whether a Python kernel is registered at ``k`` (a DispatchKey,
+        runtime or alias) with py_impl. PyTorch: OperatorBase.has_kernel_for_dispatch_key."""
         return k in self.py_kernels
 
     def has_kernel_for_any_dispatch_key(self, ks: _C.DispatchKeySet) -> bool:
-        """Whether a py_impl kernel is registered at a runtime key of ``ks``."""
+        """Whether a py_impl kernel is registered at a runtime key of ``ks``
+        (a DispatchKeySet). PyTorch: OperatorBase.has_kernel_for_any_dispatch_key."""
         return any(not _C._dispatch_is_alias_key(k) and ks.has(k) for k in self.py_kernels)
 
     def py_impl(self, k: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
