@@ -225,8 +225,9 @@ def _resolve(op: Any, args: tuple, kwargs: dict) -> tuple[str, str]:
         if overload:
             return name, "" if overload == "default" else overload
     else:
-        raise TypeError(f"explain: expected an operator (OpOverload, OpOverloadPacket, custom op or "
-                        f"'ns::op[.overload]'), got {op!r}")
+        raise TypeError(f"explain: expected an operator (OpOverload, OpOverloadPacket, custom op, "
+                        f"'ns::op[.overload]', or a HigherOrderOperator such as opdispatch.ops.higher_order.cond), "
+                        f"got {op!r}")
     overload = _C._jit_resolve_packet(name, *args, **kwargs)
     return name, "" if overload == "default" else overload
 
