@@ -112,11 +112,13 @@ class OperatorBase:
         self.python_key_table: dict[type, Callable[..., Any]] = {}
 
     def has_kernel_for_dispatch_key(self, k: _C.DispatchKey) -> bool:
-        """Whether a Python kernel is registered at ``k`` with py_impl."""
+        """Whether a Python kernel is registered at ``k`` (a DispatchKey,
+        runtime or alias) with py_impl. PyTorch: OperatorBase.has_kernel_for_dispatch_key."""
         return k in self.py_kernels
 
     def has_kernel_for_any_dispatch_key(self, ks: _C.DispatchKeySet) -> bool:
-        """Whether a py_impl kernel is registered at a runtime key of ``ks``."""
+        """Whether a py_impl kernel is registered at a runtime key of ``ks``
+        (a DispatchKeySet). PyTorch: OperatorBase.has_kernel_for_any_dispatch_key."""
         return any(not _C._dispatch_is_alias_key(k) and ks.has(k) for k in self.py_kernels)
 
     def py_impl(self, k: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -414,6 +416,7 @@ class HigherOrderOperator(OperatorBase):
         forward calls the operator below autograd (_AutoDispatchBelowAutograd).
         Returns ``fn``. PyTorch: HigherOrderOperator.py_autograd_impl."""
 
+        @functools.wraps(fn)  # explain and coverage name and locate fn
         def maybe_run_autograd(*args: Any, **kwargs: Any) -> Any:
             if not is_grad_enabled() or not any(t.requires_grad for t in _get_tensors(args, kwargs)):
                 with _C._AutoDispatchBelowAutograd():
