@@ -59,6 +59,7 @@ _library_autograd.install_not_implemented_fallback()
 
 # Loaded on first use, so that `import opdispatch` stays lean: name -> (module, attribute or None for the module).
 _LAZY = {
+    "_custom_ops": ("._custom_ops", None),
     "cpp_extension": (".cpp_extension", None),
     "explain": ("._explain", "explain"),
     "types": (".types", None),
