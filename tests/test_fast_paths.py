@@ -204,3 +204,17 @@ def test_a_single_overload_packet_call_uses_the_fast_path(recorder, ns):
     x = tensor([1.0])
     assert getattr(opdispatch.ops, ns).g(x) is x
     assert calls[-1][0][0] is x
+
+
+def test_symbool_and_qscheme_arguments_are_passable(recorder):
+    # PyTorch's argument parser takes a bool for SymBool and an int for QScheme
+    # (it has no Python qscheme values it can convert).
+    define, calls = recorder
+    op = define("f(Tensor x, SymBool b, QScheme q, SymBool[] bs) -> Tensor")
+    x = tensor([1.0])
+    op(x, True, 2, [False, True])
+    assert calls[-1] == ((x, True, 2, [False, True]), {})
+    with pytest.raises(TypeError, match=r"argument 'b' \(position 2\) must be SymBool, not str"):
+        op(x, "yes", 0, [])
+    with pytest.raises(TypeError, match=r"argument 'q' \(position 3\) must be QScheme, not float"):
+        op(x, False, 1.5, [])

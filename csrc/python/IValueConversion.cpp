@@ -95,7 +95,8 @@ std::optional<IValue> convert(PyObject* obj, TypePtr type, std::optional<int32_t
     case TypeKind::Int:
     case TypeKind::SymInt:
     case TypeKind::Layout:
-    case TypeKind::MemoryFormat: {
+    case TypeKind::MemoryFormat:
+    case TypeKind::QScheme: {  // an int, as PyTorch's argument parser takes it
       int64_t v;
       if (asInt(obj, v)) {
         return IValue(v);
@@ -110,6 +111,7 @@ std::optional<IValue> convert(PyObject* obj, TypePtr type, std::optional<int32_t
       return std::nullopt;
     }
     case TypeKind::Bool:
+    case TypeKind::SymBool:
       if (PyBool_Check(obj)) {
         return IValue(obj == Py_True);
       }

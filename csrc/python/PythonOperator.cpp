@@ -15,6 +15,7 @@
 #include "Exceptions.h"
 #include "IValueConversion.h"
 #include "PyObjectDispatch.h"
+#include "StaticType.h"
 
 namespace py = pybind11;
 
@@ -32,7 +33,7 @@ struct OperatorObject {
   FastCallCache fast;
 };
 
-PyTypeObject gOperatorType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+PyTypeObject gOperatorType = staticTypeObject();
 
 OperatorEntry& entryOf(PyObject* self) {
   OperatorEntry* e = reinterpret_cast<OperatorObject*>(self)->entry;

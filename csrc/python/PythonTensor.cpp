@@ -10,6 +10,7 @@
 
 #include "Exceptions.h"
 #include "PythonTypes.h"
+#include "StaticType.h"
 
 namespace py = pybind11;
 
@@ -22,7 +23,7 @@ namespace {
 /// The class new wrappers get (opdispatch.Tensor once _tensor.py registers it).
 PyTypeObject* gTensorClass = nullptr;
 
-PyTypeObject gTensorBaseType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+PyTypeObject gTensorBaseType = staticTypeObject();
 
 TensorImpl* selfImpl(PyObject* self) { return unpackImpl(self); }
 

@@ -45,7 +45,6 @@ __all__ = [
     "from_numpy",
     "int8",
     "library",
-    "ops",
     "int16",
     "int32",
     "int64",

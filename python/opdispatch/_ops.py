@@ -331,11 +331,6 @@ class OpOverloadPacket:
 _call_overload_packet = _C._call_overload_packet
 
 
-def _refresh_packet(packet: OpOverloadPacket) -> None:
-    """Brings a packet's overloads up to date with the dispatcher. PyTorch: same name."""
-    packet._refresh()
-
-
 class _OpNamespace:
     """``opdispatch.ops.<ns>``: ``ops.<ns>.<op>`` is the op's
     :class:`OpOverloadPacket`, created on first access and then cached as a

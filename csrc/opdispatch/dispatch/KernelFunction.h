@@ -111,11 +111,6 @@ class KernelFunction final {
 
   /// "boxed unboxed " / "fallthrough " for dumpState.
   std::string dumpState() const;
-  /// Whether both have the same entry points and functor.
-  bool _equalsBoxedAndUnboxed(const KernelFunction& o) const {
-    return boxed_kernel_func_ == o.boxed_kernel_func_ && unboxed_kernel_func_ == o.unboxed_kernel_func_ &&
-           functor_ == o.functor_;
-  }
 
  private:
   KernelFunction(intrusive_ptr<OperatorKernel> functor, BoxedKernelFunction* boxed, void* unboxed)

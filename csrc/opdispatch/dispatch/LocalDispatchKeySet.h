@@ -27,8 +27,6 @@ inline LocalDispatchKeySet tls_local_dispatch_key_set() {
   return {DispatchKeySet(DispatchKeySet::RAW, raw_local_dispatch_key_set.included_),
           DispatchKeySet(DispatchKeySet::RAW, raw_local_dispatch_key_set.excluded_)};
 }
-/// Replaces this thread's sets (used to carry TLS state across threads).
-void _force_tls_local_dispatch_key_set(LocalDispatchKeySet ks);
 
 bool tls_is_dispatch_key_included(DispatchKey k);
 bool tls_is_dispatch_key_excluded(DispatchKey k);
