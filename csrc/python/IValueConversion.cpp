@@ -356,86 +356,6 @@ PyObject* toPyObject(const IValue& v, TypePtr type) {
   }
 }
 
-void pushArgumentsForSchema(const FunctionSchema& schema, PyObject* const* args, size_t nargs, PyObject* kwnames,
-                            Stack& stack) {
-  const auto& arguments = schema.arguments();
-  size_t num_positional = 0;
-  while (num_positional < arguments.size() && !arguments[num_positional].kwarg_only()) {
-    ++num_positional;
-  }
-  if (nargs > num_positional) {
-    throw TypeError(detail::str(opLabel(schema), "() takes ", num_positional, " positional argument",
-                                num_positional == 1 ? "" : "s", " but ", nargs, " were given. Declaration: ",
-                                schema));
-  }
-  size_t num_kw = kwnames ? static_cast<size_t>(PyTuple_GET_SIZE(kwnames)) : 0;
-  size_t base = stack.size();
-  stack.reserve(base + arguments.size());
-  try {
-    size_t kw_used = 0;
-    for (size_t i = 0; i < arguments.size(); ++i) {
-      const Argument& arg = arguments[i];
-      PyObject* value = nullptr;
-      if (i < nargs) {
-        value = args[i];
-      }
-      for (size_t k = 0; k < num_kw; ++k) {
-        PyObject* name = PyTuple_GET_ITEM(kwnames, k);
-        if (PyUnicode_CompareWithASCIIString(name, arg.name().c_str()) == 0) {
-          if (value != nullptr) {
-            throw TypeError(detail::str(opLabel(schema), "() got multiple values for argument '", arg.name(), "'"));
-          }
-          value = args[nargs + k];
-          ++kw_used;
-        }
-      }
-      if (value != nullptr) {
-        stack.push_back(toIValue(value, arg, schema, i));
-      } else if (arg.default_value()) {
-        stack.push_back(*arg.default_value());
-      } else {
-        throw TypeError(detail::str(opLabel(schema), "() missing value for argument '", arg.name(),
-                                    "'. Declaration: ", schema));
-      }
-    }
-    if (kw_used != num_kw) {
-      for (size_t k = 0; k < num_kw; ++k) {
-        std::string name = py::cast<std::string>(PyTuple_GET_ITEM(kwnames, k));
-        if (!schema.argumentIndexWithName(name)) {
-          throw TypeError(detail::str(opLabel(schema), "() got an unexpected keyword argument '", name,
-                                      "'. Declaration: ", schema));
-        }
-      }
-    }
-  } catch (...) {
-    stack.resize(base);
-    throw;
-  }
-}
-
-void pushArgumentsForSchema(const FunctionSchema& schema, PyObject* args, PyObject* kwargs, Stack& stack) {
-  size_t nargs = args ? static_cast<size_t>(PyTuple_GET_SIZE(args)) : 0;
-  size_t nkw = kwargs ? static_cast<size_t>(PyDict_GET_SIZE(kwargs)) : 0;
-  if (nkw == 0) {
-    pushArgumentsForSchema(schema, args ? &PyTuple_GET_ITEM(args, 0) : nullptr, nargs, nullptr, stack);
-    return;
-  }
-  std::vector<PyObject*> flat(nargs + nkw);
-  for (size_t i = 0; i < nargs; ++i) {
-    flat[i] = PyTuple_GET_ITEM(args, i);
-  }
-  py::tuple names(nkw);
-  Py_ssize_t pos = 0;
-  PyObject *key, *value;
-  size_t k = 0;
-  while (PyDict_Next(kwargs, &pos, &key, &value)) {
-    names[k] = py::reinterpret_borrow<py::object>(key);
-    flat[nargs + k] = value;
-    ++k;
-  }
-  pushArgumentsForSchema(schema, flat.data(), nargs, names.ptr(), stack);
-}
-
 PyObject* popResultsToPython(const FunctionSchema& schema, Stack& stack) {
   const auto& returns = schema.returns();
   size_t n = returns.size();
@@ -456,36 +376,6 @@ PyObject* popResultsToPython(const FunctionSchema& schema, Stack& stack) {
   }
   drop(stack, n);
   return out;
-}
-
-std::pair<PyObject*, PyObject*> popArgumentsToPython(const FunctionSchema& schema, Stack& stack) {
-  const auto& arguments = schema.arguments();
-  size_t n = arguments.size();
-  IValue* values = stack.data() + (stack.size() - n);
-  auto isDefault = [&](size_t i) {
-    const auto& d = arguments[i].default_value();
-    return d.has_value() && d->equals(values[i]);
-  };
-  size_t num_positional = 0;
-  while (num_positional < n && !arguments[num_positional].kwarg_only()) {
-    ++num_positional;
-  }
-  size_t positional_end = num_positional;
-  while (positional_end > 0 && isDefault(positional_end - 1)) {
-    --positional_end;
-  }
-  py::tuple args(positional_end);
-  for (size_t i = 0; i < positional_end; ++i) {
-    args[i] = py::reinterpret_steal<py::object>(toPyObject(values[i], arguments[i].type()));
-  }
-  py::dict kwargs;
-  for (size_t i = num_positional; i < n; ++i) {
-    if (!isDefault(i)) {
-      kwargs[py::str(arguments[i].name())] = py::reinterpret_steal<py::object>(toPyObject(values[i], arguments[i].type()));
-    }
-  }
-  drop(stack, n);
-  return {args.release().ptr(), kwargs.release().ptr()};
 }
 
 void pushPythonResults(const FunctionSchema& schema, PyObject* result, const char* where, Stack& stack) {

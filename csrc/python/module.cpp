@@ -52,5 +52,4 @@ PYBIND11_MODULE(_C, m) {
   opdispatch::python::initSchemaBindings(m);
   opdispatch::python::initDispatchBindings(m);
   opdispatch::python::initOperatorBindings(m);
-  opdispatch::python::initAutogradFallbackBindings(m);
 }

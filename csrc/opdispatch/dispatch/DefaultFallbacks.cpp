@@ -1,40 +1,42 @@
-// The backend fallbacks registered when libopdispatch loads: fallthrough for
-// keys that only matter when a layer above registers kernels for them, and
-// the autograd fallback (see AutogradFallback.h).
-#include <atomic>
+// The backend fallbacks libopdispatch installs when it loads, as defaults a
+// user's fallback can replace (Note [Default fallbacks]): the autograd
+// fallback for every autograd key, and fallthrough for the keys that only
+// matter when a layer above registers kernels for them.
+#include <initializer_list>
+#include <string>
+#include <vector>
 
 #include <opdispatch/dispatch/AutogradFallback.h>
-#include <opdispatch/library.h>
+#include <opdispatch/dispatch/Dispatcher.h>
 
 namespace opdispatch {
 
 namespace {
-std::atomic<AutogradFallbackHook> autogradHook{nullptr};
 
-void autogradFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
-  if (AutogradFallbackHook hook = autogradHook.load(std::memory_order_acquire)) {
-    hook(op, ks, stack);
-    return;
+class DefaultFallbacks final {
+ public:
+  DefaultFallbacks() {
+    for (DispatchKey k : autograd_dispatch_keyset) {
+      add(k, KernelFunction::makeFromBoxedFunctionWithKeyset<&autogradFallback>(), __LINE__);
+    }
+    for (DispatchKey k : {DispatchKey::BackendSelect, DispatchKey::Functionalize, DispatchKey::ADInplaceOrView,
+                          DispatchKey::AutocastCPU, DispatchKey::AutocastCUDA, DispatchKey::FuncTorchVmapMode,
+                          DispatchKey::PythonTLSSnapshot, DispatchKey::PreDispatch, DispatchKey::PythonDispatcher}) {
+      add(k, KernelFunction::makeFallthrough(), __LINE__);
+    }
   }
-  op.redispatchBoxed(ks & after_autograd_keyset, stack);
-}
+
+ private:
+  void add(DispatchKey k, KernelFunction kernel, int line) {
+    handles_.push_back(Dispatcher::singleton().registerFallback(
+        k, std::move(kernel), "registered at " + std::string(__FILE__) + ":" + std::to_string(line),
+        FallbackKind::Default));
+  }
+  std::vector<RegistrationHandleRAII> handles_;
+};
+
+const DefaultFallbacks kDefaultFallbacks;
+
 } // namespace
 
-AutogradFallbackHook setAutogradFallbackHook(AutogradFallbackHook hook) { return autogradHook.exchange(hook); }
-
 } // namespace opdispatch
-
-using opdispatch::CppFunction;
-
-OPDISPATCH_LIBRARY_IMPL(_, Autograd, m) {
-  m.fallback(CppFunction::makeFromBoxedFunctionWithKeyset<&opdispatch::autogradFallback>());
-}
-OPDISPATCH_LIBRARY_IMPL(_, BackendSelect, m) { m.fallback(CppFunction::makeFallthrough()); }
-OPDISPATCH_LIBRARY_IMPL(_, Functionalize, m) { m.fallback(CppFunction::makeFallthrough()); }
-OPDISPATCH_LIBRARY_IMPL(_, ADInplaceOrView, m) { m.fallback(CppFunction::makeFallthrough()); }
-OPDISPATCH_LIBRARY_IMPL(_, AutocastCPU, m) { m.fallback(CppFunction::makeFallthrough()); }
-OPDISPATCH_LIBRARY_IMPL(_, AutocastCUDA, m) { m.fallback(CppFunction::makeFallthrough()); }
-OPDISPATCH_LIBRARY_IMPL(_, FuncTorchVmapMode, m) { m.fallback(CppFunction::makeFallthrough()); }
-OPDISPATCH_LIBRARY_IMPL(_, PythonTLSSnapshot, m) { m.fallback(CppFunction::makeFallthrough()); }
-OPDISPATCH_LIBRARY_IMPL(_, PreDispatch, m) { m.fallback(CppFunction::makeFallthrough()); }
-OPDISPATCH_LIBRARY_IMPL(_, PythonDispatcher, m) { m.fallback(CppFunction::makeFallthrough()); }

@@ -22,7 +22,7 @@ void ambiguousAutogradOtherKernel(OperatorKernel*, const OperatorHandle& op, Dis
 }
 } // namespace
 
-bool KernelFunction::isFallthrough() const { return boxed_kernel_func_ == &fallthroughKernel; }
+bool KernelRef::isFallthrough() const { return boxed_ == &fallthroughKernel; }
 
 KernelFunction KernelFunction::makeFallthrough() { return KernelFunction(nullptr, &fallthroughKernel, nullptr); }
 

@@ -28,6 +28,13 @@ inline LocalDispatchKeySet tls_local_dispatch_key_set() {
           DispatchKeySet(DispatchKeySet::RAW, raw_local_dispatch_key_set.excluded_)};
 }
 
+/// The key set a call with arguments of keys `ks` dispatches on: `ks` |
+/// this thread's included keys - its excluded keys.
+inline DispatchKeySet applyLocalDispatchKeySet(DispatchKeySet ks) {
+  const LocalDispatchKeySet tls = tls_local_dispatch_key_set();
+  return (ks | tls.included_) - tls.excluded_;
+}
+
 bool tls_is_dispatch_key_included(DispatchKey k);
 bool tls_is_dispatch_key_excluded(DispatchKey k);
 /// Adds or removes runtime key `k`; throws ValueError for an alias key or Undefined.

@@ -40,8 +40,8 @@ def defop(
     a CompositeImplicitAutograd kernel, a decomposition into other operators
     that serves every key (PyTorch's ``to``, ``contiguous``, ``flatten``).
     Returns the operator. Kernels of mutating operators need not bump
-    version counters: the dispatcher does (Note [Version counters of mutated
-    arguments] in csrc/opdispatch/dispatch/OperatorEntry.h).
+    version counters: the dispatcher does (Note [Post-kernel
+    effects] in csrc/opdispatch/dispatch/PostKernelEffects.h).
     """
     LIB.define(schema)
     name = schema.split("(", 1)[0]

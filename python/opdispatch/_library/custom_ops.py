@@ -7,7 +7,7 @@ A CustomOpDef is an operator object (a ``_C._DispatchOperator``): calling it
 is the dispatcher's C call, with no Python frame of ours in between. The
 user's functions are registered directly as kernels, with the two per-call
 promises of a custom op (outputs do not alias inputs; mutated arguments get
-a version bump) checked in C (Note [Custom op kernel checks]). Everything
+a version bump) kept by the dispatcher (Note [Post-kernel effects]). Everything
 that can change later — replacing a kernel, disabling one
 (set_kernel_enabled), registering the autograd formula — changes the
 registrations themselves instead of adding an indirection that every call
@@ -160,7 +160,7 @@ class CustomOpDef(_C._DispatchOperator):
         _C._DispatchOperator.__init__(self, f"{namespace}::{base}", overload)
         self._keys: set[str] = set()
         self._overrides: dict[str, Any] = {}
-        # Note [Custom op kernel checks]: an operator whose schema declares a
+        # Note [Post-kernel effects]: an operator whose schema declares a
         # returned view may alias. An inferred schema (the common case) is
         # read as text: it has no alias annotations on returns, and "!" only
         # on mutated arguments.
