@@ -7,3 +7,4 @@
 #define OPDISPATCH_CONCAT(a, b) OPDISPATCH_CONCAT_IMPL(a, b)
 #define OPDISPATCH_UID OPDISPATCH_CONCAT(opdispatch_uid_, __COUNTER__)
 #define OPDISPATCH_NOINLINE __attribute__((noinline))
+#define OPDISPATCH_ALWAYS_INLINE inline __attribute__((always_inline))

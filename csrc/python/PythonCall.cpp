@@ -2,6 +2,8 @@
 // call unit (Note [Python call arguments], Note [One call path]).
 #include "PythonCall.h"
 
+#include <algorithm>
+
 #include <opdispatch/core/Exception.h>
 #include <opdispatch/dispatch/CallUnit.h>
 
@@ -14,55 +16,70 @@ namespace opdispatch::python {
 
 namespace {
 
-/// Whether converting `obj` to an IValue of `type` and back gives `obj`
-/// itself (so the conversion can be skipped for a Python kernel).
-bool keptAsIs(PyObject* obj, TypePtr type) {
-  switch (type->kind()) {
-    case TypeKind::Tensor:
-      return isTensor(obj);
-    case TypeKind::Optional:
-      return obj == Py_None || keptAsIs(obj, type->elem());
-    case TypeKind::Int:
-    case TypeKind::SymInt: {
-      if (!PyLong_CheckExact(obj)) {
-        return false;
-      }
-      int overflow = 0;
-      PyLong_AsLongLongAndOverflow(obj, &overflow);
-      return overflow == 0;
-    }
-    case TypeKind::Bool:
-    case TypeKind::SymBool:
-      return PyBool_Check(obj);
-    case TypeKind::Float:
-      return PyFloat_CheckExact(obj);
-    case TypeKind::Str:
-      if (PyUnicode_CheckExact(obj) && PyUnicode_AsUTF8AndSize(obj, nullptr) != nullptr) {
-        return true;
-      }
-      PyErr_Clear();  // not valid UTF-8: the conversion raises the error that names the argument
-      return false;
-    case TypeKind::Scalar:
-      return PyBool_Check(obj) || PyFloat_CheckExact(obj) || keptAsIs(obj, Type::int_());
-    default:
-      return false;
+/// An exact int that fits in 64 bits.
+bool isInt64(PyObject* obj) {
+  if (!PyLong_CheckExact(obj)) {
+    return false;
   }
+#if PY_VERSION_HEX >= 0x030C0000
+  if (PyUnstable_Long_IsCompact(reinterpret_cast<PyLongObject*>(obj))) {
+    return true;  // one digit
+  }
+#else
+  if (Py_SIZE(obj) >= -2 && Py_SIZE(obj) <= 2) {
+    return true;  // at most two 30-bit digits
+  }
+#endif
+  int overflow = 0;
+  PyLong_AsLongLongAndOverflow(obj, &overflow);
+  return overflow == 0;
 }
 
-size_t positionalCount(const FunctionSchema& schema) {
-  size_t n = 0;
-  while (n < schema.arguments().size() && !schema.arguments()[n].kwarg_only()) {
-    ++n;
+constexpr uint32_t bitOf(TypeKind k) { return 1u << static_cast<unsigned>(k); }
+
+/// Whether converting `obj` to an IValue of an argument's type and back
+/// gives `obj` itself (so the conversion can be skipped for a Python kernel).
+/// (Bit tests, most common kind first: a switch compiles to a jump table
+/// whose indirect branch mispredicts from one argument to the next.)
+bool keptAsIs(PyObject* obj, const ArgumentInfo& info) {
+  if (info.optional && obj == Py_None) {
+    return true;
   }
-  return n;
+  const uint32_t kind = bitOf(info.kind);
+  if (kind & bitOf(TypeKind::Tensor)) {
+    return isTensor(obj);
+  }
+  if (kind & (bitOf(TypeKind::Int) | bitOf(TypeKind::SymInt))) {
+    return isInt64(obj);
+  }
+  if (kind & bitOf(TypeKind::Float)) {
+    return PyFloat_CheckExact(obj);
+  }
+  if (kind & (bitOf(TypeKind::Bool) | bitOf(TypeKind::SymBool))) {
+    return PyBool_Check(obj);
+  }
+  if (kind & bitOf(TypeKind::Scalar)) {
+    return PyBool_Check(obj) || PyFloat_CheckExact(obj) || isInt64(obj);
+  }
+  if (kind & bitOf(TypeKind::Str)) {
+    if (PyUnicode_CheckExact(obj) && PyUnicode_AsUTF8AndSize(obj, nullptr) != nullptr) {
+      return true;
+    }
+    PyErr_Clear();  // not valid UTF-8: the conversion raises the error that names the argument
+  }
+  return false;
 }
 
 } // namespace
 
-BoundArguments::BoundArguments(const AnnotatedSchema& s, PyCallArguments call) : schema_(s), args_(s.num_arguments) {
+BoundArguments::BoundArguments(const AnnotatedSchema& s, PyCallArguments call) : schema_(s) {
+  // Every argument's entries are set below.
+  objects_.resizeForOverwrite(kPrefix + s.num_arguments);
+  values_.resizeForOverwrite(s.num_arguments);
+  flags_.resizeForOverwrite(s.num_arguments);
   const FunctionSchema& schema = s.schema;
   const auto& arguments = schema.arguments();
-  const size_t num_positional = positionalCount(schema);
+  const size_t num_positional = s.num_positional;
   if (call.nargs > num_positional) {
     throw TypeError(detail::str(schema.operator_name(), "() takes ", num_positional, " positional argument",
                                 num_positional == 1 ? "" : "s", " but ", call.nargs, " were given. Declaration: ",
@@ -70,148 +87,181 @@ BoundArguments::BoundArguments(const AnnotatedSchema& s, PyCallArguments call) :
   }
   const size_t num_kw = call.kwnames ? static_cast<size_t>(PyTuple_GET_SIZE(call.kwnames)) : 0;
   size_t kw_used = 0;
-  for (size_t i = 0; i < arguments.size(); ++i) {
-    const Argument& arg = arguments[i];
-    PyObject* value = i < call.nargs ? call.args[i] : nullptr;
-    for (size_t k = 0; k < num_kw; ++k) {
-      if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(call.kwnames, k), arg.name().c_str()) == 0) {
-        if (value != nullptr) {
-          throw TypeError(detail::str(schema.operator_name(), "() got multiple values for argument '", arg.name(),
-                                      "'"));
+  size_t i = 0;
+  try {
+    for (; i < s.num_arguments; ++i) {
+      objects_[kPrefix + i] = nullptr;
+      flags_[i] = 0;
+      PyObject* value = i < call.nargs ? call.args[i] : nullptr;
+      for (size_t k = 0; k < num_kw; ++k) {
+        const std::string& name = arguments[i].name();
+        if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(call.kwnames, k), name.c_str()) == 0) {
+          if (value != nullptr) {
+            throw TypeError(detail::str(schema.operator_name(), "() got multiple values for argument '", name,
+                                        "'"));
+          }
+          value = call.args[call.nargs + k];
+          ++kw_used;
         }
-        value = call.args[call.nargs + k];
-        ++kw_used;
       }
-    }
-    BoundArgument& b = args_[i];
-    if (value != nullptr) {
-      b.given = true;
-      if (keptAsIs(value, arg.type())) {
-        b.object = value;
+      const ArgumentInfo& info = s.argument_info[i];
+      if (value != nullptr) {
+        if (keptAsIs(value, info)) {
+          objects_[kPrefix + i] = value;
+          flags_[i] = kGiven | kKept;
+          if (info.kind == TypeKind::Tensor && value != Py_None) {
+            key_set_ = key_set_ | unpackImpl(value)->key_set();
+          }
+        } else {
+          flags_[i] = kGiven;
+          setValue(i, toIValue(value, arguments[i], schema, i));
+        }
+      } else if (info.has_default) {
+        setValue(i, *arguments[i].default_value());
       } else {
-        b.value = toIValue(value, arg, schema, i);
-      }
-    } else if (arg.default_value()) {
-      b.value = *arg.default_value();
-    } else {
-      throw TypeError(detail::str(schema.operator_name(), "() missing value for argument '", arg.name(),
-                                  "'. Declaration: ", schema));
-    }
-  }
-  if (kw_used != num_kw) {
-    for (size_t k = 0; k < num_kw; ++k) {
-      std::string name = py::cast<std::string>(PyTuple_GET_ITEM(call.kwnames, k));
-      if (!schema.argumentIndexWithName(name)) {
-        throw TypeError(detail::str(schema.operator_name(), "() got an unexpected keyword argument '", name,
+        throw TypeError(detail::str(schema.operator_name(), "() missing value for argument '", arguments[i].name(),
                                     "'. Declaration: ", schema));
       }
     }
+    if (kw_used != num_kw) {
+      for (size_t k = 0; k < num_kw; ++k) {
+        std::string name = py::cast<std::string>(PyTuple_GET_ITEM(call.kwnames, k));
+        if (!schema.argumentIndexWithName(name)) {
+          throw TypeError(detail::str(schema.operator_name(), "() got an unexpected keyword argument '", name,
+                                      "'. Declaration: ", schema));
+        }
+      }
+    }
+  } catch (...) {
+    release(std::min<size_t>(i + 1, s.num_arguments));  // the destructor does not run when a constructor throws
+    throw;
   }
 }
 
-BoundArguments::BoundArguments(const AnnotatedSchema& s, Stack& stack) : schema_(s), args_(s.num_arguments) {
+BoundArguments::BoundArguments(const AnnotatedSchema& s, Stack& stack) : schema_(s) {
+  objects_.resizeForOverwrite(kPrefix + s.num_arguments);
+  values_.resizeForOverwrite(s.num_arguments);
+  flags_.resizeForOverwrite(s.num_arguments);
   IValue* values = stack.data() + (stack.size() - s.num_arguments);
   for (size_t i = 0; i < s.num_arguments; ++i) {
-    args_[i].value = std::move(values[i]);
-    args_[i].given = true;
+    objects_[kPrefix + i] = nullptr;
+    flags_[i] = kGiven;
+    setValue(i, std::move(values[i]));
   }
   drop(stack, s.num_arguments);
 }
 
+void BoundArguments::setValue(size_t i, IValue v) {
+  new (values_[i].bytes) IValue(std::move(v));
+  flags_[i] |= kValue;
+  needs_cleanup_ = true;
+  forEachTensor(values_[i].get(), [&](TensorImpl& t) { key_set_ = key_set_ | t.key_set(); });
+}
+
+BoundArguments::~BoundArguments() { release(size()); }
+
+void BoundArguments::release(size_t n) {
+  if (!needs_cleanup_) {
+    return;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (flags_[i] & kOwned) {
+      Py_DECREF(objects_[kPrefix + i]);
+    }
+    if (flags_[i] & kValue) {
+      values_[i].get().~IValue();
+    }
+  }
+}
+
 void BoundArguments::pushIValues(Stack& stack) const {
   const FunctionSchema& schema = schema_.schema;
-  for (size_t i = 0; i < args_.size(); ++i) {
-    const BoundArgument& a = args_[i];
-    if (a.object != nullptr) {
-      stack.push_back(toIValue(a.object, schema.arguments()[i], schema, i));
+  for (size_t i = 0; i < size(); ++i) {
+    if (PyObject* obj = kept(i)) {
+      stack.push_back(toIValue(obj, schema.arguments()[i], schema, i));
     } else {
-      stack.push_back(a.value);
+      stack.push_back(value(i));
     }
   }
 }
 
 bool BoundArguments::equalsDefault(size_t i) const {
-  const BoundArgument& a = args_[i];
-  if (!a.given) {
+  if (!(flags_[i] & kGiven)) {
     return true;
+  }
+  if (!schema_.argument_info[i].has_default) {
+    return false;
   }
   const Argument& arg = schema_.schema.arguments()[i];
   const auto& d = arg.default_value();
-  if (!d) {
-    return false;
+  PyObject* obj = kept(i);
+  if (obj == nullptr) {
+    return value(i).equals(*d);
   }
-  if (a.object == nullptr) {
-    return a.value.equals(*d);
-  }
-  if (a.object == Py_None) {
+  if (obj == Py_None) {
     return d->isNone();
   }
-  return toIValue(a.object, arg, schema_.schema, i).equals(*d);
+  return toIValue(obj, arg, schema_.schema, i).equals(*d);
 }
 
-PythonKernelArguments::PythonKernelArguments(const BoundArguments& args) : schema_(args.schema().schema) {
-  const FunctionSchema& schema = schema_;
-  const auto& arguments = schema.arguments();
+PyObject* BoundArguments::convertToPython(size_t i) {
+  PyObject*& slot = objects_[kPrefix + i];
+  slot = toPyObject(value(i), schema_.schema.arguments()[i].type());
+  if (slot == nullptr) {
+    throw py::error_already_set();
+  }
+  flags_[i] |= kOwned;
+  needs_cleanup_ = true;
+  return slot;
+}
+
+PythonKernelArguments::PythonKernelArguments(BoundArguments& args)
+    : schema_(args.schema().schema), buffer_(args.pythonObjects()) {
+  const auto& arguments = schema_.arguments();
   const size_t n = arguments.size();
-  const size_t num_positional = positionalCount(schema);
+  const size_t num_positional = args.schema().num_positional;
   num_positional_ = num_positional;
   while (num_positional_ > 0 && args.equalsDefault(num_positional_ - 1)) {
     --num_positional_;
   }
-  InlineVector<uint8_t, 16> keyword(n);
+  if (!args.allKept()) {
+    for (size_t i = 0; i < num_positional_; ++i) {
+      args.pythonObject(i);
+    }
+  }
   size_t num_keywords = 0;
   for (size_t i = num_positional; i < n; ++i) {
-    keyword[i] = !args.equalsDefault(i);
-    num_keywords += keyword[i] ? 1 : 0;
-  }
-  buffer_.resize(kPrefix + num_positional_ + num_keywords);
-  owned_.resize(buffer_.size());
-  for (size_t i = 0; i < num_positional_; ++i) {
-    append(args, i);
+    num_keywords += args.equalsDefault(i) ? 0 : 1;
   }
   if (num_keywords == 0) {
     return;
   }
+  // The keyword values follow the positional ones: a buffer of their own.
+  with_keywords_.resize(BoundArguments::kPrefix + num_positional_ + num_keywords);
+  std::copy(buffer_ + BoundArguments::kPrefix, buffer_ + BoundArguments::kPrefix + num_positional_,
+            with_keywords_.data() + BoundArguments::kPrefix);
+  buffer_ = with_keywords_.data();
   kwnames_ = py::reinterpret_steal<py::object>(PyTuple_New(static_cast<Py_ssize_t>(num_keywords)));
   if (!kwnames_) {
     throw py::error_already_set();
   }
-  Py_ssize_t k = 0;
+  size_t k = 0;
   for (size_t i = num_positional; i < n; ++i) {
-    if (keyword[i]) {
-      PyObject* name = PyUnicode_FromStringAndSize(arguments[i].name().data(),
-                                                   static_cast<Py_ssize_t>(arguments[i].name().size()));
-      if (name == nullptr) {
-        throw py::error_already_set();
-      }
-      PyTuple_SET_ITEM(kwnames_.ptr(), k++, name);
-      append(args, i);
+    if (args.equalsDefault(i)) {
+      continue;
     }
-  }
-}
-
-PythonKernelArguments::~PythonKernelArguments() {
-  for (size_t i = kPrefix; i < size_; ++i) {
-    if (owned_[i]) {
-      Py_DECREF(buffer_[i]);
-    }
-  }
-}
-
-void PythonKernelArguments::append(const BoundArguments& args, size_t i) {
-  const BoundArgument& a = args[i];
-  PyObject* obj = a.object;
-  if (obj == nullptr) {
-    obj = toPyObject(a.value, args.schema().schema.arguments()[i].type());
-    if (obj == nullptr) {
+    PyObject* name = PyUnicode_FromStringAndSize(arguments[i].name().data(),
+                                                 static_cast<Py_ssize_t>(arguments[i].name().size()));
+    if (name == nullptr) {
       throw py::error_already_set();
     }
-    owned_[size_] = true;
+    PyTuple_SET_ITEM(kwnames_.ptr(), static_cast<Py_ssize_t>(k), name);
+    buffer_[BoundArguments::kPrefix + num_positional_ + k] = args.pythonObject(i);
+    ++k;
   }
-  buffer_[size_++] = obj;
 }
 
-py::object PythonCallFrame::invoke(const OperatorHandle& op, KernelRef kernel, DispatchKeySet ks) {
+py::object PythonCallFrame::invoke(const OperatorHandle& op, const KernelRef& kernel, DispatchKeySet ks) {
   PythonKernelHolder* holder = PythonKernelHolder::of(kernel);
   if (holder == nullptr) {
     Stack stack;
@@ -228,9 +278,10 @@ py::object PythonCallFrame::invoke(const OperatorHandle& op, KernelRef kernel, D
   if (!func) {
     // Deregistered while this call was on its way here: run the table's
     // kernel now (no second round of effects: they belong to this call).
-    const DispatchTable::Lookup now = op.entry().table().lookup(ks);
-    holder->checkNotStillChosen(op, now.kernel);
-    return invoke(op, now.kernel, now.ks);
+    KernelRef now;
+    const DispatchKeySet now_ks = op.entry().table().lookup(ks, &now);
+    holder->checkNotStillChosen(op, now);
+    return invoke(op, now, now_ks);
   }
   PythonKernelArguments python_args(args_);
   return holder->call(func, op, ks, python_args);
@@ -243,7 +294,7 @@ const AnnotatedSchema& schemaForCall(const OperatorEntry& e) {
   return *s;
 }
 
-py::object callBound(const OperatorHandle& op, const BoundArguments& args, const DispatchKeySet* redispatch_ks) {
+py::object callBound(const OperatorHandle& op, BoundArguments& args, const DispatchKeySet* redispatch_ks) {
   PythonCallFrame frame(args);
   if (redispatch_ks != nullptr) {
     return redispatchOperator(op, *redispatch_ks, frame);

@@ -7,6 +7,7 @@
 #include <Python.h>
 
 #include <cstdint>
+#include <new>
 #include <vector>
 
 #include <pybind11/pybind11.h>
@@ -66,18 +67,13 @@ struct PyCallArguments {
 // A call from C++ that reaches a Python kernel binds the popped IValues the
 // same way, so a Python kernel sees one convention whoever calls it.
 
-/// One argument bound to its schema slot: `object` (borrowed from the
-/// caller) when kept, else `value`.
-struct BoundArgument {
-  PyObject* object = nullptr;
-  IValue value;
-  /// Whether the caller passed it (else `value` is the schema default).
-  bool given = false;
-};
-
 /// The arguments of one call bound to an operator's schema. See Note [Python call arguments].
 class BoundArguments final {
  public:
+  /// Free slots before the first argument object, for what a Python kernel
+  /// may take first (the key set, the OpOverload; PythonKernelHolder::call).
+  static constexpr size_t kPrefix = 2;
+
   /// Binds a Python call. Throws TypeError naming the operator and the
   /// argument for a wrong count, name or type, ValueError for a value out of
   /// range; nothing has run then.
@@ -86,51 +82,89 @@ class BoundArguments final {
   BoundArguments(const AnnotatedSchema& schema, Stack& stack);
   BoundArguments(const BoundArguments&) = delete;
   BoundArguments& operator=(const BoundArguments&) = delete;
+  ~BoundArguments();
 
   const AnnotatedSchema& schema() const { return schema_; }
-  size_t size() const { return args_.size(); }
-  const BoundArgument& operator[](size_t i) const { return args_[i]; }
+  size_t size() const { return flags_.size(); }
+  /// The caller's object for argument `i` when it was kept (for a tensor-like
+  /// argument: a Tensor or None), else null and value(i) holds the argument.
+  PyObject* kept(size_t i) const { return (flags_[i] & kKept) ? objects_[kPrefix + i] : nullptr; }
+  /// The value of argument `i` when it was not kept.
+  const IValue& value(size_t i) const { return values_[i].get(); }
+  /// The union of the key sets of the arguments' tensors (forEachTensor), computed while binding.
+  DispatchKeySet keySet() const { return key_set_; }
   /// Pushes the arguments as IValues (for a C++ kernel).
   void pushIValues(Stack& stack) const;
   /// Whether argument `i` equals its schema default (PyTorch drops such
   /// trailing arguments when it calls a Python kernel).
   bool equalsDefault(size_t i) const;
+  /// The Python object of argument `i`: the kept one, or one made from its
+  /// value (owned by this object). Throws if the value has no Python form.
+  PyObject* pythonObject(size_t i) {
+    PyObject* obj = objects_[kPrefix + i];
+    return obj != nullptr ? obj : convertToPython(i);
+  }
+  /// Whether every argument was passed and kept (pythonObject converts nothing).
+  bool allKept() const { return !needs_cleanup_; }
+  /// kPrefix free slots, then pythonObject(i) for each i < n that was asked for.
+  PyObject** pythonObjects() { return objects_.data(); }
 
  private:
+  PyObject* convertToPython(size_t i);
+  /// Makes `v` the value of argument `i` (not kept) and adds its tensors' keys.
+  void setValue(size_t i, IValue v);
+  /// Destroys the values and drops the references of the first `n` arguments.
+  void release(size_t n);
+
+  /// Room for an IValue, constructed only for the arguments that have one
+  /// (kValue): kept arguments, the common case, cost no IValue at all.
+  struct ValueSlot {
+    alignas(IValue) unsigned char bytes[sizeof(IValue)];
+    IValue& get() { return *std::launder(reinterpret_cast<IValue*>(bytes)); }
+    const IValue& get() const { return *std::launder(reinterpret_cast<const IValue*>(bytes)); }
+  };
+  enum Flags : uint16_t {
+    kGiven = 1, ///< the caller passed it (else the value is the schema default)
+    kKept = 2,  ///< objects_ holds the caller's object (borrowed)
+    kValue = 4, ///< values_ holds the argument
+    kOwned = 8, ///< objects_ holds a reference made from the value
+  };
   const AnnotatedSchema& schema_;
-  InlineVector<BoundArgument, 8> args_;
+  InlineVector<PyObject*, kPrefix + 10> objects_;
+  InlineVector<ValueSlot, 10> values_;
+  /// (Not a char type: its stores would alias every other member.)
+  InlineVector<uint16_t, 10> flags_;
+  DispatchKeySet key_set_;
+  /// Whether some flag is kValue or kOwned (the destructor has work).
+  bool needs_cleanup_ = false;
 };
 
 /// The arguments a Python kernel receives, PyTorch's convention
 /// (parseIValuesToPyArgsKwargs): positional arguments up to the last one
 /// that differs from its default; keyword-only arguments that differ from
-/// their defaults, as keywords. Two leading slots are free for the key set
-/// and the OpOverload a kernel may take first (PythonKernelHolder::callPython).
+/// their defaults, as keywords. The objects come from the BoundArguments
+/// (no copy when there are no keywords), with BoundArguments::kPrefix free
+/// slots before them.
 class PythonKernelArguments final {
  public:
-  explicit PythonKernelArguments(const BoundArguments& args);
+  explicit PythonKernelArguments(BoundArguments& args);
   PythonKernelArguments(const PythonKernelArguments&) = delete;
   PythonKernelArguments& operator=(const PythonKernelArguments&) = delete;
-  ~PythonKernelArguments();
 
-  static constexpr size_t kPrefix = 2;
   /// The schema the arguments were bound to.
   const FunctionSchema& schema() const { return schema_; }
   /// kPrefix free slots, then the positional values, then the keyword values.
-  PyObject** buffer() { return buffer_.data(); }
+  PyObject** buffer() { return buffer_; }
   size_t numPositional() const { return num_positional_; }
   /// The keyword names (a tuple) or null.
   PyObject* kwnames() const { return kwnames_.ptr(); }
 
  private:
-  /// Appends argument `i` (its kept object, or a new reference to its value).
-  void append(const BoundArguments& args, size_t i);
   const FunctionSchema& schema_;
-  InlineVector<PyObject*, kPrefix + 10> buffer_;
-  size_t size_ = kPrefix;
-  /// Which buffer entries are references this object owns (converted values).
-  InlineVector<uint8_t, kPrefix + 10> owned_;
+  PyObject** buffer_;
   size_t num_positional_ = 0;
+  /// The buffer when there are keywords (the keyword values must follow the positional ones).
+  InlineVector<PyObject*, BoundArguments::kPrefix + 10> with_keywords_;
   pybind11::object kwnames_;
 };
 
@@ -139,27 +173,23 @@ class PythonKernelArguments final {
 class PythonCallFrame final {
  public:
   using Result = pybind11::object;
-  explicit PythonCallFrame(const BoundArguments& args) : args_(args) {}
+  explicit PythonCallFrame(BoundArguments& args) : args_(args) {}
 
-  DispatchKeySet argumentKeySet() const {
-    DispatchKeySet ks;
-    forEachArgumentTensor([&](uint32_t, TensorImpl& t) { ks = ks | t.key_set(); });
-    return ks;
-  }
+  DispatchKeySet argumentKeySet() const { return args_.keySet(); }
   template <class F>
   void forEachArgumentTensor(F&& f) const {
     for (uint32_t i : args_.schema().tensor_arg_indices) {
-      const BoundArgument& a = args_[i];
-      auto indexed = [&](TensorImpl& t) { f(i, t); };
-      if (a.object != nullptr) {
-        forEachTensor(a.object, indexed);
+      if (PyObject* kept = args_.kept(i)) {
+        if (kept != Py_None) {  // kept at a tensor-like argument: a Tensor (Note [Python call arguments])
+          f(i, *unpackImpl(kept));
+        }
       } else {
-        forEachTensor(a.value, indexed);
+        forEachTensor(args_.value(i), [&](TensorImpl& t) { f(i, t); });
       }
     }
   }
   /// A Python kernel gets the Python arguments, any other kernel IValues.
-  pybind11::object invoke(const OperatorHandle& op, KernelRef kernel, DispatchKeySet ks);
+  pybind11::object invoke(const OperatorHandle& op, const KernelRef& kernel, DispatchKeySet ks);
   template <class F>
   void forEachResultTensor(const pybind11::object& result, F&& f) const {
     const size_t n = args_.schema().schema.returns().size();
@@ -173,13 +203,13 @@ class PythonCallFrame final {
   }
 
  private:
-  const BoundArguments& args_;
+  BoundArguments& args_;
 };
 
 /// Calls `op` with bound arguments (Note [One call path]): dispatched on them
 /// and the thread-local state, or, with `redispatch_ks`, the kernel of that
 /// (caller-restricted) key set. Returns the result (a new reference).
-pybind11::object callBound(const OperatorHandle& op, const BoundArguments& args,
+pybind11::object callBound(const OperatorHandle& op, BoundArguments& args,
                            const DispatchKeySet* redispatch_ks = nullptr);
 
 /// Binds and calls: what calling an OpOverload does. Throws Error if the

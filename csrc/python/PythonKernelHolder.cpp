@@ -67,11 +67,6 @@ KernelFunction PythonKernelHolder::makeKernel(PyObject* func, DispatchKey key, b
   return KernelFunction::makeFromBoxedFunctor(std::make_unique<PythonKernelHolder>(func, key, with_keyset, is_fallback));
 }
 
-PythonKernelHolder* PythonKernelHolder::of(KernelRef k) {
-  return KernelFunction::isBoxedFunctor<PythonKernelHolder>(k) ? static_cast<PythonKernelHolder*>(k.functor())
-                                                               : nullptr;
-}
-
 void PythonKernelHolder::checkNotStillChosen(const OperatorHandle& op, KernelRef now) const {
   OPDISPATCH_CHECK(now.functor() != this, "the ", where_, " for ", op.operator_name(),
                    " was removed while this call was being dispatched to it; call the operator again");
@@ -81,7 +76,7 @@ py::object PythonKernelHolder::callRaw(const py::object& func, const OperatorHan
                                        PythonKernelArguments& args) const {
   // PyTorch's order: fn(keyset, op, *args, **kwargs), in the free leading slots.
   PyObject** buffer = args.buffer();
-  size_t first = PythonKernelArguments::kPrefix;
+  size_t first = BoundArguments::kPrefix;
   py::object overload;
   if (is_fallback_) {
     OPDISPATCH_CHECK(gOpOverloadResolver != nullptr, "cannot call the ", where_, " for ", op.operator_name(),
@@ -94,7 +89,7 @@ py::object PythonKernelHolder::callRaw(const py::object& func, const OperatorHan
   if (with_keyset_) {
     buffer[--first] = dispatchKeySetObject(ks);
   }
-  size_t nargs = PythonKernelArguments::kPrefix - first + args.numPositional();
+  size_t nargs = BoundArguments::kPrefix - first + args.numPositional();
   if (first > 0) {
     nargs |= PY_VECTORCALL_ARGUMENTS_OFFSET;  // buffer[first - 1] is free for the callee
   }
@@ -133,10 +128,11 @@ void PythonKernelHolder::operator()(const OperatorHandle& op, DispatchKeySet ks,
   py::object func = function();
   if (OPDISPATCH_UNLIKELY(!func)) {
     // Deregistered while this call was on its way here: run the table's kernel now.
-    const DispatchTable::Lookup now = op.entry().table().lookup(ks);
-    checkNotStillChosen(op, now.kernel);
+    KernelRef now;
+    const DispatchKeySet now_ks = op.entry().table().lookup(ks, &now);
+    checkNotStillChosen(op, now);
     py::gil_scoped_release nogil;
-    now.kernel.callBoxed(op, now.ks, stack);
+    now.callBoxed(op, now_ks, stack);
     return;
   }
   BoundArguments bound(schemaForCall(op.entry()), *stack);

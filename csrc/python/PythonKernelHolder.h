@@ -50,7 +50,10 @@ class PythonKernelHolder final : public OperatorKernel {
   /// A boxed KernelFunction running `func`.
   static KernelFunction makeKernel(PyObject* func, DispatchKey key, bool with_keyset, bool is_fallback = false);
   /// The PythonKernelHolder of `k`, or null if `k` is not a Python kernel.
-  static PythonKernelHolder* of(KernelRef k);
+  static PythonKernelHolder* of(const KernelRef& k) {
+    return KernelFunction::isBoxedFunctor<PythonKernelHolder>(k) ? static_cast<PythonKernelHolder*>(k.functor())
+                                                                 : nullptr;
+  }
 
  private:
   /// Calls the function; returns its raw result (a new reference).

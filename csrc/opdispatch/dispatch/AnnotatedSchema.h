@@ -10,6 +10,16 @@
 
 namespace opdispatch {
 
+/// What a call needs to know about one argument, packed: binding a call
+/// reads these instead of the (large) Argument objects.
+struct ArgumentInfo {
+  /// The kind of the argument's type, one Optional unwrapped.
+  TypeKind kind;
+  /// Whether the type is `T?`.
+  bool optional;
+  bool has_default;
+};
+
 /// Immutable once published (calls read it without locking); never freed
 /// while a call can see it (Note [Kernel lifetime]).
 struct AnnotatedSchema {
@@ -23,7 +33,11 @@ struct AnnotatedSchema {
   /// Indices of the arguments annotated as written to (`Tensor(a!)`); see
   /// Note [Post-kernel effects].
   std::vector<uint32_t> mutable_arg_indices;
+  /// One per argument.
+  std::vector<ArgumentInfo> argument_info;
   uint32_t num_arguments;
+  /// The number of arguments before the keyword-only ones.
+  uint32_t num_positional;
 };
 
 } // namespace opdispatch

@@ -43,27 +43,29 @@ namespace opdispatch {
 //   using Result = ...;     what invoke returns (void: results stay in the frame)
 //   DispatchKeySet argumentKeySet() const;
 //   template <class F> void forEachArgumentTensor(F&& f) const;   f(argument index, TensorImpl&)
-//   Result invoke(const OperatorHandle&, KernelRef, DispatchKeySet);
+//   Result invoke(const OperatorHandle&, const KernelRef&, DispatchKeySet);
 //   template <class F> void forEachResultTensor([const Result&,] F&& f) const;  f(return index, TensorImpl&)
 // with forEachTensor (ArgumentTensors.h) listing the tensors of each value.
 
 namespace detail {
 
-/// Steps 3 and 4 for an entry with effects (kept out of line: the common call has none).
+/// Steps 3 and 4 for an entry with effects (kept out of line: the common call
+/// has none). `kernel` and `frame` by value, so that the caller's copies need
+/// not live in memory: a typed call keeps both in registers.
 template <class Frame>
-OPDISPATCH_NOINLINE typename Frame::Result invokeWithEffects(const OperatorHandle& op, DispatchTable::Lookup found,
-                                                             Frame& frame) {
-  PostKernelEffects effects(op, found.kernel);
+OPDISPATCH_NOINLINE typename Frame::Result invokeWithEffects(const OperatorHandle& op, KernelRef kernel,
+                                                             DispatchKeySet ks, Frame frame) {
+  PostKernelEffects effects(op, kernel);
   frame.forEachArgumentTensor([&](uint32_t index, TensorImpl& t) { effects.addArgument(index, t); });
   auto check = [&](size_t return_index, const TensorImpl& t) { effects.checkResult(return_index, t); };
   if constexpr (std::is_void_v<typename Frame::Result>) {
-    frame.invoke(op, found.kernel, found.ks);
+    frame.invoke(op, kernel, ks);
     if (effects.checksResults()) {
       frame.forEachResultTensor(check);
     }
     effects.commit();
   } else {
-    typename Frame::Result result = frame.invoke(op, found.kernel, found.ks);
+    typename Frame::Result result = frame.invoke(op, kernel, ks);
     if (effects.checksResults()) {
       frame.forEachResultTensor(result, check);
     }
@@ -78,17 +80,19 @@ OPDISPATCH_NOINLINE typename Frame::Result invokeWithEffects(const OperatorHandl
 /// FULL_AFTER; it is masked to the non-fallthrough keys here): steps 2-4 of
 /// Note [One call path].
 template <class Frame>
-typename Frame::Result redispatchOperator(const OperatorHandle& op, DispatchKeySet ks, Frame& frame) {
-  const DispatchTable::Lookup found = op.entry().table().lookup(ks);
-  if (OPDISPATCH_LIKELY(!found.kernel.hasEffects())) {
-    return frame.invoke(op, found.kernel, found.ks);
+OPDISPATCH_ALWAYS_INLINE typename Frame::Result redispatchOperator(const OperatorHandle& op, DispatchKeySet ks,
+                                                                   Frame& frame) {
+  KernelRef kernel;
+  const DispatchKeySet masked = op.entry().table().lookup(ks, &kernel);
+  if (OPDISPATCH_LIKELY(!kernel.hasEffects())) {
+    return frame.invoke(op, kernel, masked);
   }
-  return detail::invokeWithEffects(op, found, frame);
+  return detail::invokeWithEffects(op, kernel, masked, std::move(frame));
 }
 
 /// Dispatches a call on its arguments and the thread-local state: Note [One call path].
 template <class Frame>
-typename Frame::Result callOperator(const OperatorHandle& op, Frame& frame) {
+OPDISPATCH_ALWAYS_INLINE typename Frame::Result callOperator(const OperatorHandle& op, Frame& frame) {
   return redispatchOperator(op, applyLocalDispatchKeySet(frame.argumentKeySet()), frame);
 }
 
@@ -115,7 +119,7 @@ class BoxedCallFrame final {
       forEachTensor(args[i], [&](TensorImpl& t) { f(i, t); });
     }
   }
-  void invoke(const OperatorHandle& op, KernelRef kernel, DispatchKeySet ks) { kernel.callBoxed(op, ks, stack_); }
+  void invoke(const OperatorHandle& op, const KernelRef& kernel, DispatchKeySet ks) { kernel.callBoxed(op, ks, stack_); }
   template <class F>
   void forEachResultTensor(F&& f) const {
     if (schema_ == nullptr) {
@@ -147,7 +151,7 @@ class TypedCallFrame final {
   void forEachArgumentTensor(F&& f) const {
     std::apply([&](const auto&... a) { forEachTensorIndexed(f, a...); }, args_);
   }
-  Return invoke(const OperatorHandle& op, KernelRef kernel, DispatchKeySet ks) {
+  Return invoke(const OperatorHandle& op, const KernelRef& kernel, DispatchKeySet ks) {
     return std::apply(
         [&](Args&&... a) -> Return { return kernel.template call<Return, Args...>(op, ks, std::forward<Args>(a)...); },
         std::move(args_));

@@ -30,35 +30,33 @@ namespace opdispatch {
 // same buffer, so one read gives a mask and an entry from the same table.
 //
 // Retired kernels are kept alive elsewhere (Note [Kernel lifetime]); the table
-// has nothing to reclaim. To reclaim retired functors later, a writer learns
-// the KernelRefs it overwrote from Update::set and can hand their functors to
-// a reclamation scheme.
+// owns nothing and has nothing to reclaim. What a call can still be using
+// after a registration is the functor of an overwritten entry, owned by its
+// retired AnnotatedKernel (a separate object): a reclamation scheme frees
+// that once no call that read the old table version can still run it.
 class DispatchTable final {
  public:
-  /// The kernel of a call and the key set it receives.
-  struct Lookup {
-    /// The call's key set masked to the non-fallthrough keys.
-    DispatchKeySet ks;
-    KernelRef kernel;
-  };
-
   /// Every entry `initial` (not a fallthrough), every key in the mask.
   explicit DispatchTable(KernelRef initial);
   DispatchTable(const DispatchTable&) = delete;
   DispatchTable& operator=(const DispatchTable&) = delete;
 
   /// The entry of the highest key of `ks` & the non-fallthrough keys (the
-  /// Undefined entry for an empty set). Lock-free.
-  Lookup lookup(DispatchKeySet ks) const {
+  /// Undefined entry for an empty set), into `*kernel`; returns that masked
+  /// key set (what the kernel receives). Lock-free.
+  DispatchKeySet lookup(DispatchKeySet ks, KernelRef* kernel) const {
     for (;;) {
       const uint64_t version = version_.load(std::memory_order_acquire);
       const Buffer& b = buffers_[version & 1];
       const DispatchKeySet masked = ks & DispatchKeySet(DispatchKeySet::RAW,
                                                         b.non_fallthrough.load(std::memory_order_relaxed));
-      const KernelRef k = read(b.slots[masked.getDispatchTableIndex()]);
+      // Field by field: a whole-struct copy here stalls on store forwarding.
+      const Slot& s = b.slots[masked.getDispatchTableIndex()];
+      *kernel = KernelRef(s.functor.load(std::memory_order_relaxed), s.boxed.load(std::memory_order_relaxed),
+                          s.unboxed.load(std::memory_order_relaxed), s.effects.load(std::memory_order_relaxed));
       std::atomic_thread_fence(std::memory_order_acquire);
       if (OPDISPATCH_LIKELY(version_.load(std::memory_order_relaxed) == version)) {
-        return {masked, k};
+        return masked;
       }
     }
   }

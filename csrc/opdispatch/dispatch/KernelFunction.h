@@ -37,7 +37,7 @@ class KernelFunction final {
   /// Whether `k` is a kernel made by makeFromBoxedFunctor<KernelFunctor> (in
   /// the same shared library as the caller).
   template <class KernelFunctor>
-  static bool isBoxedFunctor(KernelRef k) {
+  static bool isBoxedFunctor(const KernelRef& k) {
     return k.boxedFunction() == &boxedFunctor<KernelFunctor>;
   }
   OperatorKernel* functor() const { return functor_.get(); }

@@ -8,7 +8,7 @@
 
 namespace opdispatch {
 
-PostKernelEffects::PostKernelEffects(const OperatorHandle& op, KernelRef kernel)
+PostKernelEffects::PostKernelEffects(const OperatorHandle& op, const KernelRef& kernel)
     : schema_(op.entry().schemaPtr()), kernel_(kernel) {
   bumps_versions_ = schema_ != nullptr && kernel.bumpsVersions() && !schema_->mutable_arg_indices.empty();
   checks_aliasing_ = schema_ != nullptr && kernel.checksOutputAliasing();

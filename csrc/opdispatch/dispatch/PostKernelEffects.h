@@ -48,7 +48,7 @@ class PostKernelEffects final {
  public:
   /// For a call of `op` that runs `kernel` (which has effects). Reads the
   /// schema; if it was removed meanwhile, the effects are nothing.
-  PostKernelEffects(const OperatorHandle& op, KernelRef kernel);
+  PostKernelEffects(const OperatorHandle& op, const KernelRef& kernel);
   PostKernelEffects(const PostKernelEffects&) = delete;
   PostKernelEffects& operator=(const PostKernelEffects&) = delete;
 
