@@ -248,3 +248,12 @@ def test_values_that_do_not_convert_fail_naming_the_argument(recorder):
         op(x, 1, "\ud800")
     assert calls == []
 
+
+
+def test_operators_and_packets_are_called_through_vectorcall(recorder):
+    # No args tuple per call: the Python subclasses inherit the C types' vectorcall entry.
+    py_tpflags_have_vectorcall = 1 << 11
+    define, _ = recorder
+    op = define("f(Tensor x) -> Tensor")
+    assert type(op).__flags__ & py_tpflags_have_vectorcall
+    assert type(op.overloadpacket).__flags__ & py_tpflags_have_vectorcall

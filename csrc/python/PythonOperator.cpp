@@ -385,6 +385,21 @@ PyGetSetDef kPacketGetSets[] = {
     {nullptr, nullptr, nullptr, nullptr, nullptr},
 };
 
+/// The slots both callable types share: a garbage-collected, subclassable
+/// object with a __dict__, weak references and its vectorcall entry in
+/// T::vectorcall.
+template <class T>
+void initCallableType(PyTypeObject& t, const char* name, const char* doc) {
+  t.tp_name = name;
+  t.tp_basicsize = sizeof(T);
+  t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL;
+  t.tp_doc = doc;
+  t.tp_call = PyVectorcall_Call;
+  t.tp_vectorcall_offset = offsetof(T, vectorcall);
+  t.tp_dictoffset = offsetof(T, dict);
+  t.tp_weaklistoffset = offsetof(T, weakrefs);
+}
+
 void ready(py::module_& m, PyTypeObject& t, const char* name) {
   if (PyType_Ready(&t) < 0) {
     throw py::error_already_set();
@@ -397,39 +412,28 @@ void ready(py::module_& m, PyTypeObject& t, const char* name) {
 
 void initOperatorBindings(py::module_& m) {
   PyTypeObject& t = gOperatorType;
-  t.tp_name = "opdispatch._C._DispatchOperator";
-  t.tp_basicsize = sizeof(OperatorObject);
-  t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL;
-  t.tp_doc = "_DispatchOperator(name, overload_name=''): calling it dispatches the operator.";
+  initCallableType<OperatorObject>(t, "opdispatch._C._DispatchOperator",
+                                   "_DispatchOperator(name, overload_name=''): calling it dispatches the operator.");
   t.tp_new = operatorNew;
   t.tp_init = operatorInit;
   t.tp_dealloc = operatorDealloc;
   t.tp_traverse = operatorTraverse;
   t.tp_clear = operatorClear;
-  t.tp_call = PyVectorcall_Call;
-  t.tp_vectorcall_offset = offsetof(OperatorObject, vectorcall);
   t.tp_methods = kOperatorMethods;
   t.tp_getset = kOperatorGetSets;
-  t.tp_dictoffset = offsetof(OperatorObject, dict);
-  t.tp_weaklistoffset = offsetof(OperatorObject, weakrefs);
   ready(m, t, "_DispatchOperator");
 
   PyTypeObject& p = gPacketType;
-  p.tp_name = "opdispatch._C._DispatchPacket";
-  p.tp_basicsize = sizeof(PacketObject);
-  p.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL;
-  p.tp_doc = "_DispatchPacket(): calling it calls the first of _overload_ops the arguments bind to.";
+  initCallableType<PacketObject>(
+      p, "opdispatch._C._DispatchPacket",
+      "_DispatchPacket(): calling it calls the first of _overload_ops the arguments bind to.");
   p.tp_new = packetNew;
   p.tp_dealloc = packetDealloc;
   p.tp_traverse = packetTraverse;
   p.tp_clear = packetClear;
-  p.tp_call = PyVectorcall_Call;
-  p.tp_vectorcall_offset = offsetof(PacketObject, vectorcall);
   p.tp_methods = kPacketMethods;
   p.tp_members = kPacketMembers;
   p.tp_getset = kPacketGetSets;
-  p.tp_dictoffset = offsetof(PacketObject, dict);
-  p.tp_weaklistoffset = offsetof(PacketObject, weakrefs);
   ready(m, p, "_DispatchPacket");
 
   if (PyModule_AddFunctions(m.ptr(), kModuleMethods) < 0) {

@@ -2,7 +2,7 @@
 #include <opdispatch/dispatch/KernelFunction.h>
 
 #include <opdispatch/core/Exception.h>
-#include <opdispatch/dispatch/Dispatcher.h>
+#include <opdispatch/dispatch/OperatorHandle.h>
 
 namespace opdispatch {
 
