@@ -58,14 +58,17 @@ struct PyCallArguments {
 // converting it to an IValue and back would return that very object (a
 // Tensor — subclasses included —, None for an optional, an exact int that
 // fits in 64 bits, a bool, an exact float, a valid str, or a Scalar of
-// those), else the converted IValue. Which kernel runs decides the rest, a
-// choice of conversion and not a second path: a Python kernel receives the
-// kept objects and the IValues' Python values (PythonKernelArguments), so
-// exactly what a full IValue round trip would give it; a C++ kernel receives
-// IValues (the kept objects convert then). The key set comes from the same
-// bound arguments (forEachTensor), so it does not depend on the form either.
-// A call from C++ that reaches a Python kernel binds the popped IValues the
-// same way, so a Python kernel sees one convention whoever calls it.
+// those), else the converted IValue. A list is never kept: the round trip
+// gives a new list, which the kernel may change without changing the
+// caller's. Which kernel runs decides the rest, a choice of conversion and
+// not a second path: a Python kernel receives the kept objects and the
+// IValues' Python values (PythonKernelArguments), so exactly what a full
+// IValue round trip would give it; a C++ kernel receives IValues (the kept
+// objects convert then). The key set is gathered while binding (a kept
+// Tensor's keys, a value's tensors through forEachTensor), so it does not
+// depend on the form either. A call from C++ that reaches a Python kernel
+// binds the popped IValues the same way, so a Python kernel sees one
+// convention whoever calls it.
 
 /// The arguments of one call bound to an operator's schema. See Note [Python call arguments].
 class BoundArguments final {
