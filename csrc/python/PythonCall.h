@@ -176,6 +176,8 @@ class PythonKernelArguments final {
 class PythonCallFrame final {
  public:
   using Result = pybind11::object;
+  /// The caller holds the kept objects; the bound values hold the rest.
+  static constexpr bool kArgumentsOutliveKernel = true;
   explicit PythonCallFrame(BoundArguments& args) : args_(args) {}
 
   DispatchKeySet argumentKeySet() const { return args_.keySet(); }

@@ -41,6 +41,7 @@ namespace opdispatch {
 //
 // A frame provides:
 //   using Result = ...;     what invoke returns (void: results stay in the frame)
+//   static constexpr bool kArgumentsOutliveKernel;  whether the argument tensors stay alive through invoke
 //   DispatchKeySet argumentKeySet() const;
 //   template <class F> void forEachArgumentTensor(F&& f) const;   f(argument index, TensorImpl&)
 //   Result invoke(const OperatorHandle&, const KernelRef&, DispatchKeySet);
@@ -55,8 +56,9 @@ namespace detail {
 template <class Frame>
 OPDISPATCH_NOINLINE typename Frame::Result invokeWithEffects(const OperatorHandle& op, KernelRef kernel,
                                                              DispatchKeySet ks, Frame frame) {
-  PostKernelEffects effects(op, kernel);
-  frame.forEachArgumentTensor([&](uint32_t index, TensorImpl& t) { effects.addArgument(index, t); });
+  PostKernelEffects effects(op.entry().schemaPtr(), kernel);
+  frame.forEachArgumentTensor(
+      [&](uint32_t index, TensorImpl& t) { effects.addArgument(index, t, !Frame::kArgumentsOutliveKernel); });
   auto check = [&](size_t return_index, const TensorImpl& t) { effects.checkResult(return_index, t); };
   if constexpr (std::is_void_v<typename Frame::Result>) {
     frame.invoke(op, kernel, ks);
@@ -101,6 +103,8 @@ OPDISPATCH_ALWAYS_INLINE typename Frame::Result callOperator(const OperatorHandl
 class BoxedCallFrame final {
  public:
   using Result = void;
+  /// The kernel pops the arguments.
+  static constexpr bool kArgumentsOutliveKernel = false;
   /// `schema` may be null for a redispatch racing the removal of the definition (then no tensor is listed).
   BoxedCallFrame(const AnnotatedSchema* schema, Stack* stack) : schema_(schema), stack_(stack) {}
 
@@ -142,6 +146,10 @@ template <class Return, class... Args>
 class TypedCallFrame final {
  public:
   using Result = Return;
+  /// References to the caller's values stay alive; a by-value class argument
+  /// (a Tensor, say) may be moved into the kernel.
+  static constexpr bool kArgumentsOutliveKernel =
+      ((std::is_lvalue_reference_v<Args> || std::is_arithmetic_v<std::decay_t<Args>>) && ...);
   explicit TypedCallFrame(Args&&... args) : args_(std::forward<Args>(args)...) {}
 
   DispatchKeySet argumentKeySet() const {

@@ -5,16 +5,14 @@
 
 #include <cstdint>
 #include <utility>
-#include <vector>
 
+#include <opdispatch/core/SmallVector.h>
 #include <opdispatch/core/TensorImpl.h>
 #include <opdispatch/core/intrusive_ptr.h>
+#include <opdispatch/dispatch/AnnotatedSchema.h>
 #include <opdispatch/dispatch/KernelRef.h>
 
 namespace opdispatch {
-
-class OperatorHandle;
-struct AnnotatedSchema;
 
 // Note [Post-kernel effects]
 // Two rules apply around a kernel, whichever way the call came (Python,
@@ -46,43 +44,84 @@ struct AnnotatedSchema;
 // without mutated arguments or checks pays one branch.
 class PostKernelEffects final {
  public:
-  /// For a call of `op` that runs `kernel` (which has effects). Reads the
-  /// schema; if it was removed meanwhile, the effects are nothing.
-  PostKernelEffects(const OperatorHandle& op, const KernelRef& kernel);
+  /// For a call that runs `kernel` (which has effects) under definition
+  /// `schema` (null if it was removed meanwhile: then the effects are nothing).
+  PostKernelEffects(const AnnotatedSchema* schema, const KernelRef& kernel)
+      : schema_(schema),
+        functor_(kernel.functor()),
+        bumps_versions_(schema != nullptr && kernel.bumpsVersions() && !schema->mutable_arg_indices.empty()),
+        checks_aliasing_(schema != nullptr && kernel.checksOutputAliasing()) {}
   PostKernelEffects(const PostKernelEffects&) = delete;
   PostKernelEffects& operator=(const PostKernelEffects&) = delete;
 
-  /// Records tensor `t` of argument `index`, before the kernel runs (a boxed
-  /// kernel pops its arguments). Call it for every tensor of every argument;
-  /// it keeps those a rule needs.
-  void addArgument(uint32_t index, TensorImpl& t);
+  /// Records tensor `t` of argument `index`, before the kernel runs. Call it
+  /// for every tensor of every argument; it keeps those a rule needs. With
+  /// `hold`, it keeps a strong reference (for a boxed kernel, which pops its
+  /// arguments: a tensor the kernel frees must not be confused with a new one
+  /// at the same address, nor have its version bumped).
+  OPDISPATCH_ALWAYS_INLINE void addArgument(uint32_t index, TensorImpl& t, bool hold) {
+    const bool mutated = bumps_versions_ && isMutable(index);
+    if (mutated || checks_aliasing_) {
+      arguments_.push_back({index, mutated, &t});
+      if (hold) {
+        held_.push_back(intrusive_ptr<TensorImpl>(&t));
+      }
+    }
+  }
   /// Whether the results must be shown to checkResult.
   bool checksResults() const { return checks_aliasing_; }
   /// Checks tensor `t` of return `return_index`, after the kernel returned,
   /// results in order. Throws Error (RuntimeError) naming the operator, the
   /// kernel, the return and the argument or return it shares memory with.
-  void checkResult(size_t return_index, const TensorImpl& t);
+  OPDISPATCH_ALWAYS_INLINE void checkResult(size_t return_index, const TensorImpl& t) {
+    for (const Argument& a : arguments_) {
+      if (t.sharesMemoryWith(*a.tensor)) {
+        throwOutputAliases(return_index, false, a.index, &t == a.tensor);
+      }
+    }
+    for (const auto& [earlier_index, earlier] : results_) {
+      if (t.sharesMemoryWith(*earlier)) {
+        throwOutputAliases(return_index, true, earlier_index, &t == earlier);
+      }
+    }
+    results_.push_back({return_index, &t});
+  }
   /// The call succeeded: bumps the versions of the mutated arguments.
-  void commit();
+  OPDISPATCH_ALWAYS_INLINE void commit() {
+    for (const Argument& a : arguments_) {
+      if (a.mutated) {
+        a.tensor->bump_version();
+      }
+    }
+  }
 
  private:
+  bool isMutable(uint32_t index) const {
+    for (uint32_t m : schema_->mutable_arg_indices) {
+      if (m == index) {
+        return true;
+      }
+    }
+    return false;
+  }
   [[noreturn]] void throwOutputAliases(size_t return_index, bool other_is_return, size_t other,
                                        bool same_tensor) const;
 
   const AnnotatedSchema* schema_;
-  KernelRef kernel_;
+  /// The kernel's functor (for the alias check's message), or null.
+  OperatorKernel* functor_;
   bool bumps_versions_;
   bool checks_aliasing_;
-  /// (argument index, tensor, mutated): strong references, so that a tensor
-  /// the kernel frees cannot be confused with a new one at the same address.
   struct Argument {
     uint32_t index;
-    intrusive_ptr<TensorImpl> tensor;
     bool mutated;
+    TensorImpl* tensor;
   };
-  std::vector<Argument> arguments_;
+  SmallVector<Argument, 6> arguments_;
+  /// Strong references to the arguments addArgument was asked to hold.
+  SmallVector<intrusive_ptr<TensorImpl>, 4> held_;
   /// (return index, tensor) of the results checked so far.
-  std::vector<std::pair<size_t, const TensorImpl*>> results_;
+  SmallVector<std::pair<size_t, const TensorImpl*>, 4> results_;
 };
 
 } // namespace opdispatch
