@@ -73,13 +73,16 @@ class Sample:
 class OpInfo:
     """``name``: od::<name>; ``samples``; ``ref``: the NumPy result of a
     sample (None: no value check here); ``grad``: gradcheck it;
-    ``inplace``: mutates its first argument."""
+    ``inplace``: mutates its first argument; ``differentiable_outputs``:
+    see below."""
 
     name: str
     samples: list[Sample]
     ref: Optional[Callable[..., Any]] = None
     grad: bool = True
     inplace: bool = False
+    #: The outputs gradcheck differentiates (None: every floating-point one).
+    differentiable_outputs: Optional[tuple[int, ...]] = None
 
     @property
     def op(self) -> _C._DispatchOperator:
@@ -92,19 +95,21 @@ def S(*args: Any, **kwargs: Any) -> Sample:
 
 
 def instantiate(sample: Sample, device: str, leaves: Optional[Iterator[Any]] = None,
-                float64: bool = False) -> tuple[tuple, dict]:
+                float_dtype: Optional[type] = None) -> tuple[tuple, dict]:
     """The sample's arguments with arrays as tensors on ``device``. With
-    ``leaves``, float arrays (not Const) are taken from it instead (gradcheck)."""
+    ``leaves``, float arrays (not Const) are taken from it instead (gradcheck);
+    with ``float_dtype``, the other float arrays (Const included) are cast to it."""
+
+    def cast(x: np.ndarray) -> np.ndarray:
+        return x.astype(float_dtype) if float_dtype is not None and x.dtype.kind == "f" else x
 
     def convert(x: Any) -> Any:
         if isinstance(x, np.ndarray):
             if leaves is not None and x.dtype.kind == "f":
                 return next(leaves)
-            if float64 and x.dtype.kind == "f":
-                x = x.astype(np.float64)
-            return opdispatch.tensor(x, device=device)
+            return opdispatch.tensor(cast(x), device=device)
         if isinstance(x, Const):
-            return opdispatch.tensor(x.array, device=device)
+            return opdispatch.tensor(cast(x.array), device=device)
         if isinstance(x, list):
             return [convert(v) for v in x]
         if x is DEVICE:
@@ -143,6 +148,34 @@ def _nll(x: np.ndarray, t: np.ndarray, w: Any = None, reduction: int = 1, ignore
     if reduction == 0:
         return losses.reshape(t.shape)
     return np.asarray(losses.sum() / wn.sum() if reduction == 1 else losses.sum())
+
+
+def _total_weight(x: np.ndarray, t: np.ndarray, w: Any = None, reduction: int = 1, ignore: int = -100) -> np.ndarray:
+    if reduction == 0:
+        return np.zeros((), x.dtype)
+    weights = np.ones(x.shape[-1]) if w is None else (w.array if isinstance(w, Const) else w)
+    return np.asarray(sum(weights[c] for c in t.reshape(-1) if c != ignore), x.dtype)
+
+
+def _nll_grad(go: np.ndarray, x: np.ndarray, t: np.ndarray, w: Any, reduction: int, ignore: int,
+              total: Any) -> np.ndarray:
+    total = total.array if isinstance(total, Const) else total
+    weights = np.ones(x.shape[-1]) if w is None else (w.array if isinstance(w, Const) else w)
+    x2, t1, go1 = x.reshape(-1, x.shape[-1]), t.reshape(-1), go.reshape(-1)
+    out = np.zeros(x2.shape, x.dtype)
+    for i, c in enumerate(t1):
+        if c != ignore:
+            scale = go1[i] if reduction == 0 else go1[0] / total if reduction == 1 else go1[0]
+            out[i, c] = -weights[c] * scale
+    return out.reshape(x.shape)
+
+
+def _softmax_grad(g: np.ndarray, out: np.ndarray, dim: int, dtype: Any) -> np.ndarray:
+    return (out * (g - (g * out).sum(dim, keepdims=True))).astype(dtype.to_numpy())
+
+
+def _log_softmax_grad(g: np.ndarray, out: np.ndarray, dim: int, dtype: Any) -> np.ndarray:
+    return (g - np.exp(out) * g.sum(dim, keepdims=True)).astype(dtype.to_numpy())
 
 
 def _placed(g: np.ndarray, sizes: list[int], index: Any) -> np.ndarray:
@@ -209,6 +242,8 @@ OPS: list[OpInfo] = [
            ref=lambda x, y, alpha=1: x - alpha * y),
     OpInfo("sub.Scalar", [S(a(2, 3), 2.5), S(a(2, 3), 1, 2), S(ints(3), 1)],
            ref=lambda x, y, alpha=1: x - alpha * y),
+    OpInfo("rsub.Scalar", [S(a(2, 3), 2.5), S(a(2, 3), 1, 2), S(ints(3), 1)],
+           ref=lambda x, y, alpha=1: y - alpha * x),
     OpInfo("mul.Tensor", [S(a(2, 3), a(2, 1)), S(a(3), a(2, 3)), S(ints(3), mask(3)),
                           S(a(3).astype(np.float32), a(3))], ref=np.multiply),
     OpInfo("mul.Scalar", [S(a(2, 3), 3), S(ints(2), 1.5), S(a(2).astype(np.float16), 2.0)], ref=np.multiply),
@@ -229,6 +264,8 @@ OPS: list[OpInfo] = [
     # --- unary ------------------------------------------------------------------------------------
     *[OpInfo(name, [S(make(2, 3)), S(make(3).astype(np.float32))], ref=fn)
       for name, (fn, make) in ELEMENTWISE_UNARY.items()],
+    OpInfo("threshold_backward", [S(a(2, 3), a(2, 3), 0), S(a(3), a(2, 3), 0.5), S(a(2, 3), ints(3), 1)],
+           ref=lambda g, x, threshold: np.where(x <= threshold, 0, g)),
     # --- reductions --------------------------------------------------------------------------------
     OpInfo("sum", [S(a(2, 3)), S(ints(2, 3)), S(a(3).astype(np.float32), dtype=opdispatch.float64), S(a())],
            ref=lambda x, dtype=None: np.sum(x, dtype=dtype.to_numpy() if dtype else
@@ -252,6 +289,7 @@ OPS: list[OpInfo] = [
     OpInfo("bmm", [S(a(2, 2, 3), a(2, 3, 2))], ref=np.matmul),
     # --- views -------------------------------------------------------------------------------------------
     OpInfo("view", [S(a(2, 3), [3, 2]), S(a(2, 3), [-1]), S(a(), [1, 1])], ref=lambda x, s: x.reshape(s)),
+    OpInfo("detach", [S(a(2, 3)), S(a())], ref=lambda x: x, grad=False),
     OpInfo("reshape", [S(a(2, 3), [6]), S(a(2, 3, 2), [2, -1])], ref=lambda x, s: x.reshape(s)),
     OpInfo("transpose.int", [S(a(2, 3), 0, 1), S(a(2, 3, 2), -1, 0)], ref=lambda x, d0, d1: np.swapaxes(x, d0, d1)),
     OpInfo("permute", [S(a(2, 3, 2), [2, 0, 1]), S(a(2, 3), [-1, 0])], ref=np.transpose),
@@ -290,6 +328,13 @@ OPS: list[OpInfo] = [
     OpInfo("mul_.Tensor", [S(a(2, 3), a(3)), S(ints(3), ints(3))], ref=np.multiply, inplace=True),
     OpInfo("div_.Tensor", [S(a(2, 3), pos(3)), S(a(3).astype(np.float32), pos(1))],
            ref=lambda x, y: (x / y).astype(x.dtype), inplace=True),
+    OpInfo("add_.Scalar", [S(a(2, 3), 2.5), S(a(2, 3), 2, 3), S(ints(3), 2)],
+           ref=lambda x, y, alpha=1: (x + alpha * y).astype(x.dtype), inplace=True),
+    OpInfo("sub_.Scalar", [S(a(2, 3), 2.5), S(a(3).astype(np.float32), 1, 0.5)],
+           ref=lambda x, y, alpha=1: (x - alpha * y).astype(x.dtype), inplace=True),
+    OpInfo("mul_.Scalar", [S(a(2, 3), 0.5), S(ints(3), 3)], ref=lambda x, y: (x * y).astype(x.dtype), inplace=True),
+    OpInfo("div_.Scalar", [S(a(2, 3), 4.0), S(a(3).astype(np.float32), 3)], ref=lambda x, y: (x / y).astype(x.dtype),
+           inplace=True),
     OpInfo("zero_", [S(a(2, 3)), S(ints(3))], ref=np.zeros_like, inplace=True),
     OpInfo("fill_.Scalar", [S(a(2, 3), 2.5), S(ints(3), 7)], ref=lambda x, v: np.full_like(x, v), inplace=True),
     # --- nn ----------------------------------------------------------------------------------------------------
@@ -302,6 +347,25 @@ OPS: list[OpInfo] = [
                         S(a(3, 4), np.array([1, 2, 1]), None, 0), S(a(4), np.array(2), None, 2),
                         S(a(3, 4), np.array([3, 3, 0]), Const(pos(4)), 2, 0)],
            ref=_nll),
+    OpInfo("nll_loss_forward", [S(a(3, 4), np.array([0, 3, 1]), None, 1, -100),
+                                S(a(3, 4), np.array([0, -100, 2]), Const(pos(4)), 1, -100),
+                                S(a(3, 4), np.array([1, 2, 1]), None, 0, -100), S(a(4), np.array(2), None, 2, -100),
+                                S(a(3, 4), np.array([3, 3, 0]), Const(pos(4)), 2, 0)],
+           ref=lambda *args: (_nll(*args), _total_weight(*args)), differentiable_outputs=(0,)),
+    OpInfo("nll_loss_backward", [S(a(), a(3, 4), np.array([0, 3, 1]), None, 1, -100, Const(np.array(3.0))),
+                                 S(a(3), a(3, 4), np.array([0, -100, 2]), Const(pos(4)), 0, -100,
+                                   Const(np.array(0.0))),
+                                 S(a(), a(4), np.array(2), None, 2, -100, Const(np.array(1.0))),
+                                 S(a(), a(3, 4), np.array([3, 3, 0]), None, 1, 0, Const(np.array(2.0)))],
+           ref=_nll_grad),
+    OpInfo("_softmax_backward_data", [S(a(2, 3), a(2, 3), 1, opdispatch.float64),
+                                      S(a(2, 3), a(2, 3), 0, opdispatch.float64),
+                                      S(a(2, 3).astype(np.float32), a(2, 3).astype(np.float32), -1, opdispatch.float64)],
+           ref=_softmax_grad),
+    OpInfo("_log_softmax_backward_data", [S(a(2, 3), a(2, 3), 1, opdispatch.float64),
+                                          S(a(2, 3), a(2, 3), 0, opdispatch.float64),
+                                          S(a(3).astype(np.float32), a(3).astype(np.float32), 0, opdispatch.float64)],
+           ref=_log_softmax_grad),
     # --- joining ---------------------------------------------------------------------------------------------------
     OpInfo("cat", [S([a(2, 3), a(1, 3)]), S([a(2, 1), a(2, 2), a(2, 3)], -1), S([a(2), ints(2)])],
            ref=lambda ts, dim=0: np.concatenate(ts, axis=dim)),

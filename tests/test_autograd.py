@@ -3,6 +3,9 @@ built-in operator, and the engine (graph sharing, accumulation,
 retain_graph, higher order, grad mode, in-place rules, version counters)."""
 from __future__ import annotations
 
+import gc
+import weakref
+
 import numpy as np
 import pytest
 
@@ -28,9 +31,49 @@ def test_gradcheck(info, sample):
         args, kwargs = instantiate(sample, "cpu", leaves=iter(ts))
         if info.inplace:
             args = (args[0].clone(),) + args[1:]
-        return info.op(*args, **kwargs)
+        out = info.op(*args, **kwargs)
+        if info.differentiable_outputs is not None:
+            return tuple(out[i] for i in info.differentiable_outputs)
+        return out
 
     assert gradcheck(fn, leaves)
+
+
+@pytest.mark.parametrize("info,sample", GRAD_CASES)
+def test_formulas_give_float32_inputs_float32_gradients(info, sample):
+    """Every gradient a formula returns for a float32 input is float32 when the
+    operator computed in float32 (an integer operand may promote the output:
+    then the engine casts, Note [Gradients of broadcast and promoted inputs]),
+    and every leaf's .grad has the leaf's dtype."""
+    leaves = [opdispatch.tensor(a.astype(np.float32), requires_grad=True) for a in float_arrays(sample)]
+    args, kwargs = instantiate(sample, "cpu", leaves=iter(leaves), float_dtype=np.float32)
+    if info.inplace:
+        args = (args[0].clone(),) + args[1:]
+    result = info.op(*args, **kwargs)
+    outs = list(result) if isinstance(result, tuple) else [result]
+    if info.differentiable_outputs is not None:
+        outs = [outs[i] for i in info.differentiable_outputs]
+    recorded = [o for o in outs if o.grad_fn is not None]
+    if not recorded:  # copy_ into an integer tensor, contiguous returning its input: nothing was computed
+        assert all(not o.dtype.is_floating_point or any(o is leaf for leaf in leaves) for o in outs)
+        return
+    outs = recorded
+    for out in outs:
+        node = out.grad_fn
+        grads = [None] * node.num_outputs
+        grads[out._autograd_meta.output_nr] = opdispatch.ones_like(out)
+        with opdispatch.autograd.no_grad():
+            input_grads = node.apply(grads)
+        for (nxt, nr), g in zip(node.next_functions, input_grads):
+            if g is None or nxt is None:
+                continue
+            expected = nxt.input_metadata(nr)[1]
+            assert expected is opdispatch.float32
+            if out.dtype is opdispatch.float32:
+                assert g.dtype is opdispatch.float32, f"{node.name()} gives a float32 input a {g.dtype} gradient"
+    opdispatch.autograd.backward(outs, [opdispatch.ones_like(o) for o in outs])
+    for leaf in leaves:
+        assert leaf.grad is None or leaf.grad.dtype is opdispatch.float32
 
 
 def test_differentiable_ops_are_all_gradchecked():
@@ -104,6 +147,35 @@ def test_double_backward_of_cube():
     assert g2.tolist() == [12.0, -6.0]
     (g3,) = opdispatch.autograd.grad(g2.sum(), x)
     assert g3.tolist() == [6.0, 6.0]
+
+
+def test_saved_outputs_form_no_reference_cycle():
+    """exp, tanh, log_softmax... save their output; the node keeps a detached alias of it, so the output is
+    freed by reference counting alone. PyTorch: SavedVariable's is_output."""
+    x = opdispatch.tensor([0.5, -1.0], requires_grad=True)
+    gc.disable()
+    try:
+        for make in (lambda t: t.exp(), lambda t: t.tanh(), lambda t: t.log_softmax(0), lambda t: t.sigmoid()):
+            out = make(x)
+            ref = weakref.ref(out)
+            del out
+            assert ref() is None
+    finally:
+        gc.enable()
+
+
+def test_double_backward_through_a_saved_output():
+    x = opdispatch.tensor([0.5, -1.0], dtype=opdispatch.float64, requires_grad=True)
+    y = x.exp()  # exp's formula uses its saved output: grad * exp(x)
+    (g,) = opdispatch.autograd.grad(y.sum(), x, create_graph=True)
+    assert g.requires_grad
+    (g2,) = opdispatch.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(g2.numpy(), np.exp([0.5, -1.0]))
+    z = x.exp()
+    with opdispatch.autograd.no_grad():
+        z.mul_(2)  # the alias the node saved shares z's version counter
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
 
 
 def test_grad_mode_context_managers_and_decorators():
@@ -373,3 +445,25 @@ def test_mark_non_differentiable_outputs_do_not_require_grad(formula_op):
     assert a.requires_grad and not b.requires_grad and b.grad_fn is None
     a.sum().backward()
     assert x.grad.tolist() == [1.0, 1.0] and received[0].tolist() == [0.0, 0.0]
+
+
+
+def test_roots_that_share_a_node_count_its_edges_once():
+    # Two outputs of one node as roots: the node's next edges must be counted
+    # once, or the leaves behind it never become ready (PyTorch: one graph
+    # task, each node's dependencies counted once).
+    class TwoOutputs(opdispatch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, c):
+            return a * 2, c * 3
+
+        @staticmethod
+        def backward(ctx, ga, gc):
+            return ga * 2, gc * 3
+
+    a = opdispatch.randn(3, requires_grad=True)
+    c = opdispatch.randn(3, requires_grad=True)
+    x, y = TwoOutputs.apply(a, c)
+    ga, gc = opdispatch.autograd.grad([x, y], (a, c), [opdispatch.ones_like(x), opdispatch.ones_like(y)])
+    np.testing.assert_array_equal(ga.numpy(), np.full(3, 2.0))
+    np.testing.assert_array_equal(gc.numpy(), np.full(3, 3.0))

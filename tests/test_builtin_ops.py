@@ -48,6 +48,75 @@ def test_every_operator_has_cpu_meta_and_autograd_kernels():
             assert _C._dispatch_has_computed_kernel_for_dispatch_key(name, key), f"{name} has no {key} kernel"
 
 
+# The tags PyTorch 2.13 gives each operator's namesake (torch.ops.aten.<op>.<overload>.tags), by tag set.
+PYTORCH_TAGS = {
+    ("pt2_compliant_tag",):
+        "_log_softmax_backward_data _softmax_backward_data arange arange.start contiguous detach empty_like "
+        "flatten.using_ints log_softmax.int matmul nll_loss nll_loss_backward nll_loss_forward ones ones_like reshape "
+        "select_backward slice_backward softmax.int squeeze stack to.device to.dtype to.dtype_layout transpose.int "
+        "zeros zeros_like",
+    ("core", "pt2_compliant_tag"):
+        "_to_copy arange.start_step bmm cat empty.memory_format expand full mm permute select.int slice.Tensor "
+        "squeeze.dim unsqueeze view",
+    ("core", "pointwise", "pt2_compliant_tag"):
+        "abs add.Scalar add.Tensor clone cos div.Scalar div.Tensor eq.Scalar eq.Tensor exp ge.Scalar ge.Tensor "
+        "gt.Scalar gt.Tensor le.Scalar le.Tensor log lt.Scalar lt.Tensor maximum minimum mul.Scalar mul.Tensor "
+        "ne.Scalar ne.Tensor neg pow.Scalar pow.Tensor_Scalar pow.Tensor_Tensor relu sigmoid sin sqrt sub.Scalar "
+        "sub.Tensor tanh where.self",
+    ("inplace", "pointwise", "pt2_compliant_tag"):
+        "add_.Scalar add_.Tensor div_.Scalar div_.Tensor mul_.Scalar mul_.Tensor sub_.Scalar sub_.Tensor",
+    ("core", "pt2_compliant_tag", "reduction"): "amax argmax max.dim mean mean.dim sum.dim_IntList",
+    ("inplace", "pt2_compliant_tag"): "copy_ fill_.Scalar zero_",
+    ("core", "nondeterministic_seeded", "pt2_compliant_tag"): "rand randn",
+    ("pointwise", "pt2_compliant_tag"): "rsub.Scalar threshold_backward",
+    ("pt2_compliant_tag", "reduction"): "sum",
+}
+
+
+def test_operators_carry_the_tags_pytorch_gives_their_namesakes():
+    expected = {name: tags for tags, names in PYTORCH_TAGS.items() for name in names.split()}
+    defined = sorted(n.removeprefix("od::") for n in _C._dispatch_get_all_op_names() if n.startswith("od::"))
+    assert sorted(expected) == defined
+    for name in defined:
+        base, _, overload = name.partition(".")
+        op = getattr(getattr(opdispatch.ops.od, base), overload or "default")
+        assert all(isinstance(t, opdispatch.Tag) for t in op.tags), name
+        assert tuple(t.name for t in op.tags) == expected[name], name
+
+
+# --- the NumPy bridge kernels run through ------------------------------------------------------
+
+
+def test_call_numpy_gives_views_in_and_tensors_out():
+    x = opdispatch.tensor([1.0, 2.0])
+    assert _C._call_numpy(np.multiply, x, 2.0, out=x) is x  # an out= array is its tensor
+    assert x.tolist() == [2.0, 4.0]
+    t = _C._call_numpy(np.transpose, opdispatch.ones(2, 3))  # not C-contiguous: copied to C order
+    assert t.shape == (3, 2) and t.stride() == (2, 1)
+    s = _C._call_numpy(np.sum, x)  # a NumPy scalar becomes a 0-d tensor
+    assert s.shape == () and s.item() == 6.0
+    pair = _C._call_numpy(lambda a: (a, None), x)
+    assert pair[0] is x and pair[1] is None
+    with pytest.raises(RuntimeError, match="meta tensors have no data"):
+        _C._call_numpy(np.negative, opdispatch.ones(2, device="meta"))
+    with pytest.raises(ValueError, match="operands could not be broadcast"):
+        _C._call_numpy(np.add, opdispatch.ones(2), opdispatch.ones(3))
+
+
+def test_kernels_ignore_floating_point_errors_and_leave_numpys_state_alone():
+    previous = np.seterr(all="raise")
+    try:
+        big = opdispatch.tensor([3e38], dtype=opdispatch.float32)
+        assert (big * 10).tolist() == [float("inf")]
+        assert opdispatch.tensor([0.0]).log().tolist() == [float("-inf")]
+        assert np.isnan(opdispatch.tensor([-1.0]).sqrt().item())
+        with pytest.raises(FloatingPointError):
+            np.float32(3e38) * np.float32(10)
+        assert np.geterr()["over"] == "raise"
+    finally:
+        np.seterr(**previous)
+
+
 # --- type promotion ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype,scalar,expected", [
@@ -301,7 +370,7 @@ def test_softmax_is_stable_and_log_softmax_consistent():
 
 def test_nll_loss_errors():
     logp = opdispatch.zeros(2, 3)
-    with pytest.raises(IndexError, match="od::nll_loss: Target 3 is out of bounds"):
+    with pytest.raises(IndexError, match="od::nll_loss_forward: Target 3 is out of bounds"):
         opdispatch.nll_loss(logp, opdispatch.tensor([0, 3]))
     with pytest.raises(RuntimeError, match=r"expected target of shape \[2\]"):
         opdispatch.nll_loss(logp, opdispatch.tensor([0, 1, 2]))

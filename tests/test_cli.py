@@ -116,9 +116,79 @@ def test_failed_load_or_import_exits_1(tmp_path):
     assert r.returncode == 1 and "--import no_such_module_xyz failed: ModuleNotFoundError" in r.stderr
 
 
+def test_table_of_an_operator_without_its_overload_lists_the_overloads():
+    r = run("table", "od::add")
+    assert r.returncode == 2 and r.stdout == ""
+    assert "'od::add' has no default overload" in r.stderr
+    assert "  od::add.Tensor  od::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor" in r.stderr
+    assert "  od::add.Scalar  " in r.stderr and "od::rand" not in r.stderr
+
+
+def test_table_of_a_builtin_operator_shows_where_it_is_declared():
+    r = run("table", "od::exp")
+    assert r.returncode == 0, r.stderr
+    assert "frozen" not in r.stdout
+    defined = next(line for line in r.stdout.splitlines() if "defined: Python " in line)
+    file, line = defined.split("defined: Python ")[1].rsplit(":", 1)
+    assert '"exp(' in Path(file).read_text().splitlines()[int(line) - 1]
+    assert "BackendSelect: fallthrough C++ opdispatch/csrc/opdispatch/DefaultFallbacks.cpp:" in r.stdout
+
+
+def test_explain_a_cpp_extension_op_with_python_kernels_too(lib, pymodule):
+    r = run("explain", "myext::fma", "randn(2, requires_grad=True)", "randn(2)", "c=randn(1)", "--load", str(lib),
+            "--import", "cli_pyops", pymodule=pymodule)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert out.startswith("myext::fma(Tensor a, Tensor b, Tensor c) -> Tensor\n")
+    assert "AutogradCPU          from a\n" in out and "CPU                  from a, b, c\n" in out
+    assert "Hop 1: AutogradCPU" in out and "Hop 2: CPU  (the highest of [CPU])" in out
+    assert f"kernel: C++ {EXAMPLE / 'cpu_kernels.cpp'}:" in out
+    r = run("explain", "myext::fma", "randn(1)", "randn(1)", "randn(1)", "--include", "PrivateUse1", "--load",
+            str(lib), "--import", "cli_pyops", pymodule=pymodule)
+    assert r.returncode == 0, r.stderr
+    assert "PrivateUse1          from TLS include set" in r.stdout
+    assert f"kernel: Python {pymodule}:{FMA_LINE}" in r.stdout
+
+
+def test_explain_a_call_that_would_fail():
+    r = run("explain", "od::mm", "empty(2, 2, device='meta')", "empty(2, 2, device='meta')", "--exclude", "Meta")
+    assert r.returncode == 0, r.stderr
+    assert "Meta                 from self, mat2  -- excluded by the TLS exclude set" in r.stdout
+    assert "Fails: no kernel of od::mm serves Undefined" in r.stdout and "Fix: register a CompositeExplicitAutograd" \
+        in r.stdout
+
+
+def test_explain_usage_errors():
+    r = run("explain", "od::mm", "randn(2, 2)", "bad(")
+    assert r.returncode == 2 and "argument 'bad(' is not a Python expression" in r.stderr
+    r = run("explain", "od::mm", "randn(2, 2)", "'text'")
+    assert r.returncode == 2 and "od::mm" in r.stderr and "mat2" in r.stderr  # the call's own TypeError
+    r = run("explain", "od::mmm", "randn(2, 2)")
+    assert r.returncode == 2 and "Did you mean od::mm" in r.stderr
+    r = run("explain", "od::full", "[2]", "float('inf')", "dtype=opdispatch.bool")  # builtins stay builtins
+    assert r.returncode == 0 and "Hop 1: Undefined" in r.stdout, r.stderr
+    r = run("explain", "od::mm", "--exclude", "Autograd")
+    assert r.returncode == 2 and "'Autograd' is not a runtime dispatch key" in r.stderr
+
+
+def test_coverage_text_and_html(lib, tmp_path):
+    r = run("coverage", "myext", "--load", str(lib))
+    assert r.returncode == 0, r.stderr
+    assert any(line.startswith("myext::fma ") for line in r.stdout.splitlines())
+    page = tmp_path / "coverage.html"
+    r = run("coverage", "myext", "--html", str(page), "--load", str(lib))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(f"wrote {page}: 6 operators x ")
+    text = page.read_text()
+    assert "<th title=\"myext::fma(Tensor a, Tensor b, Tensor c) -&gt; Tensor\">myext::fma</th>" in text
+    assert str(EXAMPLE / "cpu_kernels.cpp") in text
+    r = run("coverage", "no_such_namespace")
+    assert r.returncode == 2 and "no operators in namespace 'no_such_namespace'" in r.stderr
+
+
 def test_help_lists_the_commands():
     r = run("--help")
     assert r.returncode == 0
-    assert "ops" in r.stdout and "table" in r.stdout
+    assert all(c in r.stdout for c in ("ops", "table", "explain", "coverage", "demo"))
     r = run("table", "--help")
     assert r.returncode == 0 and "--load" in r.stdout and "--import" in r.stdout

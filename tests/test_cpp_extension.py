@@ -351,6 +351,20 @@ def test_load_caches_and_rebuilds_when_a_source_header_or_flag_changes(tmp_path,
     assert back.cached and back.path == changed_header.path and counting_compiler() == runs
 
 
+def test_load_cache_key_ignores_the_order_of_the_sources(tmp_path, counting_compiler):
+    a, b = tmp_path / "a.cpp", tmp_path / "b.cpp"
+    a.write_text('int b_value();\nextern "C" int answer() { return b_value() + 1; }\n')
+    b.write_text("int b_value() { return 41; }\n")
+    first = cpp_extension.load("two_files", [b, a])
+    assert not first.cached and answer(first.path) == 42
+    runs = counting_compiler()
+    assert runs == 3  # two compiles, one link
+    again = cpp_extension.load("two_files", [a, b])  # the same files in the other order: the same binary
+    assert again.cached and again.path == first.path and counting_compiler() == runs
+    with pytest.raises(ValueError, match="given twice"):
+        cpp_extension.load("two_files", [a, b, tmp_path / "." / "a.cpp"])
+
+
 def test_load_verbose_prints_the_commands(tmp_path, counting_compiler, capsys):
     src = tmp_path / "v.cpp"
     src.write_text('extern "C" int answer() { return 3; }\n')

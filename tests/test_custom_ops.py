@@ -4,8 +4,7 @@ opdispatch._custom_ops API — PyTorch's test/test_custom_ops.py (seed 003)
 classes TestCustomOpAPI, TestCustomOp and TestTypeConversion, rewritten for
 opdispatch (TestCustomOpTesting, MiniOpTest and the opcheck tests are in
 tests/test_opcheck.py). The names "_torch_testing" and "_test_custom_op" of
-the seed become each test's own namespace (the `ns` fixture); meta tensors
-stand in for FakeTensorMode. Extra tests (not in the seed) follow each part.
+the seed become each test's own namespace (the `ns` fixture). Extra tests (not in the seed) follow each part.
 
 This file does not use ``from __future__ import annotations``: several tests
 annotate prototype functions with local variables, which infer_schema must
@@ -21,8 +20,9 @@ Seed tests not ported, and why:
   TestCustomOp
     test_functionalize_error: needs torch.compile / functionalization.
     test_impl_multiple: needs CUDA memory (its kernel computes on cuda).
-    test_basic_make_fx, test_data_dependent_basic,
-      test_data_dependent_fake_tracing, test_symints: need make_fx / FX.
+    test_symints: needs symbolic input sizes (make_fx tracing_mode="symbolic",
+      aten.sym_size nodes for the inputs' sizes); opdispatch's symbols are
+      only the data-dependent sizes of new_dynamic_size().
     test_data_dependent_compile, test_data_dependent_nms_dynamic_compile:
       need torch.compile.
     test_builtin_aten_ops_are_pt2_compliant, test_builtin_torchscript_ops,
@@ -44,10 +44,12 @@ Seed tests not ported, and why:
       carry no data in opdispatch, so their kernels only record the device.
     test_invalid_schemas: a schema that does not parse raises ValueError (with
       the parser's position), not torchgen's AssertionError.
+    test_basic_make_fx, test_data_dependent_basic, test_new_data_dependent_symint:
+      make_fx with tracing_mode="fake" for the seed's "symbolic" (input
+      sizes stay concrete; data-dependent sizes are SymInts either way).
     test_new_data_dependent_symint, test_meta_for_data_dependent_shape_operation:
-      on meta tensors new_dynamic_size() returns a concrete size (max if
-      given, else min) instead of PyTorch's SymInt / error; there are no
-      SymInts, so the "max must not be a SymInt" case has no equivalent.
+      on meta tensors (outside FakeTensorMode) new_dynamic_size() returns a
+      concrete size (max if given, else min) instead of PyTorch's error.
     test_incorrect_schema_types: opdispatch's parser words its errors
       differently (and raises ValueError).
     test_infer_schema_supported, test_backward_grads_are_tensor_or_none: the
@@ -72,6 +74,7 @@ from opdispatch._library.infer_schema import infer_schema, tuple_to_list
 from opdispatch._library.legacy_custom_op import CustomOp
 from opdispatch.library import Library, _scoped_library, custom_op, get_ctx
 from opdispatch.testing import assert_close
+from opdispatch.tracing import make_fx
 from opdispatch.types import Number
 
 import custom_op_db
@@ -635,18 +638,21 @@ def test_register_kernel_replaces_and_validates_device_types(ns):
 
 
 def test_replaced_kernels_shadow_the_first_and_go_with_the_op(ns):
-    # Note [custom_op call path]: one override library per key, reset on each replacement.
+    # Note [custom_op call path]: one replacement library per key, reset on each replacement.
     @custom_op(f"{ns}::f", mutates_args=())
     def f(x: Tensor) -> Tensor:
         return x + 0.0
 
+    slot = f"{ns}/f/CompositeExplicitAutograd"
     for i in range(1, 4):
         f.register_kernel(None, lambda x, i=i: x + float(i))
         assert f(opdispatch.zeros(1)).tolist() == [float(i)]
-    assert list(f._overrides) == ["CompositeExplicitAutograd"]
-    assert f"{ns}::f/CompositeExplicitAutograd" in library._impls
+    assert list(f._registrations.replacements) == [slot]
+    # The first kernel and the newest replacement: superseded ones are gone.
+    assert _C._dispatch_dump(f"{ns}::f").count("CompositeExplicitAutograd[alias]") == 2
+    assert slot in library._impls
     f._destroy()
-    assert not f._overrides and f"{ns}::f/CompositeExplicitAutograd" not in library._impls
+    assert not f._registrations.replacements and slot not in library._impls
     assert fake_impl.find(f"{ns}::f") is None
     with pytest.raises(RuntimeError, match="does not exist: nothing defines or implements it"):
         _C._dispatch_has_kernel_for_dispatch_key(f"{ns}::f", "CompositeExplicitAutograd")
@@ -1742,6 +1748,22 @@ def test_new_data_dependent_symint(ns):
         return x.new_empty(r)
 
     assert get_op(f"{ns}::foo")(randn(2, 3, device="meta")).shape == (1,)
+    # The seed traces with make_fx (tracing_mode="symbolic" there; "fake" here): r is a SymInt.
+    gm = make_fx(get_op(f"{ns}::foo"), tracing_mode="fake")(randn(2, 3))
+    (out_meta,) = [n.meta["tensor_meta"] for n in gm.nodes if n.op == "call_function" and n.name == "foo"]
+    assert [str(d) for d in out_meta.shape] == ["u0"]
+
+    @custom_ops.custom_op(f"{ns}::bar")
+    def bar(x: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    @custom_ops.impl_abstract(f"{ns}::bar")
+    def bar_meta(x):
+        with pytest.raises(ValueError, match="SymInt"):  # a bound must be a constant, not a symbol
+            get_ctx().new_dynamic_size(max=get_ctx().new_dynamic_size())
+        return x.new_empty(2)
+
+    make_fx(get_op(f"{ns}::bar"), tracing_mode="fake")(randn(2, 3))
 
 
 def test_meta_for_data_dependent_shape_operation():
@@ -1750,6 +1772,40 @@ def test_meta_for_data_dependent_shape_operation():
     x = randn(10, device="meta")
     out = custom_op_db.numpy_nonzero(x)
     assert out.is_meta and out.shape == (0, 1) and out.dtype == opdispatch.int64
+
+
+def test_basic_make_fx(ns):
+    # More rigorous tests are in tests/test_make_fx.py; this one is a sanity check.
+    # (The seed's tracing_mode="symbolic" is "fake" here: input sizes stay concrete.)
+    @custom_ops.custom_op(f"{ns}::foo")
+    def foo(x: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    @custom_ops.impl_abstract(f"{ns}::foo")
+    def foo_meta(x):
+        return x.sum()
+
+    x = randn(3)
+    op = get_op(f"{ns}::foo")
+    gm = make_fx(op, tracing_mode="fake")(x)
+    assert f"{ns}.foo" in gm.code
+
+
+def test_data_dependent_basic():
+    x = randn(5, 5)
+    gm = make_fx(custom_op_db.numpy_nonzero, tracing_mode="fake")(x)
+    assert "nonzero" in gm.code
+    # The data-dependent size is a named symbol in the graph and the output metadata, bound when it replays.
+    assert "u0 = opdispatch.tracing.sym_size(numpy_nonzero, 0)" in gm.code
+    out = [n for n in gm.nodes if n.op == "call_function" and n.name == "numpy_nonzero"][0]
+    assert [str(d) for d in out.meta["tensor_meta"].shape] == ["u0", "2"]
+    y = opdispatch.tensor([[1.0, 0.0], [2.0, 3.0]])
+    assert gm(y).tolist() == custom_op_db.numpy_nonzero(y).tolist() == [[0, 0], [1, 0], [1, 1]]
+
+
+def test_data_dependent_fake_tracing():
+    x = randn(5, 5)
+    make_fx(custom_op_db.numpy_nonzero, tracing_mode="fake")(x)
 
 
 def test_not_implemented_error(ns):
@@ -1909,19 +1965,42 @@ def test_incorrect_schema_types(ns):
 
 def test_is_tensorlist_like_type():
     tensorlists = [
+        # Tensor[]
         _C.parse_schema("foo(Tensor x) -> Tensor[]").returns[0].type,
+        # Tensor?[]
         _C.parse_schema("foo(Tensor?[] x) -> Tensor").arguments[0].type,
+        # Tensor[]?
         _C.parse_schema("foo(Tensor[]? x) -> ()").arguments[0].type,
+        # Tensor?[]?
         _C.parse_schema("foo(Tensor?[]? x) -> ()").arguments[0].type,
     ]
     non_tensorlists = [
+        # Tensor
         opdispatch.ops.od.sin.default._schema.arguments[0].type,
+        # int[]
         _C.parse_schema("foo(int[] x) -> ()").arguments[0].type,
+        # Tensor?
+        _C.parse_schema("foo(Tensor? x) -> ()").arguments[0].type,
     ]
     for a in tensorlists:
         assert utils.is_tensorlist_like_type(a)
+        assert not utils.is_tensor_like_type(a)
     for a in non_tensorlists:
         assert not utils.is_tensorlist_like_type(a)
+
+
+def test_is_tensor_like_type():
+    # (Same answers as torch._library.utils on the same schemas.)
+    tensors = [_C.parse_schema("foo(Tensor x, Tensor? y, Tensor(a!) z, Tensor(b!)? w) -> ()").arguments[i].type
+               for i in range(4)]
+    others = [_C.parse_schema(f"foo({t} x) -> ()").arguments[0].type
+              for t in ("Tensor[]", "Tensor?[]", "int", "SymInt", "Scalar", "int[]?", "Any")]
+    for t in tensors:
+        assert utils.is_tensor_like_type(t)
+        assert utils.is_tensor_or_tensorlist_like_type(t)
+    for t in others:
+        assert not utils.is_tensor_like_type(t)
+    assert [utils.is_tensor_or_tensorlist_like_type(t) for t in others] == [True, True] + [False] * 5
 
 
 def test_backward_impl_on_existing_op(ns, lib):
@@ -2043,7 +2122,7 @@ def test_register_fake_and_autograd_for_a_cpp_extension_operator(cube_extension)
         assert op(meta).shape == (2, 3) and op(meta).is_meta
         assert gradcheck(op, (x,))
         assert library.opcheck(op, (x,)) == {"test_schema": "SUCCESS", "test_autograd_registration": "SUCCESS",
-                                             "test_faketensor": "SUCCESS"}
+                                             "test_faketensor": "SUCCESS", "test_aot_dispatch_dynamic": "SUCCESS"}
         assert op(x.detach()).tolist() == [1.0, -8.0, 0.125]
     finally:
         lib._destroy()

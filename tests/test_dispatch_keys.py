@@ -2,30 +2,39 @@
 algebra, alias keys and the named key sets (DESIGN.md "Dispatch keys")."""
 from __future__ import annotations
 
+import copy
+import pickle
+
 import pytest
 
-from opdispatch import _C
+import opdispatch
+from opdispatch import _C, library
 
 K = _C.DispatchKey
 KS = _C.DispatchKeySet
 
 # DESIGN.md: the runtime keys, lowest to highest priority, then the alias keys.
-RUNTIME_KEYS = [
-    "CPU", "CUDA", "XLA", "MPS", "Meta", "PrivateUse1", "QuantizedCPU", "SparseCPU",
-    "BackendSelect", "Python", "Functionalize", "ADInplaceOrView",
-    "AutogradOther", "AutogradCPU", "AutogradCUDA", "AutogradXLA", "AutogradMPS", "AutogradMeta",
-    "AutogradPrivateUse1", "AutocastCPU", "AutocastCUDA", "FuncTorchBatched", "FuncTorchVmapMode",
-    "PythonTLSSnapshot", "PreDispatch", "PythonDispatcher",
-]
+# The device backends and their autograd keys are in PyTorch's backend order.
+DEVICE_BACKENDS = ["CPU", "CUDA", "HIP", "XLA", "MPS", "IPU", "XPU", "HPU", "VE", "Lazy", "MTIA", "MAIA",
+                   "PrivateUse1", "Meta"]
+BACKENDS = DEVICE_BACKENDS + ["QuantizedCPU", "SparseCPU"]
+AUTOGRAD_KEYS = ["AutogradOther"] + ["Autograd" + b for b in DEVICE_BACKENDS]
+AUTOCAST_KEYS = ["AutocastCPU", "AutocastXPU", "AutocastHPU", "AutocastXLA", "AutocastMPS", "AutocastCUDA",
+                 "AutocastPrivateUse1"]
+RUNTIME_KEYS = (
+    BACKENDS + ["BackendSelect", "Python", "Functionalize", "ADInplaceOrView"] + AUTOGRAD_KEYS + AUTOCAST_KEYS
+    + ["FuncTorchBatched", "FuncTorchVmapMode", "PythonTLSSnapshot", "PreDispatch", "PythonDispatcher"]
+)
 ALIAS_KEYS = [
     "Autograd", "CompositeImplicitAutograd", "FuncTorchBatchedDecomposition",
     "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional",
 ]
-BACKENDS = ["CPU", "CUDA", "XLA", "MPS", "Meta", "PrivateUse1", "QuantizedCPU", "SparseCPU"]
-AUTOGRAD_KEYS = [
-    "AutogradOther", "AutogradCPU", "AutogradCUDA", "AutogradXLA", "AutogradMPS", "AutogradMeta",
-    "AutogradPrivateUse1",
-]
+# The device types (as PyTorch spells them in torch.device and Library.impl) and their backend keys.
+DEVICE_TYPES = {
+    "cpu": "CPU", "cuda": "CUDA", "hip": "HIP", "xla": "XLA", "mps": "MPS", "ipu": "IPU", "xpu": "XPU",
+    "hpu": "HPU", "ve": "VE", "lazy": "Lazy", "mtia": "MTIA", "maia": "MAIA", "privateuseone": "PrivateUse1",
+    "meta": "Meta",
+}
 
 
 def ks(*names: str) -> _C.DispatchKeySet:
@@ -58,7 +67,7 @@ def test_key_name_parse_roundtrip(name):
     assert _C._dispatch_key_parse(key) == key
 
 
-@pytest.mark.parametrize("bad", ["", "cpu", "Cpu", "CPU ", "AutogradFunctionality", "Lazy", "NotAKey"])
+@pytest.mark.parametrize("bad", ["", "cpu", "Cpu", "CPU ", "AutogradFunctionality", "Vulkan", "NotAKey"])
 def test_parse_dispatch_key_returns_none_for_unknown_names(bad):
     assert _C._parse_dispatch_key(bad) is None
 
@@ -76,15 +85,29 @@ def test_key_arguments_must_be_keys_or_names():
         _C._dispatch_key_name(3)
 
 
-@pytest.mark.parametrize("device, key", [("cpu", "CPU"), ("cuda", "CUDA"), ("meta", "Meta"),
-                                         ("privateuseone", "PrivateUse1")])
+@pytest.mark.parametrize("device, key", DEVICE_TYPES.items())
 def test_dispatch_key_for_device(device, key):
+    # PyTorch: torch._C._dispatch_key_for_device gives the same names.
     assert _C._dispatch_key_for_device(device) == key
 
 
-def test_dispatch_key_for_unknown_device_raises_value_error():
-    with pytest.raises(ValueError, match="unknown device 'tpu'.*cpu.*meta"):
-        _C._dispatch_key_for_device("tpu")
+def test_every_device_backend_has_a_device_type():
+    assert sorted(DEVICE_TYPES.values()) == sorted(DEVICE_BACKENDS)
+
+
+@pytest.mark.parametrize("device, key", DEVICE_TYPES.items())
+def test_tensors_on_a_device_carry_its_backend_key(device, key):
+    t = _C.empty_strided((2,), (1,), None, device)
+    assert str(t.device) == device
+    assert _C._dispatch_keys(t) == ks(key)
+    t.requires_grad = True
+    assert _C._dispatch_keys(t) == ks(key, "ADInplaceOrView", "Autograd" + key)
+
+
+@pytest.mark.parametrize("bad", ["tpu", "fpga", "CPU", "xpu0"])
+def test_dispatch_key_for_unknown_device_raises_value_error(bad):
+    with pytest.raises(ValueError, match=f"unknown device '{bad}'. Expected one of cpu, cuda, hip, .*xpu.*privateuseone"):
+        _C._dispatch_key_for_device(bad)
 
 
 @pytest.mark.parametrize("device", ["cpu:0", "cuda:1"])
@@ -128,10 +151,9 @@ def test_is_included_in_alias():
 
 
 @pytest.mark.parametrize("autograd, backends", [
-    ("AutogradCPU", ["CPU"]), ("AutogradCUDA", ["CUDA"]), ("AutogradXLA", ["XLA"]), ("AutogradMPS", ["MPS"]),
-    ("AutogradMeta", ["Meta"]), ("AutogradPrivateUse1", ["PrivateUse1"]),
+    *(("Autograd" + b, [b]) for b in DEVICE_BACKENDS),
     ("AutogradOther", ["QuantizedCPU", "SparseCPU"]),
-    ("CPU", []), ("ADInplaceOrView", []), ("Autograd", []),
+    ("CPU", []), ("XPU", []), ("ADInplaceOrView", []), ("AutocastXPU", []), ("Autograd", []),
 ])
 def test_backend_keyset_from_autograd(autograd, backends):
     assert _C._dispatch_get_backend_keyset_from_autograd(getattr(K, autograd)) == ks(*backends)
@@ -233,13 +255,17 @@ def test_keyset_full():
 
 
 @pytest.mark.parametrize("name", RUNTIME_KEYS)
-def test_keyset_full_after_is_every_lower_priority_key(name):
+def test_keyset_full_after_is_every_lower_priority_key_and_the_python_dispatcher(name):
+    # PyTorch: FULL_AFTER(k) adds PythonDispatcher, so a redispatch keeps the Python dispatcher
+    # (Note [FULL_AFTER keeps the Python dispatcher]); FULL_AFTER(PythonDispatcher) is just the keys below.
     i = RUNTIME_KEYS.index(name)
-    assert list(_C._dispatch_keyset_full_after(getattr(K, name))) == [getattr(K, n) for n in RUNTIME_KEYS[:i]]
+    below = [getattr(K, n) for n in RUNTIME_KEYS[:i]]
+    expected = below if name == "PythonDispatcher" else below + [K.PythonDispatcher]
+    assert list(_C._dispatch_keyset_full_after(getattr(K, name))) == expected
 
 
 def test_keyset_full_after_edge_cases():
-    assert _C._dispatch_keyset_full_after(K.CPU).empty()
+    assert list(_C._dispatch_keyset_full_after(K.CPU)) == [K.PythonDispatcher]
     assert _C._dispatch_keyset_full_after(K.Undefined).empty()
     with pytest.raises(ValueError, match="_dispatch_keyset_full_after needs a runtime dispatch key; Autograd"):
         _C._dispatch_keyset_full_after(K.Autograd)
@@ -268,3 +294,68 @@ def test_redispatch_mask_idiom():
     below = call_keys & _C._dispatch_keyset_full_after(K.AutogradCPU)
     assert below == ks("CPU", "ADInplaceOrView", "Python")
     assert (below & _C._after_ADInplaceOrView_keyset).highestPriorityTypeId() == K.Python
+
+
+# --- pickling ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("names", [(), ("CPU",), ("XPU", "AutogradXPU", "ADInplaceOrView"),
+                                   tuple(RUNTIME_KEYS)])
+def test_keyset_pickles_and_copies(names):
+    s = ks(*names)
+    for protocol in range(2, pickle.HIGHEST_PROTOCOL + 1):
+        assert pickle.loads(pickle.dumps(s, protocol)) == s
+    assert copy.deepcopy(s) == s and copy.copy(s) == s
+
+
+def test_keyset_pickles_by_key_names():
+    # The bits of a key move when keys are added; the names do not.
+    data = pickle.dumps(ks("CPU", "AutogradHPU"))
+    assert b"AutogradHPU" in data and b"CPU" in data
+
+
+@pytest.mark.parametrize("state, error", [
+    ((("CPU", "NotAKey"),), "could not parse dispatch key 'NotAKey'"),
+    ((("CPU", "Autograd"),), "Autograd is an alias key"),
+    (("CPU",), "a pickled DispatchKeySet is a tuple of key names"),
+])
+def test_unpickling_a_bad_keyset_state_raises(state, error):
+    s = KS.__new__(KS)  # what pickle does before __setstate__
+    with pytest.raises(ValueError, match=error):
+        s.__setstate__(state)
+
+
+@pytest.mark.parametrize("name", ["Undefined"] + RUNTIME_KEYS + ALIAS_KEYS)
+def test_dispatch_key_pickles_by_name(name):
+    key = getattr(K, name)
+    data = pickle.dumps(key)
+    assert name.encode() in data
+    assert pickle.loads(data) is key
+    assert copy.deepcopy(key) is key
+
+
+# --- device types in the Python registration API ----------------------------------------
+
+
+@pytest.mark.parametrize("device, key", DEVICE_TYPES.items())
+def test_library_impl_device_type_registers_at_its_backend_key(ns, lib, device, key):
+    lib.define("f(Tensor x) -> Tensor")
+    library.impl(f"{ns}::f", device, lambda x: x, lib=lib)
+    assert _C._dispatch_has_kernel_for_dispatch_key(f"{ns}::f", key)
+    assert [k for k in BACKENDS if _C._dispatch_has_kernel_for_dispatch_key(f"{ns}::f", k)] == [key]
+    if device != "meta":  # a Python kernel on meta must not see data; nothing else to check there
+        x = _C.empty_strided((2,), (1,), None, device)
+        assert getattr(opdispatch.ops, ns).f(x) is x
+
+
+@pytest.mark.parametrize("device", ["xpu", "hpu", "mtia", "lazy", "privateuseone"])
+def test_custom_op_device_types_and_register_kernel_use_the_new_backend_keys(ns, device):
+    @library.custom_op(f"{ns}::g", mutates_args=(), device_types=device)
+    def g(x: opdispatch.Tensor) -> opdispatch.Tensor:
+        return x.clone()
+
+    key = DEVICE_TYPES[device]
+    assert _C._dispatch_has_kernel_for_dispatch_key(f"{ns}::g", key)
+    assert not _C._dispatch_has_kernel_for_dispatch_key(f"{ns}::g", "CPU")
+    g.register_kernel("xpu" if device != "xpu" else "hpu", lambda x: x.clone())
+    assert _C._dispatch_has_kernel_for_dispatch_key(f"{ns}::g", "XPU" if device != "xpu" else "HPU")

@@ -363,7 +363,7 @@ def test_destroy_undoes_everything_and_ops_forgets(ns):
     assert "foo" not in vars(namespace)
     assert not hasattr(namespace, "foo")
     assert packet.overloads() == []
-    assert f"{ns}::foo/CPU" not in library._impls
+    assert f"{ns}/foo/CPU" not in library._impls
     with pytest.raises(RuntimeError, match="was destroyed"):
         lib.define("bar(Tensor x) -> Tensor")
     with pytest.raises(RuntimeError, match="was destroyed"):
@@ -454,6 +454,10 @@ def test_tags():
 
 def test_tags_from_a_cpp_definition(ns):
     cpp_lib = _C._dispatch_library("FRAGMENT", ns, "")
-    cpp_lib.define("foo(Tensor x) -> Tensor", "", ["core", "my_custom_tag"])
-    assert getattr(ops, ns).foo.default.tags == [Tag.core, "my_custom_tag"]
+    cpp_lib.define("foo(Tensor x) -> Tensor", "", ["core", "pointwise"])
+    assert getattr(ops, ns).foo.default.tags == [Tag.core, Tag.pointwise]
+    # C++ tags are opdispatch::Tag members (PyTorch: at::Tag): an unknown name defines nothing.
+    with pytest.raises(ValueError, match="unknown operator tag 'my_custom_tag'; valid tags are: core, "):
+        cpp_lib.define("bar(Tensor x) -> Tensor", "", ["my_custom_tag"])
+    assert not _C._dispatch_has_kernel(f"{ns}::bar")
     cpp_lib.reset()

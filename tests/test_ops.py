@@ -188,6 +188,23 @@ def test_packet_sees_overloads_defined_outside_opdispatch_library(ns, lib):
     assert packet.overloads() == ["default"]
 
 
+def test_overload_names_come_from_the_dispatchers_index(ns, lib):
+    """ops' lookups ask the dispatcher for one operator's overloads (_dispatch_find_overload_names), not
+    for every operator: the defined ones, in the order first seen, without impl-only entries."""
+    lib.define("idx.b(Tensor x) -> Tensor")
+    lib.define("idx(Tensor x) -> Tensor")
+    lib.define("idx2(Tensor x) -> Tensor")
+    lib.impl("idx_impl_only", lambda x: x, "CPU")
+    other = Library(ns, "FRAGMENT")
+    other.define("idx.a(Tensor x) -> Tensor")
+    assert _C._dispatch_find_overload_names(f"{ns}::idx") == ["b", "", "a"]
+    assert _C._dispatch_find_overload_names(f"{ns}::idx_impl_only") == []
+    assert _C._dispatch_find_overload_names(f"{ns}::missing") == []
+    other._destroy()
+    assert _C._dispatch_find_overload_names(f"{ns}::idx") == ["b", ""]
+    assert getattr(ops, ns).idx.overloads() == ["b", "default"]
+
+
 def test_packet_whose_op_was_removed(ns):
     lib = Library(ns, "FRAGMENT")
     lib.define("gone(Tensor x) -> Tensor")

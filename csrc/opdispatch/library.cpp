@@ -71,20 +71,50 @@ FunctionSchema Library::qualify(FunctionSchema schema) const {
   return schema.cloneWithName(qualifyName(schema.operator_name()));
 }
 
-Library& Library::def(const std::string& schema, const std::vector<std::string>& tags) & {
+namespace {
+/// The tags' names, as the Dispatcher stores them.
+std::vector<std::string> tagNames(const std::vector<Tag>& tags) {
+  std::vector<std::string> names;
+  names.reserve(tags.size());
+  for (Tag t : tags) {
+    names.emplace_back(toString(t));
+  }
+  return names;
+}
+} // namespace
+
+Library& Library::def(const std::string& schema, const std::vector<Tag>& tags) & {
   return def(parseSchema(schema), tags);
 }
 
-Library& Library::def(FunctionSchema schema, const std::vector<std::string>& tags) & {
+Library& Library::def(FunctionSchema schema, const std::vector<Tag>& tags, std::string debug) & {
   OPDISPATCH_CHECK(kind_ != IMPL, "Cannot define an operator inside an ", toString(kind_),
                    " block. All def()s belong in the OPDISPATCH_LIBRARY (or _FRAGMENT) block of their namespace. (",
                    debugString(), ")");
-  registrars_.emplace_back(Dispatcher::singleton().registerDef(qualify(std::move(schema)), debugString(), tags));
+  registerDef(qualify(std::move(schema)), tags, std::move(debug));
   return *this;
 }
 
+Library& Library::set_python_module(const char* pymodule, const char* context) & {
+  OPDISPATCH_CHECK_VALUE(pymodule != nullptr && *pymodule != '\0', "set_python_module needs a module name (",
+                         debugString(), ")");
+  python_module_.emplace(pymodule, context == nullptr ? "" : context);
+  return *this;
+}
+
+void Library::registerDef(FunctionSchema schema, const std::vector<Tag>& tags, std::string debug) {
+  OperatorName name = schema.operator_name();
+  RegistrationHandleRAII def_handle = Dispatcher::singleton().registerDef(
+      std::move(schema), debug.empty() ? debugString() : std::move(debug), tagNames(tags));
+  if (python_module_) {
+    registrars_.emplace_back(Dispatcher::singleton().registerPythonModule(name, python_module_->first,
+                                                                           python_module_->second));
+  }
+  registrars_.emplace_back(std::move(def_handle));
+}
+
 Library& Library::_def(std::variant<OperatorName, FunctionSchema>&& name_or_schema, CppFunction&& f,
-                       const std::vector<std::string>& tags) & {
+                       const std::vector<Tag>& tags) & {
   OPDISPATCH_CHECK(kind_ != IMPL, "Cannot define an operator inside an ", toString(kind_), " block (",
                    debugString(), ")");
   FunctionSchema schema = [&] {
@@ -98,13 +128,20 @@ Library& Library::_def(std::variant<OperatorName, FunctionSchema>&& name_or_sche
   }();
   FunctionSchema qualified = qualify(std::move(schema));
   OperatorName name = qualified.operator_name();
-  RegistrationHandleRAII def_handle = Dispatcher::singleton().registerDef(std::move(qualified), debugString(), tags);
+  size_t before = registrars_.size();
+  registerDef(std::move(qualified), tags);
   std::string debug = f.debug_.empty() ? debugString() : f.debug_;
-  RegistrationHandleRAII impl_handle =
-      Dispatcher::singleton().registerImpl(name, f.dispatch_key_, std::move(f.func_), f.cpp_signature_,
-                                           std::move(f.schema_), std::move(debug));
-  registrars_.emplace_back(std::move(def_handle));
-  registrars_.emplace_back(std::move(impl_handle));
+  try {
+    registrars_.emplace_back(Dispatcher::singleton().registerImpl(name, f.dispatch_key_, std::move(f.func_),
+                                                                  f.cpp_signature_, std::move(f.schema_),
+                                                                  std::move(debug)));
+  } catch (...) {
+    // The impl does not fit the def: undo the def too, newest first.
+    while (registrars_.size() > before) {
+      registrars_.pop_back();
+    }
+    throw;
+  }
   return *this;
 }
 

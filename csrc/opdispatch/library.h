@@ -1,23 +1,27 @@
 // Library, CppFunction and the OPDISPATCH_LIBRARY* macros: how C++ code
-// defines operators and registers kernels.
+// defines operators and registers kernels. PyTorch: torch/library.h (with the
+// name map torch::/c10::/at:: -> opdispatch::, TORCH_ -> OPDISPATCH_).
 //
 // Example (an extension's .cpp file):
 //
 //   Tensor relu_cpu(const Tensor& x) { ... }
+//   void relu_out_cpu(const Tensor& x, Tensor& out) { ... }  // writes to `out`
 //   Tensor relu_meta(const Tensor& x) { return opdispatch::empty(x.sizes(), x.dtype(), x.device()); }
 //
 //   OPDISPATCH_LIBRARY(myops, m) {
-//     m.def("relu(Tensor x) -> Tensor");
+//     m.def("relu(Tensor x) -> Tensor", {opdispatch::Tag::pointwise});
+//     m.def("relu_out(Tensor x, Tensor(a!) out) -> ()");
 //   }
 //   OPDISPATCH_LIBRARY_IMPL(myops, CPU, m) {
 //     m.impl("relu", relu_cpu);
+//     m.impl(OPDISPATCH_SELECTIVE_NAME("myops::relu_out"), OPDISPATCH_FN(relu_out_cpu));
 //   }
-//   OPDISPATCH_LIBRARY_IMPL(myops, Meta, m) {
-//     m.impl("relu", OPDISPATCH_FN(relu_meta));
+//   OPDISPATCH_LIBRARY_FRAGMENT(myops, m) {  // in any number of files
+//     m.impl("relu", opdispatch::kMeta, &relu_meta);
 //   }
 //
 // Each block registers when the shared library loads and deregisters when it
-// unloads. PyTorch: torch/library.h.
+// unloads.
 #pragma once
 
 #include <memory>
@@ -28,6 +32,9 @@
 #include <vector>
 
 #include <opdispatch/Macros.h>
+#include <opdispatch/core/Device.h>
+#include <opdispatch/core/StringView.h>
+#include <opdispatch/core/Tag.h>
 #include <opdispatch/dispatch/Dispatcher.h>
 #include <opdispatch/schema/InferSchema.h>
 #include <opdispatch/schema/SchemaParser.h>
@@ -39,6 +46,35 @@ template <class T, class = void>
 struct is_functor : std::false_type {};
 template <class T>
 struct is_functor<T, std::void_t<decltype(&T::operator())>> : std::true_type {};
+
+/// An operator name or schema from OPDISPATCH_SELECTIVE_NAME/_SCHEMA.
+/// `Enabled` is false when a selective build leaves the operator out: then
+/// Library::def and Library::impl ignore it. PyTorch: torch::detail::SelectiveStr.
+template <bool Enabled>
+class SelectiveStr {
+ public:
+  constexpr explicit SelectiveStr(const char* s) : s_(s) {}
+  constexpr explicit operator const char*() const { return s_; }
+
+ private:
+  const char* s_;
+};
+
+/// Whether `name` is one of the ';'-separated entries of `allowlist`.
+/// PyTorch: c10::impl::op_allowlist_contains.
+constexpr bool allowlistContains(std::string_view allowlist, std::string_view name) {
+  while (!allowlist.empty()) {
+    size_t end = allowlist.find(';');
+    if (allowlist.substr(0, end) == name) {
+      return true;
+    }
+    allowlist = end == std::string_view::npos ? std::string_view() : allowlist.substr(end + 1);
+  }
+  return false;
+}
+
+/// The operator name of a schema string: what comes before '('.
+constexpr std::string_view schemaOperatorName(std::string_view schema) { return schema.substr(0, schema.find('(')); }
 } // namespace detail
 
 /// A kernel ready for registration: the KernelFunction, plus (for typed C++
@@ -78,6 +114,13 @@ class CppFunction final {
   template <KernelFunction::BoxedFunction* func>
   static CppFunction makeFromBoxedFunction() {
     return CppFunction(KernelFunction::makeFromBoxedFunction<func>());
+  }
+  /// A boxed function that also takes the call's key set (to redispatch):
+  /// `void(const OperatorHandle&, DispatchKeySet, Stack*)`. PyTorch spells
+  /// both kinds makeFromBoxedFunction.
+  template <KernelFunction::BoxedFunctionWithKeyset* func>
+  static CppFunction makeFromBoxedFunction() {
+    return CppFunction(KernelFunction::makeFromBoxedFunctionWithKeyset<func>());
   }
   /// A boxed function `void(const OperatorHandle&, DispatchKeySet, Stack*)`.
   template <KernelFunction::BoxedFunctionWithKeyset* func>
@@ -119,6 +162,12 @@ inline CppFunction dispatch<CppFunction>(DispatchKey k, CppFunction&& f) {
   f.dispatch_key_ = k;
   return std::move(f);
 }
+/// A kernel for a device's backend key: `dispatch(kCPU, relu_cpu)` is
+/// `dispatch(DispatchKey::CPU, relu_cpu)`. PyTorch: torch::dispatch(DeviceType, f).
+template <class Func>
+CppFunction dispatch(DeviceType type, Func&& raw_f) {
+  return dispatch(backendKeyForDevice(type), std::forward<Func>(raw_f));
+}
 
 /// A set of registrations for one namespace, undone when the Library dies.
 class Library final {
@@ -138,17 +187,46 @@ class Library final {
   ~Library();
 
   /// Declares an operator from a schema string ("relu(Tensor x) -> Tensor";
-  /// the namespace is added) or a FunctionSchema. Throws Error (ValueError
-  /// for a malformed schema); nothing is registered then.
-  Library& def(const std::string& schema, const std::vector<std::string>& tags = {}) &;
-  Library& def(FunctionSchema schema, const std::vector<std::string>& tags = {}) &;
+  /// the namespace is added) or a FunctionSchema, with its tags
+  /// (`{Tag::pt2_compliant_tag}`). `debug` ("registered at file:line")
+  /// replaces the library's own site as the definition's origin (Python
+  /// passes the line of each define call). Throws Error (ValueError for a
+  /// malformed schema); nothing is registered then.
+  Library& def(const std::string& schema, const std::vector<Tag>& tags = {}) &;
+  Library& def(FunctionSchema schema, const std::vector<Tag>& tags = {}, std::string debug = "") &;
   /// Declares an operator and registers `f` as its CompositeImplicitAutograd
   /// kernel (or at f's dispatch key). With a bare name, the schema is
-  /// inferred from f's C++ signature.
+  /// inferred from f's C++ signature. `f`: a function pointer,
+  /// OPDISPATCH_FN(f), a lambda or functor, or a CppFunction.
   template <class Func>
-  Library& def(const std::string& name_or_schema, Func&& f, const std::vector<std::string>& tags = {}) & {
+  Library& def(const std::string& name_or_schema, Func&& f, const std::vector<Tag>& tags = {}) & {
     return _def(parseSchemaOrName(name_or_schema), CppFunction(std::forward<Func>(f)), tags);
   }
+  /// Declares that the fake (meta) kernels of the operators this library
+  /// defines from now on are registered by Python module `pymodule`;
+  /// `context` is help text (e.g. a build target). Read back with
+  /// `_C._dispatch_pystub(name, overload)`. PyTorch: Library::set_python_module.
+  Library& set_python_module(const char* pymodule, const char* context = "") &;
+  /// PyTorch's older name for set_python_module, which real code still calls.
+  Library& impl_abstract_pystub(const char* pymodule, const char* context = "") & {
+    return set_python_module(pymodule, context);
+  }
+
+  /// OPDISPATCH_SELECTIVE_SCHEMA(...): defines the operator unless a selective
+  /// build leaves it out.
+  Library& def(detail::SelectiveStr<true> schema, const std::vector<Tag>& tags = {}) & {
+    return def(std::string(static_cast<const char*>(schema)), tags);
+  }
+  Library& def(detail::SelectiveStr<false>, const std::vector<Tag>& = {}) & { return *this; }
+  template <class Func>
+  Library& def(detail::SelectiveStr<true> name_or_schema, Func&& f, const std::vector<Tag>& tags = {}) & {
+    return def(std::string(static_cast<const char*>(name_or_schema)), std::forward<Func>(f), tags);
+  }
+  template <class Func>
+  Library& def(detail::SelectiveStr<false>, Func&&, const std::vector<Tag>& = {}) & {
+    return *this;
+  }
+
   /// Registers a kernel for operator `name` ("relu", "relu.out" or "ns::relu")
   /// at the library's dispatch key (or the one given with dispatch()).
   template <class Func>
@@ -156,6 +234,30 @@ class Library final {
     return _impl(name, CppFunction(std::forward<Func>(raw_f)));
   }
   Library& impl(const std::string& name, CppFunction&& f) & { return _impl(name, std::move(f)); }
+  /// Registers a kernel at a dispatch key or a device's backend key:
+  /// `m.impl("relu", kCPU, &relu_cpu)` is `m.impl("relu", dispatch(kCPU, &relu_cpu))`.
+  template <class Dispatch, class Func>
+  Library& impl(const std::string& name, Dispatch&& key, Func&& raw_f) & {
+    return _impl(name, dispatch(std::forward<Dispatch>(key), std::forward<Func>(raw_f)));
+  }
+  /// OPDISPATCH_SELECTIVE_NAME(...): registers unless a selective build
+  /// leaves the operator out.
+  template <class Func>
+  Library& impl(detail::SelectiveStr<true> name, Func&& raw_f) & {
+    return impl(std::string(static_cast<const char*>(name)), std::forward<Func>(raw_f));
+  }
+  template <class Func>
+  Library& impl(detail::SelectiveStr<false>, Func&&) & {
+    return *this;
+  }
+  template <class Dispatch, class Func>
+  Library& impl(detail::SelectiveStr<true> name, Dispatch&& key, Func&& raw_f) & {
+    return impl(std::string(static_cast<const char*>(name)), std::forward<Dispatch>(key), std::forward<Func>(raw_f));
+  }
+  template <class Dispatch, class Func>
+  Library& impl(detail::SelectiveStr<false>, Dispatch&&, Func&&) & {
+    return *this;
+  }
   /// Registers a backend fallback for the library's key (an alias key covers
   /// each of its runtime keys). Only in an IMPL library of namespace "_".
   template <class Func>
@@ -165,7 +267,7 @@ class Library final {
   Library& fallback(CppFunction&& f) & { return _fallback(std::move(f)); }
 
   Library& _def(std::variant<OperatorName, FunctionSchema>&& name_or_schema, CppFunction&& f,
-                const std::vector<std::string>& tags = {}) &;
+                const std::vector<Tag>& tags = {}) &;
   Library& _impl(const std::string& name, CppFunction&& f) &;
   Library& _fallback(CppFunction&& f) &;
 
@@ -181,12 +283,16 @@ class Library final {
  private:
   FunctionSchema qualify(FunctionSchema schema) const;
   OperatorName qualifyName(OperatorName name) const;
+  /// Registers the definition of `schema` (and its python module, if set).
+  void registerDef(FunctionSchema schema, const std::vector<Tag>& tags, std::string debug = "");
 
   Kind kind_;
   std::string ns_;
   std::optional<DispatchKey> dispatch_key_;
   std::string file_;
   uint32_t line_;
+  /// (pymodule, context) from set_python_module, recorded with each later def.
+  std::optional<std::pair<std::string, std::string>> python_module_;
   std::vector<RegistrationHandleRAII> registrars_;
 };
 
@@ -240,3 +346,20 @@ std::vector<std::string> takeStaticRegistrationErrors();
       ::opdispatch::Library::IMPL, &OPDISPATCH_CONCAT(OPDISPATCH_LIBRARY_IMPL_init_##ns##_##k##_, uid), #ns, \
       std::make_optional(::opdispatch::DispatchKey::k), __FILE__, __LINE__);                                \
   void OPDISPATCH_CONCAT(OPDISPATCH_LIBRARY_IMPL_init_##ns##_##k##_, uid)(::opdispatch::Library & m)
+
+// OPDISPATCH_SELECTIVE_NAME("ns::op") and OPDISPATCH_SELECTIVE_SCHEMA("ns::op(...) -> ...")
+// mark registrations a selective build may leave out: compiled with
+// -DOPDISPATCH_OPERATOR_ALLOWLIST='ns::a;ns::b.overload', only the listed
+// operators are defined and implemented; without it, every one is. PyTorch:
+// TORCH_SELECTIVE_NAME, TORCH_SELECTIVE_SCHEMA (TORCH_OPERATOR_WHITELIST).
+#if defined(OPDISPATCH_OPERATOR_ALLOWLIST)
+#define OPDISPATCH_SELECTIVE_NAME(n)                                                                    \
+  ::opdispatch::detail::SelectiveStr<::opdispatch::detail::allowlistContains(                          \
+      OPDISPATCH_STRINGIZE(OPDISPATCH_OPERATOR_ALLOWLIST), n)>(n)
+#define OPDISPATCH_SELECTIVE_SCHEMA(n)                                                                  \
+  ::opdispatch::detail::SelectiveStr<::opdispatch::detail::allowlistContains(                          \
+      OPDISPATCH_STRINGIZE(OPDISPATCH_OPERATOR_ALLOWLIST), ::opdispatch::detail::schemaOperatorName(n))>(n)
+#else
+#define OPDISPATCH_SELECTIVE_NAME(n) ::opdispatch::detail::SelectiveStr<true>(n)
+#define OPDISPATCH_SELECTIVE_SCHEMA(n) ::opdispatch::detail::SelectiveStr<true>(n)
+#endif

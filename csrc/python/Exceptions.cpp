@@ -22,6 +22,8 @@ void setPythonErrorFromCurrentException() {
     PyErr_SetString(PyExc_ValueError, e.what());
   } catch (const IndexError& e) {
     PyErr_SetString(PyExc_IndexError, e.what());
+  } catch (const OverflowError& e) {
+    PyErr_SetString(PyExc_OverflowError, e.what());
   } catch (const std::bad_alloc&) {
     PyErr_NoMemory();
   } catch (const std::exception& e) {

@@ -1,5 +1,5 @@
 // Mapping C++ exceptions to Python ones: opdispatch::Error -> RuntimeError,
-// NotImplementedError, TypeError, ValueError, IndexError; a Python error
+// NotImplementedError, TypeError, ValueError, IndexError, OverflowError; a Python error
 // raised in a Python kernel passes through C++ unchanged. Also whether the
 // interpreter can still be called.
 #pragma once

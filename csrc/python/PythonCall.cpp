@@ -119,18 +119,14 @@ BoundArguments::BoundArguments(const AnnotatedSchema& s, PyCallArguments call) :
       } else if (info.has_default) {
         setValue(i, *arguments[i].default_value());
       } else {
+        // A misspelled keyword explains the missing value: report it first (as Python does).
+        checkKeywordsKnown(schema, call.kwnames, num_kw);
         throw TypeError(detail::str(schema.operator_name(), "() missing value for argument '", arguments[i].name(),
                                     "'. Declaration: ", schema));
       }
     }
     if (kw_used != num_kw) {
-      for (size_t k = 0; k < num_kw; ++k) {
-        std::string name = py::cast<std::string>(PyTuple_GET_ITEM(call.kwnames, k));
-        if (!schema.argumentIndexWithName(name)) {
-          throw TypeError(detail::str(schema.operator_name(), "() got an unexpected keyword argument '", name,
-                                      "'. Declaration: ", schema));
-        }
-      }
+      checkKeywordsKnown(schema, call.kwnames, num_kw);
     }
   } catch (...) {
     release(std::min<size_t>(i + 1, s.num_arguments));  // the destructor does not run when a constructor throws
@@ -206,10 +202,7 @@ bool BoundArguments::equalsDefault(size_t i) const {
 
 PyObject* BoundArguments::convertToPython(size_t i) {
   PyObject*& slot = objects_[kPrefix + i];
-  slot = toPyObject(value(i), schema_.schema.arguments()[i].type());
-  if (slot == nullptr) {
-    throw py::error_already_set();
-  }
+  slot = argumentToPyObject(value(i), schema_.schema, i);
   flags_[i] |= kOwned;
   needs_cleanup_ = true;
   return slot;
@@ -259,6 +252,27 @@ PythonKernelArguments::PythonKernelArguments(BoundArguments& args)
     buffer_[BoundArguments::kPrefix + num_positional_ + k] = args.pythonObject(i);
     ++k;
   }
+}
+
+std::pair<py::tuple, py::dict> popArgumentsToPython(const AnnotatedSchema& schema, Stack& stack) {
+  BoundArguments bound(schema, stack);
+  PythonKernelArguments arguments(bound);
+  PyObject* const* values = arguments.buffer() + BoundArguments::kPrefix;
+  const size_t n = arguments.numPositional();
+  py::tuple args(n);
+  for (size_t i = 0; i < n; ++i) {
+    Py_INCREF(values[i]);
+    PyTuple_SET_ITEM(args.ptr(), static_cast<Py_ssize_t>(i), values[i]);
+  }
+  py::dict kwargs;
+  if (PyObject* names = arguments.kwnames()) {
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(names); ++k) {
+      if (PyDict_SetItem(kwargs.ptr(), PyTuple_GET_ITEM(names, k), values[n + static_cast<size_t>(k)]) != 0) {
+        throw py::error_already_set();
+      }
+    }
+  }
+  return {std::move(args), std::move(kwargs)};
 }
 
 py::object PythonCallFrame::invoke(const OperatorHandle& op, const KernelRef& kernel, DispatchKeySet ks) {
@@ -317,16 +331,20 @@ PyCallArgumentsFromTuple::PyCallArgumentsFromTuple(PyObject* args, PyObject* kwa
   if (nkw == 0) {
     return;
   }
+  // Converting a value can run Python code that changes `kwargs`: hold the names and values.
   kwnames_ = py::reinterpret_steal<py::object>(PyTuple_New(static_cast<Py_ssize_t>(nkw)));
-  if (!kwnames_) {
+  kwvalues_ = py::reinterpret_steal<py::object>(PyTuple_New(static_cast<Py_ssize_t>(nkw)));
+  if (!kwnames_ || !kwvalues_) {
     throw py::error_already_set();
   }
   Py_ssize_t pos = 0;
   PyObject *key, *value;
   size_t k = 0;
-  while (PyDict_Next(kwargs, &pos, &key, &value)) {
+  while (k < nkw && PyDict_Next(kwargs, &pos, &key, &value)) {
     Py_INCREF(key);
     PyTuple_SET_ITEM(kwnames_.ptr(), static_cast<Py_ssize_t>(k), key);
+    Py_INCREF(value);
+    PyTuple_SET_ITEM(kwvalues_.ptr(), static_cast<Py_ssize_t>(k), value);
     flat_[nargs_ + k] = value;
     ++k;
   }

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <new>
+#include <utility>
 #include <vector>
 
 #include <pybind11/pybind11.h>
@@ -171,6 +172,12 @@ class PythonKernelArguments final {
   pybind11::object kwnames_;
 };
 
+/// The arguments of a boxed call (the top of `stack`, popped) as a Python
+/// kernel receives them (PythonKernelArguments), as an args tuple and a
+/// kwargs dict: for callers that pass them on as objects (__torch_dispatch__,
+/// the Python dispatcher's kernels). Throws as BoundArguments::pythonObject.
+std::pair<pybind11::tuple, pybind11::dict> popArgumentsToPython(const AnnotatedSchema& schema, Stack& stack);
+
 /// The call frame of a Python call (Note [One call path]): its bound
 /// arguments; the result is a new Python object.
 class PythonCallFrame final {
@@ -235,6 +242,8 @@ class PyCallArgumentsFromTuple final {
   std::vector<PyObject*> flat_;
   size_t nargs_;
   pybind11::object kwnames_;
+  /// References to the keyword values (a tuple).
+  pybind11::object kwvalues_;
 };
 
 } // namespace python

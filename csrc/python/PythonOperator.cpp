@@ -60,7 +60,7 @@ OperatorEntry& entryOf(PyObject* self) {
 /// A DispatchKey from a DispatchKey object or its name.
 DispatchKey toDispatchKey(PyObject* obj) {
   if (PyUnicode_Check(obj)) {
-    return parseDispatchKey(py::cast<std::string>(obj));
+    return parseDispatchKey(utf8String(obj));
   }
   try {
     return py::cast<DispatchKey>(obj);
@@ -237,7 +237,7 @@ PyObject* callOverloads(PacketObject* p, PyCallArguments call) {
     }
   }
   std::optional<BoundArguments> bound;
-  size_t i = bindFirstMatching(py::cast<std::string>(p->name), candidates, call, bound);
+  size_t i = bindFirstMatching(utf8String(p->name), candidates, call, bound);
   return callBound(OperatorHandle(candidates[i].first), *bound).release().ptr();
 }
 
@@ -296,14 +296,11 @@ PyObject* resolvePacket(PyObject*, PyObject* const* args, Py_ssize_t nargsf, PyO
   return pythonEntry([&]() -> PyObject* {
     size_t nargs = static_cast<size_t>(PyVectorcall_NARGS(nargsf));
     OPDISPATCH_CHECK_TYPE(nargs >= 1 && PyUnicode_Check(args[0]), "_jit_resolve_packet(qualname: str, *args, **kwargs)");
-    std::string name = py::cast<std::string>(args[0]);
+    std::string name = utf8String(args[0]);
     Dispatcher& d = Dispatcher::singleton();
     Candidates candidates;
-    for (const auto& n : d.getAllOpNames()) {
-      if (n.name != name) {
-        continue;
-      }
-      if (auto op = d.findSchema(n)) {
+    for (const std::string& overload : d.findOverloadNames(name)) {
+      if (auto op = d.findSchema(OperatorName(name, overload))) {
         if (const AnnotatedSchema* s = op->entry().schemaPtr()) {
           candidates.emplace_back(&op->entry(), s);
         }

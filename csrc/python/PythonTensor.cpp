@@ -2,13 +2,21 @@
 // attributes, and the NumPy bridge (from_numpy / numpy share memory).
 #include "PythonTensor.h"
 
+#include <array>
+
+#include <structmember.h>
+
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <opdispatch/core/CheckedArithmetic.h>
 #include <opdispatch/core/Exception.h>
 #include <opdispatch/dispatch/LocalDispatchKeySet.h>
 
 #include "Exceptions.h"
+#include "IValueConversion.h"
+#include "NumpyBridge.h"
+#include "PythonFallbackKernel.h"
 #include "PythonTypes.h"
 #include "StaticType.h"
 
@@ -44,7 +52,9 @@ PyObject* tensorNew(PyTypeObject* type, PyObject*, PyObject*) {
 // if C++ also holds the TensorImpl, the meta is reachable from outside Python
 // and must not be cleared.
 int tensorTraverse(PyObject* self, visitproc visit, void* arg) {
-  TensorImpl* impl = reinterpret_cast<TensorObject*>(self)->impl;
+  auto* obj = reinterpret_cast<TensorObject*>(self);
+  Py_VISIT(obj->dict);
+  TensorImpl* impl = obj->impl;
   if (impl != nullptr && impl->use_count() == 1) {
     Py_VISIT(static_cast<PyObject*>(impl->autograd_meta().get()));
   }
@@ -52,28 +62,136 @@ int tensorTraverse(PyObject* self, visitproc visit, void* arg) {
 }
 
 int tensorClear(PyObject* self) {
-  TensorImpl* impl = reinterpret_cast<TensorObject*>(self)->impl;
+  auto* obj = reinterpret_cast<TensorObject*>(self);
+  Py_CLEAR(obj->dict);
+  TensorImpl* impl = obj->impl;
   if (impl != nullptr && impl->use_count() == 1) {
     impl->autograd_meta().reset();
   }
   return 0;
 }
 
+// Note [Preserving tensor subclass objects]
+// A TensorImpl surfaces in Python as one object while that object lives;
+// when it dies, the next conversion makes a plain opdispatch.Tensor. For an
+// instance of a subclass that would lose its class and attributes while C++
+// still holds the tensor, e.g. between a __torch_dispatch__ handler returning
+// a wrapper subclass object and its caller receiving it. So when the last
+// Python reference to such an object goes while C++ still holds the
+// TensorImpl, the object is resurrected and ownership flips: the TensorImpl
+// owns the object (owns_pyobj) and the object borrows the TensorImpl. The
+// next wrapTensor flips it back (the object owns the TensorImpl again and the
+// caller gets the TensorImpl's reference); if C++ drops the tensor instead,
+// the TensorImpl's destructor releases the object, which then dies for good.
+// The check must come before CPython clears the object's __slots__ and
+// __dict__, so a subclass's first instance gets subclassDealloc as its
+// class's tp_dealloc (instead of CPython's subtype_dealloc, whose work it
+// redoes after the check). PyTorch: THPVariable_tryResurrect,
+// THPVariable_subclass_dealloc and PyObject preservation in c10's PyObjectSlot.
+
+bool preservesObject(PyTypeObject* type) { return type != gTensorClass && type != TensorBaseType; }
+
+/// Resurrects `self` (refcount 0, in dealloc) if C++ still holds its TensorImpl.
+bool tryResurrect(TensorObject* obj) {
+  PyObject* self = reinterpret_cast<PyObject*>(obj);
+  TensorImpl* impl = obj->impl;
+  if (impl == nullptr || impl->pyobj() != self || impl->owns_pyobj() || impl->use_count() <= 1) {
+    return false;
+  }
+  Py_INCREF(self);
+  impl->set_owns_pyobj(true);
+  intrusive_ptr<TensorImpl>::reclaim(impl);  // the object's reference; C++ owners keep impl alive
+  return true;
+}
+
+void tensorDealloc(PyObject* self);
+
+/// Clears the writable object __slots__ that `type` (a heap type) adds.
+void clearSlots(PyTypeObject* type, PyObject* self) {
+  PyMemberDef* members = type->tp_members;  // a heap type: its Py_SIZE(type) members, __slots__ first
+  for (Py_ssize_t i = 0; i < Py_SIZE(type); ++i) {
+    if (members[i].type == T_OBJECT_EX && !(members[i].flags & READONLY)) {
+      auto** slot = reinterpret_cast<PyObject**>(reinterpret_cast<char*>(self) + members[i].offset);
+      Py_CLEAR(*slot);
+    }
+  }
+}
+
+/// tp_dealloc of tensor subclasses: the preservation check, then what
+/// CPython's subtype_dealloc does (finalizer, weak references, __slots__),
+/// then tensorDealloc.
+void subclassDealloc(PyObject* self) {
+  if (tryResurrect(reinterpret_cast<TensorObject*>(self))) {
+    return;
+  }
+  PyTypeObject* type = Py_TYPE(self);
+  if (type->tp_finalize) {
+    if (PyObject_CallFinalizerFromDealloc(self) < 0) {
+      return;  // __del__ resurrected it
+    }
+  }
+  PyObject_GC_UnTrack(self);
+  if (reinterpret_cast<TensorObject*>(self)->weakrefs != nullptr) {
+    PyObject_ClearWeakRefs(self);
+  }
+  for (PyTypeObject* base = type; base != TensorBaseType && base != nullptr; base = base->tp_base) {
+    if (base->tp_flags & Py_TPFLAGS_HEAPTYPE) {
+      clearSlots(base, self);
+    }
+  }
+  tensorDealloc(self);
+  Py_DECREF(type);  // an instance of a heap type owns a reference to it
+}
+
 void tensorDealloc(PyObject* self) {
   auto* obj = reinterpret_cast<TensorObject*>(self);
   PyObject_GC_UnTrack(self);
-  if (obj->impl != nullptr) {
-    if (obj->impl->pyobj() == self) {
-      obj->impl->set_pyobj(nullptr);
-    }
-    intrusive_ptr<TensorImpl>::reclaim(obj->impl);
+  if (obj->weakrefs != nullptr) {
+    PyObject_ClearWeakRefs(self);
+  }
+  Py_CLEAR(obj->dict);
+  Py_CLEAR(obj->kernel_array);
+  if (TensorImpl* impl = obj->impl) {
     obj->impl = nullptr;
+    if (impl->pyobj() == self) {
+      impl->set_pyobj(nullptr);
+      if (impl->owns_pyobj()) {
+        impl->set_owns_pyobj(false);  // the TensorImpl is being destroyed and released us: borrowed
+        impl = nullptr;
+      }
+    }
+    if (impl != nullptr) {
+      intrusive_ptr<TensorImpl>::reclaim(impl);
+    }
   }
   Py_TYPE(self)->tp_free(self);
 }
 
+/// New reference to the live object of `impl` (precondition: impl->pyobj()
+/// set). If the TensorImpl owned it, ownership flips back: the object takes
+/// `impl_ref` (a reference to impl the caller gives up, or null to add one)
+/// and the caller gets the TensorImpl's reference to the object.
+PyObject* existingObject(TensorImpl* impl, TensorImpl* impl_ref) {
+  auto* existing = static_cast<PyObject*>(impl->pyobj());
+  if (impl->owns_pyobj()) {
+    impl->set_owns_pyobj(false);
+    if (impl_ref == nullptr) {
+      intrusive_ptr<TensorImpl>(impl).release();
+    }
+    return existing;
+  }
+  if (impl_ref != nullptr) {
+    intrusive_ptr<TensorImpl>::reclaim(impl_ref);
+  }
+  Py_INCREF(existing);
+  return existing;
+}
+
 /// Wraps `impl` (one reference, given to the new object) in a new object of class `cls`.
 PyObject* newWrapper(PyTypeObject* cls, TensorImpl* impl) {
+  if (preservesObject(cls) && cls->tp_dealloc != subclassDealloc) {
+    cls->tp_dealloc = subclassDealloc;  // See Note [Preserving tensor subclass objects]
+  }
   PyObject* obj = cls->tp_alloc(cls, 0);
   if (obj == nullptr) {
     intrusive_ptr<TensorImpl>::reclaim(impl);
@@ -85,10 +203,16 @@ PyObject* newWrapper(PyTypeObject* cls, TensorImpl* impl) {
 }
 
 
+/// A new tuple of the ints `v`, or null with MemoryError set.
 PyObject* intTuple(IntArrayRef v) {
   PyObject* t = PyTuple_New(static_cast<Py_ssize_t>(v.size()));
-  for (size_t i = 0; i < v.size(); ++i) {
-    PyTuple_SET_ITEM(t, i, PyLong_FromLongLong(v[i]));
+  for (size_t i = 0; t != nullptr && i < v.size(); ++i) {
+    PyObject* item = PyLong_FromLongLong(v[i]);
+    if (item == nullptr) {
+      Py_CLEAR(t);
+      break;
+    }
+    PyTuple_SET_ITEM(t, i, item);
   }
   return t;
 }
@@ -148,6 +272,7 @@ PyGetSetDef kGetSets[] = {
     {"_version", getVersion, nullptr, "The in-place modification counter (shared with views).", nullptr},
     {"is_meta", getIsMeta, nullptr, "Whether the tensor is on the meta device (no data).", nullptr},
     {"_autograd_meta", getAutogradMeta, setAutogradMeta, "Autograd state owned by the Python layer.", nullptr},
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, "The instance attributes.", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
 };
 
@@ -164,7 +289,9 @@ PyObject* perDimension(PyObject* self, PyObject* args, const char* format) {
     if (dim == Py_None) {
       return intTuple((selfImpl(self)->*All)());
     }
-    return PyLong_FromLongLong((unpackTensor(self).*One)(py::cast<int64_t>(dim)));
+    int64_t d = 0;
+    OPDISPATCH_CHECK_TYPE(toInt64(dim, d), "dim must be an int, not ", pyTypeName(dim));
+    return PyLong_FromLongLong((unpackTensor(self).*One)(d));
   });
 }
 PyObject* methStride(PyObject* self, PyObject* args) {
@@ -186,6 +313,7 @@ PyObject* methBumpVersion(PyObject* self, PyObject*) {
   selfImpl(self)->bump_version();
   Py_RETURN_NONE;
 }
+PyObject* methHasStorage(PyObject* self, PyObject*) { return PyBool_FromLong(selfImpl(self)->has_storage()); }
 PyObject* methIsSame(PyObject* self, PyObject* other) {
   return PyBool_FromLong(isTensor(other) && unpackImpl(other) == selfImpl(self));
 }
@@ -208,31 +336,22 @@ PyObject* methSharesMemory(PyObject* self, PyObject* other) {
 }
 
 PyObject* methNumpy(PyObject* self, PyObject* args, PyObject* kwargs) {
-  static const char* kwlist[] = {"force", nullptr};
   int force = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$p:numpy", const_cast<char**>(kwlist), &force)) {
-    return nullptr;
+  if (PyTuple_GET_SIZE(args) != 0 || (kwargs != nullptr && PyDict_GET_SIZE(kwargs) != 0)) {
+    static const char* kwlist[] = {"force", nullptr};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$p:numpy", const_cast<char**>(kwlist), &force)) {
+      return nullptr;
+    }
   }
   return pythonEntry([&] {
     TensorImpl* impl = selfImpl(self);
-    OPDISPATCH_CHECK(impl->device().is_cpu(), "numpy() needs a cpu tensor; this tensor is on ", impl->device(),
-                     (impl->device().is_meta() ? " (meta tensors have no data)" : ""));
     // PyTorch's rule: only while grad mode is on (grad mode is the TLS
     // exclusion of the autograd keys, see autograd/grad_mode.py), so kernels
     // below autograd and code under no_grad() may read such a tensor.
     OPDISPATCH_CHECK(force || !impl->requires_grad() || tls_is_dispatch_key_excluded(DispatchKey::AutogradCPU),
                      "Can't call numpy() on a tensor that requires grad while grad mode is enabled. Use "
                      "tensor.detach().numpy() instead (or numpy(force=True)).");
-    auto* keep = new intrusive_ptr<StorageImpl>(impl->storage());
-    py::capsule base(keep, [](void* p) { delete static_cast<intrusive_ptr<StorageImpl>*>(p); });
-    std::vector<py::ssize_t> shape(impl->sizes().begin(), impl->sizes().end());
-    std::vector<py::ssize_t> strides;
-    for (int64_t s : impl->strides()) {
-      strides.push_back(static_cast<py::ssize_t>(s * static_cast<int64_t>(impl->itemsize())));
-    }
-    py::array arr(py::reinterpret_borrow<py::dtype>(numpyDtype(impl->dtype())), shape, strides, impl->data_ptr(),
-                  base);
-    return arr.release().ptr();
+    return arrayOfTensor(self);
   });
 }
 
@@ -246,6 +365,8 @@ PyMethodDef kMethods[] = {
     {"data_ptr", methDataPtr, METH_NOARGS, "Address of element 0 (raises for meta tensors)."},
     {"_bump_version", methBumpVersion, METH_NOARGS, "Records an in-place modification."},
     {"_is_same", methIsSame, METH_O, "Whether both objects wrap the same TensorImpl."},
+    {"_has_storage", methHasStorage, METH_NOARGS,
+     "Whether the tensor has data (meta tensors, wrapper subclasses and fake tensors have none)."},
     {"_shares_storage", methSharesStorage, METH_O, "Whether both tensors use the same storage."},
     {"_shares_memory", methSharesMemory, METH_O,
      "Whether writing through one tensor may change the other: the same tensor, a view of it (also on meta), or "
@@ -261,33 +382,7 @@ PyMethodDef kMethods[] = {
 Tensor fromNumpy(py::handle obj) {
   OPDISPATCH_CHECK_TYPE(py::isinstance<py::array>(obj), "from_numpy expects a numpy.ndarray, not ",
                         Py_TYPE(obj.ptr())->tp_name);
-  py::array arr = py::reinterpret_borrow<py::array>(obj);
-  py::dtype dt = arr.dtype();
-  ScalarType st = fromNumpyDtype(dt);
-  char order = dt.attr("byteorder").cast<std::string>()[0];
-  OPDISPATCH_CHECK_VALUE(order != '>', "from_numpy: big-endian arrays are not supported; convert with "
-                                       "array.astype(array.dtype.newbyteorder('='))");
-  auto itemsize = static_cast<int64_t>(dt.itemsize());
-  std::vector<int64_t> sizes, strides;
-  for (py::ssize_t i = 0; i < arr.ndim(); ++i) {
-    sizes.push_back(arr.shape(i));
-    int64_t s = arr.strides(i);
-    OPDISPATCH_CHECK_VALUE(s >= 0, "from_numpy: stride ", s, " of dimension ", i,
-                           " is negative, which tensors do not support; pass numpy.ascontiguousarray(array) (a "
-                           "copy) instead");
-    OPDISPATCH_CHECK_VALUE(s % itemsize == 0, "from_numpy: stride ", s, " of dimension ", i,
-                           " is not a multiple of the element size ", itemsize,
-                           "; pass numpy.ascontiguousarray(array) (a copy) instead");
-    strides.push_back(s / itemsize);
-  }
-  if (arr.flags() & py::array::c_style) {
-    // NumPy leaves the strides of size-0 and size-1 dimensions of a C-order
-    // array unnormalised; they address no other element. Use the strides
-    // contiguousStrides gives, so a C-order array yields exactly the tensor
-    // a Meta kernel describes.
-    strides = contiguousStrides(sizes);
-  }
-  if (!arr.writeable()) {
+  if (!py::reinterpret_borrow<py::array>(obj).writeable()) {
     // PyTorch: torch.from_numpy warns the same way. Tensors have no read-only flag.
     if (PyErr_WarnEx(PyExc_UserWarning,
                      "from_numpy: the given NumPy array is not writable, and tensors have no read-only mode: "
@@ -297,24 +392,256 @@ Tensor fromNumpy(py::handle obj) {
       throw py::error_already_set();
     }
   }
-  PyObject* owner = arr.ptr();
-  Py_INCREF(owner);
-  return from_blob(const_cast<void*>(arr.data()), sizes, strides, st,
-                   [](void* ctx, void*) { pyInterpreterHooks().decref(ctx); }, owner);
+  return tensorOfArray(obj.ptr());
 }
 
-std::vector<int64_t> toShape(py::handle shape) {
-  if (PyLong_Check(shape.ptr())) {
-    return {shape.cast<int64_t>()};
+/// The ints of `value` (an int, or a sequence of ints), the argument `what`
+/// (e.g. "empty(): shape"). Throws TypeError / OverflowError naming it.
+std::vector<int64_t> toInts(py::handle value, const char* what) {
+  int64_t one = 0;
+  if (PyLong_Check(value.ptr())) {
+    try {
+      toInt64(value.ptr(), one);
+    } catch (const OverflowError& e) {
+      throw OverflowError(detail::str(what, ": ", e.what()));
+    }
+    return {one};
   }
-  OPDISPATCH_CHECK_TYPE(py::isinstance<py::sequence>(shape), "shape must be an int or a sequence of ints, not ",
-                        Py_TYPE(shape.ptr())->tp_name);
-  std::vector<int64_t> out;
-  for (auto item : py::reinterpret_borrow<py::sequence>(shape)) {
-    OPDISPATCH_CHECK_TYPE(PyLong_Check(item.ptr()), "shape must contain ints, not ", Py_TYPE(item.ptr())->tp_name);
-    out.push_back(item.cast<int64_t>());
+  OPDISPATCH_CHECK_TYPE(py::isinstance<py::sequence>(value), what,
+                        " must be an int or a sequence of ints, not ", pyTypeName(value.ptr()));
+  py::list items = py::reinterpret_steal<py::list>(PySequence_List(value.ptr()));
+  if (!items) {
+    throw py::error_already_set();
+  }
+  std::vector<int64_t> out(items.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    PyObject* item = PyList_GET_ITEM(items.ptr(), i);
+    OPDISPATCH_CHECK_TYPE(PyLong_Check(item), what, " must contain ints, not ", pyTypeName(item));
+    try {
+      toInt64(item, out[i]);
+    } catch (const OverflowError& e) {
+      throw OverflowError(detail::str(what, "[", i, "]: ", e.what()));
+    }
   }
   return out;
+}
+
+// --- subclass constructors ---------------------------------------------------------
+// Tensor._make_subclass and Tensor._make_wrapper_subclass: a tensor subclass
+// object over a view of existing data, or over metadata alone. Instances of a
+// class with __torch_dispatch__ carry the Python keys (Note [The Python key]).
+
+PyTypeObject* tensorSubclass(PyObject* cls, const char* api) {
+  OPDISPATCH_CHECK_TYPE(PyType_Check(cls) && PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls), TensorBaseType),
+                        api, ": cls must be a subclass of opdispatch.Tensor, not ", pyTypeName(cls));
+  return reinterpret_cast<PyTypeObject*>(cls);
+}
+
+/// The ints of `seq` (a sequence of ints) for argument `name` of
+/// _make_wrapper_subclass; each must be >= 0. Throws TypeError / ValueError.
+std::vector<int64_t> nonNegativeInts(PyObject* seq, const char* name) {
+  OPDISPATCH_CHECK_TYPE(PySequence_Check(seq) && !PyUnicode_Check(seq),
+                        "_make_wrapper_subclass(): argument '", name, "' must be a sequence of ints, not ",
+                        pyTypeName(seq));
+  py::object fast = py::reinterpret_steal<py::object>(PySequence_Fast(seq, "a sequence"));
+  if (!fast) {
+    throw py::error_already_set();
+  }
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(fast.ptr());
+  PyObject** items = PySequence_Fast_ITEMS(fast.ptr());
+  std::vector<int64_t> out;
+  out.reserve(static_cast<size_t>(n));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* item = items[i];
+    OPDISPATCH_CHECK_TYPE(PyIndex_Check(item) && !PyBool_Check(item), "_make_wrapper_subclass(): ", name, "[", i,
+                          "] must be an int, not ", pyTypeName(item));
+    py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(item));
+    if (!index) {
+      throw py::error_already_set();
+    }
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+    OPDISPATCH_CHECK_VALUE(overflow == 0 && !(v == -1 && PyErr_Occurred()), "_make_wrapper_subclass(): ", name,
+                           "[", i, "] = ", py::repr(item).cast<std::string>(), " does not fit in int64");
+    OPDISPATCH_CHECK_VALUE(v >= 0, "_make_wrapper_subclass(): ", name, "[", i, "] = ", v,
+                           " is negative; sizes and strides must be >= 0");
+    out.push_back(v);
+  }
+  return out;
+}
+
+/// Throws ValueError unless the element count and the furthest element
+/// offset of (sizes, strides, offset) fit in int64.
+void checkExtentFits(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, int64_t offset) {
+  int64_t numel = 1;
+  int64_t last = offset;
+  bool overflow = false;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    overflow |= __builtin_mul_overflow(numel, sizes[i], &numel);
+    if (sizes[i] > 0) {
+      int64_t step = 0;
+      overflow |= __builtin_mul_overflow(sizes[i] - 1, strides[i], &step);
+      overflow |= __builtin_add_overflow(last, step, &last);
+    }
+  }
+  OPDISPATCH_CHECK_VALUE(!overflow, "_make_wrapper_subclass(): size ", py::repr(py::cast(sizes)).cast<std::string>(),
+                         " with strides ", py::repr(py::cast(strides)).cast<std::string>(), " and storage_offset ",
+                         offset, " overflows int64 (too many elements or too large an offset)");
+}
+
+/// toScalarType, with the dtype singletons (opdispatch.float32, ...) found by identity first: a wrapper
+/// subclass is made per operator call, usually with `dtype=elem.dtype`.
+ScalarType wrapperDtype(PyObject* dtype) {
+  static const std::vector<std::pair<PyObject*, ScalarType>> singletons = [] {
+    std::vector<std::pair<PyObject*, ScalarType>> out;
+    for (ScalarType t : kAllScalarTypes) {
+      out.emplace_back(dtypeObject(t), t);  // kept: the singletons live as long as the module
+    }
+    return out;
+  }();
+  for (const auto& [obj, t] : singletons) {
+    if (obj == dtype) {
+      return t;
+    }
+  }
+  return toScalarType(dtype, "_make_wrapper_subclass(): dtype");
+}
+
+/// Binds a METH_FASTCALL | METH_KEYWORDS call to `names` (the first
+/// `required` of them required): `out[i]` is the value or null. Keywords are
+/// matched by identity with interned names first (no string is built per call,
+/// unlike PyArg_ParseTupleAndKeywords). Throws TypeError naming `api`.
+template <size_t N>
+void bindArguments(const char* api, const std::array<const char*, N>& names, size_t required, PyObject* const* args,
+                   Py_ssize_t nargsf, PyObject* kwnames, std::array<PyObject*, N>& out) {
+  static std::array<PyObject*, N> interned = [&] {
+    std::array<PyObject*, N> r{};
+    for (size_t i = 0; i < N; ++i) {
+      r[i] = PyUnicode_InternFromString(names[i]);
+    }
+    return r;
+  }();
+  size_t nargs = static_cast<size_t>(PyVectorcall_NARGS(nargsf));
+  OPDISPATCH_CHECK_TYPE(nargs <= N, api, " takes at most ", N, " arguments (", nargs, " given)");
+  out.fill(nullptr);
+  for (size_t i = 0; i < nargs; ++i) {
+    out[i] = args[i];
+  }
+  Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t k = 0; k < nkw; ++k) {
+    PyObject* key = PyTuple_GET_ITEM(kwnames, k);
+    size_t i = 0;
+    while (i < N && interned[i] != key && PyUnicode_Compare(interned[i], key) != 0) {
+      ++i;
+    }
+    OPDISPATCH_CHECK_TYPE(i < N, api, " got an unexpected keyword argument '", py::str(key).cast<std::string>(), "'");
+    OPDISPATCH_CHECK_TYPE(out[i] == nullptr, api, " got multiple values for argument '", names[i], "'");
+    out[i] = args[nargs + static_cast<size_t>(k)];
+  }
+  for (size_t i = 0; i < required; ++i) {
+    OPDISPATCH_CHECK_TYPE(out[i] != nullptr, api, " missing required argument '", names[i], "'");
+  }
+}
+
+bool truthy(PyObject* obj) {
+  int r = obj ? PyObject_IsTrue(obj) : 0;
+  if (r < 0) {
+    throw py::error_already_set();
+  }
+  return r == 1;
+}
+
+PyObject* makeWrapperSubclass(PyObject*, PyObject* const* argv, Py_ssize_t nargsf, PyObject* kwnames) {
+  return pythonEntry([&] {
+    static const std::array<const char*, 7> names = {"cls",   "size",   "strides",      "storage_offset",
+                                                     "dtype", "device", "requires_grad"};
+    std::array<PyObject*, 7> a{};
+    bindArguments("_make_wrapper_subclass()", names, 2, argv, nargsf, kwnames, a);
+    PyObject* cls = a[0];
+    PyObject* size = a[1];
+    PyObject* strides = a[2] ? a[2] : Py_None;
+    PyObject* offset = a[3] ? a[3] : Py_None;
+    PyObject* dtype = a[4] ? a[4] : Py_None;
+    PyObject* device = a[5] ? a[5] : Py_None;
+    bool requires_grad = truthy(a[6]);
+    PyTypeObject* type = tensorSubclass(cls, "_make_wrapper_subclass()");
+    OPDISPATCH_CHECK_TYPE(hasTorchDispatch(cls), "_make_wrapper_subclass(): ", type->tp_name,
+                          " must define __torch_dispatch__: a wrapper subclass has no data of its own, so its "
+                          "__torch_dispatch__ must handle every operator called on it");
+    std::vector<int64_t> sizes = nonNegativeInts(size, "size");
+    std::vector<int64_t> stride_values =
+        strides == Py_None ? contiguousStrides(sizes) : nonNegativeInts(strides, "strides");
+    OPDISPATCH_CHECK_VALUE(stride_values.size() == sizes.size(), "_make_wrapper_subclass(): got ", sizes.size(),
+                           " sizes but ", stride_values.size(), " strides; give one stride per dimension");
+    int64_t storage_offset = 0;
+    if (offset != Py_None) {
+      storage_offset = py::cast<int64_t>(offset);
+      OPDISPATCH_CHECK_VALUE(storage_offset >= 0, "_make_wrapper_subclass(): storage_offset = ", storage_offset,
+                             " is negative");
+    }
+    checkExtentFits(sizes, stride_values, storage_offset);
+    ScalarType st = dtype == Py_None ? ScalarType::Float : wrapperDtype(dtype);
+    Device dev = device == Py_None ? Device() : toDevice(device, "_make_wrapper_subclass(): device");
+    auto impl = make_intrusive<TensorImpl>(intrusive_ptr<StorageImpl>(), st, dev, std::move(sizes),
+                                           std::move(stride_values), storage_offset);
+    impl->set_requires_grad(requires_grad);
+    impl->set_python_dispatch(true);
+    return newWrapper(type, impl.release());
+  });
+}
+
+PyObject* makeSubclass(PyObject*, PyObject* const* argv, Py_ssize_t nargsf, PyObject* kwnames) {
+  return pythonEntry([&] {
+    static const std::array<const char*, 3> names = {"cls", "data", "require_grad"};
+    std::array<PyObject*, 3> a{};
+    bindArguments("_make_subclass()", names, 2, argv, nargsf, kwnames, a);
+    PyObject* cls = a[0];
+    PyObject* data = a[1];
+    bool require_grad = truthy(a[2]);
+    PyTypeObject* type = tensorSubclass(cls, "_make_subclass()");
+    OPDISPATCH_CHECK_TYPE(isTensor(data), "_make_subclass(): data must be a tensor, not ", pyTypeName(data));
+    Tensor source = unpackTensor(data);
+    Tensor alias = source.as_strided(source.sizes(), source.strides(), source.storage_offset());
+    alias.set_requires_grad(require_grad);
+    alias.unsafeGetTensorImpl()->set_python_dispatch(hasTorchDispatch(cls));
+    return newWrapper(type, alias.unsafeReleaseTensorImpl());
+  });
+}
+
+/// _set_version_counter_of(dst, src): dst shares src's version counter.
+PyObject* setVersionCounterOf(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  return pythonEntry([&] {
+    OPDISPATCH_CHECK_TYPE(nargs == 2 && isTensor(args[0]) && isTensor(args[1]),
+                          "_set_version_counter_of(dst: Tensor, src: Tensor)");
+    unpackImpl(args[0])->set_version_counter(unpackImpl(args[1])->version_counter());
+    Py_RETURN_NONE;
+  });
+}
+
+PyMethodDef kSubclassConstructors[] = {
+    {"_make_subclass", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(makeSubclass)),
+     METH_FASTCALL | METH_KEYWORDS,
+     "_make_subclass(cls, data, require_grad=False): a new object of class cls viewing data's memory (shares its "
+     "storage and version counter); carries the Python keys if cls has __torch_dispatch__. PyTorch: "
+     "Tensor._make_subclass."},
+    {"_make_wrapper_subclass", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(makeWrapperSubclass)),
+     METH_FASTCALL | METH_KEYWORDS,
+     "_make_wrapper_subclass(cls, size, strides=None, storage_offset=None, dtype=None, device=None, "
+     "requires_grad=False): a new object of class cls with this metadata and no data (reading its data raises); "
+     "it carries the Python keys. TypeError if cls does not define __torch_dispatch__; TypeError / ValueError for "
+     "sizes or strides that are not ints, negative, of different lengths or overflowing int64. PyTorch: "
+     "Tensor._make_wrapper_subclass."},
+    {"_set_version_counter_of", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(setVersionCounterOf)),
+     METH_FASTCALL,
+     "_set_version_counter_of(dst, src): dst shares src's version counter, so it counts as a view of src "
+     "(_shares_memory, in-place updates): how a wrapper subclass (a FakeTensor) aliases what it stands for."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+void initSubclassConstructors(py::module_& m) {
+  if (PyModule_AddFunctions(m.ptr(), kSubclassConstructors) < 0) {
+    throw py::error_already_set();
+  }
 }
 
 } // namespace
@@ -324,9 +651,8 @@ PyObject* wrapTensor(const Tensor& t) {
     Py_RETURN_NONE;
   }
   TensorImpl* impl = t.unsafeGetTensorImpl();
-  if (auto* existing = static_cast<PyObject*>(impl->pyobj())) {
-    Py_INCREF(existing);
-    return existing;
+  if (impl->pyobj() != nullptr) {
+    return existingObject(impl, nullptr);
   }
   return newWrapper(gTensorClass, intrusive_ptr<TensorImpl>(impl).release());
 }
@@ -336,9 +662,8 @@ PyObject* wrapTensor(Tensor&& t) {
     Py_RETURN_NONE;
   }
   TensorImpl* impl = t.unsafeGetTensorImpl();
-  if (auto* existing = static_cast<PyObject*>(impl->pyobj())) {
-    Py_INCREF(existing);
-    return existing;
+  if (impl->pyobj() != nullptr) {
+    return existingObject(impl, t.unsafeReleaseTensorImpl());
   }
   return newWrapper(gTensorClass, t.unsafeReleaseTensorImpl());
 }
@@ -355,6 +680,8 @@ void initTensorBindings(py::module_& m) {
   t.tp_dealloc = tensorDealloc;
   t.tp_getset = kGetSets;
   t.tp_methods = kMethods;
+  t.tp_dictoffset = offsetof(TensorObject, dict);
+  t.tp_weaklistoffset = offsetof(TensorObject, weakrefs);
   if (PyType_Ready(&t) < 0) {
     throw py::error_already_set();
   }
@@ -372,28 +699,15 @@ void initTensorBindings(py::module_& m) {
         gTensorClass = reinterpret_cast<PyTypeObject*>(cls.release().ptr());
       },
       "Sets the class that wraps tensors created in C++ (opdispatch.Tensor).");
-  m.def(
-      "_make_subclass",
-      [](py::object cls, const Tensor& data, bool requires_grad, bool dispatch_to_python) {
-        OPDISPATCH_CHECK_TYPE(PyType_Check(cls.ptr()) &&
-                                  PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls.ptr()), TensorBaseType),
-                              "_make_subclass needs a subclass of opdispatch.Tensor");
-        OPDISPATCH_CHECK_VALUE(data.defined(), "_make_subclass needs a defined tensor");
-        Tensor alias = data.as_strided(data.sizes(), data.strides(), data.storage_offset());
-        alias.set_requires_grad(requires_grad);
-        alias.unsafeGetTensorImpl()->set_python_dispatch(dispatch_to_python);
-        return py::reinterpret_steal<py::object>(
-            newWrapper(reinterpret_cast<PyTypeObject*>(cls.ptr()), alias.unsafeReleaseTensorImpl()));
-      },
-      py::arg("cls"), py::arg("data"), py::arg("requires_grad") = false, py::arg("dispatch_to_python") = false,
-      "A new object of class `cls` viewing `data`'s memory (shares storage and version counter). With "
-      "dispatch_to_python, the tensor carries the Python dispatch keys.");
+  initSubclassConstructors(m);
   m.def(
       "_as_strided",
-      [](const Tensor& self, const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
-         int64_t storage_offset) {
+      [](const Tensor& self, py::handle sizes, py::handle strides, py::handle storage_offset) {
         OPDISPATCH_CHECK_VALUE(self.defined(), "_as_strided needs a tensor");
-        return self.as_strided(sizes, strides, storage_offset);
+        OPDISPATCH_CHECK_TYPE(PyLong_Check(storage_offset.ptr()), "_as_strided(): storage_offset must be an int, not ",
+                              pyTypeName(storage_offset.ptr()));
+        int64_t offset = toInts(storage_offset, "_as_strided(): storage_offset")[0];
+        return self.as_strided(toInts(sizes, "_as_strided(): size"), toInts(strides, "_as_strided(): stride"), offset);
       },
       py::arg("self"), py::arg("size"), py::arg("stride"), py::arg("storage_offset"),
       "A view of self's storage with the given sizes, strides (in elements) and offset: shares the storage and "
@@ -403,7 +717,8 @@ void initTensorBindings(py::module_& m) {
       [](py::handle shape, py::handle stride, py::handle dtype, py::handle device) {
         ScalarType st = dtype.is_none() ? ScalarType::Float : toScalarType(dtype, "empty_strided(): dtype");
         Device dev = device.is_none() ? Device() : toDevice(device, "empty_strided(): device");
-        return empty_strided(toShape(shape), toShape(stride), st, dev);
+        return empty_strided(toInts(shape, "empty_strided(): shape"), toInts(stride, "empty_strided(): stride"), st,
+                             dev);
       },
       py::arg("shape"), py::arg("stride"), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
       "A new uninitialised tensor with the given strides (in elements).");
@@ -415,7 +730,7 @@ void initTensorBindings(py::module_& m) {
       [](py::handle shape, py::handle dtype, py::handle device) {
         ScalarType st = dtype.is_none() ? ScalarType::Float : toScalarType(dtype, "empty(): dtype");
         Device dev = device.is_none() ? Device() : toDevice(device, "empty(): device");
-        return empty(toShape(shape), st, dev);
+        return empty(toInts(shape, "empty(): shape"), st, dev);
       },
       py::arg("shape"), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
       "A new uninitialised tensor of `shape` (int or sequence of ints), dtype (default float32) and device "

@@ -14,8 +14,16 @@ namespace opdispatch::python {
 
 struct TensorObject {
   PyObject_HEAD
-  /// Owned reference; never null for a constructed object.
+  /// Owned reference, except while impl->owns_pyobj() (then borrowed, see
+  /// Note [Preserving tensor subclass objects]); never null for a constructed object.
   TensorImpl* impl;
+  /// The ndarray view of impl's memory that kernels use, or null until the
+  /// first: owned, seen only by kernels (Note [Kernel arrays] in NumpyBridge.cpp).
+  PyObject* kernel_array;
+  /// The instance __dict__ (here rather than in each subclass, so that a
+  /// subclass object can be preserved before CPython clears its attributes).
+  PyObject* dict;
+  PyObject* weakrefs;
 };
 
 /// opdispatch._C.TensorBase.

@@ -7,6 +7,8 @@
 
 #include <opdispatch/core/Exception.h>
 
+#include "IValueConversion.h"
+
 namespace py = pybind11;
 
 namespace opdispatch::python {
@@ -38,7 +40,7 @@ PyObject* dtypeObject(ScalarType t) {
 PyObject* deviceObject(Device d) {
   // Few distinct devices exist in a process; the cache holds one object each for its life.
   static std::unordered_map<int, PyObject*> cache;
-  int key = static_cast<int>(d.type) * 256 + d.index + 1;
+  int key = static_cast<int>(d.type()) * 256 + d.index() + 1;
   auto it = cache.find(key);
   if (it == cache.end()) {
     it = cache.emplace(key, py::cast(d).release().ptr()).first;
@@ -80,7 +82,11 @@ ScalarType toScalarType(py::handle obj, const char* what) {
     return obj.cast<PyDtype&>().type;
   }
   if (py::isinstance<py::str>(obj)) {
-    return parseScalarType(obj.cast<std::string>());
+    try {
+      return parseScalarType(utf8String(obj.ptr()));
+    } catch (const ValueError& e) {
+      throw ValueError(detail::str(what, *what ? ": " : "", e.what()));
+    }
   }
   py::module_ np = py::module_::import("numpy");
   if (py::isinstance(obj, np.attr("dtype")) || PyType_Check(obj.ptr())) {
@@ -98,7 +104,11 @@ Device toDevice(py::handle obj, const char* what) {
     return obj.cast<Device>();
   }
   if (py::isinstance<py::str>(obj)) {
-    return Device(obj.cast<std::string>());
+    try {
+      return Device(utf8String(obj.ptr()));
+    } catch (const ValueError& e) {
+      throw ValueError(detail::str(what, *what ? ": " : "", e.what()));
+    }
   }
   throw TypeError(detail::str(what, " must be a device or a string such as 'cpu' or 'meta', not ",
                               Py_TYPE(obj.ptr())->tp_name));
@@ -120,20 +130,19 @@ void initTypeBindings(py::module_& m) {
     m.attr(toPythonName(t)) = py::reinterpret_borrow<py::object>(gDtypeObjects[static_cast<int>(t)]);
   }
 
-  py::class_<Device>(m, "device", "A device: 'cpu', 'meta', 'cuda[:i]', 'privateuseone'.")
+  py::class_<Device>(m, "device", "A device: 'cpu', 'meta', 'cuda[:i]', 'xpu', 'privateuseone', ... (see Device.h).")
       .def(py::init([](const std::string& spec) { return Device(spec); }), py::arg("type"))
       .def(py::init([](const std::string& type, int index) {
              Device d(type);
              OPDISPATCH_CHECK_VALUE(!d.has_index(), "device type '", type, "' already has an index");
              OPDISPATCH_CHECK_VALUE(index >= 0 && index < 128, "device index must be in [0, 127], got ", index);
-             d.index = static_cast<int8_t>(index);
-             return d;
+             return Device(d.type(), static_cast<DeviceIndex>(index));
            }),
            py::arg("type"), py::arg("index"))
-      .def_property_readonly("type", [](const Device& d) { return std::string(toString(d.type)); })
+      .def_property_readonly("type", [](const Device& d) { return std::string(toString(d.type())); })
       .def_property_readonly("index",
                              [](const Device& d) -> py::object {
-                               return d.has_index() ? py::object(py::int_(d.index)) : py::object(py::none());
+                               return d.has_index() ? py::object(py::int_(d.index())) : py::object(py::none());
                              })
       .def("__eq__",
            [](const Device& a, py::handle b) {
@@ -141,16 +150,16 @@ void initTypeBindings(py::module_& m) {
                return a == b.cast<Device>();
              }
              if (py::isinstance<py::str>(b)) {
-               return a.str() == b.cast<std::string>();
+               return a.str() == displayText(b.ptr());
              }
              return false;
            })
       .def("__hash__", [](const Device& d) { return std::hash<std::string>()(d.str()); })
       .def("__str__", &Device::str)
       .def("__repr__", [](const Device& d) {
-        std::string r = std::string("device(type='") + toString(d.type) + "'";
+        std::string r = std::string("device(type='") + toString(d.type()) + "'";
         if (d.has_index()) {
-          r += ", index=" + std::to_string(d.index);
+          r += ", index=" + std::to_string(d.index());
         }
         return r + ")";
       });

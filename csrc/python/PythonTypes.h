@@ -20,9 +20,11 @@ PyObject* dtypeObject(ScalarType t);
 /// so one per device is made and reused: Tensor.device is read per call).
 PyObject* deviceObject(Device d);
 /// A ScalarType from an opdispatch dtype, a NumPy dtype or type, or a name
-/// ("float32"). Throws TypeError/ValueError naming `what` otherwise.
+/// ("float32"). Throws TypeError/ValueError naming `what` ("empty(): dtype";
+/// "" when the caller names the value itself) otherwise.
 ScalarType toScalarType(pybind11::handle obj, const char* what);
-/// A Device from an opdispatch.device or a string. Throws TypeError/ValueError naming `what`.
+/// A Device from an opdispatch.device or a string ("cpu", "cuda:0"). Throws
+/// TypeError/ValueError naming `what`, as toScalarType.
 Device toDevice(pybind11::handle obj, const char* what);
 /// Whether `obj` is an opdispatch dtype / device object.
 bool isDtype(PyObject* obj);

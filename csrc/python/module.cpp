@@ -3,10 +3,16 @@
 
 #include <opdispatch/core/PyInterpreter.h>
 
+#include "AutogradKernel.h"
+#include "AutogradMeta.h"
 #include "Exceptions.h"
+#include "NumpyBridge.h"
+#include "PythonDispatcher.h"
+#include "PythonFallbackKernel.h"
 #include "PythonOperator.h"
 #include "PythonTensor.h"
 #include "PythonTypes.h"
+#include "TorchDispatchModeTLS.h"
 #include "python_dispatch.h"
 
 namespace py = pybind11;
@@ -49,7 +55,14 @@ PYBIND11_MODULE(_C, m) {
   opdispatch::python::initExceptionTranslation(m);
   opdispatch::python::initTypeBindings(m);
   opdispatch::python::initTensorBindings(m);
+  opdispatch::python::initNumpyBridgeBindings(m);
+  opdispatch::python::initAutogradMetaBindings(m);
+  opdispatch::python::initAutogradKernelBindings(m);
   opdispatch::python::initSchemaBindings(m);
   opdispatch::python::initDispatchBindings(m);
   opdispatch::python::initOperatorBindings(m);
+  opdispatch::python::initTorchDispatchModeBindings(m);
+  opdispatch::python::initPythonFallbackBindings(m);
+  opdispatch::python::initPythonDispatcherBindings(m);
+  opdispatch::python::initIntrospectionBindings(m);
 }

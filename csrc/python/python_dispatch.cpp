@@ -174,9 +174,9 @@ OperatorName qualifiedIn(const Library& lib, OperatorName name) {
 
 /// Defines `schema` in `lib` and records how its alias annotations are read.
 void defineWithAliasAnalysis(Library& lib, FunctionSchema schema, std::optional<AliasAnalysisKind> kind,
-                             const std::vector<std::string>& tags = {}) {
+                             const std::vector<Tag>& tags = {}, std::string debug = "") {
   OperatorName name = qualifiedIn(lib, schema.operator_name());
-  lib.def(std::move(schema), tags);
+  lib.def(std::move(schema), tags, std::move(debug));
   Dispatcher::singleton().setAliasAnalysis(name, kind);
 }
 } // namespace
@@ -188,6 +188,11 @@ void initDispatchBindings(py::module_& m) {
     auto k = static_cast<DispatchKey>(i);
     keys.value(toString(k), k);
   }
+  // Pickled by name (getattr(DispatchKey, "CPU")): the numbers change when keys are added.
+  keys.def("__reduce__", [](DispatchKey k) {
+    return py::make_tuple(py::module_::import("builtins").attr("getattr"),
+                          py::make_tuple(py::type::of<DispatchKey>(), toString(k)));
+  });
 
   py::class_<DispatchKeySet>(m, "DispatchKeySet", "A set of runtime dispatch keys (one bit each).")
       .def(py::init([](DispatchKey k) { return DispatchKeySet(runtimeKey(k, "DispatchKeySet(key)")); }),
@@ -204,7 +209,25 @@ void initDispatchBindings(py::module_& m) {
       .def("empty", &DispatchKeySet::empty)
       .def("raw_repr", &DispatchKeySet::raw_repr)
       .def("__iter__", [](DispatchKeySet s) { return py::iter(py::cast(std::vector<DispatchKey>(s.begin(), s.end()))); })
-      .def("__repr__", [](DispatchKeySet s) { return toString(s); });
+      .def("__repr__", [](DispatchKeySet s) { return toString(s); })
+      // Pickled as its key names, lowest priority first: the bits change when keys are added.
+      .def(py::pickle(
+          [](DispatchKeySet s) {
+            py::list names;
+            for (DispatchKey k : s) {
+              names.append(toString(k));
+            }
+            return py::make_tuple(py::tuple(names));
+          },
+          [](const py::tuple& state) {
+            OPDISPATCH_CHECK_VALUE(state.size() == 1 && py::isinstance<py::tuple>(state[0]),
+                                   "a pickled DispatchKeySet is a tuple of key names");
+            DispatchKeySet s;
+            for (py::handle name : state[0].cast<py::tuple>()) {
+              s = s.add(runtimeKey(parseDispatchKey(py::str(name)), "DispatchKeySet (unpickling)"));
+            }
+            return s;
+          }));
 
   m.attr("_dispatch_autogradother_backends") = py::cast(autogradother_backends);
   m.attr("_after_autograd_keyset") = py::cast(after_autograd_keyset);
@@ -216,7 +239,7 @@ void initDispatchBindings(py::module_& m) {
     Device d(device_type);
     OPDISPATCH_CHECK_VALUE(!d.has_index(), "Expected device_type string to not have a device index; got ",
                            device_type);
-    return std::string(toString(backendKeyForDevice(d.type)));
+    return std::string(toString(backendKeyForDevice(d.type())));
   });
   m.def("_parse_dispatch_key", [](const std::string& name) -> std::optional<DispatchKey> {
     try {
@@ -238,6 +261,14 @@ void initDispatchBindings(py::module_& m) {
     OPDISPATCH_CHECK_VALUE(t.defined(), "_dispatch_keys needs a tensor");
     return t.key_set();
   });
+  m.def(
+      "_dispatch_pystub",
+      [](const std::string& name, const std::string& overload) {
+        return Dispatcher::singleton().getPyStub(OperatorName(name, overload));
+      },
+      py::arg("name"), py::arg("overload"),
+      "(pymodule, context) that a C++ library recorded with set_python_module for the operator, or None. "
+      "PyTorch: torch._C._dispatch_pystub.");
   m.def("_dispatch_has_backend_fallback",
         [](DispatchKey k) { return Dispatcher::singleton().hasBackendFallbackForDispatchKey(k); });
 
@@ -311,6 +342,11 @@ void initDispatchBindings(py::module_& m) {
       },
       "Names ('ns::name' or 'ns::name.overload') of the operators that have a schema, in the order their "
       "entries were first registered (unlike _dispatch_get_all_op_names, no impl-only operators).");
+  m.def("_dispatch_find_overload_names", [](const std::string& name) {
+    return Dispatcher::singleton().findOverloadNames(name);
+  },
+        "The overload names ('' for the default) of the operators named `name` ('ns::op') that have a schema, in "
+        "the order their entries were first registered; costs the number of overloads, not of operators.");
   m.def("_dispatch_registration_generation", [] { return Dispatcher::singleton().registrationGeneration(); },
         "A counter that changes whenever an operator is defined or undefined.");
   m.def("_dispatch_take_static_registration_errors", &detail::takeStaticRegistrationErrors,
@@ -386,14 +422,22 @@ void initDispatchBindings(py::module_& m) {
       .def(
           "define",
           [](Library& self, const std::string& schema, const std::string& alias_analysis,
-             const std::vector<std::string>& tags) {
+             const std::vector<std::string>& tags, const std::string& site) {
             AliasAnalysisKind kind = parseAliasAnalysisKind(alias_analysis);
             FunctionSchema parsed = parseSchema(schema);
             std::string name = parsed.name();
-            defineWithAliasAnalysis(self, std::move(parsed), kind, tags);
+            std::vector<Tag> parsed_tags;
+            for (const auto& t : tags) {
+              parsed_tags.push_back(parseTag(t));
+            }
+            defineWithAliasAnalysis(self, std::move(parsed), kind, parsed_tags,
+                                    site.empty() ? std::string() : detail::str("registered at ", site));
             return name;
           },
-          py::arg("schema"), py::arg("alias_analysis") = "", py::arg("tags") = std::vector<std::string>{})
+          py::arg("schema"), py::arg("alias_analysis") = "", py::arg("tags") = std::vector<std::string>{},
+          py::arg("site") = "",
+          "Defines an operator. site: where ('file:line', for debug output and duplicate-definition errors); "
+          "default: where the library was created.")
       .def(
           "impl",
           [](Library& self, const std::string& name, const std::string& dispatch, py::object func,
@@ -547,7 +591,8 @@ CodeInfo& codeInfo(PyCodeObject* code) {
   auto it = infos.find(code);
   if (it == infos.end()) {
     Py_INCREF(code);
-    it = infos.emplace(code, CodeInfo{py::cast<std::string>(py::handle(code->co_filename))}).first;
+    // A path may hold undecodable bytes (surrogates).
+    it = infos.emplace(code, CodeInfo{displayText(code->co_filename)}).first;
   }
   CodeInfo& info = it->second;
   const SkippedSources& skipped = skippedSources();

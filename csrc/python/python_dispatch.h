@@ -15,6 +15,7 @@ namespace opdispatch::python {
 
 void initDispatchBindings(pybind11::module_& m);
 void initSchemaBindings(pybind11::module_& m);
+void initIntrospectionBindings(pybind11::module_& m);
 
 /// (file, line) of the innermost Python frame outside the sources the Python
 /// layer asked to skip (_dispatch_set_call_site_skip_paths: its own

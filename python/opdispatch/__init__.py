@@ -3,6 +3,11 @@ and unboxed kernels, Python kernels) with its own small tensor type and a
 built-in operator library (``od``)."""
 from __future__ import annotations
 
+# The package version (pyproject.toml reads it from here).
+__version__ = "0.1.0"
+import importlib
+from typing import Any
+
 from . import _C
 from ._C import (
     bool,
@@ -27,29 +32,89 @@ from . import _builtins, _functional  # noqa: F401  (_builtins registers the od 
 from ._functional import *  # noqa: F401,F403  (factories and functional forms of Tensor methods)
 from . import autograd, testing
 from ._library import autograd as _library_autograd
+from ._checks import (
+    _check,
+    _check_index,
+    _check_is_size,
+    _check_not_implemented,
+    _check_type,
+    _check_value,
+    _check_with,
+)
+from ._layout import layout, strided
+from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+
+# PyTorch's dtype aliases (torch.float is torch.float32, ...). There is no
+# bfloat16 alias because opdispatch tensors have no bfloat16 dtype.
+float = float32
+double = float64
+half = float16
+long = int64
+int = int32
+short = int16
+cfloat = complex64
+cdouble = complex128
 
 _library_autograd.install_not_implemented_fallback()
+
+# Loaded on first use, so that `import opdispatch` stays lean: name -> (module, attribute or None for the module).
+_LAZY = {
+    "cpp_extension": (".cpp_extension", None),
+    "explain": ("._explain", "explain"),
+    "types": (".types", None),
+}
 
 __all__ = [
     "Tag",
     "Tensor",
     "autograd",
     "bool",
+    "cdouble",
+    "cfloat",
     "complex64",
     "complex128",
+    "cpp_extension",
     "device",
+    "double",
     "dtype",
+    "enable_grad",
+    "float",
+    "explain",
     "float16",
     "float32",
     "float64",
     "from_numpy",
+    "half",
+    "int",
     "int8",
-    "library",
     "int16",
     "int32",
     "int64",
+    "is_grad_enabled",
+    "layout",
+    "library",
+    "long",
+    "no_grad",
     "ops",
+    "set_grad_enabled",
+    "short",
+    "strided",
     "testing",
+    "types",
     "uint8",
     *_functional.__all__,
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, attribute = _LAZY[name]
+    value = importlib.import_module(module, __name__)
+    value = value if attribute is None else getattr(value, attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,13 +1,19 @@
 """The command line, ``python -m opdispatch <command>``:
 
-  ops [NAMESPACE]          the registered operators and their schemas
-  table NS::OP[.OVERLOAD]  an operator's registered kernels and computed dispatch table
-  demo [OPTIONS]           train a small MLP on handwritten digits through the dispatcher
-                           (opdispatch.demo; needs scikit-learn: pip install "opdispatch[demo]")
+  ops [NAMESPACE]             the registered operators and their schemas
+  table NS::OP[.OVERLOAD]     an operator's registered kernels and computed dispatch table
+  explain NS::OP[.OVERLOAD] [ARG ...]
+                              how a call with these arguments would dispatch, step by step
+                              (ARG: a Python expression such as "randn(2, requires_grad=True)",
+                              or NAME=EXPRESSION for a keyword argument)
+  coverage [NAMESPACE] [--html FILE]
+                              operators x dispatch keys: what serves each key
+  demo [OPTIONS]              train a small MLP on handwritten digits through the dispatcher
+                              (opdispatch.demo; needs scikit-learn: pip install "opdispatch[demo]")
 
-For ops and table, ``--load PATH`` (a shared library, e.g. a C++ extension)
-and ``--import MODULE`` (a Python module that registers operators) run first,
-in the order given; both can be repeated.
+For ops, table, explain and coverage, ``--load PATH`` (a shared library, e.g. a
+C++ extension) and ``--import MODULE`` (a Python module that registers
+operators) run first, in the order given; both can be repeated.
 """
 from __future__ import annotations
 
@@ -16,30 +22,12 @@ import difflib
 import importlib
 import re
 import sys
-from typing import Callable, Sequence
+from pathlib import Path
+from typing import Any, Callable, Sequence
 
 from . import _C
+from ._introspection import with_origins as _with_origins
 from ._ops import ops as _ops
-
-_REGISTERED_AT = re.compile(r"registered at (.+?):(\d+)(?=\s|$)")
-_CPP_SUFFIXES = (".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".cu")
-
-
-def _origin(match: re.Match) -> str:
-    """'registered at FILE:LINE' -> 'C++ FILE:LINE' or 'Python FILE:LINE' (by the file's suffix)."""
-    file, line = match.group(1), match.group(2)
-    if file.endswith((".py", ".pyx")) or file.startswith("<"):
-        lang = "Python"
-    elif file.endswith(_CPP_SUFFIXES):
-        lang = "C++"
-    else:
-        return match.group(0)
-    return f"{lang} {file}:{line}"
-
-
-def _with_origins(text: str) -> str:
-    return _REGISTERED_AT.sub(_origin, text)
-
 
 def _split_name(qualified: str) -> tuple[str, str]:
     """'ns::op.overload' -> ('ns::op', 'overload'); the overload 'default' is ''."""
@@ -94,6 +82,25 @@ def _cmd_ops(args: argparse.Namespace) -> int:
     return 0
 
 
+def _unknown_operator(full: str) -> int:
+    """Reports that operator ``full`` is not registered: lists its overloads
+    if ``full`` names an operator without its overload, else close names. Returns 2."""
+    overloads = [n for n in _all_ops() if n.startswith(full + ".")]
+    if overloads:
+        listing = "\n".join(f"  {n}" + (f"  {_schema_text(n)}" if _schema_text(n) else "") for n in overloads)
+        print(f"error: {full!r} has no default overload; name one of its overloads, "
+              f"e.g. {overloads[0]}:\n{listing}", file=sys.stderr)
+        return 2
+    close = difflib.get_close_matches(full, _all_ops(), n=3)
+    hint = f" Did you mean {', '.join(close)}?" if close else ""
+    print(
+        f"error: operator {full!r} is not registered.{hint} List the operators with "
+        "'python -m opdispatch ops [NAMESPACE]' (use --load PATH / --import MODULE for extensions).",
+        file=sys.stderr,
+    )
+    return 2
+
+
 def _cmd_table(args: argparse.Namespace) -> int:
     name, overload = _split_name(args.op)
     full = name + ("." + overload if overload else "")
@@ -103,14 +110,7 @@ def _cmd_table(args: argparse.Namespace) -> int:
         print(f"error: {args.op!r} is not an operator name ({e}); expected NS::OP[.OVERLOAD]", file=sys.stderr)
         return 2
     if not state:
-        close = difflib.get_close_matches(full, _all_ops(), n=3)
-        hint = f" Did you mean {', '.join(close)}?" if close else ""
-        print(
-            f"error: operator {full!r} is not registered.{hint} List the operators with "
-            "'python -m opdispatch ops [NAMESPACE]' (use --load PATH / --import MODULE for extensions).",
-            file=sys.stderr,
-        )
-        return 2
+        return _unknown_operator(full)
     header, kernels = [], []
     for line in state.splitlines():
         if line.startswith("name: ") or line.startswith("alias analysis kind: "):
@@ -127,6 +127,97 @@ def _cmd_table(args: argparse.Namespace) -> int:
     table = _C._dispatch_dump_table(full)
     print("\nComputed dispatch table (runtime key: origin [why it was chosen]):")
     print("\n".join("  " + _with_origins(line) for line in table.splitlines()) or "  (no key has a kernel)")
+    return 0
+
+
+_KEYWORD = re.compile(r"([A-Za-z_]\w*)=(?!=)(.*)", re.S)
+
+
+def _call_arguments(texts: list[str]) -> tuple[list[Any], dict[str, Any]]:
+    """Evaluates the explain command's ARGs: Python expressions over opdispatch's
+    public names (``randn(2)``, ``empty(3, device="meta")``, ``float64``; those
+    that share a builtin's name, such as ``bool``, as ``opdispatch.bool``),
+    ``NAME=EXPRESSION`` for keyword arguments. Raises ValueError naming a bad one."""
+    import builtins
+
+    import opdispatch
+
+    # opdispatch's names, except those that would hide a builtin (opdispatch.bool is a dtype; bool stays bool).
+    names = {name: getattr(opdispatch, name) for name in opdispatch.__all__ if not hasattr(builtins, name)}
+    names["opdispatch"] = opdispatch
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    for text in texts:
+        keyword = _KEYWORD.fullmatch(text)
+        try:
+            value = eval(keyword.group(2) if keyword else text, dict(names))  # the user's own expressions
+        except Exception as e:  # report any failure of the expression as a usage error
+            raise ValueError(f"argument {text!r} is not a Python expression opdispatch can evaluate: "
+                             f"{type(e).__name__}: {e}") from None
+        if keyword:
+            kwargs[keyword.group(1)] = value
+        else:
+            args.append(value)
+    return args, kwargs
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from ._explain import explain
+
+    name, overload = _split_name(args.op)
+    full = name + ("." + overload if overload else "")
+    if not _C._dispatch_has_kernel(full) and not any(n.startswith(name + ".") for n in _all_ops()):
+        return _unknown_operator(full)
+    try:
+        call_args, call_kwargs = _call_arguments(args.args)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    guards = [_C._IncludeDispatchKeyGuard(_keyset(args.include)), _C._ExcludeDispatchKeyGuard(_keyset(args.exclude))]
+    for guard in guards:
+        guard.__enter__()
+    try:
+        report = explain(args.op if overload else name, *call_args, **call_kwargs)
+    except (TypeError, RuntimeError) as e:  # the arguments do not bind, or no such overload
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    finally:
+        for guard in reversed(guards):
+            guard.__exit__(None, None, None)
+    print(report)
+    return 0
+
+
+def _keyset(names: list[str] | None) -> _C.DispatchKeySet:
+    keyset = _C.DispatchKeySet(_C.DispatchKey.Undefined)
+    for name in names or []:
+        keyset = keyset | _C.DispatchKeySet(name)
+    return keyset
+
+
+def _runtime_key(text: str) -> Any:
+    key = _C._parse_dispatch_key(text)
+    if key is None or _C._dispatch_is_alias_key(key) or key == _C.DispatchKey.Undefined:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a runtime dispatch key (e.g. CPU, AutogradCPU, Python)")
+    return key
+
+
+def _cmd_coverage(args: argparse.Namespace) -> int:
+    from . import _coverage
+
+    try:
+        cov = _coverage.coverage(args.namespace)
+    except ValueError as e:
+        known = sorted({n.split("::", 1)[0] for n in _all_ops()})
+        print(f"error: {e}; namespaces: {', '.join(known)}. Use --load PATH or --import MODULE to register more.",
+              file=sys.stderr)
+        return 2
+    if args.html is None:
+        print(_coverage.render_text(cov))
+        return 0
+    title = f"opdispatch coverage: {args.namespace + '::' if args.namespace else 'all operators'}"
+    Path(args.html).write_text(_coverage.render_html(cov, title), encoding="utf-8")
+    print(f"wrote {args.html}: {len(cov.ops)} operators x {len(cov.keys)} dispatch keys")
     return 0
 
 
@@ -177,6 +268,33 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("op", metavar="NS::OP[.OVERLOAD]", help="the operator, e.g. myext::fma")
     p.set_defaults(handler=_cmd_table)
+
+    p = sub.add_parser(
+        "explain", parents=[preload], help="show how a call would dispatch, step by step",
+        description="Shows how calling the operator with the given arguments would dispatch, without calling it: "
+        "the dispatch keys and where each came from, each hop (the kernel chosen, the precedence rule that chose "
+        "it, where it was registered), and for a call that would fail, why and what registration would serve it. "
+        "Example: python -m opdispatch explain od::add \"randn(2, requires_grad=True)\" \"randn(2)\" alpha=2",
+    )
+    p.add_argument("op", metavar="NS::OP[.OVERLOAD]", help="the operator; without an overload, the call picks one")
+    p.add_argument("args", nargs="*", metavar="ARG",
+                   help="a Python expression over opdispatch's names (randn(2), empty(2, 3, device='meta'), 1.5), "
+                        "or NAME=EXPRESSION for a keyword argument")
+    p.add_argument("--include", action="append", type=_runtime_key, metavar="KEY",
+                   help="add KEY to the thread-local include set first (repeatable)")
+    p.add_argument("--exclude", action="append", type=_runtime_key, metavar="KEY",
+                   help="add KEY to the thread-local exclude set first (repeatable)")
+    p.set_defaults(handler=_cmd_explain)
+
+    p = sub.add_parser(
+        "coverage", parents=[preload], help="operators x dispatch keys: what serves each key",
+        description="For each operator and dispatch key: a kernel registered at the key, an alias-key kernel "
+        "(CompositeExplicitAutograd, CompositeImplicitAutograd, Autograd, ...), a backend fallback, a fallthrough, "
+        "or nothing. Text by default; --html FILE writes a page with the registration sites on hover.",
+    )
+    p.add_argument("namespace", nargs="?", help="only this namespace (e.g. myext)")
+    p.add_argument("--html", metavar="FILE", help="write an HTML page to FILE instead of printing text")
+    p.set_defaults(handler=_cmd_coverage)
 
     p = sub.add_parser(
         "demo", help="train a 2-layer MLP on handwritten digits through the dispatcher",

@@ -18,61 +18,66 @@ def _finish(t: Tensor, requires_grad: bool) -> Tensor:
     return t.requires_grad_() if requires_grad else t
 
 
-def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def empty(*size: Any, dtype: Any = None, layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor of ``size`` (varargs or a sequence); dtype default float32, device default cpu."""
-    return _finish(factories.empty(_shape_args(size), dtype=dtype, device=device), requires_grad)
+    return _finish(factories.empty(_shape_args(size), dtype=dtype, layout=layout, device=device), requires_grad)
 
 
-def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def zeros(*size: Any, dtype: Any = None, layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of zeros of ``size`` (varargs or a sequence)."""
-    return _finish(factories.zeros(_shape_args(size), dtype=dtype, device=device), requires_grad)
+    return _finish(factories.zeros(_shape_args(size), dtype=dtype, layout=layout, device=device), requires_grad)
 
 
-def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def ones(*size: Any, dtype: Any = None, layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of ones of ``size`` (varargs or a sequence)."""
-    return _finish(factories.ones(_shape_args(size), dtype=dtype, device=device), requires_grad)
+    return _finish(factories.ones(_shape_args(size), dtype=dtype, layout=layout, device=device), requires_grad)
 
 
-def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any = None,
+def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     """A tensor of ``size`` filled with ``fill_value``; dtype inferred from it
     (bool, int64, or float32) unless given."""
-    return _finish(factories.full(list(size), fill_value, dtype=dtype, device=device), requires_grad)
+    return _finish(factories.full(list(size), fill_value, dtype=dtype, layout=layout, device=device), requires_grad)
 
 
-def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None,
-           requires_grad: bool = False) -> Tensor:
+def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, layout: Any = None,
+           device: Any = None, requires_grad: bool = False) -> Tensor:
     """``[start, end)`` in steps of ``step`` (``arange(end)`` starts at 0); int64
     for integer arguments, else float32. RuntimeError for step 0 or a step of
     the wrong sign."""
     if end is None:
         start, end = 0, start
-    return _finish(factories.arange_start_step(start, end, step, dtype=dtype, device=device), requires_grad)
+    return _finish(
+        factories.arange_start_step(start, end, step, dtype=dtype, layout=layout, device=device), requires_grad)
 
 
-def rand(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def rand(*size: Any, dtype: Any = None, layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1) (see manual_seed)."""
-    return _finish(random.rand(_shape_args(size), dtype=dtype, device=device), requires_grad)
+    return _finish(random.rand(_shape_args(size), dtype=dtype, layout=layout, device=device), requires_grad)
 
 
-def randn(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def randn(*size: Any, dtype: Any = None, layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples (see manual_seed)."""
-    return _finish(random.randn(_shape_args(size), dtype=dtype, device=device), requires_grad)
+    return _finish(random.randn(_shape_args(size), dtype=dtype, layout=layout, device=device), requires_grad)
 
 
-def empty_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _finish(factories.empty_like(input, dtype=dtype, device=device), requires_grad)
+def empty_like(input: Tensor, *, dtype: Any = None, layout: Any = None,
+               device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _finish(factories.empty_like(input, dtype=dtype, layout=layout, device=device), requires_grad)
 
 
-def zeros_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _finish(factories.zeros_like(input, dtype=dtype, device=device), requires_grad)
+def zeros_like(input: Tensor, *, dtype: Any = None, layout: Any = None,
+               device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _finish(factories.zeros_like(input, dtype=dtype, layout=layout, device=device), requires_grad)
 
 
-def ones_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _finish(factories.ones_like(input, dtype=dtype, device=device), requires_grad)
+def ones_like(input: Tensor, *, dtype: Any = None, layout: Any = None,
+              device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _finish(factories.ones_like(input, dtype=dtype, layout=layout, device=device), requires_grad)
 
 
-def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def tensor(data: Any, *, dtype: Any = None, layout: Any = None,
+           device: Any = None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested sequences of numbers, a
     NumPy array, or a tensor). Without ``dtype``: Python floats give float32,
     ints int64, bools bool (PyTorch's defaults); arrays and tensors keep theirs.
@@ -118,10 +123,19 @@ def nll_loss(input: Tensor, target: Tensor, weight: Optional[Tensor] = None, *, 
     """The negative log-likelihood loss of log-probabilities ``input`` (N, C)
     or (C,) for class indices ``target`` (N,) or (); ``reduction`` is "none",
     "mean" (weighted mean) or "sum". PyTorch: torch.nn.functional.nll_loss."""
-    codes = {"none": nn.NONE, "mean": nn.MEAN, "sum": nn.SUM}
-    if reduction not in codes:
+    if reduction not in _REDUCTIONS:
         raise ValueError(f"nll_loss: reduction must be 'none', 'mean' or 'sum', not {reduction!r}")
-    return nn.nll_loss(input, target, weight, codes[reduction], ignore_index)
+    # Only the arguments up to the last that differs from its default (Note [Calling operators from methods]
+    # in _tensor.py): weight=None, reduction=mean, ignore_index=-100.
+    code = _REDUCTIONS[reduction]
+    if ignore_index != -100:
+        return nn.nll_loss(input, target, weight, code, ignore_index)
+    if code != nn.MEAN:
+        return nn.nll_loss(input, target, weight, code)
+    return nn.nll_loss(input, target) if weight is None else nn.nll_loss(input, target, weight)
+
+
+_REDUCTIONS = {"none": nn.NONE, "mean": nn.MEAN, "sum": nn.SUM}
 
 
 def _method(name: str) -> Callable[..., Any]:

@@ -4,13 +4,15 @@ and methods. Every operator and method calls an ``od`` operator through the
 dispatcher, so the Autograd and Meta keys apply."""
 from __future__ import annotations
 
+import builtins
 import collections
 import numbers
+import warnings
 from typing import Any, Iterator, Optional, Sequence, Union
 
 import numpy as np
 
-from . import _C
+from . import _C, _layout
 from ._builtins import comparison as _cmp
 from ._builtins import copy as _copy
 from ._builtins import elementwise as _ew
@@ -21,11 +23,31 @@ from ._builtins import reduction as _red
 from ._builtins import views as _views
 from .autograd import engine, graph
 
+# Note [Calling operators from methods]
+# Methods pass an operator only the arguments that differ from their
+# defaults: an argument passed equal to its default is converted to be
+# compared with it (a Python kernel does not receive it), and keywords cost a
+# second argument buffer (Note [Python call arguments] in
+# csrc/python/PythonCall.h).
+
 _requires_grad_slot = _C.TensorBase.requires_grad
+_TensorBase = _C.TensorBase
+_len_torch_dispatch_stack = _C._len_torch_dispatch_stack
+# The operators of the hottest methods, bound once.
+_add, _sub, _mul, _mm, _relu, _sin = _ew.add, _ew.sub, _ew.mul, _linalg.mm, _ew.relu, _ew.sin
 
 
 class Tensor(_C.TensorBase):
     """A strided tensor whose operations go through the dispatcher."""
+
+    # --- subclasses -------------------------------------------------------------
+
+    #: A subclass that defines ``__torch_dispatch__`` (a classmethod) handles
+    #: every operator call on its instances (Note [The Python key]); this
+    #: marker means "does not". PyTorch: torch._C._disabled_torch_dispatch_impl.
+    __torch_dispatch__ = _C._disabled_torch_dispatch_impl
+    _make_subclass = staticmethod(_C._make_subclass)
+    _make_wrapper_subclass = staticmethod(_C._make_wrapper_subclass)
 
     # --- autograd -------------------------------------------------------------
 
@@ -87,8 +109,13 @@ class Tensor(_C.TensorBase):
         meta.grad_fn.retain_output(meta.output_nr, self)
 
     def detach(self) -> "Tensor":
-        """A tensor sharing this one's memory and version counter, outside the graph."""
-        return _C._as_strided(self, self.shape, self.stride(), self.storage_offset())
+        """A tensor sharing this one's memory and version counter, outside the
+        graph (od::detach, so a subclass's __torch_dispatch__ and an active
+        dispatch mode see it, as in PyTorch; a plain tensor outside any mode
+        takes its kernel directly)."""
+        if type(self) is Tensor and not _len_torch_dispatch_stack():
+            return _views._detach(self)
+        return _views.detach(self)
 
     def backward(self, gradient: Optional["Tensor"] = None, retain_graph: Optional[bool] = None,
                  create_graph: bool = False, inputs: Any = None) -> None:
@@ -104,7 +131,7 @@ class Tensor(_C.TensorBase):
         """NumPy-style text with the dtype, device and autograd state:
         ``tensor([[1., 2.]], dtype=opdispatch.float32, grad_fn=<od::mul.TensorBackward>)``;
         a meta tensor shows ``...`` and its size instead of values."""
-        if self.is_meta:
+        if self.is_meta or not self._has_storage():
             parts = ["...", f"device='{self.device}'", f"size={tuple(self.shape)}"]
         else:
             data = self.numpy(force=True)
@@ -115,7 +142,8 @@ class Tensor(_C.TensorBase):
             parts.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self.requires_grad:
             parts.append("requires_grad=True")
-        return f"tensor({', '.join(parts)})"
+        name = "tensor" if type(self) is Tensor else type(self).__name__
+        return f"{name}({', '.join(parts)})"
 
     def __len__(self) -> int:
         if self.ndim == 0:
@@ -183,18 +211,24 @@ class Tensor(_C.TensorBase):
         return _fac.full([], value, dtype=dtype, device=self.device)
 
     def __add__(self, other: Any) -> "Tensor":
-        return _binary(self, other, _ew.add, _ew.add_scalar)
+        if isinstance(other, _TensorBase):
+            return _add(self, other)
+        return _ew.add_scalar(self, other) if _is_scalar(other) else NotImplemented
 
     __radd__ = __add__
 
     def __sub__(self, other: Any) -> "Tensor":
-        return _binary(self, other, _ew.sub, _ew.sub_scalar)
+        if isinstance(other, _TensorBase):
+            return _sub(self, other)
+        return _ew.sub_scalar(self, other) if _is_scalar(other) else NotImplemented
 
     def __rsub__(self, other: Any) -> "Tensor":
-        return _ew.sub(self._scalar_tensor(other), self) if _is_scalar(other) else NotImplemented
+        return _ew.rsub_scalar(self, other) if _is_scalar(other) else NotImplemented
 
     def __mul__(self, other: Any) -> "Tensor":
-        return _binary(self, other, _ew.mul, _ew.mul_scalar)
+        if isinstance(other, _TensorBase):
+            return _mul(self, other)
+        return _ew.mul_scalar(self, other) if _is_scalar(other) else NotImplemented
 
     __rmul__ = __mul__
 
@@ -219,22 +253,17 @@ class Tensor(_C.TensorBase):
     def __abs__(self) -> "Tensor":
         return _ew.abs(self)
 
-    def _inplace(self, other: Any, op: Any) -> "Tensor":
-        if _is_scalar(other):
-            other = self._scalar_tensor(other)
-        return op(self, other) if isinstance(other, _C.TensorBase) else NotImplemented
-
     def __iadd__(self, other: Any) -> "Tensor":
-        return self._inplace(other, _ew.add_)
+        return _binary(self, other, _ew.add_, _ew.add_scalar_)
 
     def __isub__(self, other: Any) -> "Tensor":
-        return self._inplace(other, _ew.sub_)
+        return _binary(self, other, _ew.sub_, _ew.sub_scalar_)
 
     def __imul__(self, other: Any) -> "Tensor":
-        return self._inplace(other, _ew.mul_)
+        return _binary(self, other, _ew.mul_, _ew.mul_scalar_)
 
     def __itruediv__(self, other: Any) -> "Tensor":
-        return self._inplace(other, _ew.div_)
+        return _binary(self, other, _ew.div_, _ew.div_scalar_)
 
     def __eq__(self, other: Any) -> Any:  # type: ignore[override]
         return _binary(self, other, _cmp.eq, _cmp.eq_scalar)
@@ -292,13 +321,15 @@ class Tensor(_C.TensorBase):
 
     def add(self, other: Any, *, alpha: Any = 1) -> "Tensor":
         """``self + alpha * other`` (od::add.Tensor / od::add.Scalar)."""
-        return _ew.add(self, other, alpha=alpha) if isinstance(other, _C.TensorBase) else \
-            _ew.add_scalar(self, other, alpha)
+        if isinstance(other, _TensorBase):
+            return _add(self, other) if alpha == 1 else _add(self, other, alpha=alpha)
+        return _ew.add_scalar(self, other) if alpha == 1 else _ew.add_scalar(self, other, alpha)
 
     def sub(self, other: Any, *, alpha: Any = 1) -> "Tensor":
         """``self - alpha * other`` (od::sub.Tensor / od::sub.Scalar)."""
-        return _ew.sub(self, other, alpha=alpha) if isinstance(other, _C.TensorBase) else \
-            _ew.sub_scalar(self, other, alpha)
+        if isinstance(other, _TensorBase):
+            return _sub(self, other) if alpha == 1 else _sub(self, other, alpha=alpha)
+        return _ew.sub_scalar(self, other) if alpha == 1 else _ew.sub_scalar(self, other, alpha)
 
     def mul(self, other: Any) -> "Tensor":
         """``self * other`` (od::mul.Tensor / od::mul.Scalar)."""
@@ -326,7 +357,7 @@ class Tensor(_C.TensorBase):
 
     def sin(self) -> "Tensor":
         """Sine of each element (od::sin)."""
-        return _ew.sin(self)
+        return _sin(self)
 
     def cos(self) -> "Tensor":
         """Cosine of each element (od::cos)."""
@@ -342,7 +373,7 @@ class Tensor(_C.TensorBase):
 
     def relu(self) -> "Tensor":
         """``max(self, 0)`` (od::relu)."""
-        return _ew.relu(self)
+        return _relu(self)
 
     def abs(self) -> "Tensor":
         """Absolute value of each element (od::abs)."""
@@ -391,40 +422,48 @@ class Tensor(_C.TensorBase):
     # --- methods: in place ----------------------------------------------------------------
 
     def add_(self, other: Any, *, alpha: Any = 1) -> "Tensor":
-        """``self += alpha * other`` in self's memory (od::add_.Tensor; a scalar becomes a 0-d tensor)."""
-        return _ew.add_(self, _as_tensor(self, other), alpha=alpha)
+        """``self += alpha * other`` in self's memory (``od::add_.Tensor`` / ``od::add_.Scalar``)."""
+        if isinstance(other, _TensorBase):
+            return _ew.add_(self, other) if alpha == 1 else _ew.add_(self, other, alpha=alpha)
+        return _ew.add_scalar_(self, other) if alpha == 1 else _ew.add_scalar_(self, other, alpha)
 
     def sub_(self, other: Any, *, alpha: Any = 1) -> "Tensor":
-        """``self -= alpha * other`` in self's memory (od::sub_.Tensor)."""
-        return _ew.sub_(self, _as_tensor(self, other), alpha=alpha)
+        """``self -= alpha * other`` in self's memory (``od::sub_.Tensor`` / ``od::sub_.Scalar``)."""
+        if isinstance(other, _TensorBase):
+            return _ew.sub_(self, other) if alpha == 1 else _ew.sub_(self, other, alpha=alpha)
+        return _ew.sub_scalar_(self, other) if alpha == 1 else _ew.sub_scalar_(self, other, alpha)
 
     def mul_(self, other: Any) -> "Tensor":
-        """``self *= other`` in self's memory (od::mul_.Tensor)."""
-        return _ew.mul_(self, _as_tensor(self, other))
+        """``self *= other`` in self's memory (``od::mul_.Tensor`` / ``od::mul_.Scalar``)."""
+        return _ew.mul_(self, other) if isinstance(other, _TensorBase) else _ew.mul_scalar_(self, other)
 
     def div_(self, other: Any) -> "Tensor":
-        """``self /= other`` in self's memory (od::div_.Tensor); RuntimeError for an integer self."""
-        return _ew.div_(self, _as_tensor(self, other))
+        """``self /= other`` in self's memory (``od::div_.Tensor`` / ``od::div_.Scalar``); RuntimeError for an integer
+        self."""
+        return _ew.div_(self, other) if isinstance(other, _TensorBase) else _ew.div_scalar_(self, other)
 
     def zero_(self) -> "Tensor":
-        """Fills self with zeros (od::zero_)."""
+        """Fills self with zeros (``od::zero_``)."""
         return _copy.zero_(self)
 
     def fill_(self, value: Any) -> "Tensor":
-        """Fills self with ``value`` cast to self's dtype (od::fill_.Scalar)."""
+        """Fills self with ``value`` cast to self's dtype (``od::fill_.Scalar``)."""
         return _copy.fill_(self, value)
 
     def copy_(self, src: "Tensor", non_blocking: bool = False) -> "Tensor":
-        """Writes ``src`` (broadcast, cast to self's dtype) into self's memory (od::copy_)."""
-        return _copy.copy_(self, src, non_blocking)
+        """Writes ``src`` (broadcast, cast to self's dtype) into self's memory (``od::copy_``)."""
+        return _copy.copy_(self, src, True) if non_blocking else _copy.copy_(self, src)
 
     # --- methods: reductions -------------------------------------------------------------------
 
     def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
         """Sum over ``dim`` (an int, a sequence, or None for all); ints and bools sum to int64."""
-        if dim is None:
-            return _red.sum_(self, dtype=dtype) if not keepdim else _red.sum_dim(self, None, True, dtype=dtype)
-        return _red.sum_dim(self, _dims(dim), keepdim, dtype=dtype)
+        if dim is None and not keepdim:
+            return _red.sum_(self) if dtype is None else _red.sum_(self, dtype=dtype)
+        dims = None if dim is None else _dims(dim)
+        if dtype is None:
+            return _red.sum_dim(self, dims, keepdim) if keepdim else _red.sum_dim(self, dims)
+        return _red.sum_dim(self, dims, keepdim, dtype=dtype)
 
     def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
         """Mean over ``dim``; floating-point (or complex) input or ``dtype`` only."""
@@ -434,17 +473,19 @@ class Tensor(_C.TensorBase):
 
     def amax(self, dim: Any = (), keepdim: bool = False) -> "Tensor":
         """Maximum over ``dim`` (an int, a sequence, or () for all) (od::amax)."""
-        return _red.amax(self, _dims(dim), keepdim)
+        return _red.amax(self, _dims(dim), True) if keepdim else _red.amax(self, _dims(dim))
 
     def max(self, dim: Optional[int] = None, keepdim: bool = False) -> Any:
         """The maximum (a 0-d tensor) or, with ``dim``, ``(values, indices)`` along it (od::max.dim)."""
         if dim is None:
             return _red.amax(self)
-        return MaxResult(*_red.max_dim(self, dim, keepdim))
+        return MaxResult(*(_red.max_dim(self, dim, True) if keepdim else _red.max_dim(self, dim)))
 
     def argmax(self, dim: Optional[int] = None, keepdim: bool = False) -> "Tensor":
         """int64 index of the maximum, over the flattened tensor or along ``dim`` (od::argmax)."""
-        return _red.argmax(self, dim, keepdim)
+        if keepdim:
+            return _red.argmax(self, dim, True)
+        return _red.argmax(self) if dim is None else _red.argmax(self, dim)
 
     # --- methods: linear algebra and nn ---------------------------------------------------------
 
@@ -454,7 +495,7 @@ class Tensor(_C.TensorBase):
 
     def mm(self, mat2: "Tensor") -> "Tensor":
         """Product of two matrices (od::mm)."""
-        return _linalg.mm(self, mat2)
+        return _mm(self, mat2)
 
     def bmm(self, mat2: "Tensor") -> "Tensor":
         """Batched product of (b, n, m) and (b, m, p) tensors (od::bmm)."""
@@ -462,11 +503,11 @@ class Tensor(_C.TensorBase):
 
     def softmax(self, dim: int, dtype: Any = None) -> "Tensor":
         """Softmax along ``dim``, computed in ``dtype`` if given (od::softmax.int)."""
-        return _nn.softmax(self, dim, dtype)
+        return _nn.softmax(self, dim) if dtype is None else _nn.softmax(self, dim, dtype)
 
     def log_softmax(self, dim: int, dtype: Any = None) -> "Tensor":
         """Log of softmax along ``dim``, computed in ``dtype`` if given (od::log_softmax.int)."""
-        return _nn.log_softmax(self, dim, dtype)
+        return _nn.log_softmax(self, dim) if dtype is None else _nn.log_softmax(self, dim, dtype)
 
     # --- methods: views and copies ---------------------------------------------------------------
 
@@ -546,12 +587,166 @@ class Tensor(_C.TensorBase):
         return _copy.to_dtype_layout(self, dtype=dtype, device=device, non_blocking=non_blocking, copy=copy)
 
 
+    # --- PyTorch's everyday conveniences (issue 13 item 10; each a thin form of an operator above) ---
+
+    def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> "Tensor":
+        """Zeros of ``size`` (varargs or a sequence), with self's dtype and device unless given (od::zeros)."""
+        out = _fac.zeros(_shape_args(size), dtype=self.dtype if dtype is None else dtype,
+                         device=self.device if device is None else device)
+        return out.requires_grad_() if requires_grad else out
+
+    def new_ones(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> "Tensor":
+        """Ones of ``size`` (varargs or a sequence), with self's dtype and device unless given (od::ones)."""
+        out = _fac.ones(_shape_args(size), dtype=self.dtype if dtype is None else dtype,
+                        device=self.device if device is None else device)
+        return out.requires_grad_() if requires_grad else out
+
+    def new_full(self, size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False) -> "Tensor":
+        """``fill_value`` in a tensor of ``size`` (a sequence), with self's dtype
+        and device unless given (od::full). TypeError if ``size`` is not a sequence."""
+        if not isinstance(size, (tuple, list)):
+            raise TypeError(f"new_full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
+        out = _fac.full(list(size), fill_value, dtype=self.dtype if dtype is None else dtype,
+                        device=self.device if device is None else device)
+        return out.requires_grad_() if requires_grad else out
+
+    def new_tensor(self, data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+                   ) -> "Tensor":
+        """A copy of ``data`` (as for opdispatch.tensor) with self's dtype and
+        device unless given (integer data in a float tensor's new_tensor is
+        float, as in PyTorch). Copying a tensor warns UserWarning, as PyTorch:
+        use ``src.detach().clone()``."""
+        from ._functional import tensor
+
+        if isinstance(data, _C.TensorBase):
+            warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
+                          "or sourceTensor.detach().clone().requires_grad_(True), rather than "
+                          "tensor.new_tensor(sourceTensor).", UserWarning, stacklevel=2)
+            data = data.detach()
+        return tensor(data, dtype=self.dtype if dtype is None else dtype,
+                      device=self.device if device is None else device, requires_grad=requires_grad)
+
+    def float(self) -> "Tensor":
+        """``self.to(float32)``: self when it already is."""
+        return self.to(_C.float32)
+
+    def double(self) -> "Tensor":
+        """``self.to(float64)``."""
+        return self.to(_C.float64)
+
+    def half(self) -> "Tensor":
+        """``self.to(float16)``."""
+        return self.to(_C.float16)
+
+    def long(self) -> "Tensor":
+        """``self.to(int64)`` (floats truncate toward zero)."""
+        return self.to(_C.int64)
+
+    def int(self) -> "Tensor":
+        """``self.to(int32)``."""
+        return self.to(_C.int32)
+
+    def short(self) -> "Tensor":
+        """``self.to(int16)``."""
+        return self.to(_C.int16)
+
+    def char(self) -> "Tensor":
+        """``self.to(int8)``."""
+        return self.to(_C.int8)
+
+    def byte(self) -> "Tensor":
+        """``self.to(uint8)``."""
+        return self.to(_C.uint8)
+
+    def bool(self) -> "Tensor":
+        """``self.to(bool)`` (nonzero is True)."""
+        return self.to(_C.bool)
+
+    def cfloat(self) -> "Tensor":
+        """``self.to(complex64)``."""
+        return self.to(_C.complex64)
+
+    def cdouble(self) -> "Tensor":
+        """``self.to(complex128)``."""
+        return self.to(_C.complex128)
+
+    def cpu(self) -> "Tensor":
+        """``self.to("cpu")``: self when already on cpu."""
+        return self.to("cpu")
+
+    def type_as(self, other: "Tensor") -> "Tensor":
+        """``self.to(other.dtype)``."""
+        return self.to(other.dtype)
+
+    def view_as(self, other: "Tensor") -> "Tensor":
+        """``self.view(other.shape)``."""
+        return _views.view(self, list(other.shape))
+
+    def reshape_as(self, other: "Tensor") -> "Tensor":
+        """``self.reshape(other.shape)``."""
+        return _views.reshape(self, list(other.shape))
+
+    def expand_as(self, other: "Tensor") -> "Tensor":
+        """``self.expand(other.shape)``."""
+        return _views.expand(self, list(other.shape))
+
+    @property
+    def T(self) -> "Tensor":
+        """The view with the dims reversed (od::permute). Warns UserWarning
+        unless self is 2-D, as PyTorch (which deprecates other ranks)."""
+        if self.ndim != 2:
+            warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
+                          "deprecated; use `x.mT` to transpose batches of matrices or x.permute(...) to reverse "
+                          "the dimensions.", UserWarning, stacklevel=2)
+        return _views.permute(self, list(range(self.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self) -> "Tensor":
+        """The view with the last two dims swapped (od::transpose.int).
+        RuntimeError for fewer than 2 dims."""
+        if self.ndim < 2:
+            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
+                               f"{self.ndim}-D tensor.")
+        return _views.transpose(self, -2, -1)
+
+    @property
+    def layout(self) -> _layout.layout:
+        """Always :data:`opdispatch.strided`."""
+        return _layout.strided
+
+    def element_size(self) -> builtins.int:
+        """Bytes per element (``dtype.itemsize``)."""
+        return self.dtype.itemsize
+
+    @property
+    def itemsize(self) -> builtins.int:
+        """Bytes per element."""
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> builtins.int:
+        """Bytes the elements take (``numel() * itemsize``; a meta tensor's too)."""
+        return self.numel() * self.dtype.itemsize
+
+    def is_floating_point(self) -> builtins.bool:
+        """Whether the dtype is a floating-point one."""
+        return self.dtype.is_floating_point
+
+    def is_complex(self) -> builtins.bool:
+        """Whether the dtype is a complex one."""
+        return self.dtype.is_complex
+
+
 class MaxResult(collections.namedtuple("MaxResult", ["values", "indices"])):
     """The (values, indices) result of ``Tensor.max(dim)``."""
 
 
 def _is_scalar(x: Any) -> bool:
-    return isinstance(x, numbers.Real) and not isinstance(x, _C.TensorBase)
+    return type(x) in _PLAIN_SCALARS or (isinstance(x, numbers.Real) and not isinstance(x, _C.TensorBase))
+
+
+_PLAIN_SCALARS = frozenset({int, float, bool})
 
 
 def _is_int(x: Any) -> bool:
@@ -564,10 +759,6 @@ def _binary(self: Tensor, other: Any, tensor_op: Any, scalar_op: Any) -> Any:
     if _is_scalar(other):
         return scalar_op(self, other)
     return NotImplemented
-
-
-def _as_tensor(self: Tensor, other: Any) -> Any:
-    return self._scalar_tensor(other) if _is_scalar(other) else other
 
 
 def _shape_args(args: Sequence[Any]) -> list[int]:

@@ -21,6 +21,20 @@ from typing import Iterable, Sequence, Union
 
 from . import _C
 
+__all__ = [
+    "CompileError",
+    "LoadedExtension",
+    "cmake_prefix_path",
+    "extensions_dir",
+    "include_paths",
+    "library_paths",
+    "load",
+]
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 #: Where the build installed the compiled parts (``_C``, ``lib/``,
 #: ``include/``, ``share/cmake/``): beside ``_C``, which an editable install
 #: (scikit-build-core's redirect mode) keeps in its build directory while the
@@ -50,7 +64,8 @@ def cmake_prefix_path() -> str:
 # Note [Extension cache]
 # load() builds into <root>/<name>/<name>-<key>.so where <key> hashes what
 # determines the binary: the sources (paths, since __FILE__ is compiled in,
-# and contents), the headers they include (found from the compiler's -MMD
+# and contents; sorted by path, and compiled and linked in that order, so
+# that the order of the list given, e.g. by glob, does not matter), the headers they include (found from the compiler's -MMD
 # dependency output of the previous build, listed in <name>-<base>.deps.json;
 # system headers are left out, as with make's -MMD),
 # the flags, the compiler (path, size, mtime) and the opdispatch installation
@@ -117,7 +132,8 @@ def load(
     Args:
         name (str): the extension's name, a C identifier; the cache
             directory is ``<extensions_dir()>/<name>/``.
-        sources (path or list of paths): the ``.cpp`` files.
+        sources (path or list of paths): the ``.cpp`` files, in any order
+            (the same files in another order hit the same cache entry).
         extra_cflags (iterable of str): more compiler flags (``-DNS=foo``, ``-I...``).
         verbose (bool): print each command and the compiler's output.
         extra_ldflags (iterable of str): more linker flags (``-lfoo``, ``-Wl,...``).
@@ -132,7 +148,8 @@ def load(
         LoadedExtension: ``name``, ``path`` of the shared library, ``cached``.
 
     Raises:
-        ValueError: ``name`` is not an identifier, or ``sources`` is empty.
+        ValueError: ``name`` is not an identifier, or ``sources`` is empty
+            or names a file twice.
         TypeError: ``extra_cflags`` or ``extra_ldflags`` is a string, not a list.
         FileNotFoundError: a source file or the compiler does not exist.
         CompileError (a RuntimeError): compiling or linking failed; the
@@ -145,9 +162,12 @@ def load(
         raise ValueError(f"cpp_extension.load: name must be a C identifier (letters, digits, _), got {name!r}")
     if isinstance(sources, (str, os.PathLike)):
         sources = [sources]
-    srcs = [Path(s).resolve() for s in sources]
+    srcs = sorted(Path(s).resolve() for s in sources)
     if not srcs:
         raise ValueError(f"cpp_extension.load({name!r}): no sources given")
+    for a, b in zip(srcs, srcs[1:]):
+        if a == b:
+            raise ValueError(f"cpp_extension.load({name!r}): source file {a} is given twice; list each file once")
     for s in srcs:
         if not s.is_file():
             raise FileNotFoundError(f"cpp_extension.load({name!r}): source file {s} does not exist")

@@ -5,20 +5,23 @@ Every registration belongs to a :class:`Library` and is undone when that
 Library is destroyed (``_destroy()``) or garbage collected; ``opdispatch.ops``
 then forgets the operators it defined.
 
-Example::
+Example:
 
-    lib = Library("mylib", "FRAGMENT")
-    lib.define("sin(Tensor x) -> Tensor")
-
-    @impl("mylib::sin", "cpu", lib=lib)
-    def sin_cpu(x):
-        return opdispatch.from_numpy(np.sin(x.numpy()))
-
-    y = opdispatch.ops.mylib.sin(x)
+>>> import numpy as np
+>>> from opdispatch.library import Library, impl
+>>> lib = Library("mylib", "FRAGMENT")
+>>> lib.define("sin(Tensor x) -> Tensor")
+'mylib::sin'
+>>> @impl("mylib::sin", "cpu", lib=lib)
+... def sin_cpu(x):
+...     return opdispatch.from_numpy(np.sin(x.numpy()))
+>>> opdispatch.ops.mylib.sin(opdispatch.tensor([0.0]))
+tensor([0.], dtype=opdispatch.float32)
 """
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import importlib
 import os
@@ -29,9 +32,11 @@ import weakref
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, Union
 
 from . import _C, _ops
+from ._library import registry as _registry
 from ._library import utils as _utils
 from ._library.autograd import make_autograd_kernel
-from ._library.utils import RegistrationHandle, parse_namespace
+from ._library.registry import RegistrationHandle
+from ._library.utils import parse_namespace
 from ._ops import OpOverload, Tag
 
 if TYPE_CHECKING:  # at run time: __getattr__ below
@@ -52,18 +57,22 @@ __all__ = [
     "infer_schema",
     "opcheck",
     "register_autograd",
+    "register_torch_dispatch",
     "register_fake",
     "register_kernel",
 ]
 
-# "ns::op[.overload]/DispatchKey" -> where the Python kernel was registered:
-# at most one Python kernel per (operator, key), so that two libraries cannot
-# silently override each other. PyTorch: torch.library._impls (a set there).
-_impls: dict[str, str] = {}
+# The Python registry's tables under seed 000's names (the same objects; see
+# Note [The Python registry] in _library/registry.py). PyTorch:
+# torch.library._impls ("ns/op/key" strings: real code tests membership to
+# register only once) and torch.library._defs.
+_impls: set[str] = _registry.impls
+_impl_sites: dict[str, str] = _registry.impl_sites
+_defs: set[str] = _registry.defs
 
-# Qualified names of the operators defined from Python (shared with _ops for
-# OpOverload._defined_in_python). PyTorch: torch.library._defs.
-_defs: set[str] = _ops._defs
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
 
 # Namespaces Library refuses to DEF or FRAGMENT. PyTorch: torch.library._reserved_namespaces.
 _reserved_namespaces = ["prim"]
@@ -87,9 +96,8 @@ _C._dispatch_set_call_site_skip_paths([
 # A schema without the operator name, as define(qualname, schema) takes it.
 NAMELESS_SCHEMA = re.compile(r"\(.*\) -> .*")
 
-# opcheck's tests, in order. PyTorch: torch.library._OPCHECK_DEFAULT_UTILS
-# (which also has test_aot_dispatch_dynamic: torch.compile).
-_OPCHECK_DEFAULT_UTILS = ("test_schema", "test_autograd_registration", "test_faketensor")
+# opcheck's default tests, in order. PyTorch: torch.library._OPCHECK_DEFAULT_UTILS.
+_OPCHECK_DEFAULT_UTILS = ("test_schema", "test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic")
 
 # Names this module exports from opdispatch._library, imported on first use:
 # `import opdispatch` imports this module (for the built-in operators) and
@@ -120,33 +128,36 @@ def fallthrough_kernel() -> None:
 _C._set_fallthrough_kernel(fallthrough_kernel)
 
 
-def _check_python_kernel_slot(qualname: str, key_name: str) -> str:
-    """The ``_impls`` key of a Python kernel for ``qualname`` at ``key_name``;
-    RuntimeError (naming both registration sites) if one is registered."""
-    key = f"{qualname}/{key_name}"
-    if key in _impls:
-        raise RuntimeError(
-            f"This is not allowed since there's already a kernel registered from python overriding "
-            f"{qualname}'s behavior for {key_name} dispatch key and {qualname.split('::')[0]} namespace. "
-            f"The existing kernel was registered at {_impls[key]}; this registration is at {_call_site()}. "
-            f"Destroy the Library holding the existing kernel (Library._destroy()) first, or register at "
-            f"another dispatch key."
-        )
-    return key
+# Note [Registration sites]
+# Every registration records where it was made ("file:line": shown by
+# `python -m opdispatch table`, explain and coverage, and named by
+# duplicate-registration errors): the innermost Python frame outside
+# opdispatch's registration code (_C._python_call_site), unless a
+# _registration_site() block says where. The built-in library uses one to
+# attribute each operator to the module statement that declares it rather
+# than to the helpers in between, which many operators share.
+_SITE: contextvars.ContextVar[Optional[tuple[str, int]]] = contextvars.ContextVar("opdispatch_site", default=None)
 
 
-def _has_kernel_for_dispatch_key(qualname: str, key: str) -> bool:
-    """Whether operator ``qualname`` exists and has a kernel registered at ``key``."""
+@contextlib.contextmanager
+def _registration_site(file: str, line: int) -> Iterator[None]:
+    """Registrations inside the block record ``file:line`` as their site."""
+    token = _SITE.set((file, line))
     try:
-        return _C._dispatch_has_kernel_for_dispatch_key(qualname, key)
-    except RuntimeError:  # no such operator
-        return False
+        yield
+    finally:
+        _SITE.reset(token)
+
+
+def _call_site_frame() -> Optional[tuple[str, int]]:
+    """(file, line) of the registration being made (Note [Registration sites]), or None."""
+    return _SITE.get() or _C._python_call_site()
 
 
 def _call_site() -> str:
-    """"file:line" of the user's registration (interned: registrations in a
-    loop or from one module share the strings kept per kernel)."""
-    site = _C._python_call_site()
+    """"file:line" of the registration being made (interned: registrations in
+    a loop or from one module share the strings kept per kernel)."""
+    site = _call_site_frame()
     return sys.intern(f"{site[0]}:{site[1]}") if site else "(unknown)"
 
 
@@ -166,7 +177,9 @@ class Library:
 
     Registrations are undone by :meth:`_destroy` or when the object is
     garbage collected (weakref.finalize); ``opdispatch.ops`` then forgets the
-    operators this library defined. PyTorch: torch.library.Library.
+    operators this library defined. Every registration and its undoing go
+    through the library's ``_registrations`` (Note [The Python registry] in
+    opdispatch/_library/registry.py). PyTorch: torch.library.Library.
     """
 
     def __init__(self, ns: str, kind: str, dispatch_key: str = "") -> None:
@@ -174,19 +187,20 @@ class Library:
             raise ValueError(f"Unsupported kind: {kind!r}; expected 'DEF', 'IMPL' or 'FRAGMENT'")
         if ns in _reserved_namespaces and kind in ("DEF", "FRAGMENT"):
             raise ValueError(f"{ns} is a reserved namespace. Please try creating a library with another name.")
-        filename, lineno = _C._python_call_site() or ("<unknown>", 0)
-        self.m: Any = _C._dispatch_library(kind, ns, dispatch_key, filename, lineno)
+        filename, lineno = _call_site_frame() or ("<unknown>", 0)
+        registrations = _registry.Registrations(kind, ns, dispatch_key, filename, lineno)
+        self._registrations = registrations
+        self.m: Any = registrations.m
         self.ns = ns
         self.kind = kind
         self.dispatch_key = dispatch_key
-        self._op_defs: set[str] = set()
-        self._op_impls: set[str] = set()
-        self._registration_handles: list[RegistrationHandle] = []
+        # Seed 000's attributes, the registrations' own containers.
+        self._op_defs: set[str] = registrations.defs
+        self._op_impls: set[str] = registrations.impls
+        self._registration_handles: list[RegistrationHandle] = registrations.handles
         # weakref.finalize rather than __del__: it runs once, from _destroy()
         # or when the object dies, and keeps what it needs alive (PyTorch does the same).
-        self._finalizer = weakref.finalize(
-            self, _del_library, self.m, _impls, self._op_impls, _defs, self._op_defs, self._registration_handles
-        )
+        self._finalizer = weakref.finalize(self, registrations.destroy)
 
     def __repr__(self) -> str:
         return f"Library(kind={self.kind}, ns={self.ns}, dispatch_key={self.dispatch_key})"
@@ -216,22 +230,14 @@ class Library:
         where), TypeError for a tag that is not a :class:`Tag`.
         PyTorch: torch.library.Library.define.
         """
-        if alias_analysis not in ("", "FROM_SCHEMA", "CONSERVATIVE"):
-            raise RuntimeError(f"Invalid alias_analysis type {alias_analysis!r}; expected '', FROM_SCHEMA or CONSERVATIVE")
         if isinstance(tags, Tag):
             tags = (tags,)
         tags = tuple(tags)
         for t in tags:
             if not isinstance(t, Tag):
                 raise TypeError(f"define({schema!r}): tags must be opdispatch.Tag members, got {t!r}")
-        m = self._live("define")
-        name = schema.split("(", 1)[0].strip()
-        qualname = name if "::" in name else f"{self.ns}::{name}"
-        m.define(schema, alias_analysis, [t.name for t in tags])
-        self._op_defs.add(qualname)
-        _defs.add(qualname)
-        _ops._sync_packet(qualname)
-        return qualname
+        self._live("define")
+        return self._registrations.define(schema, alias_analysis, [t.name for t in tags], site=_call_site())
 
     def impl(
         self,
@@ -264,21 +270,7 @@ class Library:
         mismatch with the library; ValueError for an unknown key name.
         PyTorch: torch.library.Library.impl.
         """
-        m = self._live("impl")
-        name, key = self._check_impl(op_name, fn, dispatch_key)
-        site = _call_site()
-        # (All positional: passing `site` by keyword costs time per call, and
-        # pybind11's keyword path makes a one-time ~0.5-1 MB allocation.)
-        m.impl(name, dispatch_key or self.dispatch_key, fn, with_keyset, False, site)
-        _impls[key] = site
-        self._op_impls.add(key)
-
-    def _check_impl(self, op_name: str | OpOverload, fn: Callable[..., Any], dispatch_key: str) -> tuple[str, str]:
-        """The checks of :meth:`impl`; returns (the name to register, its ``_impls`` key)."""
-        if not callable(fn):
-            raise TypeError(f"Input function is required to be a callable but found type {type(fn)}")
-        if dispatch_key == "":
-            dispatch_key = self.dispatch_key
+        self._live("impl")
         if isinstance(op_name, str):
             name = op_name
         elif isinstance(op_name, OpOverload):
@@ -289,49 +281,37 @@ class Library:
                 f"not {type(op_name).__name__}"
             )
         qualname = name if "::" in name else f"{self.ns}::{name}"
-        key_name = dispatch_key or "CompositeImplicitAutograd"
-        key = _check_python_kernel_slot(qualname, key_name)
-        if key_name == "Meta" and _has_kernel_for_dispatch_key(qualname, "CompositeImplicitAutograd"):
-            raise RuntimeError(
-                f"We should not register a meta kernel directly to the operator '{qualname}', because it has a "
-                f"CompositeImplicitAutograd kernel. Instead let the operator decompose, and make sure the "
-                f"operators it decomposes into have meta kernels."
-            )
-        return name, key
+        key_name = dispatch_key or self.dispatch_key or "CompositeImplicitAutograd"
+        _utils.check_callable(fn, f"impl of {qualname} at dispatch key {key_name}")
+        self._registrations.impl(name, dispatch_key, fn, site=_call_site(), with_keyset=with_keyset)
 
-    def _impl_handle(
-        self, op_name: str | OpOverload, fn: Callable[..., Any], dispatch_key: str = "", *, with_keyset: bool = False
-    ) -> RegistrationHandle:
-        """:meth:`impl` as a registration that can be undone on its own
-        (``handle.destroy()``; destroying the library undoes it too): for
-        fake impls and the legacy API's placeholder kernels. PyTorch: the
-        handles of Library._register_fake."""
-        self._live("impl")
-        name, key = self._check_impl(op_name, fn, dispatch_key)
-        filename, lineno = _C._python_call_site() or ("(unknown)", 0)
-        site = f"{filename}:{lineno}"
-        m = _C._dispatch_library("FRAGMENT", self.ns, "", filename, lineno)
-        m.impl(name, dispatch_key or self.dispatch_key, fn, with_keyset, False, site)
-        _impls[key] = site
+    def _register_fake(self, op_name: str, fn: Callable[..., Any], _stacklevel: int = 1) -> None:
+        """Registers ``fn`` as the fake impl of ``<ns>::<op_name>`` (see
+        :func:`register_fake`), undone with this library.
 
-        def undo() -> None:
-            m.reset()
-            _impls.pop(key, None)
+        Args:
+            op_name (str): "name" or "name.overload" in this library's namespace.
+            fn (Callable): the fake impl.
+            _stacklevel (int): accepted for PyTorch's signature; the
+                registration site is found without it (the innermost frame
+                outside opdispatch).
 
-        return self._register_handle(undo)
+        Raises ValueError if the operator is not defined; RuntimeError if it
+        already has a fake impl (naming where it was registered), a Meta
+        kernel registered another way, or a CompositeImplicitAutograd kernel.
+        PyTorch: torch.library.Library._register_fake (seed 000).
+        """
+        from ._library import fake_impl
+
+        self._live("_register_fake")
+        fake_impl.register(f"{self.ns}::{op_name}", fn, _call_site(), self._registrations)
 
     def _register_handle(self, undo: Callable[[], None]) -> RegistrationHandle:
-        """A handle running ``undo`` once: when destroyed, or when this library is."""
-        handles = self._registration_handles
-
-        def destroy() -> None:
-            undo()
-            if handle in handles:
-                handles.remove(handle)
-
-        handle = RegistrationHandle(destroy)
-        handles.append(handle)
-        return handle
+        """A handle running ``undo`` once, when this library is destroyed: for
+        registrations kept outside the dispatcher and the registry's tables
+        (as PyTorch appends to ``Library._registration_handles``)."""
+        self._live("_register_handle")
+        return self._registrations.add_handle(undo)
 
     def fallback(self, fn: Callable[..., Any], dispatch_key: str = "", *, with_keyset: bool = False) -> None:
         """Registers ``fn`` as the backend fallback of a dispatch key: the
@@ -357,10 +337,9 @@ class Library:
         AutogradPrivateUse1, as in PyTorch); ValueError without a dispatch key
         or for an unknown one. PyTorch: torch.library.Library.fallback.
         """
-        if not callable(fn):
-            raise TypeError(f"Input function is required to be a callable but found type {type(fn)}")
         if dispatch_key == "":
             dispatch_key = self.dispatch_key
+        _utils.check_callable(fn, f"fallback for dispatch key {dispatch_key or '(none)'}")
         if self.ns != "_":
             raise RuntimeError(
                 f'Fallback can only be registered using a library on the global namespace "_" '
@@ -378,28 +357,6 @@ class Library:
         """Undoes every registration of this library now (idempotent)."""
         self._finalizer()
         self.m = None
-
-
-def _del_library(
-    m: Any,
-    captured_impls: dict[str, str],
-    op_impls: set[str],
-    captured_defs: set[str],
-    op_defs: set[str],
-    registration_handles: list[RegistrationHandle],
-) -> None:
-    # Runs once: from Library._destroy or when the Library is collected.
-    m.reset()
-    for key in op_impls:
-        captured_impls.pop(key, None)
-    op_impls.clear()
-    captured_defs.difference_update(op_defs)
-    for handle in reversed(list(registration_handles)):
-        handle.destroy()
-    registration_handles.clear()
-    for qualname in op_defs:
-        _ops._sync_packet(qualname)
-    op_defs.clear()
 
 
 @contextlib.contextmanager
@@ -439,9 +396,12 @@ def define(qualname: str, schema: str, *, lib: Library | None = None, tags: Tag 
     as its CompositeImplicitAutograd kernel.
     PyTorch: torch.library.define.
 
-    Example::
+    Example:
 
-        define("mylib::sin", "(Tensor x) -> Tensor")
+    >>> from opdispatch.library import define
+    >>> define("mylib::tan", "(Tensor x) -> Tensor")
+    >>> print(opdispatch.ops.mylib.tan.default._schema)
+    mylib::tan(Tensor x) -> Tensor
     """
     if not isinstance(qualname, str):
         raise ValueError(f"define(qualname, schema): expected qualname to be instance of str, got {type(qualname)}")
@@ -467,18 +427,20 @@ def _(lib: Library, schema: str, alias_analysis: str = "") -> Callable[[Callable
 
 
 def _device_type_to_key(device_type: str) -> str:
-    """The dispatch key name of a device type: cpu -> CPU, cuda -> CUDA,
-    meta -> Meta, privateuseone -> PrivateUse1, "default" ->
-    CompositeExplicitAutograd. Raises ValueError otherwise."""
+    """The dispatch key name of a device type: its backend key (cpu -> CPU,
+    cuda -> CUDA, xpu -> XPU, hpu -> HPU, mtia -> MTIA, lazy -> Lazy,
+    privateuseone -> PrivateUse1, meta -> Meta, ...: every device type
+    ``opdispatch.device`` accepts), or CompositeExplicitAutograd for
+    "default". Raises ValueError for anything else. PyTorch:
+    torch.library._device_type_to_key (torch._C._dispatch_key_for_device)."""
     if device_type == "default":
         return "CompositeExplicitAutograd"
     try:
         return _C._dispatch_key_for_device(device_type)
-    except ValueError:
+    except ValueError as e:
         raise ValueError(
-            f"impl: unknown device type '{device_type}'. Expected one of cpu, cuda, meta, privateuseone, "
-            f"'default' (all devices: CompositeExplicitAutograd), or a dispatch key name such as CPU or "
-            f"AutogradCPU."
+            f"impl: unknown device type '{device_type}' ({e}). Use a device type, 'default' (all devices: "
+            f"CompositeExplicitAutograd), or a dispatch key name such as CPU or AutogradCPU."
         ) from None
 
 
@@ -494,8 +456,8 @@ def impl(
 
     Args:
         qualname (str | OpOverload): "namespace::name[.overload]".
-        types (str | Sequence[str]): device types ("cpu", "cuda", "meta",
-            "privateuseone"; "default" for every device, i.e.
+        types (str | Sequence[str]): device types ("cpu", "cuda", "xpu",
+            "meta", "privateuseone", ...; "default" for every device, i.e.
             CompositeExplicitAutograd) or dispatch key names ("CPU", "AutogradCPU").
         func (Callable | None): the kernel; if omitted, ``impl`` returns a decorator.
         lib (Library | None): ties the registration's lifetime to ``lib``;
@@ -508,11 +470,16 @@ def impl(
     decorator registering at ``dispatch_key`` in ``lib``.
     PyTorch: torch.library.impl.
 
-    Example::
+    Example:
 
-        @impl("mylib::sin", "cpu")
-        def sin_cpu(x):
-            return opdispatch.from_numpy(np.sin(x.numpy()))
+    >>> import numpy as np
+    >>> from opdispatch.library import define, impl
+    >>> define("mylib::cos", "(Tensor x) -> Tensor")
+    >>> @impl("mylib::cos", "cpu")
+    ... def cos_cpu(x):
+    ...     return opdispatch.from_numpy(np.cos(x.numpy()))
+    >>> opdispatch.ops.mylib.cos(opdispatch.tensor([0.0]))
+    tensor([1.], dtype=opdispatch.float32)
     """
     if isinstance(qualname, OpOverload):
         qualname = qualname._name
@@ -603,14 +570,17 @@ def register_fake(
     /,
     *,
     lib: Optional[Library] = None,
+    _stacklevel: int = 1,
 ) -> Any:
     """Registers a fake impl ("meta kernel") for ``op``; a decorator when
-    ``func`` is omitted. Returns ``func``.
+    ``func`` is omitted. Returns ``func``. (``_stacklevel`` is accepted for
+    PyTorch's signature and not needed: see :meth:`Library._register_fake`.)
 
     A fake impl has the operator's signature and computes its outputs'
     metadata from the inputs' (shapes, dtypes, devices) without touching
     data: it runs whenever the operator is called with meta tensors (the
-    "Meta" dispatch key; opcheck's fake check does that). Use only
+    "Meta" dispatch key), and on FakeTensors under a FakeTensorMode (opcheck's
+    fake check and make_fx(tracing_mode="fake") do that). Use only
     operations on the inputs' metadata and on other operators that have
     meta kernels; for an output size that depends on the data, use
     ``get_ctx().new_dynamic_size()``.
@@ -620,13 +590,20 @@ def register_fake(
     defined, and RuntimeError if it already has a fake impl (naming where it
     was registered), another Meta kernel, or a CompositeImplicitAutograd
     kernel. ``lib`` ties the registration's lifetime to that Library.
-    PyTorch: torch.library.register_fake (which also runs it on FakeTensors).
+    PyTorch: torch.library.register_fake.
 
-    Example::
+    Example:
 
-        @register_fake("mylib::nonzero")
-        def _(x):
-            return x.new_empty([get_ctx().new_dynamic_size(), x.dim()], dtype=opdispatch.int64)
+    >>> import numpy as np
+    >>> from opdispatch.library import define, get_ctx, impl, register_fake
+    >>> define("mylib::nonzero", "(Tensor x) -> Tensor")
+    >>> impl("mylib::nonzero", "cpu", lambda x: opdispatch.from_numpy(np.argwhere(x.numpy())))
+    <function <lambda> at 0x...>
+    >>> @register_fake("mylib::nonzero")
+    ... def _(x):
+    ...     return opdispatch.empty(get_ctx().new_dynamic_size(), x.dim(), dtype=opdispatch.int64, device=x.device)
+    >>> opdispatch.ops.mylib.nonzero(opdispatch.empty(5, 2, device="meta")).shape[1]
+    2
     """
     opdef = _custom_op_of("register_fake", op)
     if opdef is not None:
@@ -634,17 +611,15 @@ def register_fake(
     qualname = op._name if isinstance(op, OpOverload) else op
 
     def register(f: Callable[..., Any]) -> Callable[..., Any]:
-        from ._library import fake_impl
-
-        namespace, _ = parse_namespace(qualname)
-        fake_impl.register(qualname, f, _call_site(), _library_for(namespace, lib))
+        namespace, op_name = parse_namespace(qualname)
+        _library_for(namespace, lib)._register_fake(op_name, f)
         return f
 
     return register if func is None else register(func)
 
 
 def impl_abstract(qualname: _op_identifier, func: Optional[Callable[..., Any]] = None, *,
-                  lib: Optional[Library] = None) -> Any:
+                  lib: Optional[Library] = None, _stacklevel: int = 1) -> Any:
     """The former name of :func:`register_fake` (same arguments and result);
     warns FutureWarning. PyTorch: torch.library.impl_abstract (deprecated in 2.4)."""
     warnings.warn(
@@ -691,16 +666,23 @@ def register_autograd(
     ``lib`` ties the registration's lifetime to that Library.
     PyTorch: torch.library.register_autograd.
 
-    Example::
+    Example:
 
-        def setup_context(ctx, inputs, output):
-            ctx.save_for_backward(inputs[0])
-
-        def backward(ctx, grad):
-            x, = ctx.saved_tensors
-            return grad * x.cos()
-
-        register_autograd("mylib::numpy_sin", backward, setup_context=setup_context)
+    >>> import numpy as np
+    >>> from opdispatch.library import custom_op, register_autograd
+    >>> @custom_op("mylib::numpy_sin", mutates_args=())
+    ... def numpy_sin(x: opdispatch.Tensor) -> opdispatch.Tensor:
+    ...     return opdispatch.from_numpy(np.sin(x.numpy()))
+    >>> def setup_context(ctx, inputs, output):
+    ...     ctx.save_for_backward(inputs[0])
+    >>> def backward(ctx, grad):
+    ...     x, = ctx.saved_tensors
+    ...     return grad * x.cos()
+    >>> register_autograd("mylib::numpy_sin", backward, setup_context=setup_context)
+    >>> x = opdispatch.tensor([0.0], requires_grad=True)
+    >>> numpy_sin(x).backward()
+    >>> x.grad
+    tensor([1.], dtype=opdispatch.float32)
     """
     opdef = _custom_op_of("register_autograd", op)
     if opdef is not None:
@@ -724,6 +706,66 @@ def register_autograd(
     _library_for(namespace, lib).impl(opname, kernel, "Autograd", with_keyset=True)
 
 
+def register_torch_dispatch(
+    op: _op_identifier,
+    torch_dispatch_class: Any,
+    func: Optional[Callable[..., Any]] = None,
+    /,
+    *,
+    lib: Optional[Library] = None,
+) -> Any:
+    """Registers how ``torch_dispatch_class`` (a tensor subclass with
+    ``__torch_dispatch__`` or a TorchDispatchMode class) handles ``op``,
+    without changing the class or the operator; a decorator when ``func`` is
+    omitted. Returns ``func``.
+
+    When a call of ``op`` reaches that mode (an instance of exactly that
+    class) or subclass, ``func(mode_or_cls, func_overload, types, args,
+    kwargs)`` runs instead of its ``__torch_dispatch__`` (arguments as
+    ``__torch_dispatch__`` gets them); for a subclass, returning
+    NotImplemented falls back to its ``__torch_dispatch__``. ``lib`` ties the
+    registration's lifetime to that Library.
+
+    Raises ValueError if ``op`` is not defined and RuntimeError if the class
+    already has a rule for ``op``. PyTorch: torch.library.register_torch_dispatch.
+
+    Example::
+
+        @register_torch_dispatch("mylib::foo", MyMode)
+        def _(mode, func, types, args, kwargs):
+            return args[0] + 1
+    """
+    from ._library import custom_ops
+    from ._library.utils import lookup_op
+    from .utils._python_dispatch import _torch_dispatch_rules
+
+    if isinstance(op, custom_ops.CustomOpDef):
+        op = op._opoverload
+    if not isinstance(op, (str, OpOverload)):
+        raise ValueError(f"register_torch_dispatch(op): expected a qualified name, an OpOverload or a CustomOpDef, "
+                         f"got {type(op).__name__}")
+    qualname = lookup_op(op if isinstance(op, str) else op._name)._name
+
+    def register(f: Callable[..., Any]) -> Callable[..., Any]:
+        rules = _torch_dispatch_rules.setdefault(qualname, {})
+        if torch_dispatch_class in rules:
+            raise RuntimeError(f"{torch_dispatch_class} already has a `__torch_dispatch__` rule registered for "
+                               f"{qualname}; destroy the Library of the first registration to replace it")
+        rules[torch_dispatch_class] = f
+
+        def undo() -> None:
+            if rules.get(torch_dispatch_class) is f:
+                del rules[torch_dispatch_class]
+            if not rules and _torch_dispatch_rules.get(qualname) is rules:
+                del _torch_dispatch_rules[qualname]
+
+        namespace, _ = parse_namespace(qualname)
+        _library_for(namespace, lib)._register_handle(undo)
+        return f
+
+    return register if func is None else register(func)
+
+
 def get_ctx() -> FakeImplCtx:
     """The context of the fake impl running now (see :func:`register_fake`):
     ``get_ctx().new_dynamic_size(min=0, max=None)`` gives a data-dependent
@@ -741,34 +783,48 @@ def opcheck(
     *,
     test_utils: Union[str, Sequence[str]] = _OPCHECK_DEFAULT_UTILS,
     raise_exception: bool = True,
+    rtol: Optional[float] = None,
+    atol: Optional[float] = None,
 ) -> dict[str, Any]:
     """Checks that an operator's registrations are consistent with what it
     does on the sample ``args`` / ``kwargs``, and returns
     ``{test name: "SUCCESS" | the exception}``.
 
-    Tests (``test_utils``, a name or a sequence; default all three):
+    Tests (``test_utils``: a name, a sequence, or "ALL"; default the four
+    PyTorch runs by default, in this order):
 
     - ``test_schema``: the arguments the call mutates are exactly the ones
       the schema marks mutable (``Tensor(a!)``), and outputs alias inputs
       (or each other) only where the schema declares it;
-    - ``test_autograd_registration``: with inputs that require grad, the
-      operator has an autograd kernel (Autograd, Autograd<Backend>) or is
-      CompositeImplicitAutograd — not a backend kernel that records autograd
-      history itself;
+    - ``test_autograd_registration`` (only when an input requires grad):
+      the operator has an autograd kernel (Autograd, Autograd<Backend>), is
+      CompositeImplicitAutograd, or is a custom op — not a backend kernel
+      that records autograd history itself;
     - ``test_faketensor``: the operator runs on meta copies of the inputs
-      (its fake impl / Meta kernel), and the outputs' metadata (number,
-      shapes — a dimension from ``new_dynamic_size`` may differ — dtypes,
-      requires_grad, aliasing of inputs) equals the real outputs'.
+      (its fake impl / Meta kernel; an operator without one passes if it is
+      mutable and returns nothing, or is tagged out / inplace, as in
+      PyTorch), and the outputs' metadata (number, shapes — a dimension from
+      ``new_dynamic_size`` may differ — dtypes, requires_grad, aliasing of
+      inputs) equals the real outputs';
+    - ``test_aot_dispatch_dynamic`` (and ``test_aot_dispatch_static``, the
+      same check here): forward and, when inputs require grad, backward run
+      on meta tensors (fake impl, setup_context, backward without data), with
+      the gradients' presence, shapes and dtypes those of eager mode.
 
-    Each test works on copies of the inputs. With ``raise_exception`` the
-    first failure raises ``OpCheckError`` (from opdispatch._library.opcheck,
-    naming the test and the cause). Raises ValueError for an ``op`` that is
-    not an OpOverload, a packet with one overload, or a CustomOpDef, or for
-    an unknown test name. opcheck tests registrations; use
+    Each test works on copies of the inputs; tests pass without running for
+    meta inputs. With ``raise_exception`` the first failure raises
+    ``OpCheckError`` (from opdispatch._library.opcheck) whose message names
+    the test, the operator, the sample, the cause and where it was raised,
+    what the test checks and what to do; the cause is chained. ``rtol`` /
+    ``atol`` are accepted as in PyTorch (both or neither, else ValueError)
+    and unused: no compiled graph exists whose values could differ from
+    eager mode. Raises ValueError for an ``op`` that is not an OpOverload or
+    CustomOpDef, or an unknown test name; RuntimeError for a packet with
+    several overloads. opcheck tests registrations; use
     :func:`opdispatch.autograd.gradcheck` to test the formulas' math.
-    PyTorch: torch.library.opcheck (whose test_aot_dispatch_dynamic needs
-    torch.compile and has no equivalent here).
+    PyTorch: torch.library.opcheck (optests.opcheck).
     """
     from ._library import opcheck as checks
 
-    return checks.opcheck(op, args, kwargs, test_utils=test_utils, raise_exception=raise_exception)
+    return checks.opcheck(op, args, kwargs, test_utils=test_utils, raise_exception=raise_exception, rtol=rtol,
+                          atol=atol)

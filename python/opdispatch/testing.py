@@ -8,6 +8,12 @@ import numpy as np
 
 from . import _C
 
+__all__ = ["assert_close"]
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 #: Default (rtol, atol) per dtype; exact for integers and bools. PyTorch: torch/testing/_comparison.py.
 _TOLERANCES = {
     "float16": (1e-3, 1e-5),

@@ -5,5 +5,10 @@ from typing import Union
 
 __all__ = ["Number"]
 
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
 #: A Python number: the annotation infer_schema maps to the schema type ``Scalar``.
 Number = Union[int, float, bool]

@@ -193,3 +193,251 @@ TEST(Boxing, KeysetFirstKernelsReceiveTheKeySet) {
   auto op = Dispatcher::singleton().findSchemaOrThrow("boxing_f::f", "").typed<int64_t(const Tensor&)>();
   EXPECT_EQ(op.call(makeTensor(1)), static_cast<int64_t>(DispatchKeySet(DispatchKey::CPU).raw_repr()));
 }
+
+// --- Tensor& parameters and results (in-place and out= kernels) ----------------------------
+// See Note [Tensor& kernel parameters].
+
+namespace {
+float at(const Tensor& t, int64_t i) { return t.data_ptr<float>()[i]; }
+
+// out = a + b, written through the Tensor& out parameter.
+void addOut(const Tensor& a, const Tensor& b, Tensor& out) {
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    out.data_ptr<float>()[i] = at(a, i) + at(b, i);
+  }
+}
+// In place: self += other, returns self (PyTorch's add_ signature).
+Tensor& addInplace(Tensor& self, const Tensor& other) {
+  for (int64_t i = 0; i < self.numel(); ++i) {
+    self.data_ptr<float>()[i] += at(other, i);
+  }
+  return self;
+}
+// out= with the result returned: the last argument (PyTorch's add.out signature).
+Tensor& addOutReturning(const Tensor& a, const Tensor& b, Tensor& out) {
+  addOut(a, b, out);
+  return out;
+}
+// Two outputs written and returned, as PyTorch's max.dim_max.
+std::tuple<Tensor&, Tensor&> sumAndDiffOut(const Tensor& a, const Tensor& b, Tensor& sum, Tensor& diff) {
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    sum.data_ptr<float>()[i] = at(a, i) + at(b, i);
+    diff.data_ptr<float>()[i] = at(a, i) - at(b, i);
+  }
+  return {sum, diff};
+}
+} // namespace
+
+TEST(Boxing, MutableTensorParametersAliasTheCallersTensorCalledBoxed) {
+  Library lib(Library::DEF, "boxing_g", std::nullopt, __FILE__, __LINE__);
+  lib.def("add_out(Tensor a, Tensor b, Tensor(a!) out) -> ()");
+  lib.def("add_(Tensor(a!) self, Tensor other) -> Tensor(a!)");
+  lib.def("add.out(Tensor a, Tensor b, *, Tensor(a!) out) -> Tensor(a!)");
+  lib.def("sum_diff.out(Tensor a, Tensor b, *, Tensor(a!) sum, Tensor(b!) diff) -> (Tensor(a!), Tensor(b!))");
+  lib.impl("add_out", kCPU, &addOut);
+  lib.impl("add_", kCPU, &addInplace);
+  lib.impl("add.out", kCPU, OPDISPATCH_FN(addOutReturning));
+  lib.impl("sum_diff.out", DispatchKey::CPU, &sumAndDiffOut);
+  auto& d = Dispatcher::singleton();
+  Tensor a = makeTensor(3), b = makeTensor(1), out = makeTensor(0), diff = makeTensor(0);
+
+  Stack s{a, b, out};
+  d.findSchemaOrThrow("boxing_g::add_out", "").callBoxed(&s);
+  EXPECT_TRUE(s.empty());
+  EXPECT_FLOAT_EQ(at(out, 1), 4.0f);
+
+  s = {a, b};
+  d.findSchemaOrThrow("boxing_g::add_", "").callBoxed(&s);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_TRUE(s[0].toTensor().is_same(a));
+  EXPECT_FLOAT_EQ(at(a, 0), 4.0f);
+
+  s = {a, b, out};
+  d.findSchemaOrThrow("boxing_g::add", "out").callBoxed(&s);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_TRUE(s[0].toTensor().is_same(out));
+  EXPECT_FLOAT_EQ(at(out, 0), 5.0f);
+
+  s = {a, b, out, diff};
+  d.findSchemaOrThrow("boxing_g::sum_diff", "out").callBoxed(&s);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_TRUE(s[0].toTensor().is_same(out));
+  EXPECT_TRUE(s[1].toTensor().is_same(diff));
+  EXPECT_FLOAT_EQ(at(out, 0), 5.0f);
+  EXPECT_FLOAT_EQ(at(diff, 0), 3.0f);
+}
+
+TEST(Boxing, MutableTensorParametersCalledTypedAreTheCallersTensors) {
+  Library lib(Library::DEF, "boxing_h", std::nullopt, __FILE__, __LINE__);
+  lib.def("add_(Tensor(a!) self, Tensor other) -> Tensor(a!)");
+  lib.def("sum_diff.out(Tensor a, Tensor b, *, Tensor(a!) sum, Tensor(b!) diff) -> (Tensor(a!), Tensor(b!))");
+  lib.impl("add_", kCPU, OPDISPATCH_FN(addInplace));
+  lib.impl("sum_diff.out", kCPU, &sumAndDiffOut);
+  auto& d = Dispatcher::singleton();
+  Tensor a = makeTensor(3), b = makeTensor(1), sum = makeTensor(0), diff = makeTensor(0);
+  auto add_ = d.findSchemaOrThrow("boxing_h::add_", "").typed<Tensor&(Tensor&, const Tensor&)>();
+  uint32_t version = a._version();
+  Tensor& r = add_.call(a, b);
+  EXPECT_EQ(&r, &a);  // the very object the caller passed
+  EXPECT_FLOAT_EQ(at(a, 1), 4.0f);
+  EXPECT_EQ(a._version(), version + 1);  // Tensor(a!): bumped by the dispatcher
+  auto sd = d.findSchemaOrThrow("boxing_h::sum_diff", "out")
+                .typed<std::tuple<Tensor&, Tensor&>(const Tensor&, const Tensor&, Tensor&, Tensor&)>();
+  auto [rs, rd] = sd.call(a, b, sum, diff);
+  EXPECT_EQ(&rs, &sum);
+  EXPECT_EQ(&rd, &diff);
+  EXPECT_FLOAT_EQ(at(sum, 0), 5.0f);
+  EXPECT_FLOAT_EQ(at(diff, 0), 3.0f);
+}
+
+namespace {
+// A boxed kernel for add_: returns (on the stack) the tensor it wrote to.
+void boxedAddInplace(const OperatorHandle&, Stack* stack) {
+  Tensor other = pop(*stack).toTensor();
+  Tensor self = pop(*stack).toTensor();
+  for (int64_t i = 0; i < self.numel(); ++i) {
+    self.data_ptr<float>()[i] += at(other, i);
+  }
+  push(*stack, self);
+}
+// A boxed kernel for add.out.
+void boxedAddOut(const OperatorHandle&, Stack* stack) {
+  auto args = pop(*stack, 3);
+  Tensor out = args[2].toTensor();
+  addOut(args[0].toTensor(), args[1].toTensor(), out);
+  push(*stack, out);
+}
+// A boxed kernel for an out= op with two outputs.
+void boxedSumDiffOut(const OperatorHandle&, Stack* stack) {
+  auto args = pop(*stack, 4);
+  Tensor sum = args[2].toTensor(), diff = args[3].toTensor();
+  sumAndDiffOut(args[0].toTensor(), args[1].toTensor(), sum, diff);
+  push(*stack, sum, diff);
+}
+} // namespace
+
+TEST(Boxing, BoxedKernelsCalledTypedReturnTheMutatedArguments) {
+  // PyTorch (BoxedKernelWrapper): a Tensor& result is the first Tensor& argument
+  // (in-place) or the last ones (out=), not a copy read from the stack.
+  Library lib(Library::DEF, "boxing_i", std::nullopt, __FILE__, __LINE__);
+  lib.def("add_(Tensor(a!) self, Tensor other) -> Tensor(a!)");
+  lib.def("add.out(Tensor a, Tensor b, *, Tensor(a!) out) -> Tensor(a!)");
+  lib.def("sum_diff.out(Tensor a, Tensor b, *, Tensor(a!) sum, Tensor(b!) diff) -> (Tensor(a!), Tensor(b!))");
+  lib.impl("add_", kCPU, CppFunction::makeFromBoxedFunction<&boxedAddInplace>());
+  lib.impl("add.out", kCPU, CppFunction::makeFromBoxedFunction<&boxedAddOut>());
+  lib.impl("sum_diff.out", kCPU, CppFunction::makeFromBoxedFunction<&boxedSumDiffOut>());
+  auto& d = Dispatcher::singleton();
+  Tensor a = makeTensor(3), b = makeTensor(1), out = makeTensor(0), diff = makeTensor(0);
+  Tensor& r = d.findSchemaOrThrow("boxing_i::add_", "").typed<Tensor&(Tensor&, const Tensor&)>().call(a, b);
+  EXPECT_EQ(&r, &a);
+  EXPECT_FLOAT_EQ(at(a, 0), 4.0f);
+  Tensor& o = d.findSchemaOrThrow("boxing_i::add", "out")
+                  .typed<Tensor&(const Tensor&, const Tensor&, Tensor&)>()
+                  .call(a, b, out);
+  EXPECT_EQ(&o, &out);
+  EXPECT_FLOAT_EQ(at(out, 0), 5.0f);
+  auto [rs, rd] = d.findSchemaOrThrow("boxing_i::sum_diff", "out")
+                      .typed<std::tuple<Tensor&, Tensor&>(const Tensor&, const Tensor&, Tensor&, Tensor&)>()
+                      .call(a, b, out, diff);
+  EXPECT_EQ(&rs, &out);
+  EXPECT_EQ(&rd, &diff);
+  EXPECT_FLOAT_EQ(at(diff, 1), 3.0f);
+}
+
+// --- the parameter types real kernels declare ---------------------------------------------
+
+namespace {
+// Every parameter spelling below is taken from real kernels (vLLM, torchvision,
+// FBGEMM, PyTorch's native functions).
+std::vector<int64_t> realWorldTypes(const Tensor& x, TensorList xs, const std::vector<Tensor>& ys,
+                                    const std::optional<Tensor>& maybe, std::optional<Tensor> maybe_by_value,
+                                    IntArrayRef sizes, ArrayRef<int64_t> strides, std::optional<IntArrayRef> dims,
+                                    string_view mode, const std::string& name, const Scalar& alpha,
+                                    std::optional<ScalarType> dtype, bool flag, double scale, int64_t n,
+                                    const std::vector<int64_t>& block, const std::optional<std::vector<Tensor>>& outs,
+                                    const std::optional<double>& limit) {
+  return {x.numel(),
+          static_cast<int64_t>(xs.size() + ys.size()),
+          maybe.has_value() + 2 * maybe_by_value.has_value(),
+          sizes.empty() ? -1 : sizes[0],
+          strides.empty() ? -1 : strides.back(),
+          dims ? static_cast<int64_t>(dims->size()) : -1,
+          static_cast<int64_t>(mode.size() + name.size()),
+          alpha.toLong(),
+          dtype ? static_cast<int64_t>(*dtype) : -1,
+          flag,
+          static_cast<int64_t>(scale * 10),
+          n,
+          static_cast<int64_t>(block.size()),
+          outs ? static_cast<int64_t>(outs->size()) : -1,
+          limit ? static_cast<int64_t>(*limit) : -1};
+}
+constexpr const char* kRealWorldSchema =
+    "real(Tensor x, Tensor[] xs, Tensor[] ys, Tensor? maybe, Tensor? maybe_by_value, SymInt[] sizes, int[] strides, "
+    "int[]? dims, str mode, str name, Scalar alpha, ScalarType? dtype, bool flag, float scale, SymInt n, "
+    "int[] block, Tensor[](a!)? outs, float? limit) -> int[]";
+} // namespace
+
+TEST(Boxing, RealWorldParameterTypesInferTheirSchemaAndRoundTripBothWays) {
+  EXPECT_EQ(inferFunctionSchema<decltype(realWorldTypes)>()->toString(),
+            "(Tensor _0, Tensor[] _1, Tensor[] _2, Tensor? _3, Tensor? _4, int[] _5, int[] _6, int[]? _7, str _8, "
+            "str _9, Scalar _10, ScalarType? _11, bool _12, float _13, int _14, int[] _15, Tensor[]? _16, "
+            "float? _17) -> int[] _0");
+  Library lib(Library::DEF, "boxing_j", std::nullopt, __FILE__, __LINE__);
+  lib.def(kRealWorldSchema);
+  lib.impl("real", kCPU, &realWorldTypes);
+  auto& d = Dispatcher::singleton();
+  Tensor x = makeTensor(1);
+  const std::vector<int64_t> expected{2, 3, 2, 4, 6, 2, 5, 7, 4, 1, 25, 9, 3, 1, 7};
+  Stack s;
+  push(s, x, std::vector<Tensor>{x}, std::vector<Tensor>{x, x}, IValue(), x, std::vector<int64_t>{4, 5},
+       std::vector<int64_t>{6}, std::vector<int64_t>{0, 1}, std::string("ab"), std::string("cde"), int64_t(7),
+       ScalarType::Long, true, 2.5, int64_t(9), std::vector<int64_t>{1, 2, 3}, std::vector<Tensor>{x}, 7.9);
+  d.findSchemaOrThrow("boxing_j::real", "").callBoxed(&s);
+  EXPECT_EQ(s.at(0).toIntList(), expected);
+
+  auto typed = d.findSchemaOrThrow("boxing_j::real", "").typed<decltype(realWorldTypes)>();
+  std::vector<int64_t> dims{0, 1};
+  EXPECT_EQ(typed.call(x, {x}, {x, x}, std::nullopt, x, {4, 5}, {6}, IntArrayRef(dims), "ab", "cde", 7,
+                       ScalarType::Long, true, 2.5, 9, {1, 2, 3}, std::vector<Tensor>{x}, 7.9),
+            expected);
+}
+
+namespace {
+int64_t version() noexcept { return 42; }
+} // namespace
+
+TEST(Boxing, NoexceptKernelsHaveThePlainSignature) {
+  // torchvision: `int64_t cuda_version() noexcept` registered with m.def("_cuda_version", &cuda_version).
+  Library lib(Library::DEF, "boxing_k", std::nullopt, __FILE__, __LINE__);
+  lib.def("version", &version);
+  lib.def("version2", OPDISPATCH_FN(version));
+  lib.def("version3", [](const Tensor& x) noexcept { return x.numel(); });
+  auto& d = Dispatcher::singleton();
+  EXPECT_EQ(d.findSchemaOrThrow("boxing_k::version", "").schema().toString(), "boxing_k::version() -> int _0");
+  EXPECT_EQ(d.findSchemaOrThrow("boxing_k::version", "").typed<int64_t()>().call(), 42);
+  EXPECT_EQ(d.findSchemaOrThrow("boxing_k::version2", "").typed<int64_t()>().call(), 42);
+  EXPECT_EQ(d.findSchemaOrThrow("boxing_k::version3", "").typed<int64_t(const Tensor&)>().call(makeTensor(0)), 2);
+}
+
+TEST(Boxing, DeclaredAliasAnnotationsAcceptTensorReferences) {
+  // PyTorch infers plain `Tensor` for `Tensor&`; the declared `Tensor(a!)` is accepted
+  // (alias annotations are not compared), a declared type that differs is not.
+  Library lib(Library::DEF, "boxing_l", std::nullopt, __FILE__, __LINE__);
+  lib.def("add_out(Tensor a, Tensor b, Tensor(a!) out) -> ()", &addOut);
+  lib.def("bad(Tensor a, Tensor b, int out) -> ()");
+  try {
+    lib.impl("bad", kCPU, &addOut);
+    FAIL() << "expected a schema mismatch";
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("boxing_l::bad"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("Type mismatch in argument 3 (out): int vs Tensor"), std::string::npos) << msg;
+  }
+  Tensor a = makeTensor(2), b = makeTensor(1), out = makeTensor(0);
+  Dispatcher::singleton()
+      .findSchemaOrThrow("boxing_l::add_out", "")
+      .typed<void(const Tensor&, const Tensor&, Tensor&)>()
+      .call(a, b, out);
+  EXPECT_FLOAT_EQ(at(out, 0), 3.0f);
+}

@@ -2,6 +2,10 @@
 // FULL_AFTER, alias-key expansion, names.
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
+#include <opdispatch/core/Device.h>
 #include <opdispatch/core/DispatchKeySet.h>
 #include <opdispatch/core/Exception.h>
 
@@ -43,10 +47,18 @@ TEST(DispatchKeySet, Algebra) {
 }
 
 TEST(DispatchKeySet, PriorityFollowsPyTorchOrder) {
-  // Higher in the enum = higher priority, and the order is PyTorch's.
-  const DispatchKey order[] = {DispatchKey::CPU,           DispatchKey::SparseCPU,       DispatchKey::BackendSelect,
+  // Higher in the enum = higher priority, and the order is PyTorch's:
+  // backends (in PyTorch's backend order, Meta last), then functionalities.
+  const DispatchKey order[] = {DispatchKey::CPU,           DispatchKey::CUDA,            DispatchKey::HIP,
+                               DispatchKey::XLA,           DispatchKey::MPS,             DispatchKey::IPU,
+                               DispatchKey::XPU,           DispatchKey::HPU,             DispatchKey::VE,
+                               DispatchKey::Lazy,          DispatchKey::MTIA,            DispatchKey::MAIA,
+                               DispatchKey::PrivateUse1,   DispatchKey::Meta,            DispatchKey::QuantizedCPU,
+                               DispatchKey::SparseCPU,       DispatchKey::BackendSelect,
                                DispatchKey::Python,        DispatchKey::Functionalize,   DispatchKey::ADInplaceOrView,
-                               DispatchKey::AutogradOther, DispatchKey::AutogradCPU,     DispatchKey::AutocastCPU,
+                               DispatchKey::AutogradOther, DispatchKey::AutogradCPU,     DispatchKey::AutogradXPU,
+                               DispatchKey::AutogradPrivateUse1, DispatchKey::AutogradMeta, DispatchKey::AutocastCPU,
+                               DispatchKey::AutocastXPU,   DispatchKey::AutocastCUDA,    DispatchKey::AutocastPrivateUse1,
                                DispatchKey::FuncTorchBatched, DispatchKey::PythonTLSSnapshot, DispatchKey::PreDispatch,
                                DispatchKey::PythonDispatcher};
   DispatchKeySet acc;
@@ -77,7 +89,11 @@ TEST(DispatchKeySet, FullAndFullAfter) {
   EXPECT_TRUE(after.has(DispatchKey::AutogradOther));
   EXPECT_TRUE(after.has(DispatchKey::CPU));
   EXPECT_FALSE(after.has(DispatchKey::AutocastCPU));
-  EXPECT_TRUE(DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::CPU).empty());
+  // FULL_AFTER keeps PythonDispatcher (Note [FULL_AFTER keeps the Python dispatcher]).
+  EXPECT_TRUE(after.has(DispatchKey::PythonDispatcher));
+  EXPECT_EQ(DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::CPU), DispatchKeySet(DispatchKey::PythonDispatcher));
+  EXPECT_EQ(DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::PythonDispatcher),
+            DispatchKeySet(DispatchKeySet::FULL).remove(DispatchKey::PythonDispatcher));
   // after_autograd_keyset: everything below every autograd key.
   EXPECT_FALSE(after_autograd_keyset.has_any(autograd_dispatch_keyset));
   EXPECT_TRUE(after_autograd_keyset.has(DispatchKey::ADInplaceOrView));
@@ -107,6 +123,19 @@ TEST(DispatchKeySet, AliasExpansion) {
 }
 
 TEST(DispatchKeySet, BackendAndAutogradRelations) {
+  // Every device backend has its own autograd key, named after it, and back.
+  int device_backends = 0;
+  DispatchKeySet autograd_keys(DispatchKey::AutogradOther);
+  for (DispatchKey b : backend_dispatch_keyset - autogradother_backends) {
+    DispatchKey a = getAutogradKeyFromBackend(b);
+    EXPECT_EQ(std::string(toString(a)), std::string("Autograd") + toString(b));
+    EXPECT_EQ(getBackendKeySetFromAutograd(a), DispatchKeySet(b)) << toString(a);
+    autograd_keys = autograd_keys.add(a);
+    ++device_backends;
+  }
+  EXPECT_EQ(device_backends, 14);
+  EXPECT_EQ(autograd_keys, autograd_dispatch_keyset);
+  EXPECT_EQ(getAutogradKeyFromBackend(DispatchKey::XPU), DispatchKey::AutogradXPU);
   EXPECT_EQ(getAutogradKeyFromBackend(DispatchKey::CPU), DispatchKey::AutogradCPU);
   EXPECT_EQ(getAutogradKeyFromBackend(DispatchKey::Meta), DispatchKey::AutogradMeta);
   EXPECT_EQ(getAutogradKeyFromBackend(DispatchKey::QuantizedCPU), DispatchKey::AutogradOther);
@@ -121,10 +150,14 @@ TEST(DispatchKeySet, BackendAndAutogradRelations) {
 }
 
 TEST(DispatchKey, NamesRoundTrip) {
+  std::set<std::string> names;
   for (int i = 0; i < kNumDispatchKeys; ++i) {
     auto k = static_cast<DispatchKey>(i);
     EXPECT_EQ(parseDispatchKey(toString(k)), k);
+    names.insert(toString(k));
   }
+  EXPECT_EQ(names.size(), static_cast<size_t>(kNumDispatchKeys)) << "names are distinct";
+  EXPECT_STREQ(toString(DispatchKey::NumDispatchKeys), "UNKNOWN_DISPATCH_KEY");
   try {
     parseDispatchKey("CPUU");
     FAIL() << "expected ValueError";
@@ -132,4 +165,36 @@ TEST(DispatchKey, NamesRoundTrip) {
     EXPECT_NE(std::string(e.what()).find("'CPUU'"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("AutogradCPU"), std::string::npos);
   }
+}
+
+TEST(Device, EveryDeviceTypeParsesAndMapsToItsBackendKey) {
+  const DeviceType types[] = {kCPU, kCUDA, kHIP, kXLA, kMPS, kIPU, kXPU, kHPU, kVE, kLazy, kMTIA, kMAIA,
+                              kPrivateUse1, kMeta};
+  DispatchKeySet seen;
+  for (DeviceType t : types) {
+    Device d(toString(t));
+    EXPECT_EQ(d.type(), t);
+    EXPECT_FALSE(d.has_index());
+    DispatchKey k = backendKeyForDevice(t);
+    EXPECT_TRUE(isBackendDispatchKey(k)) << toString(t);
+    seen = seen.add(k);
+  }
+  EXPECT_EQ(seen, backend_dispatch_keyset - autogradother_backends);
+  EXPECT_EQ(backendKeyForDevice(kPrivateUse1), DispatchKey::PrivateUse1);
+  EXPECT_STREQ(toString(kPrivateUse1), "privateuseone");
+  // PyTorch's numbering (c10/core/DeviceType.h).
+  EXPECT_EQ(static_cast<int>(kXPU), 12);
+  EXPECT_EQ(static_cast<int>(kPrivateUse1), 20);
+}
+
+TEST(Device, IndexAndErrors) {
+  Device d("xpu:3");
+  EXPECT_EQ(d.type(), kXPU);
+  EXPECT_EQ(d.index(), 3);
+  EXPECT_EQ(d.str(), "xpu:3");
+  EXPECT_EQ(Device(kHPU, 1), Device("hpu:1"));
+  EXPECT_TRUE(Device("privateuseone").is_privateuseone());
+  EXPECT_THROW(Device("tpu"), ValueError);
+  EXPECT_THROW(Device("xpu:128"), ValueError);
+  EXPECT_THROW(Device(kXPU, -2), ValueError);
 }

@@ -36,10 +36,18 @@ constexpr TableKey kTableKeys[] = {
     {DispatchKey::Undefined, KeyKind::Undefined, {}},
     {DispatchKey::CPU, KeyKind::Backend, {}},
     {DispatchKey::CUDA, KeyKind::Backend, {}},
+    {DispatchKey::HIP, KeyKind::Backend, {}},
     {DispatchKey::XLA, KeyKind::Backend, {}},
     {DispatchKey::MPS, KeyKind::Backend, {}},
-    {DispatchKey::Meta, KeyKind::Backend, {}},
+    {DispatchKey::IPU, KeyKind::Backend, {}},
+    {DispatchKey::XPU, KeyKind::Backend, {}},
+    {DispatchKey::HPU, KeyKind::Backend, {}},
+    {DispatchKey::VE, KeyKind::Backend, {}},
+    {DispatchKey::Lazy, KeyKind::Backend, {}},
+    {DispatchKey::MTIA, KeyKind::Backend, {}},
+    {DispatchKey::MAIA, KeyKind::Backend, {}},
     {DispatchKey::PrivateUse1, KeyKind::Backend, {}},
+    {DispatchKey::Meta, KeyKind::Backend, {}},
     {DispatchKey::QuantizedCPU, KeyKind::Backend, {}},
     {DispatchKey::SparseCPU, KeyKind::Backend, {}},
     {DispatchKey::BackendSelect, KeyKind::Other, {}},
@@ -49,12 +57,25 @@ constexpr TableKey kTableKeys[] = {
     {DispatchKey::AutogradOther, KeyKind::Autograd, {DispatchKey::QuantizedCPU, DispatchKey::SparseCPU}},
     {DispatchKey::AutogradCPU, KeyKind::Autograd, {DispatchKey::CPU}},
     {DispatchKey::AutogradCUDA, KeyKind::Autograd, {DispatchKey::CUDA}},
+    {DispatchKey::AutogradHIP, KeyKind::Autograd, {DispatchKey::HIP}},
     {DispatchKey::AutogradXLA, KeyKind::Autograd, {DispatchKey::XLA}},
     {DispatchKey::AutogradMPS, KeyKind::Autograd, {DispatchKey::MPS}},
-    {DispatchKey::AutogradMeta, KeyKind::Autograd, {DispatchKey::Meta}},
+    {DispatchKey::AutogradIPU, KeyKind::Autograd, {DispatchKey::IPU}},
+    {DispatchKey::AutogradXPU, KeyKind::Autograd, {DispatchKey::XPU}},
+    {DispatchKey::AutogradHPU, KeyKind::Autograd, {DispatchKey::HPU}},
+    {DispatchKey::AutogradVE, KeyKind::Autograd, {DispatchKey::VE}},
+    {DispatchKey::AutogradLazy, KeyKind::Autograd, {DispatchKey::Lazy}},
+    {DispatchKey::AutogradMTIA, KeyKind::Autograd, {DispatchKey::MTIA}},
+    {DispatchKey::AutogradMAIA, KeyKind::Autograd, {DispatchKey::MAIA}},
     {DispatchKey::AutogradPrivateUse1, KeyKind::Autograd, {DispatchKey::PrivateUse1}},
+    {DispatchKey::AutogradMeta, KeyKind::Autograd, {DispatchKey::Meta}},
     {DispatchKey::AutocastCPU, KeyKind::Other, {}},
+    {DispatchKey::AutocastXPU, KeyKind::Other, {}},
+    {DispatchKey::AutocastHPU, KeyKind::Other, {}},
+    {DispatchKey::AutocastXLA, KeyKind::Other, {}},
+    {DispatchKey::AutocastMPS, KeyKind::Other, {}},
     {DispatchKey::AutocastCUDA, KeyKind::Other, {}},
+    {DispatchKey::AutocastPrivateUse1, KeyKind::Other, {}},
     {DispatchKey::FuncTorchBatched, KeyKind::Other, {}},
     {DispatchKey::FuncTorchVmapMode, KeyKind::Other, {}},
     {DispatchKey::PythonTLSSnapshot, KeyKind::Other, {}},
@@ -75,15 +96,16 @@ static_assert(tableKeysAreInTableOrder(), "kTableKeys[i] is table entry i");
 
 /// The keys libopdispatch gives a fallthrough backend fallback when it loads (DefaultFallbacks.cpp).
 constexpr DispatchKeySet kDefaultFallthroughKeys{
-    DispatchKey::BackendSelect,     DispatchKey::Functionalize, DispatchKey::ADInplaceOrView,
-    DispatchKey::AutocastCPU,       DispatchKey::AutocastCUDA,  DispatchKey::FuncTorchVmapMode,
-    DispatchKey::PythonTLSSnapshot, DispatchKey::PreDispatch,   DispatchKey::PythonDispatcher};
+    DispatchKey::BackendSelect,     DispatchKey::Functionalize,     DispatchKey::ADInplaceOrView,
+    DispatchKey::AutocastCPU,       DispatchKey::AutocastXPU,       DispatchKey::AutocastMPS,
+    DispatchKey::AutocastCUDA,      DispatchKey::FuncTorchVmapMode, DispatchKey::PreDispatch};
 
 // How the parsed table names kernels that are not the test's: libopdispatch's
-// own fallbacks (their debug string is a DefaultFallbacks.cpp site) and the
-// kernel that raises for an ambiguous AutogradOther.
+// own fallbacks (their debug string is a DefaultFallbacks.cpp site; the
+// autograd keys and PythonTLSSnapshot have ones that redispatch, the others
+// fallthroughs) and the kernel that raises for an ambiguous AutogradOther.
 const std::string kDefaultFallthrough = "<default fallthrough>";
-const std::string kDefaultAutogradFallback = "<default autograd fallback>";
+const std::string kDefaultAutogradFallback = "<default redispatching fallback>";
 const std::string kAmbiguous = "ambiguous_autogradother";
 
 // --- the oracle ----------------------------------------------------------------------
@@ -114,7 +136,7 @@ struct Registrations {
 std::map<DispatchKey, std::string> defaultFallbacks() {
   std::map<DispatchKey, std::string> out;
   for (const TableKey& t : kTableKeys) {
-    if (t.kind == KeyKind::Autograd) {
+    if (t.kind == KeyKind::Autograd || t.key == DispatchKey::PythonTLSSnapshot) {
       out[t.key] = kDefaultAutogradFallback;
     } else if (kDefaultFallthroughKeys.has(t.key)) {
       out[t.key] = kDefaultFallthrough;
@@ -554,7 +576,7 @@ TEST_F(ComputedTable, LibopdispatchRegistersExactlyTheKnownDefaultFallbacks) {
     EXPECT_EQ(Dispatcher::singleton().hasBackendFallbackForDispatchKey(t.key), defaults.count(t.key) > 0)
         << toString(t.key);
   }
-  EXPECT_EQ(defaults.size(), 16u);  // 7 autograd keys and 9 fallthrough keys
+  EXPECT_EQ(defaults.size(), 25u);  // 15 autograd keys, PythonTLSSnapshot and 9 fallthrough keys
 }
 
 // --- commutativity and invertibility, exhaustively up to five registrations ----------------

@@ -450,6 +450,26 @@ TEST(Dispatcher, DeregistrationForgetsTheOperator) {
   Library again(Library::DEF, "disp_k", std::nullopt, __FILE__, __LINE__);
 }
 
+TEST(Dispatcher, KernelGenerationChangesWithEveryKernelOrFallbackRegistration) {
+  Dispatcher& d = Dispatcher::singleton();
+  uint64_t g0 = d.kernelGeneration();
+  auto lib = std::make_unique<Library>(Library::DEF, "disp_gen", std::nullopt, __FILE__, __LINE__);
+  lib->def("f(Tensor x) -> int");
+  lib->impl("f", dispatch(DispatchKey::CPU, [](const Tensor&) -> int64_t { return 1; }));
+  uint64_t g1 = d.kernelGeneration();
+  EXPECT_GT(g1, g0);
+  {
+    Library fallback(Library::IMPL, "_", DispatchKey::XLA, __FILE__, __LINE__);
+    fallback.fallback(CppFunction::makeFallthrough());
+    EXPECT_GT(d.kernelGeneration(), g1);
+    g1 = d.kernelGeneration();
+  }
+  EXPECT_GT(d.kernelGeneration(), g1);  // the fallback went
+  g1 = d.kernelGeneration();
+  lib.reset();
+  EXPECT_GT(d.kernelGeneration(), g1);  // the kernel went
+}
+
 TEST(Dispatcher, CallsRacingRegistrationsSeeOldOrNewKernel) {
   Library lib(Library::DEF, "disp_race", std::nullopt, __FILE__, __LINE__);
   lib.def("f(Tensor x) -> int");

@@ -212,11 +212,13 @@ TEST(SchemaParser, AliasAnnotations) {
 }
 
 TEST(SchemaParser, AliasSetsAreSetsAndWildcardsAbsorbLaterNames) {
-  FunctionSchema s = parseSchema("ns::f(Tensor(a|a) x, Tensor(*|a) y, Tensor(a|*|b) z, Tensor(a -> a) w) -> ()");
+  FunctionSchema s = parseSchema("ns::f(Tensor(a|a) x, Tensor(*) y, Tensor(a|*) z, Tensor(a -> a) w) -> ()");
   EXPECT_EQ(arg(s, "x").alias_info()->before_set, std::vector<std::string>{"a"});
   EXPECT_EQ(arg(s, "y").alias_info()->before_set, std::vector<std::string>{"*"});
   EXPECT_EQ(arg(s, "z").alias_info()->before_set, (std::vector<std::string>{"a", "*"}));
   EXPECT_EQ(s.toString(), "ns::f(Tensor(a) x, Tensor(*) y, Tensor(a|*) z, Tensor(a) w) -> ()");
+  // PyTorch rejects names after a wildcard (its parser leaves them unread).
+  EXPECT_THROW(parseSchema("ns::f(Tensor(*|a) y) -> ()"), ValueError);
 }
 
 TEST(SchemaParser, AliasOnListElementsBecomesContainedType) {
@@ -372,7 +374,10 @@ TEST(SchemaParserDefaults, Floats) {
   EXPECT_EQ(reprint("float x=1"), "float x=1.");
   EXPECT_EQ(reprint("float x=0.1"), "float x=0.10000000000000001");
   EXPECT_EQ(reprint("float x=1e-05"), "float x=1.0000000000000001e-05");
-  EXPECT_EQ(reprint("float x=-0."), "float x=-0.");
+  EXPECT_EQ(reprint("float x=-0."), "float x=0.");  // as PyTorch 2.13
+  EXPECT_EQ(reprint("float x=1e16"), "float x=10000000000000000.");
+  EXPECT_EQ(reprint("float x=1e22"), "float x=1e+22");
+  EXPECT_EQ(reprint("float x=.5"), "float x=0.5");
   EXPECT_EQ(reprint("float x=-inf"), "float x=-inf");
 }
 
@@ -403,7 +408,14 @@ TEST(SchemaParserDefaults, Strings) {
   EXPECT_EQ(defaultOf(R"S(str x="\"\'\\")S").toStringRef(), "\"'\\");
   EXPECT_EQ(defaultOf(R"S(str x='it\'s "q"')S").toStringRef(), "it's \"q\"");
   EXPECT_EQ(defaultOf(R"S(str x="\a\b\f\n\r\t\v")S").toStringRef(), "\a\b\f\n\r\t\v");
-  EXPECT_EQ(defaultOf(R"S(str x="\101\000\377")S").toStringRef(), std::string("A\0\xff", 3));
+  EXPECT_EQ(defaultOf(R"S(str x="\101\000\303\251")S").toStringRef(), std::string("A\0\xc3\xa9", 4));
+  // See Note [Default values]: a str default must be UTF-8 that Python can hold.
+  EXPECT_THROW(defaultOf(R"S(str x="\377")S"), ValueError);
+  EXPECT_THROW(defaultOf("str x=\"\xc3\""), ValueError);          // truncated sequence
+  EXPECT_THROW(defaultOf("str x=\"\xc0\xaf\""), ValueError);      // overlong '/'
+  EXPECT_THROW(defaultOf("str x=\"\xed\xa0\x80\""), ValueError);  // a surrogate
+  EXPECT_THROW(defaultOf("str x=\"\xf4\x90\x80\x80\""), ValueError);  // past U+10FFFF
+  EXPECT_EQ(defaultOf("str x=\"\xf0\x9f\x98\x80\"").toStringRef(), "\xf0\x9f\x98\x80");
   EXPECT_THROW(defaultOf(R"S(str x="\x41")S"), ValueError);
   EXPECT_THROW(defaultOf(R"S(str x="\8")S"), ValueError);
   EXPECT_THROW(defaultOf(R"S(str x="\12")S"), ValueError);
@@ -427,7 +439,7 @@ TEST(SchemaParserDefaults, ScalarKeepsIntDoubleAndBool) {
   // See Note [Printing default values]: a large integral double keeps a '.'.
   EXPECT_EQ(reprint("Scalar x=1e10"), "Scalar x=10000000000.");
   EXPECT_EQ(reprint("float? x=1e10"), "float? x=10000000000.");
-  EXPECT_EQ(reprint("float x=1e10"), "float x=10000000000");
+  EXPECT_EQ(reprint("float x=1e10"), "float x=10000000000.");
   EXPECT_THROW(defaultOf("Scalar x=\"1\""), ValueError);
 }
 
@@ -520,7 +532,7 @@ TEST(FunctionSchemaPrinting, IntListDefaultsLikePyTorch) {
   // Not shortened: SymInt lists, optional lists, lists whose length is not N.
   EXPECT_EQ(reprint("SymInt[2] stride=[1, 1]"), "SymInt[2] stride=[1, 1]");
   EXPECT_EQ(reprint("SymInt[2] stride=1"), "SymInt[2] stride=[1, 1]");
-  EXPECT_EQ(reprint("int[2]? x=[1, 1]"), "int[2]? x=[1, 1]");
+  EXPECT_EQ(reprint("int[2]? x=[1, 1]"), "int[2]? x=1");  // PyTorch prints `int[2]? x=1` so
   EXPECT_EQ(reprint("int[] x=[1, 1]"), "int[] x=[1, 1]");
   EXPECT_EQ(reprint("int[3] x=[1, 1]"), "int[3] x=[1, 1]");
   EXPECT_EQ(reprint("float[2] x=[1, 1]"), "float[2] x=[1., 1.]");
@@ -660,15 +672,15 @@ TEST(SchemaParserErrors, MessageFormat) {
 }
 
 TEST(SchemaParserErrors, NonPrintableBytesAreEscapedAndTheCaretStillPoints) {
-  const std::string schema = "ns::f(str s=\"\t\xff\", int\n\x01 y) -> ()";
+  const std::string schema = "ns::f(str s=\"\t\xc3\xa9\", int\n\x01 y) -> ()";
   try {
     parseSchema(schema);
     FAIL() << "no error";
   } catch (const ValueError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "unexpected character '\\x01' at position 22:\n"
-              "ns::f(str s=\"\\t\\xff\", int\\n\\x01 y) -> ()\n" +
-                  std::string(27, ' ') + "^");
+              "unexpected character '\\x01' at position 23:\n"
+              "ns::f(str s=\"\\t\\xc3\\xa9\", int\\n\\x01 y) -> ()\n" +
+                  std::string(31, ' ') + "^");
   }
 }
 
@@ -691,7 +703,35 @@ TEST(SchemaParserErrors, MalformedSchemasNameThePositionAndToken) {
       {"aten::foo(Tensor(a self) -> Tensor", 19, "expected ')' but found 'self'"},
       {"aten::foo(Tensor() self) -> Tensor", 17, "expected an alias set name or '*' but found ')'"},
       {"aten::foo(Tensor(a!!) self) -> Tensor", 19, "expected ')' but found '!'"},
-      {"aten::foo(Tensor(a -> ) self) -> Tensor", 22, "expected an alias set name or '*' but found ')'"},
+      {"aten::foo(Tensor(a -> |) self) -> Tensor", 22, "expected an alias set name or '*' but found '|'"},
+      {"aten::foo(Tensor(*|a) self) -> Tensor", 19, "alias set name 'a' after '*'"},
+      {"aten::foo(Tensor!! self) -> Tensor", 17, "expected an argument name but found '!'"},
+      {"aten::foo(Tensor!(a) self) -> Tensor", 17, "expected an argument name but found '('"},
+      {"aten::foo(Tensor($) self) -> Tensor", 17, "unexpected character '$'"},
+      {"aten::foo(t self) -> Tensor", 10, "unknown type 't'"},
+      {"aten::foo(__torch__.torch.classes.a.B self) -> Tensor", 10, "custom class types"},
+      {"aten::foo(Future self) -> Tensor", 17, "expected '(' but found 'self'"},
+      {"aten::foo(Dict(str) self) -> Tensor", 18, "expected ',' but found ')'"},
+      {"aten::foo(Dict(Tensor[], int) self) -> Tensor", 15, "cannot create a dict with key type 'Tensor[]'"},
+      {"aten::foo(Union() self) -> Tensor", 16, "expected a type but found ')'"},
+      {"aten::foo(Union(int, int) self) -> Tensor", 10, "Union(int, int) is a single type 'int'"},
+      {"aten::foo(Union(Any, int) self) -> Tensor", 10, "Union(Any, int) is a single type 'Any'"},
+      {"aten::foo(NoneType? self) -> Tensor", 18, "NoneType? is not a type"},
+      {"aten::foo(((((((((((((((((((((((((((((((((int))))))))))))))))))))))))))))))))) self) -> Tensor", 42,
+       "type nested too deeply (more than 32 levels)"},
+      {"aten::foo(ScalarType t=12) -> Tensor", 23, "the default value 12 of argument 't' is not a ScalarType"},
+      {"aten::foo(ScalarType? t=-3) -> Tensor", 25, "the default value -3 of argument 't' is not a ScalarType"},
+      {"aten::foo(ScalarType[2] t=99) -> Tensor", 26, "the default value 99 of argument 't' is not a ScalarType"},
+      {"aten::foo(Layout l=8) -> Tensor", 19, "the default value 8 of argument 'l' is not a Layout"},
+      {"aten::foo(Layout[] l=[0, -1]) -> Tensor", 26, "the default value -1 of argument 'l' is not a Layout"},
+      {"aten::foo(MemoryFormat m=4) -> Tensor", 25, "the default value 4 of argument 'm' is not a MemoryFormat"},
+      {"aten::foo(str s=\"\\377\") -> Tensor", 16, "the default value of argument 's' is not valid UTF-8"},
+      {"aten::foo(complex c=1j) -> Tensor", 20, "argument 'c' cannot have a complex default value"},
+      {"aten::foo(Scalar c=2.5j) -> Tensor", 19, "argument 'c' cannot have a complex default value"},
+      {"aten::foo(..., Tensor x) -> Tensor", 15, "'...' must be the last element of the argument list"},
+      {"aten::foo(Tensor x=None, ...) -> Tensor", 25, "argument 'x' has a default value"},
+      {"aten::foo(Tensor x) -> (..., Tensor)", 29, "'...' must be the last element of the return list"},
+      {"aten::foo(Tensor x) -> ... y", 27, "expected end of input but found 'y'"},
       {"aten::foo(Tensor?(a) self) -> Tensor", 17, "expected an argument name but found '('"},
       {"aten::foo(Tensor(a)(b) self) -> Tensor", 19, "expected an argument name but found '('"},
       {"aten::foo(int x=1.5) -> Tensor", 16, "expected a default value of type int for argument 'x' but found '1.5'"},
@@ -725,8 +765,6 @@ TEST(SchemaParserErrors, MalformedSchemasNameThePositionAndToken) {
        "expected a list size (an integer from 0 to 2147483647) but found '3000000000'"},
       {"aten::foo(int[100000] x=0) -> Tensor", 24,
        "cannot broadcast the default value of argument 'x' to 100000 elements"},
-      {"aten::foo(Tensor self, *, *, int x) -> Tensor", 26, "duplicate '*'"},
-      {"aten::foo(Tensor self, *) -> Tensor", 24, "expected ',' and a keyword-only argument after '*' but found ')'"},
       {"aten::foo(int x=1, int y) -> Tensor", 19, "non-default argument 'y' follows default argument"},
       {"aten::foo.default(Tensor self) -> Tensor", 10, "'default' is not a legal overload name"},
       {"aten::foo.__call__(Tensor self) -> Tensor", 10, "'__call__' is not a legal overload name"},
@@ -736,7 +774,7 @@ TEST(SchemaParserErrors, MalformedSchemasNameThePositionAndToken) {
       {"aten::foo", 9, "expected '(' but found end of input"},
       {"", 0, "expected an operator name but found end of input"},
       {"aten::foo(Tensor self) -> Tensor @", 33, "unexpected character '@'"},
-      {"aten::foo(Tensor self, ...) -> Tensor", 23, "expected a type but found '.'"},
+      {"aten::foo(Tensor self, ..) -> Tensor", 23, "expected a type but found '.'"},
       {"aten::foo(Tensor self) -> Tensor(a!", 35, "expected ')' but found end of input"},
       {"aten::foo(Tensor self) -> Tensor[][][][][][][][][]", 49, "type nested too deeply"},
       {"aten::foo(Tensor self) -> (Tensor a, *)", 37, "expected a type but found '*'"},
@@ -1011,6 +1049,122 @@ TEST(SchemaParserFuzz, RandomTokenSoup) {
   }
   fuzz.record();
   EXPECT_EQ(fuzz.cases(), 6000u);
+}
+
+// --- PyTorch's other forms (issue 13) ----------------------------------------
+
+TEST(SchemaParserForms, MutableShorthandIsAFreshWrittenSet) {
+  FunctionSchema s = parseSchema("ns::f(Tensor! a, Tensor![] b, Tensor[]!? c) -> (Tensor!, Tensor)");
+  const AliasInfo& a = *arg(s, "a").alias_info();
+  EXPECT_EQ(a.before_set, std::vector<std::string>{"$0"});
+  EXPECT_TRUE(a.after_set.empty());
+  EXPECT_TRUE(a.is_write);
+  EXPECT_EQ(arg(s, "b").alias_info()->contained_types.at(0).before_set, std::vector<std::string>{"$1"});
+  EXPECT_TRUE(arg(s, "b").is_write());
+  EXPECT_EQ(s.returns()[0].alias_info()->before_set, std::vector<std::string>{"$3"});
+  // As PyTorch 2.13 prints it; the printed text parses back to the same schema.
+  EXPECT_EQ(s.toString(),
+            "ns::f(Tensor($0! -> ) a, Tensor($1! -> )[] b, Tensor[]($2! -> )? c) -> (Tensor($3! -> ), Tensor)");
+  EXPECT_EQ(parseSchema(s.toString()), s);
+  EXPECT_EQ(parseSchema(s.toString()).toString(), s.toString());
+}
+
+TEST(SchemaParserForms, StarsAndVarargs) {
+  EXPECT_EQ(parseSchema("ns::f(*) -> ()").toString(), "ns::f() -> ()");
+  EXPECT_EQ(parseSchema("ns::f(Tensor a, *) -> ()").toString(), "ns::f(Tensor a) -> ()");
+  FunctionSchema kw = parseSchema("ns::f(*, Tensor a, *, int b) -> ()");
+  EXPECT_TRUE(kw.arguments()[0].kwarg_only() && kw.arguments()[1].kwarg_only());
+  FunctionSchema v = parseSchema("ns::f(Tensor a, ...) -> (Tensor, ...)");
+  EXPECT_TRUE(v.is_vararg());
+  EXPECT_TRUE(v.is_varret());
+  EXPECT_EQ(v.toString(), "ns::f(Tensor a, ...) -> (Tensor, ...)");
+  EXPECT_EQ(parseSchema("ns::f(...) -> (...)").toString(), "ns::f(...) -> ...");
+  EXPECT_NE(parseSchema("ns::f(Tensor a) -> Tensor"), parseSchema("ns::f(Tensor a, ...) -> Tensor"));
+  EXPECT_TRUE(v.cloneWithName(OperatorName("ns::g", "")).is_vararg());
+}
+
+TEST(SchemaParserForms, BaseAndCompoundTypes) {
+  FunctionSchema s = parseSchema(
+      "ns::f(complex a, Storage b, Stream c, DeviceIndex d, None e, (SymInt, Tensor) g, Dict(str, Tensor) h, "
+      "Future(ScalarType) i, Union(str, int, float) j, Union(int, NoneType) k, Union(int?, str) l, Await(Tensor) m, "
+      "RRef(int) n) -> ()");
+  EXPECT_EQ(s.toString(),
+            "ns::f(complex a, Storage b, Stream c, int d, NoneType e, (int, Tensor) g, Dict(str, Tensor) h, "
+            "Future(int) i, Union(float, int, str) j, int? k, Union(int, NoneType, str) l, Await(Tensor) m, "
+            "RRef(int) n) -> ()");
+  EXPECT_EQ(arg(s, "g").type()->annotationStr(), "Tuple[int, Tensor]");
+  EXPECT_EQ(arg(s, "h").type()->containedTypes().size(), 2u);
+  EXPECT_EQ(arg(s, "i").type()->elem(), Type::int_());
+  EXPECT_EQ(arg(s, "k").type(), Type::optionalOf(Type::int_()));
+  EXPECT_EQ(parseSchema(s.toString()), s);
+  // Type variables only where asked for (parse_schema), not in definitions.
+  EXPECT_THROW(parseSchema("ns::f(t a) -> t"), ValueError);
+  FunctionSchema tv = parseSchema("ns::f(t[](a!) self, t(c -> *) el) -> t[](a!)", /*allowTypeVars=*/true);
+  EXPECT_EQ(arg(tv, "el").type(), Type::var("t"));
+  EXPECT_EQ(tv.toString(), "ns::f(t[](a!) self, t(c -> *) el) -> t[](a!)");
+}
+
+TEST(TypeTest, InterningNormalisationAndSubtyping) {
+  TypePtr i = Type::int_();
+  TypePtr t = Type::tensor();
+  EXPECT_EQ(Type::optionalOf(Type::optionalOf(t)), Type::optionalOf(t));
+  EXPECT_EQ(Type::tupleOf({i, t}), Type::tupleOf({i, t}));
+  EXPECT_NE(Type::tupleOf({i, t}), Type::tupleOf({t, i}));
+  EXPECT_EQ(Type::unionOf({Type::string(), i, Type::float_()}), Type::unionOf({i, Type::unionOf({Type::float_(),
+                                                                                 Type::string()})}));
+  EXPECT_EQ(Type::unionOf({i, Type::get(TypeKind::NoneType)}), Type::optionalOf(i));
+  EXPECT_THROW(Type::unionOf({i, Type::get(TypeKind::Scalar)}), ValueError);  // int <: Scalar: one type
+  EXPECT_THROW(Type::dictOf(Type::listOf(i), i), ValueError);
+  EXPECT_TRUE(i->isSubtypeOf(Type::get(TypeKind::Scalar)));
+  EXPECT_TRUE(t->isSubtypeOf(Type::optionalOf(t)));
+  EXPECT_FALSE(Type::optionalOf(t)->isSubtypeOf(t));
+  EXPECT_TRUE(Type::listOf(t)->isSubtypeOf(Type::get(TypeKind::Any)));
+  EXPECT_TRUE(Type::tupleOf({i})->isSubtypeOf(Type::tupleOf({Type::get(TypeKind::Scalar)})));
+  EXPECT_FALSE(Type::listOf(i)->isSubtypeOf(Type::listOf(Type::get(TypeKind::Scalar))));
+  EXPECT_EQ(Type::listOf(Type::get(TypeKind::SymInt))->fakeType(), Type::listOf(i));
+  EXPECT_EQ(std::string(Type::optionalOf(t)->kindName()), "OptionalType");
+  EXPECT_EQ(Type::fromName("DeviceIndex"), i);
+  EXPECT_EQ(Type::fromName("Dimname"), nullptr);  // PyTorch 2.13 rejects it too
+}
+
+// --- resource bounds (issue 9) -----------------------------------------------
+
+TEST(SchemaParserResources, BroadcastDefaultsStayCompactUntilUsed) {
+  FunctionSchema s = parseSchema("ns::f(int[65536] x=7, float[4] y=0.5, str[2] z=\"a\", bool[3] w=True) -> ()");
+  const Argument& x = arg(s, "x");
+  ASSERT_NE(x.broadcastDefault(), nullptr);
+  EXPECT_EQ(x.broadcastDefault()->n, 65536);
+  EXPECT_EQ(x.broadcastDefault()->element.toInt(), 7);
+  // Printing and comparing use (v, N) ...
+  EXPECT_EQ(s.toString(), "ns::f(int[65536] x=7, float[4] y=[0.5, 0.5, 0.5, 0.5], str[2] z=[\"a\", \"a\"], "
+                          "bool[3] w=[True, True, True]) -> ()");
+  EXPECT_EQ(parseSchema(s.toString()), s);
+  EXPECT_EQ(parseSchema("ns::f(int[3] x=[7, 7, 7]) -> ()"), parseSchema("ns::f(int[3] x=7) -> ()"));
+  EXPECT_NE(parseSchema("ns::f(int[3] x=[7, 7]) -> ()"), parseSchema("ns::f(int[3] x=7) -> ()"));
+  // ... and default_value() builds the list once, shared by copies.
+  FunctionSchema copy = s;
+  const IValue& built = *x.default_value();
+  EXPECT_EQ(built.toIntList().size(), 65536u);
+  EXPECT_EQ(built.toIntList()[65535], 7);
+  EXPECT_EQ(&*copy.arguments()[0].default_value(), &built);
+  EXPECT_EQ(arg(s, "y").default_value()->toDoubleList(), std::vector<double>(4, 0.5));
+  EXPECT_EQ(arg(s, "z").default_value()->toGenericList().at(1).toStringRef(), "a");
+  EXPECT_EQ(arg(s, "w").default_value()->toBoolList(), std::vector<bool>(3, true));
+}
+
+TEST(SchemaParserResources, LongAliasSetsAndUnions) {
+  std::string names;
+  for (int i = 0; i < 40000; ++i) {
+    names += (i ? "|n" : "n") + std::to_string(i % 20000);  // every name twice
+  }
+  FunctionSchema s = parseSchema("ns::f(Tensor(" + names + " -> " + names + ") x) -> ()");
+  EXPECT_EQ(arg(s, "x").alias_info()->before_set.size(), 20000u);
+  EXPECT_EQ(parseSchema(s.toString()), s);
+  std::string members;
+  for (int i = 0; i < 65; ++i) {
+    members += (i ? ", t" : "t") + std::to_string(i);
+  }
+  EXPECT_THROW(parseSchema("ns::f(Union(" + members + ") x) -> ()", true), ValueError);
 }
 
 } // namespace

@@ -1,4 +1,4 @@
-// Device parsing and printing.
+// Device parsing and printing, and the device type -> dispatch key map.
 #include <opdispatch/core/Device.h>
 
 #include <opdispatch/core/Exception.h>
@@ -11,12 +11,29 @@ struct DeviceTypeName {
   const char* name;
 };
 constexpr DeviceTypeName kNames[] = {
-    {DeviceType::CPU, "cpu"},
-    {DeviceType::CUDA, "cuda"},
-    {DeviceType::Meta, "meta"},
-    {DeviceType::PrivateUse1, "privateuseone"},
+#define OPDISPATCH_DEVICE_TYPE_NAME(name, number, str) {DeviceType::name, str},
+    OPDISPATCH_FORALL_DEVICE_TYPES(OPDISPATCH_DEVICE_TYPE_NAME)
+#undef OPDISPATCH_DEVICE_TYPE_NAME
 };
+
+std::string validTypes() {
+  std::string s;
+  for (const auto& n : kNames) {
+    s += s.empty() ? "" : ", ";
+    s += n.name;
+  }
+  return s;
+}
+
+void checkIndex(int index, const std::string& what) {
+  OPDISPATCH_CHECK_VALUE(index >= -1 && index < 128, "invalid device index ", index, " for ", what,
+                         ": expected a number from 0 to 127 (or -1 for none)");
+}
 } // namespace
+
+Device::Device(DeviceType type, DeviceIndex index) : type_(type), index_(index) {
+  checkIndex(index, toString(type));
+}
 
 Device::Device(const std::string& spec) {
   auto colon = spec.find(':');
@@ -24,27 +41,26 @@ Device::Device(const std::string& spec) {
   bool found = false;
   for (const auto& n : kNames) {
     if (type_name == n.name) {
-      type = n.type;
+      type_ = n.type;
       found = true;
     }
   }
-  OPDISPATCH_CHECK_VALUE(found, "unknown device '", spec,
-                         "'; expected one of cpu, cuda, meta, privateuseone, optionally "
-                         "followed by :<index>");
+  OPDISPATCH_CHECK_VALUE(found, "unknown device '", spec, "'. Expected one of ", validTypes(),
+                         ", optionally followed by :<index>");
   if (colon != std::string::npos) {
     std::string idx = spec.substr(colon + 1);
     bool digits = !idx.empty() && idx.size() <= 3 &&
                   idx.find_first_not_of("0123456789") == std::string::npos;
     OPDISPATCH_CHECK_VALUE(digits && std::stoi(idx) < 128, "invalid device index in '", spec,
                            "'; expected a number from 0 to 127 after ':'");
-    index = static_cast<int8_t>(std::stoi(idx));
+    index_ = static_cast<DeviceIndex>(std::stoi(idx));
   }
 }
 
 std::string Device::str() const {
-  std::string s = toString(type);
+  std::string s = toString(type_);
   if (has_index()) {
-    s += ":" + std::to_string(index);
+    s += ":" + std::to_string(index_);
   }
   return s;
 }
@@ -58,18 +74,16 @@ const char* toString(DeviceType t) {
   return "unknown";
 }
 
+std::ostream& operator<<(std::ostream& os, DeviceType t) { return os << toString(t); }
 std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str(); }
 
 DispatchKey backendKeyForDevice(DeviceType t) {
   switch (t) {
-    case DeviceType::CPU:
-      return DispatchKey::CPU;
-    case DeviceType::CUDA:
-      return DispatchKey::CUDA;
-    case DeviceType::Meta:
-      return DispatchKey::Meta;
-    case DeviceType::PrivateUse1:
-      return DispatchKey::PrivateUse1;
+#define OPDISPATCH_DEVICE_TYPE_KEY(name, number, str) \
+  case DeviceType::name:                               \
+    return DispatchKey::name;
+    OPDISPATCH_FORALL_DEVICE_TYPES(OPDISPATCH_DEVICE_TYPE_KEY)
+#undef OPDISPATCH_DEVICE_TYPE_KEY
   }
   return DispatchKey::Undefined;
 }

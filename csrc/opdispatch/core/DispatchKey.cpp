@@ -1,67 +1,31 @@
 // Names and backend/autograd relations of DispatchKey.
 #include <opdispatch/core/DispatchKey.h>
 
+#include <iterator>
+
 #include <opdispatch/core/Exception.h>
 
 namespace opdispatch {
 
 namespace {
-constexpr const char* kKeyNames[kNumDispatchKeys] = {
-    "Undefined",
-    "CPU",
-    "CUDA",
-    "XLA",
-    "MPS",
-    "Meta",
-    "PrivateUse1",
-    "QuantizedCPU",
-    "SparseCPU",
-    "BackendSelect",
-    "Python",
-    "Functionalize",
-    "ADInplaceOrView",
-    "AutogradOther",
-    "AutogradCPU",
-    "AutogradCUDA",
-    "AutogradXLA",
-    "AutogradMPS",
-    "AutogradMeta",
-    "AutogradPrivateUse1",
-    "AutocastCPU",
-    "AutocastCUDA",
-    "FuncTorchBatched",
-    "FuncTorchVmapMode",
-    "PythonTLSSnapshot",
-    "PreDispatch",
-    "PythonDispatcher",
-    "Autograd",
-    "CompositeImplicitAutograd",
-    "FuncTorchBatchedDecomposition",
-    "CompositeExplicitAutograd",
-    "CompositeExplicitAutogradNonFunctional",
+constexpr const char* kKeyNames[] = {
+#define OPDISPATCH_KEY_NAME(k) #k,
+    OPDISPATCH_FORALL_DISPATCH_KEYS(OPDISPATCH_KEY_NAME)
+#undef OPDISPATCH_KEY_NAME
 };
+static_assert(std::size(kKeyNames) == kNumDispatchKeys, "every dispatch key has a name");
+
+constexpr int offset(DispatchKey k, DispatchKey from) { return static_cast<int>(k) - static_cast<int>(from); }
 } // namespace
 
 DispatchKey getAutogradKeyFromBackend(DispatchKey backend) {
-  switch (backend) {
-    case DispatchKey::CPU:
-      return DispatchKey::AutogradCPU;
-    case DispatchKey::CUDA:
-      return DispatchKey::AutogradCUDA;
-    case DispatchKey::XLA:
-      return DispatchKey::AutogradXLA;
-    case DispatchKey::MPS:
-      return DispatchKey::AutogradMPS;
-    case DispatchKey::Meta:
-      return DispatchKey::AutogradMeta;
-    case DispatchKey::PrivateUse1:
-      return DispatchKey::AutogradPrivateUse1;
-    case DispatchKey::QuantizedCPU:
-    case DispatchKey::SparseCPU:
-      return DispatchKey::AutogradOther;
-    default:
-      return DispatchKey::Undefined;
+  if (backend >= kFirstBackendKey && backend <= kLastDeviceBackendKey) {
+    return static_cast<DispatchKey>(static_cast<int>(DispatchKey::AutogradCPU) + offset(backend, kFirstBackendKey));
   }
+  if (backend == DispatchKey::QuantizedCPU || backend == DispatchKey::SparseCPU) {
+    return DispatchKey::AutogradOther;
+  }
+  return DispatchKey::Undefined;
 }
 
 const char* toString(DispatchKey k) {

@@ -14,57 +14,49 @@ namespace opdispatch {
 // one bit per runtime key instead: the enum value minus one is the bit index
 // in DispatchKeySet, and a higher bit means a higher priority, so the kernel
 // for a key set is found with one count-leading-zeros. The order of the keys
-// below is PyTorch's order of functionalities. The visible difference from
-// PyTorch: excluding one backend key (say CPU) excludes only that key.
+// below is PyTorch's order of functionalities, and within one functionality
+// PyTorch's order of backends. The visible difference from PyTorch: excluding
+// one backend key (say CPU) excludes only that key.
+//
+// The keys are listed once, in OPDISPATCH_FORALL_DISPATCH_KEYS; the enum and
+// the names are generated from that list, so every key has a name.
+
+/// The backends that have a device type (Device.h) and an autograd key of
+/// their own, in PyTorch's backend order. `_(prefix##Backend)` for each, so
+/// one list gives both CPU... and AutogradCPU...
+#define OPDISPATCH_FORALL_DEVICE_BACKENDS(_, prefix)                                                            \
+  _(prefix##CPU) _(prefix##CUDA) _(prefix##HIP) _(prefix##XLA) _(prefix##MPS) _(prefix##IPU) _(prefix##XPU) \
+  _(prefix##HPU) _(prefix##VE) _(prefix##Lazy) _(prefix##MTIA) _(prefix##MAIA) _(prefix##PrivateUse1)        \
+  _(prefix##Meta)
+
+/// Every key, runtime keys from the lowest priority to the highest, then the
+/// alias keys. Autocast keys exist for the backends whose autocast PyTorch
+/// users register kernels or fallthroughs at (PyTorch's order).
+#define OPDISPATCH_FORALL_DISPATCH_KEYS(_)                                                                   \
+  _(Undefined)                                                                                             \
+  OPDISPATCH_FORALL_DEVICE_BACKENDS(_, )                                                                   \
+  _(QuantizedCPU) _(SparseCPU)                                                                             \
+  _(BackendSelect) _(Python) _(Functionalize) _(ADInplaceOrView)                                           \
+  _(AutogradOther) OPDISPATCH_FORALL_DEVICE_BACKENDS(_, Autograd)                                          \
+  _(AutocastCPU) _(AutocastXPU) _(AutocastHPU) _(AutocastXLA) _(AutocastMPS) _(AutocastCUDA)               \
+  _(AutocastPrivateUse1)                                                                                   \
+  _(FuncTorchBatched) _(FuncTorchVmapMode) _(PythonTLSSnapshot) _(PreDispatch) _(PythonDispatcher)         \
+  _(Autograd) _(CompositeImplicitAutograd) _(FuncTorchBatchedDecomposition) _(CompositeExplicitAutograd) \
+  _(CompositeExplicitAutogradNonFunctional)
+
 enum class DispatchKey : uint8_t {
-  Undefined = 0, ///< No bit; the table entry used when a call has no keys.
-
-  // Backends, lowest priority.
-  CPU,
-  CUDA,
-  XLA,
-  MPS,
-  Meta,
-  PrivateUse1,
-  QuantizedCPU, ///< Uses AutogradOther, as in PyTorch.
-  SparseCPU, ///< Uses AutogradOther, as in PyTorch.
-
-  BackendSelect,
-  Python,
-  Functionalize,
-  ADInplaceOrView,
-
-  AutogradOther,
-  AutogradCPU,
-  AutogradCUDA,
-  AutogradXLA,
-  AutogradMPS,
-  AutogradMeta,
-  AutogradPrivateUse1,
-
-  AutocastCPU,
-  AutocastCUDA,
-  FuncTorchBatched,
-  FuncTorchVmapMode,
-  PythonTLSSnapshot,
-  PreDispatch,
-  PythonDispatcher, ///< Highest-priority runtime key.
-
-  // Alias keys: never in a runtime DispatchKeySet; each names a set of
-  // runtime keys (see getRuntimeDispatchKeySet).
-  Autograd,
-  CompositeImplicitAutograd,
-  FuncTorchBatchedDecomposition,
-  CompositeExplicitAutograd,
-  CompositeExplicitAutogradNonFunctional,
-
+#define OPDISPATCH_DEFINE_KEY(k) k,
+  OPDISPATCH_FORALL_DISPATCH_KEYS(OPDISPATCH_DEFINE_KEY)
+#undef OPDISPATCH_DEFINE_KEY
   NumDispatchKeys, ///< Sentinel, not a key.
 };
 
 constexpr DispatchKey kFirstBackendKey = DispatchKey::CPU;
+/// The last backend with a device type (the device backends are CPU..Meta).
+constexpr DispatchKey kLastDeviceBackendKey = DispatchKey::Meta;
 constexpr DispatchKey kLastBackendKey = DispatchKey::SparseCPU;
 constexpr DispatchKey kFirstAutogradKey = DispatchKey::AutogradOther;
-constexpr DispatchKey kLastAutogradKey = DispatchKey::AutogradPrivateUse1;
+constexpr DispatchKey kLastAutogradKey = DispatchKey::AutogradMeta;
 constexpr DispatchKey kLastRuntimeKey = DispatchKey::PythonDispatcher;
 constexpr DispatchKey kFirstAliasKey = DispatchKey::Autograd;
 constexpr DispatchKey kLastAliasKey = DispatchKey::CompositeExplicitAutogradNonFunctional;
@@ -76,6 +68,10 @@ constexpr int kDispatchTableSize = kNumRuntimeKeys + 1;
 /// Number of keys, runtime and alias, Undefined included.
 constexpr int kNumDispatchKeys = static_cast<int>(DispatchKey::NumDispatchKeys);
 static_assert(kNumRuntimeKeys <= 64, "every runtime key needs a bit of a uint64_t");
+static_assert(static_cast<int>(kLastAliasKey) + 1 == kNumDispatchKeys, "the alias keys come last");
+static_assert(static_cast<int>(DispatchKey::AutogradCPU) - static_cast<int>(DispatchKey::CPU) ==
+                  static_cast<int>(DispatchKey::AutogradMeta) - static_cast<int>(DispatchKey::Meta),
+              "AutogradX is at the same offset from AutogradCPU as X from CPU, for every device backend");
 
 constexpr bool isRuntimeDispatchKey(DispatchKey k) {
   return k > DispatchKey::Undefined && k <= kLastRuntimeKey;

@@ -21,24 +21,14 @@ std::string toString(DispatchKeySet ks) {
 std::ostream& operator<<(std::ostream& os, DispatchKeySet ks) { return os << toString(ks); }
 
 DispatchKeySet getBackendKeySetFromAutograd(DispatchKey k) {
-  switch (k) {
-    case DispatchKey::AutogradCPU:
-      return DispatchKeySet(DispatchKey::CPU);
-    case DispatchKey::AutogradCUDA:
-      return DispatchKeySet(DispatchKey::CUDA);
-    case DispatchKey::AutogradXLA:
-      return DispatchKeySet(DispatchKey::XLA);
-    case DispatchKey::AutogradMPS:
-      return DispatchKeySet(DispatchKey::MPS);
-    case DispatchKey::AutogradMeta:
-      return DispatchKeySet(DispatchKey::Meta);
-    case DispatchKey::AutogradPrivateUse1:
-      return DispatchKeySet(DispatchKey::PrivateUse1);
-    case DispatchKey::AutogradOther:
-      return autogradother_backends;
-    default:
-      return DispatchKeySet();
+  if (k == DispatchKey::AutogradOther) {
+    return autogradother_backends;
   }
+  if (k >= DispatchKey::AutogradCPU && k <= kLastAutogradKey) {
+    return DispatchKeySet(static_cast<DispatchKey>(static_cast<int>(kFirstBackendKey) + static_cast<int>(k) -
+                                                   static_cast<int>(DispatchKey::AutogradCPU)));
+  }
+  return DispatchKeySet();
 }
 
 DispatchKeySet tensorKeySet(DispatchKey backend, bool requires_grad) {

@@ -11,6 +11,15 @@
 
 namespace opdispatch {
 
+// Note [FULL_AFTER keeps the Python dispatcher]
+// A kernel redispatches with `ks & FULL_AFTER(its key)`. PythonDispatcher is
+// the highest key, yet FULL_AFTER(t) contains it (for every t but itself), as
+// in PyTorch: while the Python dispatcher is on, the call's key set has
+// PythonDispatcher, so every redispatch comes back through its fallback,
+// which consults the operator's py_impl kernels for the next key (Note [The
+// Python dispatcher] in csrc/python/PythonDispatcher.cpp). While it is off,
+// no key set has the bit and the `&` drops it.
+
 // Note [DispatchKeySet representation]
 // Bit (k - 1) is set for runtime key k (see Note [Flat dispatch keys]).
 // The highest set bit is the highest-priority key, so the dispatch table index
@@ -26,9 +35,10 @@ class DispatchKeySet final {
   constexpr DispatchKeySet() = default;
   /// Every runtime key.
   constexpr DispatchKeySet(Full) : repr_(kFullRepr) {}
-  /// Every runtime key of lower priority than `t` (`t` itself excluded).
+  /// Every runtime key of lower priority than `t` (`t` itself excluded),
+  /// plus PythonDispatcher (see Note [FULL_AFTER keeps the Python dispatcher]).
   constexpr DispatchKeySet(FullAfter, DispatchKey t)
-      : repr_(isRuntimeDispatchKey(t) ? bit(t) - 1 : 0) {}
+      : repr_(isRuntimeDispatchKey(t) ? (bit(t) - 1) | (bit(DispatchKey::PythonDispatcher) & ~bit(t)) : 0) {}
   constexpr DispatchKeySet(Raw, uint64_t x) : repr_(x) {}
   /// {k}; the empty set for Undefined or an alias key.
   constexpr explicit DispatchKeySet(DispatchKey k) : repr_(isRuntimeDispatchKey(k) ? bit(k) : 0) {}
@@ -103,16 +113,23 @@ static_assert(sizeof(DispatchKeySet) == sizeof(uint64_t), "DispatchKeySet is one
 std::string toString(DispatchKeySet ks);
 std::ostream& operator<<(std::ostream& os, DispatchKeySet ks);
 
+/// The runtime keys from `first` to `last`, both included.
+constexpr DispatchKeySet keyRange(DispatchKey first, DispatchKey last) {
+  constexpr uint64_t one = 1;
+  const uint64_t up_to_last = ((one << (static_cast<uint8_t>(last) - 1)) << 1) - 1;
+  const uint64_t below_first = (one << (static_cast<uint8_t>(first) - 1)) - 1;
+  return DispatchKeySet(DispatchKeySet::RAW, up_to_last & ~below_first);
+}
+
+static_assert(DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::CPU) == DispatchKeySet(DispatchKey::PythonDispatcher),
+              "FULL_AFTER keeps the Python dispatcher (Note [FULL_AFTER keeps the Python dispatcher])");
+static_assert(!DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::PythonDispatcher).has(DispatchKey::PythonDispatcher),
+              "FULL_AFTER(PythonDispatcher) is the keys below it");
+
 /// Every backend key.
-constexpr DispatchKeySet backend_dispatch_keyset{
-    DispatchKey::CPU,        DispatchKey::CUDA,         DispatchKey::XLA,
-    DispatchKey::MPS,        DispatchKey::Meta,         DispatchKey::PrivateUse1,
-    DispatchKey::QuantizedCPU, DispatchKey::SparseCPU};
+constexpr DispatchKeySet backend_dispatch_keyset = keyRange(kFirstBackendKey, kLastBackendKey);
 /// Every autograd key, AutogradOther included.
-constexpr DispatchKeySet autograd_dispatch_keyset{
-    DispatchKey::AutogradOther, DispatchKey::AutogradCPU,  DispatchKey::AutogradCUDA,
-    DispatchKey::AutogradXLA,   DispatchKey::AutogradMPS,  DispatchKey::AutogradMeta,
-    DispatchKey::AutogradPrivateUse1};
+constexpr DispatchKeySet autograd_dispatch_keyset = keyRange(kFirstAutogradKey, kLastAutogradKey);
 /// The backends that share the AutogradOther key.
 constexpr DispatchKeySet autogradother_backends{DispatchKey::QuantizedCPU, DispatchKey::SparseCPU};
 /// The runtime keys of CompositeImplicitAutograd (plus Undefined, which has no bit).

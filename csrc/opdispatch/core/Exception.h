@@ -37,6 +37,11 @@ class ValueError : public Error {
 class IndexError : public Error {
   using Error::Error;
 };
+/// A number that does not fit the type it converts to (an int beyond int64);
+/// Python OverflowError.
+class OverflowError : public Error {
+  using Error::Error;
+};
 
 namespace detail {
 /// Concatenates its arguments with operator<<.
@@ -65,6 +70,7 @@ inline std::string str(const char* s) { return s; }
 #define OPDISPATCH_CHECK_TYPE(cond, ...) OPDISPATCH_CHECK_WITH(TypeError, cond, __VA_ARGS__)
 #define OPDISPATCH_CHECK_VALUE(cond, ...) OPDISPATCH_CHECK_WITH(ValueError, cond, __VA_ARGS__)
 #define OPDISPATCH_CHECK_INDEX(cond, ...) OPDISPATCH_CHECK_WITH(IndexError, cond, __VA_ARGS__)
+#define OPDISPATCH_CHECK_OVERFLOW(cond, ...) OPDISPATCH_CHECK_WITH(OverflowError, cond, __VA_ARGS__)
 #define OPDISPATCH_CHECK_NOT_IMPLEMENTED(cond, ...) \
   OPDISPATCH_CHECK_WITH(NotImplementedError, cond, __VA_ARGS__)
 /// For conditions that only a bug in opdispatch can break.

@@ -2,9 +2,13 @@
 // bool). In an IValue it is stored as that int, double or bool.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <ostream>
 #include <type_traits>
+
+#include <opdispatch/core/Exception.h>
 
 namespace opdispatch {
 
@@ -30,21 +34,49 @@ class Scalar {
   bool isFloatingPoint() const { return tag_ == Tag::Double; }
   bool isBoolean() const { return tag_ == Tag::Bool; }
 
+  /// The value as int64 (a float truncates toward zero). Throws
+  /// OverflowError for a float that is NaN, infinite or out of int64's range
+  /// (PyTorch: checked_convert, "value cannot be converted ... without overflow").
   int64_t toLong() const {
-    return tag_ == Tag::Int ? v_.i : tag_ == Tag::Double ? static_cast<int64_t>(v_.d) : int64_t(v_.b);
+    if (tag_ == Tag::Double) {
+      // [-2**63, 2**63) written as doubles, which represent both bounds exactly.
+      OPDISPATCH_CHECK_OVERFLOW(v_.d >= -9223372036854775808.0 && v_.d < 9223372036854775808.0, "value ", v_.d,
+                                " cannot be converted to type int64 without overflow");
+      return static_cast<int64_t>(v_.d);
+    }
+    return tag_ == Tag::Int ? v_.i : int64_t(v_.b);
   }
   double toDouble() const {
     return tag_ == Tag::Double ? v_.d : tag_ == Tag::Int ? static_cast<double>(v_.i) : double(v_.b);
   }
   bool toBool() const { return tag_ == Tag::Bool ? v_.b : tag_ == Tag::Int ? v_.i != 0 : v_.d != 0.0; }
+  /// The value as T (bool, a floating-point or an integral type). Throws
+  /// OverflowError if it does not fit T: an integer outside T's range, or a
+  /// finite float beyond T's largest value (infinities and NaN convert to a
+  /// floating T). PyTorch: Scalar::to, checked_convert.
   template <class T>
   T to() const {
     if constexpr (std::is_same_v<T, bool>) {
       return toBool();
     } else if constexpr (std::is_floating_point_v<T>) {
-      return static_cast<T>(toDouble());
+      double d = toDouble();
+      OPDISPATCH_CHECK_OVERFLOW(
+          !std::isfinite(d) || std::fabs(d) <= static_cast<double>(std::numeric_limits<T>::max()), "value ", d,
+          " cannot be converted to a ", sizeof(T) * 8, "-bit float without overflow");
+      return static_cast<T>(d);
     } else {
-      return static_cast<T>(toLong());
+      int64_t v = toLong();
+      if constexpr (std::is_signed_v<T>) {
+        OPDISPATCH_CHECK_OVERFLOW(v >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+                                      v <= static_cast<int64_t>(std::numeric_limits<T>::max()),
+                                  "value ", v, " cannot be converted to a ", sizeof(T) * 8,
+                                  "-bit signed integer without overflow");
+      } else {
+        OPDISPATCH_CHECK_OVERFLOW(v >= 0 && static_cast<uint64_t>(v) <= std::numeric_limits<T>::max(), "value ", v,
+                                  " cannot be converted to a ", sizeof(T) * 8,
+                                  "-bit unsigned integer without overflow");
+      }
+      return static_cast<T>(v);
     }
   }
   bool operator==(const Scalar& o) const {

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <new>
 
+#include <opdispatch/core/CheckedArithmetic.h>
+
 namespace opdispatch {
 
 StorageImpl::~StorageImpl() {
@@ -14,7 +16,11 @@ StorageImpl::~StorageImpl() {
 
 intrusive_ptr<StorageImpl> StorageImpl::allocate(size_t nbytes) {
   constexpr size_t kAlignment = 64;
-  size_t rounded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
+  size_t padded = 0;
+  if (addOverflows(nbytes, kAlignment - 1, &padded)) {
+    throw std::bad_alloc();
+  }
+  size_t rounded = padded / kAlignment * kAlignment;
   void* data = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
   if (data == nullptr) {
     throw std::bad_alloc();

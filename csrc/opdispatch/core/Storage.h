@@ -20,7 +20,8 @@ class StorageImpl final : public intrusive_ptr_target {
   StorageImpl& operator=(const StorageImpl&) = delete;
   ~StorageImpl() override;
 
-  /// Allocates `nbytes` bytes aligned to 64 bytes, uninitialised.
+  /// Allocates `nbytes` bytes aligned to 64 bytes, uninitialised. Throws
+  /// std::bad_alloc (Python MemoryError) if the memory cannot be had.
   static intrusive_ptr<StorageImpl> allocate(size_t nbytes);
 
   void* data() const { return data_; }

@@ -26,28 +26,9 @@ static int64_t wrapDim(int64_t d, int64_t ndim) {
 int64_t Tensor::size(int64_t d) const { return sizes()[wrapDim(d, dim())]; }
 int64_t Tensor::stride(int64_t d) const { return strides()[wrapDim(d, dim())]; }
 
-static size_t maxByteExtent(IntArrayRef sizes, IntArrayRef strides, int64_t offset, size_t itemsize) {
-  int64_t last = offset;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    if (sizes[i] == 0) {
-      return 0;
-    }
-    OPDISPATCH_CHECK_VALUE(strides[i] >= 0, "negative strides are not supported (stride ", strides[i],
-                           " at dimension ", i, ")");
-    last += (sizes[i] - 1) * strides[i];
-  }
-  return static_cast<size_t>(last + 1) * itemsize;
-}
-
 Tensor Tensor::as_strided(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) const {
   TensorImpl* self = impl();
-  OPDISPATCH_CHECK_VALUE(sizes.size() == strides.size(), "as_strided: got ", sizes.size(),
-                         " sizes and ", strides.size(), " strides");
-  if (self->has_storage()) {
-    size_t need = maxByteExtent(sizes, strides, storage_offset, self->itemsize());
-    OPDISPATCH_CHECK_INDEX(need <= self->storage()->nbytes(), "as_strided: the view needs ", need,
-                           " bytes but the storage has ", self->storage()->nbytes());
-  }
+  // The TensorImpl checks the geometry and that it stays inside the storage.
   auto view = make_intrusive<TensorImpl>(self->storage(), self->dtype(), self->device(), sizes.vec(),
                                          strides.vec(), storage_offset);
   view->set_version_counter(self->version_counter());
@@ -70,13 +51,10 @@ std::string Tensor::toString() const {
 std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.toString(); }
 
 Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, Device device) {
-  OPDISPATCH_CHECK_VALUE(elementSize(dtype) != 0, "empty: a defined dtype is needed");
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    OPDISPATCH_CHECK_VALUE(sizes[i] >= 0, "empty: sizes must be >= 0, got ", sizes[i], " at dimension ", i);
-  }
+  int64_t nbytes = computeStorageNbytes(sizes, strides, 0, dtype);
   intrusive_ptr<StorageImpl> storage;
   if (!device.is_meta()) {
-    storage = StorageImpl::allocate(maxByteExtent(sizes, strides, 0, elementSize(dtype)));
+    storage = StorageImpl::allocate(static_cast<size_t>(nbytes));
   }
   return Tensor(make_intrusive<TensorImpl>(std::move(storage), dtype, device, sizes.vec(), strides.vec(), 0));
 }
@@ -87,8 +65,16 @@ Tensor empty(IntArrayRef sizes, ScalarType dtype, Device device) {
 
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,
                  StorageImpl::Deleter deleter, void* ctx) {
-  size_t nbytes = maxByteExtent(sizes, strides, 0, elementSize(dtype));
-  auto storage = make_intrusive<StorageImpl>(data, nbytes, deleter, ctx);
+  int64_t nbytes = 0;
+  try {
+    nbytes = computeStorageNbytes(sizes, strides, 0, dtype);
+  } catch (...) {
+    if (deleter) {
+      deleter(ctx, data);
+    }
+    throw;
+  }
+  auto storage = make_intrusive<StorageImpl>(data, static_cast<size_t>(nbytes), deleter, ctx);
   return Tensor(make_intrusive<TensorImpl>(std::move(storage), dtype, Device(), sizes.vec(), strides.vec(), 0));
 }
 

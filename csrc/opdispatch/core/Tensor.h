@@ -60,7 +60,7 @@ class Tensor {
 
   /// A view of this tensor's storage with new geometry; shares the storage
   /// and the version counter. Throws IndexError if the view reaches past
-  /// the storage.
+  /// the storage, ValueError/Error for a geometry TensorImpl refuses.
   Tensor as_strided(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) const;
 
   /// "Tensor(sizes=[2, 3], dtype=float32, device=cpu)", or "Tensor(undefined)".
@@ -74,14 +74,20 @@ class Tensor {
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
 
+/// The C++ type of a `Tensor[]` argument a kernel only reads. PyTorch: at::TensorList.
+using TensorList = ArrayRef<Tensor>;
+
 /// A new tensor with uninitialised memory (no memory on `meta`), C-order strides.
-/// Throws ValueError for negative sizes.
+/// Throws ValueError for negative sizes, Error (RuntimeError) if its size
+/// arithmetic overflows int64 (Note [Checked size arithmetic]) and
+/// std::bad_alloc (MemoryError) if the memory cannot be allocated.
 Tensor empty(IntArrayRef sizes, ScalarType dtype = ScalarType::Float, Device device = Device());
-/// A new tensor with the given strides (in elements), uninitialised.
+/// A new tensor with the given strides (in elements), uninitialised. Throws as empty().
 Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype = ScalarType::Float,
                      Device device = Device());
 /// A tensor over memory the caller owns; `deleter(ctx, data)` runs when the
-/// last tensor using it dies (may be null).
+/// last tensor using it dies (may be null), or before from_blob throws for a
+/// geometry it refuses (as empty_strided does).
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,
                  StorageImpl::Deleter deleter = nullptr, void* ctx = nullptr);
 

@@ -1,14 +1,30 @@
-// TensorImpl construction, key sets and contiguity.
+// TensorImpl construction (with the checks of its geometry), key sets and contiguity.
 #include <opdispatch/core/TensorImpl.h>
 
+#include <sstream>
+
+#include <opdispatch/core/CheckedArithmetic.h>
 #include <opdispatch/core/Exception.h>
 
 namespace opdispatch {
 
+namespace {
+/// "[2, 3]", for messages.
+std::string listString(IntArrayRef v) {
+  std::ostringstream ss;
+  ss << "[";
+  for (size_t i = 0; i < v.size(); ++i) {
+    ss << (i ? ", " : "") << v[i];
+  }
+  ss << "]";
+  return ss.str();
+}
+} // namespace
+
 TensorImpl::TensorImpl(intrusive_ptr<StorageImpl> storage, ScalarType dtype, Device device,
                        std::vector<int64_t> sizes, std::vector<int64_t> strides,
                        int64_t storage_offset)
-    : key_set_(backendKeyForDevice(device.type)),
+    : key_set_(backendKeyForDevice(device.type())),
       storage_(std::move(storage)),
       version_counter_(make_intrusive<VersionCounter>()),
       sizes_(std::move(sizes)),
@@ -16,23 +32,24 @@ TensorImpl::TensorImpl(intrusive_ptr<StorageImpl> storage, ScalarType dtype, Dev
       storage_offset_(storage_offset),
       dtype_(dtype),
       device_(device) {
-  OPDISPATCH_CHECK_VALUE(sizes_.size() == strides_.size(), "a tensor needs one stride per dimension; got ",
-                         sizes_.size(), " sizes and ", strides_.size(), " strides");
-  OPDISPATCH_CHECK_VALUE(elementSize(dtype) != 0, "a tensor needs a defined dtype");
-  OPDISPATCH_CHECK_VALUE(storage_offset >= 0, "storage_offset must be >= 0, got ", storage_offset);
-  OPDISPATCH_CHECK_VALUE(storage_.defined() || device.is_meta(),
-                         "a tensor on ", device, " needs a storage; only meta tensors have none");
-  for (size_t i = 0; i < sizes_.size(); ++i) {
-    OPDISPATCH_CHECK_VALUE(sizes_[i] >= 0, "tensor sizes must be >= 0, got ", sizes_[i],
-                           " at dimension ", i);
-    numel_ *= sizes_[i];
-  }
+  int64_t nbytes = computeStorageNbytes(sizes_, strides_, storage_offset_, dtype_, &numel_);
+  OPDISPATCH_CHECK_INDEX(!storage_.defined() || static_cast<uint64_t>(nbytes) <= storage_->nbytes(),
+                         "a tensor with sizes ", listString(sizes_), ", strides ", listString(strides_),
+                         " and storage_offset ", storage_offset_, " (dtype ", toPythonName(dtype_),
+                         ") reaches byte ", nbytes, " of its storage, which has ", storage_->nbytes(), " bytes");
   refreshContiguous();
+}
+
+TensorImpl::~TensorImpl() {
+  if (owns_pyobj_ && pyobj_ != nullptr) {
+    pyInterpreterHooks().decref(pyobj_);
+  }
 }
 
 void* TensorImpl::data_ptr() const {
   OPDISPATCH_CHECK(storage_.defined(), "cannot access the data of a tensor on ", device_,
-                   ": it has no storage (meta tensors carry only shapes and dtypes)");
+                   ": it has no storage (meta tensors, wrapper subclasses and fake tensors carry only metadata)");
+  // Fits int64: Note [Checked size arithmetic], invariant 2.
   return static_cast<char*>(storage_->data()) + storage_offset_ * static_cast<int64_t>(itemsize());
 }
 
@@ -41,7 +58,7 @@ void TensorImpl::set_requires_grad(bool requires_grad) {
                    "only Tensors of floating point and complex dtype can require gradients, not opdispatch.",
                    toPythonName(dtype_));
   requires_grad_ = requires_grad;
-  DispatchKey backend = backendKeyForDevice(device_.type);
+  DispatchKey backend = backendKeyForDevice(device_.type());
   DispatchKeySet grad_keys = tensorKeySet(backend, true) - DispatchKeySet(backend);
   key_set_ = requires_grad ? key_set_ | grad_keys : key_set_ - grad_keys;
 }
@@ -77,7 +94,7 @@ void TensorImpl::refreshContiguous() {
       is_contiguous_ = numel_ == 0;
       return;
     }
-    expected *= sizes_[i];
+    expected *= sizes_[i]; // bounded by the product of the nonzero sizes: Note [Checked size arithmetic]
   }
 }
 
@@ -86,9 +103,50 @@ std::vector<int64_t> contiguousStrides(IntArrayRef sizes) {
   int64_t s = 1;
   for (size_t i = sizes.size(); i-- > 0;) {
     strides[i] = s;
-    s *= sizes[i] > 1 ? sizes[i] : 1;
+    OPDISPATCH_CHECK(!mulOverflows(s, sizes[i] > 1 ? sizes[i] : 1, &s), "the contiguous strides of sizes ",
+                     listString(sizes), " overflow int64 (the product of the sizes must be less than 2**63)");
   }
   return strides;
+}
+
+int64_t computeStorageNbytes(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset, ScalarType dtype,
+                             int64_t* numel) {
+  OPDISPATCH_CHECK_VALUE(sizes.size() == strides.size(), "a tensor needs one stride per dimension; got ",
+                         sizes.size(), " sizes and ", strides.size(), " strides");
+  auto itemsize = static_cast<int64_t>(elementSize(dtype));
+  OPDISPATCH_CHECK_VALUE(itemsize != 0, "a tensor needs a defined dtype");
+  OPDISPATCH_CHECK_VALUE(storage_offset >= 0, "storage_offset must be >= 0, got ", storage_offset);
+  bool empty = false;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    OPDISPATCH_CHECK_VALUE(sizes[i] >= 0, "tensor sizes must be >= 0, got ", sizes[i], " at dimension ", i);
+    OPDISPATCH_CHECK_VALUE(strides[i] >= 0, "negative strides are not supported (stride ", strides[i],
+                           " at dimension ", i, ")");
+    empty = empty || sizes[i] == 0;
+  }
+  auto overflow = [&](const char* what) {
+    return Error(detail::str("the ", what, " of a tensor with sizes ", listString(sizes), ", strides ",
+                             listString(strides), ", storage_offset ", storage_offset, " and dtype ",
+                             toPythonName(dtype), " overflows int64 (Storage size calculation overflowed)"));
+  };
+  int64_t product = 1;
+  if (nonzeroProductOverflows(sizes, &product)) {
+    throw overflow("number of elements");
+  }
+  int64_t offset_bytes = 0;
+  if (mulOverflows(storage_offset, itemsize, &offset_bytes)) {
+    throw overflow("byte offset");
+  }
+  if (numel != nullptr) {
+    *numel = empty ? 0 : product;
+  }
+  if (empty) {
+    return 0;
+  }
+  int64_t nbytes = 0;
+  if (storageNbytesOverflows(sizes, strides, storage_offset, itemsize, &nbytes)) {
+    throw overflow("byte extent");
+  }
+  return nbytes;
 }
 
 } // namespace opdispatch

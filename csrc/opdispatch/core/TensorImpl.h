@@ -30,12 +30,19 @@ struct VersionCounter final : intrusive_ptr_target {
 // subclass that handles dispatch itself.
 class TensorImpl final : public intrusive_ptr_target {
  public:
-  /// `storage` may be null only on `meta`. `strides` are in elements and
-  /// must have as many entries as `sizes`. Throws ValueError otherwise.
+  /// `storage` is null for a tensor without data (always on `meta`; a
+  /// wrapper subclass or fake tensor on any device). `strides` are in
+  /// elements and must have as many entries as `sizes`. Checks the geometry
+  /// (computeStorageNbytes; Note [Checked size arithmetic]): throws
+  /// ValueError for a bad rank, size, stride, offset or dtype, Error for
+  /// arithmetic that overflows int64, IndexError if the elements reach past
+  /// the storage.
   TensorImpl(intrusive_ptr<StorageImpl> storage, ScalarType dtype, Device device,
              std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t storage_offset);
   TensorImpl(const TensorImpl&) = delete;
   TensorImpl& operator=(const TensorImpl&) = delete;
+  /// Releases the Python object if this TensorImpl owns it (see owns_pyobj).
+  ~TensorImpl() override;
 
   DispatchKeySet key_set() const { return key_set_; }
   IntArrayRef sizes() const { return sizes_; }
@@ -48,7 +55,7 @@ class TensorImpl final : public intrusive_ptr_target {
   size_t itemsize() const { return elementSize(dtype_); }
   bool has_storage() const { return storage_.defined(); }
   const intrusive_ptr<StorageImpl>& storage() const { return storage_; }
-  /// Address of element 0. Throws on a tensor with no storage (meta).
+  /// Address of element 0. Throws on a tensor with no storage (meta, wrapper subclasses).
   void* data_ptr() const;
   bool is_contiguous() const { return is_contiguous_; }
 
@@ -73,6 +80,12 @@ class TensorImpl final : public intrusive_ptr_target {
   /// read and written only with the GIL held, cleared when the wrapper dies.
   void* pyobj() const { return pyobj_; }
   void set_pyobj(void* obj) { pyobj_ = obj; }
+  /// Whether this TensorImpl holds a strong reference to pyobj() (a tensor
+  /// subclass object kept alive while only C++ holds the tensor; the object
+  /// then borrows its TensorImpl). GIL held. See Note [Preserving tensor
+  /// subclass objects] in csrc/python/PythonTensor.cpp.
+  bool owns_pyobj() const { return owns_pyobj_; }
+  void set_owns_pyobj(bool owns) { owns_pyobj_ = owns; }
   /// Autograd state owned by the Python layer (grad, grad_fn, ...).
   OwnedPyObject& autograd_meta() { return autograd_meta_; }
 
@@ -91,10 +104,23 @@ class TensorImpl final : public intrusive_ptr_target {
   bool requires_grad_ = false;
   bool is_contiguous_ = true;
   void* pyobj_ = nullptr;
+  bool owns_pyobj_ = false;
   OwnedPyObject autograd_meta_;
 };
 
-/// Row-major (C-order) strides, in elements, for `sizes`.
+/// Row-major (C-order) strides, in elements, for `sizes` (a size of 0 or 1
+/// counts as 1, as PyTorch). Throws Error if a stride does not fit int64.
 std::vector<int64_t> contiguousStrides(IntArrayRef sizes);
+
+/// The bytes of storage the elements of a tensor of this geometry reach,
+/// (storage_offset + 1 + sum((size_i - 1) * stride_i)) * itemsize, or 0 if it
+/// has no elements; `*numel` (if given) gets the number of elements. Throws
+/// ValueError if ranks differ, for a negative size, stride or offset and an
+/// undefined dtype; Error (RuntimeError, as PyTorch's "Storage size
+/// calculation overflowed") if numel, a contiguous stride, the byte offset or
+/// the byte extent does not fit int64. See Note [Checked size arithmetic].
+/// PyTorch: at::detail::computeStorageNbytes.
+int64_t computeStorageNbytes(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset, ScalarType dtype,
+                             int64_t* numel = nullptr);
 
 } // namespace opdispatch

@@ -1,7 +1,9 @@
 // The templates that turn typed C++ kernels into boxed ones and back:
 // IValue -> C++ argument conversion, C++ result -> IValue, the functor
-// wrappers for functions and lambdas, and make_boxed_from_unboxed_functor.
-// PyTorch: make_boxed_from_unboxed_functor.h, WrapFunctionIntoFunctor.h.
+// wrappers for functions and lambdas, make_boxed_from_unboxed_functor, and
+// BoxedKernelWrapper (a typed call of a boxed kernel).
+// PyTorch: make_boxed_from_unboxed_functor.h, WrapFunctionIntoFunctor.h,
+// boxing.h.
 #pragma once
 
 #include <optional>
@@ -14,7 +16,7 @@
 
 #include <opdispatch/core/IValue.h>
 #include <opdispatch/core/Stack.h>
-#include <opdispatch/dispatch/FunctionTraits.h>
+#include <opdispatch/core/FunctionTraits.h>
 #include <opdispatch/dispatch/OperatorKernel.h>
 #include <opdispatch/schema/InferSchema.h>
 
@@ -123,6 +125,32 @@ struct ivalue_to_arg<std::optional<T>> {
   }
 };
 
+// Note [Tensor& kernel parameters]
+// A kernel writes to an argument its schema marks `Tensor(a!)` through a
+// non-const `Tensor&` parameter (in-place and out= kernels). Called boxed, the
+// parameter is bound to the Tensor held by the argument's IValue on the stack:
+// that Tensor shares its TensorImpl with the caller's tensor, so writes to the
+// data (and changes to sizes) are the caller's, as in PyTorch. Rebinding the
+// parameter (`out = other`) changes only the stack's copy. Called typed, the
+// parameter is the caller's Tensor itself. No other parameter may be a
+// non-const reference: the kernel would write to a temporary.
+
+/// The argument for a kernel parameter of type Param, read from `v` (an
+/// IValue on the stack, which outlives the kernel call).
+template <class Param>
+decltype(auto) argFromStack(IValue& v) {
+  static_assert(!std::is_lvalue_reference_v<Param> || std::is_const_v<std::remove_reference_t<Param>> ||
+                    std::is_same_v<Param, Tensor&>,
+                "opdispatch: a kernel parameter is a value or a const reference; only Tensor& (an argument the "
+                "schema marks Tensor(a!)) may be a non-const reference");
+  if constexpr (std::is_same_v<Param, Tensor&>) {
+    // The IValue is not const (it is on the stack), so neither is its Tensor.
+    return const_cast<Tensor&>(v.toTensor());
+  } else {
+    return ivalue_to_arg<std::decay_t<Param>>::call(v);
+  }
+}
+
 /// An owned C++ value of type T from an IValue (for results of boxed calls).
 template <class T>
 std::decay_t<T> ivalueTo(const IValue& v) {
@@ -143,6 +171,20 @@ struct push_outputs<std::tuple<Ts...>> {
     std::apply([&](auto&&... elems) { (stack->emplace_back(IValue(std::move(elems))), ...); }, std::move(out));
   }
 };
+
+/// What a kernel returning Return has returned, held by value: references
+/// (`Tensor&`, `std::tuple<Tensor&, Tensor&>`) become copies of the Tensor
+/// handles, so the result outlives the arguments it may refer to.
+template <class Return>
+struct owned_return {
+  using type = std::decay_t<Return>;
+};
+template <class... Ts>
+struct owned_return<std::tuple<Ts...>> {
+  using type = std::tuple<std::decay_t<Ts>...>;
+};
+template <class Return>
+using owned_return_t = typename owned_return<std::decay_t<Return>>::type;
 
 /// Reads a boxed call's results back into a C++ value of type Return.
 template <class Return>
@@ -233,15 +275,74 @@ struct make_boxed_from_unboxed_functor {
     IValue* args = stack->data() + (stack->size() - kNumArgs);
     (void)args;
     if constexpr (std::is_void_v<Return>) {
-      wrap_kernel_functor_unboxed<KernelFunctor>::call(functor, ks,
-                                                       ivalue_to_arg<std::decay_t<Params>>::call(args[I])...);
+      wrap_kernel_functor_unboxed<KernelFunctor>::call(functor, ks, argFromStack<Params>(args[I])...);
       drop(*stack, kNumArgs);
     } else {
-      std::decay_t<Return> out = wrap_kernel_functor_unboxed<KernelFunctor>::call(
-          functor, ks, ivalue_to_arg<std::decay_t<Params>>::call(args[I])...);
+      // Copied out before the arguments are dropped: a Tensor& result refers to one of them.
+      owned_return_t<Return> out =
+          wrap_kernel_functor_unboxed<KernelFunctor>::call(functor, ks, argFromStack<Params>(args[I])...);
       drop(*stack, kNumArgs);
-      push_outputs<std::decay_t<Return>>::call(std::move(out), stack);
+      push_outputs<owned_return_t<Return>>::call(std::move(out), stack);
     }
+  }
+};
+
+// --- typed call of a boxed kernel --------------------------------------------------
+
+template <class T>
+struct is_tuple_of_mutable_tensor_refs : std::false_type {};
+template <class... Ts>
+struct is_tuple_of_mutable_tensor_refs<std::tuple<Ts...>>
+    : std::bool_constant<(sizeof...(Ts) > 0) && (std::is_same_v<Ts, Tensor&> && ...)> {};
+
+/// Calls a boxed kernel with typed arguments: boxes them, calls, and unboxes
+/// the results. A kernel returning `Tensor&` returns one of its arguments, so
+/// that argument is the result, as in PyTorch (boxing.h, BoxedKernelWrapper):
+/// the first one when it is a `Tensor&` (in-place ops, `add_(Tensor(a!) self,
+/// ...) -> Tensor(a!)`), else the last one (out= ops, `add.out(..., *,
+/// Tensor(a!) out) -> Tensor(a!)`); `std::tuple<Tensor&, ...>` of N is the last
+/// N arguments. Other results are read from the stack.
+template <class FuncType>
+struct BoxedKernelWrapper;
+template <class Return, class... Args>
+struct BoxedKernelWrapper<Return(Args...)> {
+  static constexpr size_t kNumArgs = sizeof...(Args);
+
+  template <class Kernel>
+  static Return call(const Kernel& kernel, const OperatorHandle& op, DispatchKeySet ks, Args... args) {
+    Stack stack;
+    stack.reserve(kNumArgs);
+    push(stack, args...);
+    kernel.callBoxed(op, ks, &stack);
+    if constexpr (std::is_same_v<Return, Tensor&>) {
+      static_assert(kNumArgs > 0, "a kernel returning Tensor& returns one of its Tensor& arguments");
+      using First = std::tuple_element_t<0, std::tuple<Args...>>;
+      using Last = std::tuple_element_t<kNumArgs - 1, std::tuple<Args...>>;
+      static_assert(std::is_same_v<First, Tensor&> || std::is_same_v<Last, Tensor&>,
+                    "a kernel returning Tensor& takes the tensor it returns as its first (in-place) or last "
+                    "(out=) parameter, a Tensor&");
+      auto refs = std::forward_as_tuple(args...);
+      if constexpr (std::is_same_v<First, Tensor&>) {
+        return std::get<0>(refs);
+      } else {
+        return std::get<kNumArgs - 1>(refs);
+      }
+    } else if constexpr (is_tuple_of_mutable_tensor_refs<Return>::value) {
+      constexpr size_t kNumOuts = std::tuple_size_v<Return>;
+      static_assert(kNumOuts <= kNumArgs, "a kernel returning std::tuple<Tensor&...> returns its last arguments");
+      return lastArguments(std::forward_as_tuple(args...), std::make_index_sequence<kNumOuts>());
+    } else {
+      return pop_return<Return>::call(stack);
+    }
+  }
+
+ private:
+  template <class Refs, size_t... I>
+  static Return lastArguments(Refs refs, std::index_sequence<I...>) {
+    constexpr size_t first = kNumArgs - sizeof...(I);
+    static_assert(((std::is_same_v<std::tuple_element_t<first + I, Refs>, Tensor&>) && ...),
+                  "a kernel returning std::tuple<Tensor&...> takes those tensors as its last parameters, Tensor&");
+    return Return(std::get<first + I>(refs)...);
   }
 };
 

@@ -78,6 +78,17 @@ OPDISPATCH_NOINLINE typename Frame::Result invokeWithEffects(const OperatorHandl
 
 } // namespace detail
 
+/// Runs `kernel`, a table entry (or a kernel standing in for one, with its
+/// effects), with key set `ks`: steps 3 and 4 of Note [One call path].
+template <class Frame>
+OPDISPATCH_ALWAYS_INLINE typename Frame::Result invokeKernel(const OperatorHandle& op, KernelRef kernel,
+                                                             DispatchKeySet ks, Frame& frame) {
+  if (OPDISPATCH_LIKELY(!kernel.hasEffects())) {
+    return frame.invoke(op, kernel, ks);
+  }
+  return detail::invokeWithEffects(op, kernel, ks, std::move(frame));
+}
+
 /// Calls the kernel of `ks` (a key set the caller restricted, e.g. with
 /// FULL_AFTER; it is masked to the non-fallthrough keys here): steps 2-4 of
 /// Note [One call path].
@@ -86,10 +97,7 @@ OPDISPATCH_ALWAYS_INLINE typename Frame::Result redispatchOperator(const Operato
                                                                    Frame& frame) {
   KernelRef kernel;
   const DispatchKeySet masked = op.entry().table().lookup(ks, &kernel);
-  if (OPDISPATCH_LIKELY(!kernel.hasEffects())) {
-    return frame.invoke(op, kernel, masked);
-  }
-  return detail::invokeWithEffects(op, kernel, masked, std::move(frame));
+  return invokeKernel(op, kernel, masked, frame);
 }
 
 /// Dispatches a call on its arguments and the thread-local state: Note [One call path].

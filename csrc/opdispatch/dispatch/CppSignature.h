@@ -5,7 +5,7 @@
 #include <string>
 #include <typeindex>
 
-#include <opdispatch/dispatch/FunctionTraits.h>
+#include <opdispatch/core/FunctionTraits.h>
 
 namespace opdispatch {
 

@@ -66,6 +66,7 @@ OperatorEntry& Dispatcher::lookupOrCreate(const OperatorName& name) {
   }
   OperatorEntry& e = operators_.emplace_back(name, backendFallbacks_);
   operatorLookupTable_.emplace(name, &e);
+  entriesByName_[name.name].push_back(&e);
   return e;
 }
 
@@ -129,6 +130,20 @@ std::vector<OperatorName> Dispatcher::getAllOpNames() {
   return names;
 }
 
+std::vector<std::string> Dispatcher::findOverloadNames(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::string> out;
+  auto it = entriesByName_.find(name);
+  if (it != entriesByName_.end()) {
+    for (const OperatorEntry* e : it->second) {
+      if (e->hasSchema()) {
+        out.push_back(e->operator_name().overload_name);
+      }
+    }
+  }
+  return out;
+}
+
 std::vector<OperatorHandle> Dispatcher::findDanglingImpls() {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<OperatorHandle> out;
@@ -189,6 +204,7 @@ RegistrationHandleRAII Dispatcher::registerImpl(OperatorName name, std::optional
   OperatorEntry& e = lookupOrCreate(name);
   auto it = e.registerKernel(key, std::move(kernel), cpp_signature, std::move(inferred_schema), std::move(debug));
   ++e.def_and_impl_count_;
+  kernelGeneration_.fetch_add(1, std::memory_order_release);
   DispatchKey k = key.value_or(DispatchKey::CompositeImplicitAutograd);
   return RegistrationHandleRAII([this, &e, k, it] { deregisterImpl(e, k, it); });
 }
@@ -199,6 +215,7 @@ void Dispatcher::deregisterImpl(OperatorEntry& e, DispatchKey key, AnnotatedKern
     std::lock_guard<std::mutex> lock(mutex_);
     e.deregisterKernel(key, it, retiredKernels_);
     --e.def_and_impl_count_;
+    kernelGeneration_.fetch_add(1, std::memory_order_release);
   }
   if (functor) {
     functor->retire();
@@ -212,6 +229,7 @@ RegistrationHandleRAII Dispatcher::registerFallback(DispatchKey key, KernelFunct
   for (auto& e : operators_) {
     e.updateFallback(key);
   }
+  kernelGeneration_.fetch_add(1, std::memory_order_release);
   return RegistrationHandleRAII([this, position] { deregisterFallback(position); });
 }
 
@@ -223,6 +241,7 @@ void Dispatcher::deregisterFallback(const BackendFallbacks::Position& position) 
     for (auto& e : operators_) {
       e.updateFallback(position.key);
     }
+    kernelGeneration_.fetch_add(1, std::memory_order_release);
     // A fallback registered at an alias key is one functor in several slots
     // (Library::_fallback). Retire it with the last of them: a call that
     // reaches a slot still registered must find it working, not retired
@@ -252,6 +271,30 @@ RegistrationHandleRAII Dispatcher::registerLibrary(std::string ns, std::string d
     std::lock_guard<std::mutex> lock(mutex_);
     libraries_.erase(ns);
   });
+}
+
+RegistrationHandleRAII Dispatcher::registerPythonModule(const OperatorName& name, std::string pymodule,
+                                                        std::string context) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto& records = pythonModules_[name];
+  auto it = records.emplace(records.end(), std::move(pymodule), std::move(context));
+  return RegistrationHandleRAII([this, name, it] {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto found = pythonModules_.find(name);
+    found->second.erase(it);
+    if (found->second.empty()) {
+      pythonModules_.erase(found);
+    }
+  });
+}
+
+std::optional<std::pair<std::string, std::string>> Dispatcher::getPyStub(const OperatorName& name) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto found = pythonModules_.find(name);
+  if (found == pythonModules_.end()) {
+    return std::nullopt;
+  }
+  return found->second.back();
 }
 
 // --- calls -------------------------------------------------------------------------

@@ -39,12 +39,19 @@ class Dispatcher final {
   OperatorHandle findOrRegisterName(const OperatorName& name);
   /// Names of all operators with any registration.
   std::vector<OperatorName> getAllOpNames();
+  /// The overload names ("" for the default) of the operators called `name`
+  /// ("ns::op") that have a schema, in the order their entries were created.
+  /// Costs the number of overloads of `name`, not of operators.
+  std::vector<std::string> findOverloadNames(const std::string& name);
   /// Operators that have kernels but no schema.
   std::vector<OperatorHandle> findDanglingImpls();
   /// Checks every operator's invariants.
   void checkInvariants();
   /// Increases with every def and undef: lets callers cache name lookups.
   uint64_t registrationGeneration() const { return generation_.load(std::memory_order_acquire); }
+  /// Increases with every kernel or backend fallback (de)registration: lets
+  /// callers cache dispatch decisions (the Python dispatcher's per-op caches).
+  uint64_t kernelGeneration() const { return kernelGeneration_.load(std::memory_order_acquire); }
 
   // --- registration ----------------------------------------------------------
   /// Defines an operator whose alias annotations are read as `alias_analysis`
@@ -72,6 +79,13 @@ class Dispatcher final {
   /// Claims namespace `ns` for a DEF library. Throws Error naming both sites
   /// if another DEF library has it.
   RegistrationHandleRAII registerLibrary(std::string ns, std::string debug);
+  /// Records that the fake (meta) kernel of operator `name` is registered
+  /// from Python module `pymodule` (Library::set_python_module; `context` is
+  /// help text). The newest record wins; undoing it restores the previous one.
+  /// PyTorch: Dispatcher::registerPythonModule (the "pystub").
+  RegistrationHandleRAII registerPythonModule(const OperatorName& name, std::string pymodule, std::string context);
+  /// The newest (pymodule, context) recorded for `name`, if any. PyTorch: Dispatcher::getPyStub.
+  std::optional<std::pair<std::string, std::string>> getPyStub(const OperatorName& name) const;
 
   // --- calls -------------------------------------------------------------------
   /// OperatorHandle::callBoxed. PyTorch: Dispatcher::callBoxed.
@@ -95,12 +109,17 @@ class Dispatcher final {
   mutable std::mutex mutex_;
   std::list<OperatorEntry> operators_;
   std::unordered_map<OperatorName, OperatorEntry*> operatorLookupTable_;
+  /// Every entry by its name without overload, in creation order (entries are never freed).
+  std::unordered_map<std::string, std::vector<OperatorEntry*>> entriesByName_;
   BackendFallbacks backendFallbacks_;
   std::unordered_map<std::string, std::string> libraries_;
+  /// Per operator, the (pymodule, context) records of registerPythonModule, newest last.
+  std::unordered_map<OperatorName, std::list<std::pair<std::string, std::string>>> pythonModules_;
   /// Deregistered kernels, kept alive (Note [Kernel lifetime]).
   AnnotatedKernelContainer retiredKernels_;
   std::vector<const AnnotatedSchema*> retiredSchemas_;
   std::atomic<uint64_t> generation_{0};
+  std::atomic<uint64_t> kernelGeneration_{0};
 };
 
 } // namespace opdispatch

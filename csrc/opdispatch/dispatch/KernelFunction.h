@@ -9,9 +9,9 @@
 #include <type_traits>
 
 #include <opdispatch/core/DispatchKeySet.h>
+#include <opdispatch/core/FunctionTraits.h>
 #include <opdispatch/core/Stack.h>
 #include <opdispatch/dispatch/BoxingTemplates.h>
-#include <opdispatch/dispatch/FunctionTraits.h>
 #include <opdispatch/dispatch/KernelRef.h>
 #include <opdispatch/dispatch/OperatorKernel.h>
 

@@ -55,18 +55,15 @@ class KernelRef final {
 
   /// Calls with typed arguments: the unboxed entry when there is one (the
   /// caller guarantees `Return(Args...)` is the kernel's signature, see
-  /// CppSignature), else boxes the arguments and calls the boxed entry.
+  /// CppSignature), else boxes the arguments and calls the boxed entry
+  /// (detail::BoxedKernelWrapper).
   template <class Return, class... Args>
   Return call(const OperatorHandle& op, DispatchKeySet ks, Args&&... args) const {
     if (OPDISPATCH_LIKELY(unboxed_ != nullptr)) {
       using Unboxed = Return(OperatorKernel*, DispatchKeySet, Args...);
       return (*reinterpret_cast<Unboxed*>(unboxed_))(functor_, ks, std::forward<Args>(args)...);
     }
-    Stack stack;
-    stack.reserve(sizeof...(Args));
-    push(stack, std::forward<Args>(args)...);
-    callBoxed(op, ks, &stack);
-    return detail::pop_return<Return>::call(stack);
+    return detail::BoxedKernelWrapper<Return(Args...)>::call(*this, op, ks, std::forward<Args>(args)...);
   }
 
   bool operator==(const KernelRef& o) const {

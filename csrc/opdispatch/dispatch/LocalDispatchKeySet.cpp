@@ -7,6 +7,10 @@ namespace opdispatch {
 
 __thread PODLocalDispatchKeySet raw_local_dispatch_key_set __attribute__((tls_model("initial-exec"))) = {0, 0};
 
+void _force_tls_local_dispatch_key_set(LocalDispatchKeySet ks) {
+  raw_local_dispatch_key_set = {ks.included_.raw_repr(), ks.excluded_.raw_repr()};
+}
+
 bool tls_is_dispatch_key_included(DispatchKey k) {
   return tls_local_dispatch_key_set().included_.has(k);
 }

@@ -27,6 +27,8 @@ inline LocalDispatchKeySet tls_local_dispatch_key_set() {
   return {DispatchKeySet(DispatchKeySet::RAW, raw_local_dispatch_key_set.included_),
           DispatchKeySet(DispatchKeySet::RAW, raw_local_dispatch_key_set.excluded_)};
 }
+/// Replaces this thread's sets (RestorePythonTLSSnapshot restores the ones recorded on entry).
+void _force_tls_local_dispatch_key_set(LocalDispatchKeySet ks);
 
 /// The key set a call with arguments of keys `ks` dispatches on: `ks` |
 /// this thread's included keys - its excluded keys.

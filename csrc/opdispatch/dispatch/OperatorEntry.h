@@ -69,6 +69,10 @@ class OperatorEntry final {
   /// The C++ signature the unboxed kernels share, if any has one.
   std::optional<CppSignature> cppSignature() const;
 
+  /// The table entry for runtime key `k` (or Undefined) with the reason it
+  /// was chosen (also for inspection: opdispatch._C._dispatch_table_entries).
+  /// PyTorch: computeDispatchTableEntryWithDebug.
+  std::pair<const AnnotatedKernel*, const char*> computeDispatchTableEntryWithDebug(DispatchKey k) const;
   /// Lines `name:`, `schema:`, `debug:`, `alias analysis kind:`, then one
   /// line per kernel `<Key>[alias]: <debug> :: <inferred schema> [ boxed unboxed ]`.
   /// PyTorch: OperatorEntry::dumpState.
@@ -107,9 +111,6 @@ class OperatorEntry final {
 
   /// Recomputes the entries of `keys`, and of Undefined if `undefined`, and publishes them.
   void updateDispatchTable(DispatchKeySet keys, bool undefined);
-  /// The table entry for runtime key `k` (or Undefined) with the reason it
-  /// was chosen. PyTorch: computeDispatchTableEntryWithDebug.
-  std::pair<const AnnotatedKernel*, const char*> computeDispatchTableEntryWithDebug(DispatchKey k) const;
   /// What the table holds at `k` for `chosen`: its KernelRef with the effects a call there has.
   KernelRef tableEntry(DispatchKey k, const AnnotatedKernel& chosen) const;
   const AnnotatedKernel* getKernelForDispatchKey(DispatchKey k) const;

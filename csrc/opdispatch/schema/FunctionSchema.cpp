@@ -3,18 +3,29 @@
 #include <opdispatch/schema/FunctionSchema.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <mutex>
 #include <sstream>
+#include <string_view>
+#include <unordered_set>
 
 namespace opdispatch {
 
 namespace {
 
+// Sets hold no duplicates (the parser drops them), so equal sizes and one
+// inclusion make them equal. Linear through a hash set: alias sets can be
+// as long as the schema text (Note [Parser resource bounds]).
 bool sameSet(const std::vector<std::string>& a, const std::vector<std::string>& b) {
-  auto contains = [](const std::vector<std::string>& v, const std::string& s) {
-    return std::find(v.begin(), v.end(), s) != v.end();
-  };
-  return std::all_of(a.begin(), a.end(), [&](const std::string& s) { return contains(b, s); }) &&
-         std::all_of(b.begin(), b.end(), [&](const std::string& s) { return contains(a, s); });
+  if (a.size() != b.size()) {
+    return false;
+  }
+  if (a == b) {
+    return true;
+  }
+  std::unordered_set<std::string_view> inA(a.begin(), a.end());
+  return std::all_of(b.begin(), b.end(), [&](const std::string& s) { return inA.count(s) != 0; });
 }
 
 void printSet(std::ostream& os, const std::vector<std::string>& set) {
@@ -65,23 +76,60 @@ void printAnnotatedType(std::ostream& os, TypePtr type, const AliasInfo* alias,
 // Note [Printing default values]
 // As PyTorch (operator<<(Argument)): strings quoted; an `int[N]` default of N
 // equal elements (N > 1) as the single number (`int[2] stride=1`, the form
-// native_functions.yaml uses); everything else as IValue prints it.
-// Three deliberate differences, each where PyTorch's text does not parse back
-// to the same value:
+// native_functions.yaml uses; only for int, not SymInt or enum lists);
+// doubles as PyTorch 2.13 prints them: integral values that fit an int64 as
+// `<int>.` (`1e16` is `10000000000000000.`, `-0.` is `0.`), others with 17
+// significant digits; everything else as IValue prints it. Deliberate
+// differences, each where PyTorch's text does not parse back to the same
+// value:
 //  - PyTorch also shortens lists of another length, or without N
 //    (`int[] x=[1, 1]` -> `int[] x=1`); we print those in full.
-//  - A double that prints like an integer (integral, >= 1e10) gets a
-//    trailing '.' unless the type is `float`, where the parser converts ints.
 //  - Device defaults are quoted (`Device d="cpu"`), as the parser reads them.
+//  - inf and nan (which we accept) print as `inf`, `-inf`, `nan`.
+void printDouble(std::ostream& os, double d) {
+  if (std::isnan(d)) {
+    os << "nan";
+  } else if (std::isinf(d)) {
+    os << (d < 0 ? "-inf" : "inf");
+  } else if (d == std::trunc(d) && std::abs(d) < 9.2e18) {
+    os << static_cast<int64_t>(d) << ".";
+  } else {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.17g", d);
+    os << buf;
+  }
+}
+
+void printElement(std::ostream& os, const IValue& v) {
+  if (v.isDouble()) {
+    printDouble(os, v.toDouble());
+  } else if (v.isString()) {
+    printQuotedString(os, v.toStringRef());
+  } else {
+    os << v;
+  }
+}
+
 void printDefault(std::ostream& os, const Argument& arg) {
-  const IValue& value = *arg.default_value();
   TypePtr type = arg.type();
-  TypePtr unopt = type->unwrapOptional();
-  if (value.isString() && unopt->kind() == TypeKind::Str) {
-    printQuotedString(os, value.toStringRef());
+  TypePtr list = type->unwrapOptional();
+  bool intList = list->isList() && list->elem()->kind() == TypeKind::Int;
+  if (const auto* b = arg.broadcastDefault()) {
+    // As the materialised list would print, without materialising it.
+    if (intList && b->n > 1) {
+      printElement(os, b->element);
+      return;
+    }
+    os << "[";
+    for (int32_t i = 0; i < b->n; ++i) {
+      os << (i ? ", " : "");
+      printElement(os, b->element);
+    }
+    os << "]";
     return;
   }
-  if (value.isIntList() && type->isList() && type->elem()->kind() == TypeKind::Int) {
+  const IValue& value = *arg.default_value();
+  if (value.isIntList() && intList) {
     const auto& elems = value.toIntList();
     bool allSame = std::all_of(elems.begin(), elems.end(), [&](int64_t e) { return e == elems[0]; });
     if (elems.size() > 1 && allSame && arg.N() && static_cast<size_t>(*arg.N()) == elems.size()) {
@@ -93,13 +141,17 @@ void printDefault(std::ostream& os, const Argument& arg) {
     printQuotedString(os, value.toDevice().str());
     return;
   }
-  std::ostringstream text;
-  text << value;
-  os << text.str();
-  if (value.isDouble() && type->kind() != TypeKind::Float &&
-      text.str().find_first_not_of("-0123456789") == std::string::npos) {
-    os << ".";
+  if (value.isList()) {
+    const auto elems = value.toListOfIValues();
+    os << "[";
+    for (size_t i = 0; i < elems.size(); ++i) {
+      os << (i ? ", " : "");
+      printElement(os, elems[i]);
+    }
+    os << "]";
+    return;
   }
+  printElement(os, value);
 }
 
 } // namespace
@@ -133,10 +185,84 @@ std::ostream& operator<<(std::ostream& os, const AliasInfo& a) {
   return os << ")";
 }
 
+// Note [Broadcast defaults]
+// `int[N] x=v` means N copies of v. A schema keeps (v, N), so that parsing
+// holds memory proportional to the text (1,000 schemas with
+// `int[65536] x=1` would otherwise hold ~480 MiB); the list is built on the
+// first call of default_value() (under std::call_once, so concurrent calls
+// see one list) and shared by every copy of the Argument. Printing and
+// equality use (v, N) and never build it.
+struct Argument::LazyBroadcast {
+  BroadcastDefault compact;
+  std::once_flag once;
+  std::optional<IValue> value;
+};
+
+Argument::Argument(std::string name, TypePtr type, std::optional<int32_t> N, BroadcastDefault default_value,
+                   bool kwarg_only, std::optional<AliasInfo> alias_info)
+    : name_(std::move(name)),
+      type_(type),
+      N_(N),
+      broadcast_(std::make_shared<LazyBroadcast>()),
+      kwarg_only_(kwarg_only),
+      alias_info_(std::move(alias_info)) {
+  OPDISPATCH_CHECK(default_value.n >= 0, "broadcast default of argument '", name_, "' has negative length");
+  broadcast_->compact = std::move(default_value);
+}
+
+const Argument::BroadcastDefault* Argument::broadcastDefault() const {
+  return broadcast_ ? &broadcast_->compact : nullptr;
+}
+
+const std::optional<IValue>& Argument::materializeBroadcast() const {
+  LazyBroadcast& b = *broadcast_;
+  std::call_once(b.once, [&b] {
+    const IValue& e = b.compact.element;
+    auto n = static_cast<size_t>(b.compact.n);
+    if (e.isInt()) {
+      b.value = IValue(std::vector<int64_t>(n, e.toInt()));
+    } else if (e.isDouble()) {
+      b.value = IValue(std::vector<double>(n, e.toDouble()));
+    } else if (e.isBool()) {
+      b.value = IValue(std::vector<bool>(n, e.toBool()));
+    } else {
+      b.value = IValue::genericList(std::vector<IValue>(n, e));
+    }
+  });
+  return b.value;
+}
+
+namespace {
+/// Whether the list `value` is `b.n` copies of `b.element`.
+bool equalsBroadcast(const IValue& value, const Argument::BroadcastDefault& b) {
+  if (!value.isList() || value.listSize() != static_cast<size_t>(b.n)) {
+    return false;
+  }
+  const auto elems = value.toListOfIValues();
+  return std::all_of(elems.begin(), elems.end(), [&](const IValue& e) { return e.equals(b.element); });
+}
+
+bool sameDefault(const Argument& a, const Argument& b) {
+  if (a.has_default_value() != b.has_default_value()) {
+    return false;
+  }
+  if (!a.has_default_value()) {
+    return true;
+  }
+  const auto* ba = a.broadcastDefault();
+  const auto* bb = b.broadcastDefault();
+  if (ba && bb) {
+    return ba->n == bb->n && ba->element.equals(bb->element);
+  }
+  if (ba || bb) {
+    return ba ? equalsBroadcast(*b.default_value(), *ba) : equalsBroadcast(*a.default_value(), *bb);
+  }
+  return a.default_value()->equals(*b.default_value());
+}
+} // namespace
+
 bool Argument::operator==(const Argument& o) const {
-  bool sameDefault = default_value_.has_value() == o.default_value_.has_value() &&
-                     (!default_value_ || default_value_->equals(*o.default_value_));
-  return name_ == o.name_ && type_ == o.type_ && N_ == o.N_ && sameDefault &&
+  return name_ == o.name_ && type_ == o.type_ && N_ == o.N_ && sameDefault(*this, o) &&
          kwarg_only_ == o.kwarg_only_ && alias_info_ == o.alias_info_;
 }
 
@@ -145,7 +271,7 @@ std::ostream& operator<<(std::ostream& os, const Argument& a) {
   if (!a.name().empty()) {
     os << " " << a.name();
   }
-  if (a.default_value()) {
+  if (a.has_default_value()) {
     os << "=";
     printDefault(os, a);
   }
@@ -166,7 +292,7 @@ bool FunctionSchema::isMutable() const {
 }
 
 FunctionSchema FunctionSchema::cloneWithName(OperatorName name) const {
-  return FunctionSchema(std::move(name), arguments_, returns_);
+  return FunctionSchema(std::move(name), arguments_, returns_, is_vararg_, is_varret_);
 }
 
 std::string FunctionSchema::signatureString() const {
@@ -181,10 +307,16 @@ std::string FunctionSchema::signatureString() const {
     }
     os << arguments_[i];
   }
+  if (is_vararg_) {
+    os << (arguments_.empty() ? "..." : ", ...");
+  }
   os << ") -> ";
   // PyTorch: one return prints bare unless its text starts with '(' (which
-  // the parser would read as a return list).
-  if (returns_.size() == 1) {
+  // the parser would read as a return list); varrets print as `...` alone or
+  // last in the list.
+  if (is_varret_ && returns_.empty()) {
+    os << "...";
+  } else if (returns_.size() == 1 && !is_varret_) {
     std::ostringstream ret;
     ret << returns_[0];
     bool paren = !ret.str().empty() && ret.str()[0] == '(';
@@ -194,7 +326,7 @@ std::string FunctionSchema::signatureString() const {
     for (size_t i = 0; i < returns_.size(); ++i) {
       os << (i ? ", " : "") << returns_[i];
     }
-    os << ")";
+    os << (is_varret_ ? ", ...)" : ")");
   }
   return os.str();
 }
@@ -202,7 +334,8 @@ std::string FunctionSchema::signatureString() const {
 std::string FunctionSchema::toString() const { return name_.toString() + signatureString(); }
 
 bool FunctionSchema::operator==(const FunctionSchema& o) const {
-  return name_ == o.name_ && arguments_ == o.arguments_ && returns_ == o.returns_;
+  return name_ == o.name_ && arguments_ == o.arguments_ && returns_ == o.returns_ &&
+         is_vararg_ == o.is_vararg_ && is_varret_ == o.is_varret_;
 }
 
 std::ostream& operator<<(std::ostream& os, const FunctionSchema& s) { return os << s.toString(); }

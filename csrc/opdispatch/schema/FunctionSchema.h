@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -31,9 +32,9 @@ struct OperatorName {
 };
 std::ostream& operator<<(std::ostream& os, const OperatorName& n);
 
-/// An alias annotation: `(a)`, `(a!)`, `(a -> *)`, `(b|a)`. Sets keep the
-/// order they were written in (for printing) and compare as sets.
-/// PyTorch: c10::AliasInfo.
+/// An alias annotation: `(a)`, `(a!)`, `(a -> *)`, `(b|a)`, and `!` (a fresh
+/// set `$<k>`, written to, with an empty after_set). Sets keep the order they
+/// were written in (for printing) and compare as sets. PyTorch: c10::AliasInfo.
 struct AliasInfo {
   std::vector<std::string> before_set; ///< alias set names; "*" is the wildcard
   std::vector<std::string> after_set;
@@ -50,6 +51,13 @@ std::ostream& operator<<(std::ostream& os, const AliasInfo& a);
 /// One argument or return of a schema. PyTorch: c10::Argument.
 class Argument {
  public:
+  /// The default `T[N] x=v` of a fixed-size list: v repeated N times, kept
+  /// as (v, N) until first used. See Note [Broadcast defaults].
+  struct BroadcastDefault {
+    IValue element; ///< an int, double, bool or string
+    int32_t n;
+  };
+
   Argument(std::string name, TypePtr type, std::optional<int32_t> N = std::nullopt,
            std::optional<IValue> default_value = std::nullopt, bool kwarg_only = false,
            std::optional<AliasInfo> alias_info = std::nullopt)
@@ -59,12 +67,20 @@ class Argument {
         default_value_(std::move(default_value)),
         kwarg_only_(kwarg_only),
         alias_info_(std::move(alias_info)) {}
+  Argument(std::string name, TypePtr type, std::optional<int32_t> N, BroadcastDefault default_value,
+           bool kwarg_only, std::optional<AliasInfo> alias_info);
 
   const std::string& name() const { return name_; }
   TypePtr type() const { return type_; }
   /// The fixed length of a list type written `T[N]`.
   std::optional<int32_t> N() const { return N_; }
-  const std::optional<IValue>& default_value() const { return default_value_; }
+  bool has_default_value() const { return default_value_.has_value() || broadcast_; }
+  /// The default value; a broadcast default is materialised here, once.
+  const std::optional<IValue>& default_value() const {
+    return broadcast_ ? materializeBroadcast() : default_value_;
+  }
+  /// The default as written `T[N] x=v`, if it is one (without materialising it).
+  const BroadcastDefault* broadcastDefault() const;
   bool kwarg_only() const { return kwarg_only_; }
   const std::optional<AliasInfo>& alias_info() const { return alias_info_; }
   /// Whether the argument is annotated as written to (`Tensor(a!)`).
@@ -74,10 +90,15 @@ class Argument {
   bool operator!=(const Argument& o) const { return !(*this == o); }
 
  private:
+  struct LazyBroadcast;
+  const std::optional<IValue>& materializeBroadcast() const;
+
   std::string name_;
   TypePtr type_;
   std::optional<int32_t> N_;
-  std::optional<IValue> default_value_;
+  std::optional<IValue> default_value_; ///< empty when broadcast_ is set
+  /// A broadcast default; shared (immutable once materialised) by copies.
+  std::shared_ptr<LazyBroadcast> broadcast_;
   bool kwarg_only_;
   std::optional<AliasInfo> alias_info_;
 };
@@ -86,8 +107,15 @@ std::ostream& operator<<(std::ostream& os, const Argument& a);
 
 class FunctionSchema {
  public:
-  FunctionSchema(OperatorName name, std::vector<Argument> arguments, std::vector<Argument> returns)
-      : name_(std::move(name)), arguments_(std::move(arguments)), returns_(std::move(returns)) {}
+  /// `is_vararg` / `is_varret`: the arguments / returns end with `...`
+  /// (any number of further values).
+  FunctionSchema(OperatorName name, std::vector<Argument> arguments, std::vector<Argument> returns,
+                 bool is_vararg = false, bool is_varret = false)
+      : name_(std::move(name)),
+        arguments_(std::move(arguments)),
+        returns_(std::move(returns)),
+        is_vararg_(is_vararg),
+        is_varret_(is_varret) {}
 
   const OperatorName& operator_name() const { return name_; }
   const std::string& name() const { return name_.name; }
@@ -95,6 +123,8 @@ class FunctionSchema {
   std::string getNamespace() const { return name_.getNamespace(); }
   const std::vector<Argument>& arguments() const { return arguments_; }
   const std::vector<Argument>& returns() const { return returns_; }
+  bool is_vararg() const { return is_vararg_; }
+  bool is_varret() const { return is_varret_; }
   /// Index of the argument called `name`, if any.
   std::optional<size_t> argumentIndexWithName(const std::string& name) const;
   /// Whether any argument is annotated as written to.
@@ -115,6 +145,8 @@ class FunctionSchema {
   OperatorName name_;
   std::vector<Argument> arguments_;
   std::vector<Argument> returns_;
+  bool is_vararg_;
+  bool is_varret_;
 };
 std::ostream& operator<<(std::ostream& os, const FunctionSchema& s);
 

@@ -11,23 +11,28 @@
 #include <vector>
 
 #include <opdispatch/core/ArrayRef.h>
+#include <opdispatch/core/FunctionTraits.h>
 #include <opdispatch/core/IValue.h>
-#include <opdispatch/dispatch/FunctionTraits.h>
 #include <opdispatch/schema/FunctionSchema.h>
 
 namespace opdispatch {
 namespace detail {
 
-template <class T>
-struct dependent_false : std::false_type {};
-
 /// The schema type of a (decayed) C++ kernel parameter or return type.
+/// PyTorch: infer_schema.h, make_boxed_from_unboxed_functor.h (assert_is_valid_input_type).
 template <class T>
 struct cpp_type_to_schema_type {
-  static_assert(dependent_false<T>::value,
-                "opdispatch: this C++ type cannot be a kernel argument or return; use Tensor, int64_t, "
-                "double, bool, std::string, std::string_view, Scalar, ScalarType, Device, IValue, "
-                "std::optional<T>, std::vector<T> or ArrayRef<T> of these");
+  static constexpr bool kNarrowInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+  static_assert(!kNarrowInt, "opdispatch: a kernel argument or return of schema type int is int64_t (not int, "
+                             "long, int32_t or another integer type)");
+  static_assert(!std::is_same_v<T, float>, "opdispatch: a kernel argument or return of schema type float is double");
+  static_assert(!std::is_same_v<T, const char*>,
+                "opdispatch: a kernel argument or return of schema type str is std::string or std::string_view");
+  static_assert(kNarrowInt || std::is_same_v<T, float> || std::is_same_v<T, const char*> || dependent_false<T>::value,
+                "opdispatch: this C++ type cannot be a kernel argument or return; use Tensor (Tensor& for an "
+                "argument the kernel writes to), int64_t, double, bool, std::string, std::string_view, Scalar, "
+                "ScalarType, Device, IValue, std::optional<T>, std::vector<T> or ArrayRef<T> (IntArrayRef, "
+                "TensorList) of these, or a std::tuple of them as the return");
 };
 #define OPDISPATCH_SCHEMA_TYPE(CppType, Kind)                          \
   template <>                                                          \
@@ -95,12 +100,16 @@ struct infer_schema_impl<Return(Args...)> {
 
 } // namespace detail
 
-/// The schema of a kernel with C++ type `FuncType` (a function type; a
-/// leading DispatchKeySet parameter is ignored). Arguments and returns are
-/// named _0, _1, ...; a std::tuple return gives several returns.
+/// The schema of a kernel with C++ type `FuncType` (a function type, noexcept
+/// or not; a leading DispatchKeySet parameter is ignored). Arguments and
+/// returns are named _0, _1, ...; a std::tuple return gives several returns.
+/// References are dropped: a `Tensor&` parameter is a `Tensor` argument, and
+/// the declared schema's alias annotations (`Tensor(a!)`) are accepted for it
+/// (findSchemaDifferences compares types only), as in PyTorch.
 template <class FuncType>
 std::unique_ptr<FunctionSchema> inferFunctionSchema() {
-  return detail::infer_schema_impl<detail::remove_keyset_t<FuncType>>::call();
+  using Plain = typename detail::infer_function_traits_t<FuncType>::func_type;
+  return detail::infer_schema_impl<detail::remove_keyset_t<Plain>>::call();
 }
 
 /// Why `inferred` (from a C++ kernel) cannot serve `declared`, or nullopt if

@@ -3,244 +3,71 @@
 // schema_type_parser.cpp), with typed default values and positioned errors.
 #include <opdispatch/schema/SchemaParser.h>
 
+#include <opdispatch/schema/SchemaLexer.h>
+
 #include <algorithm>
 #include <charconv>
 #include <limits>
 #include <string_view>
+#include <unordered_set>
 
 namespace opdispatch {
 
 namespace {
 
+using detail::firstInvalidUtf8;
+using detail::printable;
+using detail::Token;
+using detail::TokenKind;
+
 // Note [Schema grammar]
 //   declaration := name [ '(' arguments ')' '->' returns ]
 //   name        := ident [ '::' ident ] [ '.' ident ]
-//   arguments   := [ argument { ',' argument } ]      argument may also be '*'
+//   arguments   := [ item { ',' item } ]         item := argument | '*' | '...'
 //   argument    := type [ '[' N ']' [alias] ['?'] ] ident [ '=' default ]
-//   returns     := '(' [ return { ',' return } ] ')' | return
+//   returns     := '...' | '(' [ ritem { ',' ritem } ] ')' | return
+//   ritem       := return | '...'
 //   return      := type [ '[' N ']' [alias] ['?'] ] [ ident ]
-//   type        := basetype [alias] { '[' ']' [alias] | '?' }
-//   alias       := '(' set [ '!' ] [ '->' set ] ')'      set := aliasname { '|' aliasname }
-// `[N]` (a list of fixed size N) can only end a type, as in PyTorch. The
-// grammar is PyTorch's; the checks on top of it are ours: default values must
-// fit their type, `*` appears at most once and is followed by an argument.
+//   type        := head { '[' ']' [alias] | '?' }
+//   head        := 'Tensor' [alias] | basetype [alias] | typevar [alias]
+//                | '(' [ type { ',' type } ] ')'            a tuple
+//                | ('Future' | 'Await' | 'RRef') '(' type ')'
+//                | 'Dict' '(' type ',' type ')' [alias] | 'Union' '(' type { ',' type } ')' [alias]
+//   alias       := '(' set [ '!' ] [ '->' set ] ')' | '!'    set := aliasname { '|' aliasname }
+// The grammar is PyTorch's (function_schema_parser.cpp, schema_type_parser.cpp):
+// `[N]` (a list of fixed size N) can only end a type; `*` may appear
+// anywhere, any number of times (the arguments after the first are keyword-
+// only); `...` ends the arguments or returns (varargs, varrets); `!` alone is
+// a fresh alias set `$<k>`, numbered per schema, written to (`Tensor!` is
+// `Tensor($0! -> )`, which is how it prints and what it parses back from:
+// `$<digits>` is an alias name only we accept, and `->` may be followed by an
+// empty set). Types inside a tuple, dict, union or future read SymInt,
+// ScalarType, Layout and MemoryFormat as int, as PyTorch's do. Type variables
+// (lower-case names that are no type) only where allowed (parse_schema, not
+// definitions), as PyTorch. The checks on top of the grammar are ours:
+// default values must fit their type and be representable (see Note
+// [Default values]), and the parser's work and memory stay linear in the
+// text (see Note [Parser resource bounds]).
 // Argument names may repeat, as in PyTorch: a real schema does
 // (static_runtime::clamp_nan_to_num has two `posinf`).
+
+// Note [Parser resource bounds]
+// Work and memory are linear in the text. Alias sets deduplicate through a
+// hash set; a fixed-size list default `int[N] x=v` is kept as (v, N) and
+// materialised once, on first use (see Argument); types nest at most
+// kMaxTypeDepth deep (the parser recurses on nesting) and with at most
+// kMaxTypeNesting `[]`/`?` per level; a union has at most kMaxUnionMembers
+// members (its normalisation compares members pairwise).
 
 /// At most this many `[]` and `?` on one type; deeper types only leak
 /// interned types (and no real schema nests more than three).
 constexpr int kMaxTypeNesting = 8;
+/// At most this many levels of types inside tuples, dicts, unions, futures.
+constexpr int kMaxTypeDepth = 32;
+/// At most this many members written in one Union(...).
+constexpr size_t kMaxUnionMembers = 64;
 /// Largest N to which a single default value is broadcast (`int[N] x=0`).
 constexpr int32_t kMaxBroadcastDefault = 1 << 16;
-
-bool isIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool isDigit(char c) { return c >= '0' && c <= '9'; }
-bool isIdentChar(char c) { return isIdentStart(c) || isDigit(c); }
-bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
-
-/// `text` with every byte outside printable ASCII escaped, so that error
-/// messages are ASCII and the caret lines up with the schema line.
-std::string printable(const std::string& text) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (char ch : text) {
-    auto c = static_cast<unsigned char>(ch);
-    if (c >= 0x20 && c < 0x7f) {
-      out += ch;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xf];
-    }
-  }
-  return out;
-}
-
-enum class TokenKind : uint8_t {
-  Ident,
-  Number, ///< digits [ '.' digits ] [ exponent ]
-  String, ///< a quoted literal; `value` holds the decoded text
-  Arrow, ///< ->
-  ColonColon, ///< ::
-  Punct, ///< one of ( ) [ ] , * ? ! | = . -
-  Error, ///< a lexical error; `value` holds the reason
-  End,
-};
-
-struct Token {
-  TokenKind kind;
-  size_t pos; ///< offset of the first byte in the schema
-  std::string text; ///< the source text
-  std::string value;
-
-  bool is(char punct) const { return kind == TokenKind::Punct && text[0] == punct; }
-  bool isWord(const char* word) const { return kind == TokenKind::Ident && text == word; }
-};
-
-/// Splits `src` into tokens, always ending with End. A lexical error becomes
-/// an Error token (and ends the list) so that the parser reports whichever
-/// error comes first in the text.
-class Lexer {
- public:
-  explicit Lexer(const std::string& src) : src_(src) {}
-
-  std::vector<Token> tokenize() {
-    std::vector<Token> tokens;
-    while (true) {
-      while (i_ < src_.size() && isSpace(src_[i_])) {
-        ++i_;
-      }
-      if (i_ == src_.size()) {
-        tokens.push_back({TokenKind::End, i_, "", ""});
-        return tokens;
-      }
-      tokens.push_back(next());
-      if (tokens.back().kind == TokenKind::Error) {
-        tokens.push_back({TokenKind::End, src_.size(), "", ""});
-        return tokens;
-      }
-    }
-  }
-
- private:
-  char at(size_t k) const { return k < src_.size() ? src_[k] : '\0'; }
-
-  Token make(TokenKind kind, size_t start, std::string value = "") {
-    return {kind, start, src_.substr(start, i_ - start), std::move(value)};
-  }
-
-  Token error(size_t start, size_t len, std::string reason) {
-    return {TokenKind::Error, start, src_.substr(start, len), std::move(reason)};
-  }
-
-  Token next() {
-    size_t start = i_;
-    char c = src_[i_];
-    if (isIdentStart(c)) {
-      while (i_ < src_.size() && isIdentChar(src_[i_])) {
-        ++i_;
-      }
-      return make(TokenKind::Ident, start);
-    }
-    if (isDigit(c)) {
-      return number(start);
-    }
-    if (c == '"' || c == '\'') {
-      return string(start);
-    }
-    if (c == '-' && at(i_ + 1) == '>') {
-      i_ += 2;
-      return make(TokenKind::Arrow, start);
-    }
-    if (c == ':' && at(i_ + 1) == ':') {
-      i_ += 2;
-      return make(TokenKind::ColonColon, start);
-    }
-    if (std::string_view("()[],*?!|=.-").find(c) != std::string_view::npos) {
-      ++i_;
-      return make(TokenKind::Punct, start);
-    }
-    return error(start, 1, "unexpected character '" + printable(std::string(1, c)) + "'");
-  }
-
-  Token number(size_t start) {
-    auto digits = [&] {
-      while (isDigit(at(i_))) {
-        ++i_;
-      }
-    };
-    digits();
-    if (at(i_) == '.') {
-      ++i_;
-      digits();
-    }
-    char e = at(i_);
-    char sign = at(i_ + 1);
-    if ((e == 'e' || e == 'E') && (isDigit(sign) || ((sign == '+' || sign == '-') && isDigit(at(i_ + 2))))) {
-      i_ += isDigit(sign) ? 1 : 2;
-      digits();
-    }
-    return make(TokenKind::Number, start);
-  }
-
-  // PyTorch's escapes (parseStringLiteral) plus \r: everything
-  // printQuotedString writes. Returns '\0' for none of them.
-  static char simpleEscape(char c) {
-    switch (c) {
-      case '\\':
-      case '\'':
-      case '"':
-        return c;
-      case 'a':
-        return '\a';
-      case 'b':
-        return '\b';
-      case 'f':
-        return '\f';
-      case 'n':
-        return '\n';
-      case 'r':
-        return '\r';
-      case 't':
-        return '\t';
-      case 'v':
-        return '\v';
-      default:
-        return '\0';
-    }
-  }
-
-  Token string(size_t start) {
-    char quote = src_[i_++];
-    std::string value;
-    while (true) {
-      if (i_ >= src_.size()) {
-        return error(start, src_.size() - start, "unterminated string literal");
-      }
-      char c = src_[i_];
-      if (c == quote) {
-        ++i_;
-        return make(TokenKind::String, start, std::move(value));
-      }
-      if (c != '\\') {
-        value += c;
-        ++i_;
-        continue;
-      }
-      if (i_ + 1 >= src_.size()) {
-        return error(start, src_.size() - start, "unterminated string literal");
-      }
-      if (char simple = simpleEscape(src_[i_ + 1])) {
-        value += simple;
-        i_ += 2;
-        continue;
-      }
-      int code = 0;
-      bool octal = true;
-      for (size_t k = 1; k <= 3; ++k) {
-        char d = at(i_ + k);
-        octal = octal && d >= '0' && d <= '7';
-        code = code * 8 + (d - '0');
-      }
-      if (!octal || code > 0xff) {
-        size_t len = std::min<size_t>(octal ? 4 : 2, src_.size() - i_);
-        return error(i_, len, "invalid escape sequence '" + printable(src_.substr(i_, len)) +
-                                  "' in a string literal");
-      }
-      value += static_cast<char>(code);
-      i_ += 4;
-    }
-  }
-
-  const std::string& src_;
-  size_t i_ = 0;
-};
 
 /// A type as written before an argument's name, with its alias annotation.
 struct AnnotatedType {
@@ -250,7 +77,8 @@ struct AnnotatedType {
 
 class SchemaParser {
  public:
-  explicit SchemaParser(const std::string& src) : src_(src), tokens_(Lexer(src).tokenize()) {}
+  SchemaParser(const std::string& src, bool allowTypeVars)
+      : src_(src), tokens_(detail::tokenizeSchema(src)), allowTypeVars_(allowTypeVars) {}
 
   std::variant<OperatorName, FunctionSchema> parseDeclaration() {
     OperatorName name = parseName();
@@ -292,6 +120,13 @@ class SchemaParser {
   }
   bool nextIf(char punct) {
     if (cur().is(punct)) {
+      advance();
+      return true;
+    }
+    return false;
+  }
+  bool nextIf(TokenKind kind) {
+    if (cur().kind == kind) {
       advance();
       return true;
     }
@@ -369,23 +204,32 @@ class SchemaParser {
     expect('(');
     bool kwargOnly = false;
     bool seenDefault = false;
+    bool isVararg = false;
     if (!cur().is(')')) {
       do {
-        if (cur().is('*')) {
-          if (kwargOnly) {
-            fail(cur(), "duplicate '*'");
+        if (isVararg) {
+          fail(cur(), "'...' must be the last element of the argument list");
+        }
+        if (nextIf('*')) {
+          kwargOnly = true;
+          continue;
+        }
+        if (cur().kind == TokenKind::Ellipsis) {
+          // PyTorch: vararg schemas cannot have default values.
+          for (const auto& a : arguments) {
+            if (a.has_default_value()) {
+              fail(cur(), "argument '" + a.name() + "' has a default value, which a schema with varargs "
+                          "('...') cannot have");
+            }
           }
           advance();
-          kwargOnly = true;
-          if (!cur().is(',')) {
-            fail(cur(), "expected ',' and a keyword-only argument after '*' but found " + describe(cur()));
-          }
+          isVararg = true;
           continue;
         }
         const Token& start = cur();
         Argument arg = parseArgument(/*isReturn=*/false, kwargOnly);
         // PyTorch: FunctionSchema::checkSchema (lists are exempt for BC).
-        if (arg.default_value()) {
+        if (arg.has_default_value()) {
           seenDefault = true;
         } else if (seenDefault && !kwargOnly && !arg.type()->isList()) {
           fail(start, "non-default argument '" + arg.name() + "' follows default argument");
@@ -399,22 +243,32 @@ class SchemaParser {
     }
     advance();
     std::vector<Argument> returns;
-    if (nextIf('(')) {
+    bool isVarret = false;
+    if (nextIf(TokenKind::Ellipsis)) {
+      isVarret = true;
+    } else if (nextIf('(')) {
       if (!cur().is(')')) {
         do {
-          returns.push_back(parseArgument(/*isReturn=*/true, false));
+          if (isVarret) {
+            fail(cur(), "'...' must be the last element of the return list");
+          }
+          if (nextIf(TokenKind::Ellipsis)) {
+            isVarret = true;
+          } else {
+            returns.push_back(parseArgument(/*isReturn=*/true, false));
+          }
         } while (nextIf(','));
       }
       expect(')');
     } else {
       returns.push_back(parseArgument(/*isReturn=*/true, false));
     }
-    return FunctionSchema(std::move(name), std::move(arguments), std::move(returns));
+    return FunctionSchema(std::move(name), std::move(arguments), std::move(returns), isVararg, isVarret);
   }
 
   /// One argument or return.
   Argument parseArgument(bool isReturn, bool kwargOnly) {
-    AnnotatedType t = parseType();
+    AnnotatedType t = parseType(0);
     std::optional<int32_t> N;
     if (cur().is('[')) {
       advance();
@@ -430,12 +284,15 @@ class SchemaParser {
     if (!isReturn || cur().kind == TokenKind::Ident) {
       name = expectIdent("an argument name").text;
     }
-    std::optional<IValue> defaultValue;
     if (!isReturn && nextIf('=')) {
-      defaultValue = parseDefault(t.type, N, name);
+      DefaultValue d = parseDefault(t.type, N, name);
+      if (d.broadcastTo) {
+        return Argument(std::move(name), t.type, N, Argument::BroadcastDefault{std::move(d.value), *d.broadcastTo},
+                        kwargOnly, std::move(t.alias));
+      }
+      return Argument(std::move(name), t.type, N, std::move(d.value), kwargOnly, std::move(t.alias));
     }
-    return Argument(std::move(name), t.type, N, std::move(defaultValue), kwargOnly && !isReturn,
-                    std::move(t.alias));
+    return Argument(std::move(name), t.type, N, std::nullopt, kwargOnly && !isReturn, std::move(t.alias));
   }
 
   int32_t parseListSize() {
@@ -455,16 +312,12 @@ class SchemaParser {
   }
 
   // --- types ----------------------------------------------------------------
-  AnnotatedType parseType() {
-    if (cur().kind != TokenKind::Ident) {
-      unexpected("a type");
+  /// A type with its `[]`/`?` suffixes. `depth`: how many types enclose it.
+  AnnotatedType parseType(int depth) {
+    if (depth >= kMaxTypeDepth) {
+      fail(cur(), detail::str("type nested too deeply (more than ", kMaxTypeDepth, " levels)"));
     }
-    const Token& base = advance();
-    AnnotatedType t{Type::fromName(base.text), std::nullopt};
-    if (!t.type) {
-      failUnknownType(base);
-    }
-    t.alias = parseAliasAnnotation();
+    AnnotatedType t = parseTypeHead(depth);
     int nesting = 0;
     while (true) {
       if (cur().is('[') && peek().is(']')) {
@@ -473,8 +326,8 @@ class SchemaParser {
         t.type = Type::listOf(t.type);
         t.alias = wrapInList(std::move(t.alias));
       } else if (cur().is('?')) {
-        advance();
-        t.type = Type::optionalOf(t.type);
+        const Token& q = advance();
+        t.type = typeOrFail(q, [&] { return Type::optionalOf(t.type); });
       } else {
         return t;
       }
@@ -483,6 +336,83 @@ class SchemaParser {
                                           " levels of '[]' and '?')"));
       }
     }
+  }
+
+  /// The type a constructor makes, or a parse error at `at` with its reason.
+  template <class Make>
+  TypePtr typeOrFail(const Token& at, Make make) const {
+    try {
+      return make();
+    } catch (const ValueError& e) {
+      fail(at, e.msg());
+    }
+  }
+
+  /// A type inside a tuple, dict, union or future: read as PyTorch's
+  /// parseType reads it (SymInt, ScalarType, Layout, MemoryFormat as int);
+  /// its alias annotation is dropped, as PyTorch drops it.
+  TypePtr parseContainedType(int depth) { return parseType(depth + 1).type->fakeType(); }
+
+  AnnotatedType parseTypeHead(int depth) {
+    const Token& head = cur();
+    if (head.is('(')) {
+      advance();
+      std::vector<TypePtr> elems;
+      if (!cur().is(')')) {
+        do {
+          elems.push_back(parseContainedType(depth));
+        } while (nextIf(','));
+      }
+      expect(')');
+      return {Type::tupleOf(std::move(elems)), std::nullopt};
+    }
+    if (head.kind != TokenKind::Ident) {
+      unexpected("a type");
+    }
+    advance();
+    const std::string& word = head.text;
+    if (word == "Future" || word == "Await" || word == "RRef") {
+      expect('(');
+      TypePtr elem = parseContainedType(depth);
+      expect(')');
+      TypePtr t = word == "Future" ? Type::futureOf(elem) : word == "Await" ? Type::awaitOf(elem) : Type::rrefOf(elem);
+      return {t, std::nullopt};
+    }
+    if (word == "Dict") {
+      expect('(');
+      const Token& keyAt = cur();
+      TypePtr key = parseContainedType(depth);
+      expect(',');
+      TypePtr value = parseContainedType(depth);
+      expect(')');
+      return {typeOrFail(keyAt, [&] { return Type::dictOf(key, value); }), parseAliasAnnotation()};
+    }
+    if (word == "Union") {
+      expect('(');
+      std::vector<TypePtr> members;
+      do {
+        if (members.size() == kMaxUnionMembers) {
+          fail(cur(), detail::str("a Union has at most ", kMaxUnionMembers, " members"));
+        }
+        members.push_back(parseContainedType(depth));
+      } while (nextIf(','));
+      expect(')');
+      return {typeOrFail(head, [&] { return Type::unionOf(members); }), parseAliasAnnotation()};
+    }
+    if (word == "__torch__") {
+      // PyTorch: custom classes must be registered (torch::class_); we have none.
+      fail(head, "custom class types (__torch__.torch.classes.<ns>.<Class>) are not supported: opdispatch "
+                 "has no registry of C++ classes; pass the object's state as tensors and values instead");
+    }
+    TypePtr base = Type::fromName(word);
+    if (!base) {
+      if (allowTypeVars_ && word[0] >= 'a' && word[0] <= 'z') {
+        base = Type::var(word);
+      } else {
+        failUnknownType(head);
+      }
+    }
+    return {base, parseAliasAnnotation()};
   }
 
   [[noreturn]] void failUnknownType(const Token& t) const {
@@ -494,8 +424,10 @@ class SchemaParser {
       fail(t, "unknown type 'int64_t'; use 'int' (a C++ int64_t) or 'SymInt' in a schema");
     }
     fail(t, "unknown type " + describe(t) +
-                "; valid types are Tensor, int, SymInt, float, bool, str, Scalar, ScalarType, "
-                "Device, Layout, MemoryFormat, Generator, Any, with '?', '[]' and '[N]'");
+                "; valid types are Tensor, int, SymInt, float, complex, bool, SymBool, str, Scalar, ScalarType, "
+                "Device, DeviceIndex, Layout, MemoryFormat, Generator, Storage, Stream, QScheme, Quantizer, "
+                "Capsule, NoneType, Any, AnyClassType, AnyEnumType, with '?', '[]' and '[N]', and "
+                "(tuples), Dict(K, V), Union(...), Future(T), Await(T), RRef(T)");
   }
 
   /// The annotation of a list whose elements were annotated `element`
@@ -514,15 +446,22 @@ class SchemaParser {
   }
 
   std::optional<AliasInfo> parseAliasAnnotation() {
+    if (nextIf('!')) {
+      // PyTorch: `!` is a fresh set, written to, with an empty after-set.
+      AliasInfo info;
+      info.before_set.push_back("$" + std::to_string(nextFreshAlias_++));
+      info.is_write = true;
+      return info;
+    }
     if (!nextIf('(')) {
       return std::nullopt;
     }
     AliasInfo info;
-    parseAliasSet(info.before_set);
+    parseAliasSet(info.before_set, /*mayBeEmpty=*/false);
     info.is_write = nextIf('!');
     if (cur().kind == TokenKind::Arrow) {
       advance();
-      parseAliasSet(info.after_set);
+      parseAliasSet(info.after_set, /*mayBeEmpty=*/true);
     } else {
       info.after_set = info.before_set;
     }
@@ -531,18 +470,26 @@ class SchemaParser {
   }
 
   // PyTorch: sets are sets, and a wildcard makes later names irrelevant.
-  void parseAliasSet(std::vector<std::string>& set) {
+  // The hash set keeps deduplication linear (Note [Parser resource bounds]).
+  void parseAliasSet(std::vector<std::string>& set, bool mayBeEmpty) {
+    if (mayBeEmpty && cur().is(')')) {
+      return;
+    }
+    std::unordered_set<std::string_view> seen;
+    bool wildcard = false;
     do {
-      std::string name;
-      if (nextIf('*')) {
-        name = "*";
-      } else {
-        name = expectIdent("an alias set name or '*'").text;
+      const Token& t = cur();
+      if (!t.is('*') && t.kind != TokenKind::Ident && t.kind != TokenKind::FreshAlias) {
+        unexpected("an alias set name or '*'");
       }
-      bool wildcard = std::find(set.begin(), set.end(), "*") != set.end();
-      if (!wildcard && std::find(set.begin(), set.end(), name) == set.end()) {
-        set.push_back(std::move(name));
+      if (wildcard) {
+        fail(t, "alias set name " + describe(t) + " after '*': the wildcard already stands for every set");
       }
+      advance();
+      if (seen.insert(t.text).second) {
+        set.push_back(t.text);
+      }
+      wildcard = t.is('*');
     } while (nextIf('|'));
   }
 
@@ -550,23 +497,36 @@ class SchemaParser {
   // Note [Default values]
   // As PyTorch parses them (parseDefaultValue): by the argument's type, with
   // SymInt, ScalarType, Layout and MemoryFormat read as int; `int[N] x=1`
-  // broadcasts to N copies; inside `T?` a literal keeps its own kind (so
-  // `float? x=1` is the int 1, printed back as `1`), elsewhere an int
-  // literal for a float is a double. Unlike PyTorch we reject values that
-  // do not fit the type (PyTorch accepts `int x="a"`), accept list values for
-  // optional lists, and also accept `str` lists, dtype names for ScalarType
-  // (`float32`), `inf`/`nan` and Device strings.
+  // broadcasts to N copies (kept compact, see Note [Parser resource
+  // bounds]); inside `T?` a literal keeps its own kind (so `float? x=1` is
+  // the int 1, printed back as `1`), elsewhere an int literal for a float is
+  // a double. Unlike PyTorch, a default must be a value the argument can
+  // take, one that can be passed to and from Python:
+  //  - it must fit the type (PyTorch accepts `int x="a"` and `int x=None`);
+  //  - ScalarType, Layout and MemoryFormat numbers must name a member of the
+  //    enum (PyTorch accepts `ScalarType dt=99`, which fails at call time);
+  //  - strings must be valid UTF-8 (PyTorch accepts `str s="\377"`, which no
+  //    Python str can hold: its default_value raises, and it prints back as
+  //    garbage);
+  //  - complex defaults are rejected (opdispatch has no complex scalars).
+  // We also accept list values for optional lists, `str` lists, dtype names
+  // for ScalarType (`float32`), `inf`/`nan` and Device strings.
 
-  IValue parseDefault(TypePtr type, std::optional<int32_t> N, const std::string& arg) {
+  struct DefaultValue {
+    IValue value; ///< the value, or the element of a broadcast list
+    std::optional<int32_t> broadcastTo; ///< `int[N] x=v`: v repeated N times
+  };
+
+  DefaultValue parseDefault(TypePtr type, std::optional<int32_t> N, const std::string& arg) {
     if (type->isOptional()) {
       if (cur().isWord("None")) {
         advance();
-        return IValue();
+        return {IValue(), std::nullopt};
       }
       TypePtr elem = type->elem();
-      return elem->isList() ? parseListDefault(elem, N, arg) : parseConstant(elem, false, arg);
+      return elem->isList() ? parseListDefault(elem, N, arg) : DefaultValue{parseConstant(elem, false, arg), {}};
     }
-    return type->isList() ? parseListDefault(type, N, arg) : parseConstant(type, true, arg);
+    return type->isList() ? parseListDefault(type, N, arg) : DefaultValue{parseConstant(type, true, arg), {}};
   }
 
   enum class ListKind { Int, Float, Bool, Str, Unsupported };
@@ -593,7 +553,7 @@ class SchemaParser {
     }
   }
 
-  IValue parseListDefault(TypePtr listType, std::optional<int32_t> N, const std::string& arg) {
+  DefaultValue parseListDefault(TypePtr listType, std::optional<int32_t> N, const std::string& arg) {
     TypePtr elem = listType->elem();
     ListKind kind = listKind(elem);
     if (kind == ListKind::Unsupported) {
@@ -601,51 +561,59 @@ class SchemaParser {
                       " cannot have a default value other than None; only int, float, bool and "
                       "str lists can");
     }
-    std::vector<IValue> elems;
     if (N && !cur().is('[')) {
       const Token& at = cur();
+      if (at.kind == TokenKind::Ident && !at.isWord("True") && !at.isWord("False")) {
+        failDefault(listType, arg); // PyTorch: no keywords (`float`, `strided`) outside brackets
+      }
       IValue v = parseConstant(elem, true, arg);
       if (*N > kMaxBroadcastDefault) {
         fail(at, detail::str("cannot broadcast the default value of argument '", arg, "' to ", *N,
                              " elements (at most ", kMaxBroadcastDefault, ")"));
       }
-      elems.assign(static_cast<size_t>(*N), v);
-    } else {
-      if (!cur().is('[')) {
-        failDefault(listType, arg);
+      if (kind == ListKind::Float) {
+        v = IValue(v.toDouble());
       }
-      advance();
-      if (!cur().is(']')) {
-        do {
-          elems.push_back(parseConstant(elem, true, arg));
-        } while (nextIf(','));
-      }
-      expect(']');
+      return {std::move(v), *N};
     }
+    if (!cur().is('[')) {
+      failDefault(listType, arg);
+    }
+    advance();
+    std::vector<IValue> elems;
+    if (!cur().is(']')) {
+      do {
+        elems.push_back(parseConstant(elem, true, arg));
+      } while (nextIf(','));
+    }
+    expect(']');
     switch (kind) {
       case ListKind::Int: {
         std::vector<int64_t> v;
+        v.reserve(elems.size());
         for (const auto& e : elems) {
           v.push_back(e.toInt());
         }
-        return IValue(std::move(v));
+        return {IValue(std::move(v)), std::nullopt};
       }
       case ListKind::Float: {
         std::vector<double> v;
+        v.reserve(elems.size());
         for (const auto& e : elems) {
           v.push_back(e.toDouble());
         }
-        return IValue(std::move(v));
+        return {IValue(std::move(v)), std::nullopt};
       }
       case ListKind::Bool: {
         std::vector<bool> v;
+        v.reserve(elems.size());
         for (const auto& e : elems) {
           v.push_back(e.toBool());
         }
-        return IValue(std::move(v));
+        return {IValue(std::move(v)), std::nullopt};
       }
       default:
-        return IValue::genericList(std::move(elems));
+        return {IValue::genericList(std::move(elems)), std::nullopt};
     }
   }
 
@@ -665,13 +633,14 @@ class SchemaParser {
     if (isIntLike(kind) && t.kind == TokenKind::Ident) {
       if (auto v = intKeyword(t.text, kind)) {
         advance();
-        return *v;
+        return checkEnum(t, *v, kind, arg);
       }
       failDefault(type, arg);
     }
     switch (kind) {
       case TypeKind::Tensor:
       case TypeKind::Generator:
+      case TypeKind::Quantizer:
         // PyTorch: parseTensorDefault accepts None even without '?'.
         if (t.isWord("None")) {
           advance();
@@ -680,6 +649,11 @@ class SchemaParser {
         break;
       case TypeKind::Str:
         if (t.kind == TokenKind::String) {
+          size_t bad = firstInvalidUtf8(t.value);
+          if (bad != std::string::npos) {
+            fail(t, detail::str("the default value of argument '", arg, "' is not valid UTF-8 (byte ", bad,
+                                " of the string): a str default must be text that Python can hold"));
+          }
           advance();
           return IValue(t.value);
         }
@@ -707,14 +681,52 @@ class SchemaParser {
         }
         break;
       case TypeKind::Float:
+      case TypeKind::Complex:
         return parseNumber(type, intToFloat, arg);
       default:
         if (isIntLike(kind)) {
-          return parseNumber(type, false, arg);
+          const Token& at = cur().is('-') ? peek() : cur();
+          IValue v = parseNumber(type, false, arg);
+          return checkEnum(at, v.toInt(), kind, arg);
         }
         break;
     }
     failDefault(type, arg);
+  }
+
+  /// `v` for an argument of `kind`, checked to name an enum member when
+  /// the kind is an enum (Note [Default values]).
+  IValue checkEnum(const Token& at, int64_t v, TypeKind kind, const std::string& arg) const {
+    // PyTorch: c10::Layout and c10::MemoryFormat, whose numbers schemas use.
+    constexpr int64_t kNumLayouts = 8; // Strided .. Jagged
+    constexpr int64_t kNumMemoryFormats = 4; // Contiguous, Preserve, ChannelsLast, ChannelsLast3d
+    switch (kind) {
+      case TypeKind::ScalarType:
+        if (!isValidScalarType(v)) {
+          std::string valid;
+          for (ScalarType s : kAllScalarTypes) {
+            valid += detail::str(valid.empty() ? "" : ", ", static_cast<int>(s), " (", toPythonName(s), ")");
+          }
+          fail(at, detail::str("the default value ", v, " of argument '", arg,
+                               "' is not a ScalarType; valid values are ", valid));
+        }
+        break;
+      case TypeKind::Layout:
+        if (v < 0 || v >= kNumLayouts) {
+          fail(at, detail::str("the default value ", v, " of argument '", arg, "' is not a Layout; valid values "
+                               "are 0 (strided) to ", kNumLayouts - 1));
+        }
+        break;
+      case TypeKind::MemoryFormat:
+        if (v < 0 || v >= kNumMemoryFormats) {
+          fail(at, detail::str("the default value ", v, " of argument '", arg, "' is not a MemoryFormat; valid "
+                               "values are 0 (contiguous_format) to ", kNumMemoryFormats - 1));
+        }
+        break;
+      default:
+        break;
+    }
+    return IValue(v);
   }
 
   /// PyTorch's identifiers for int defaults (parseSingleConstant), and dtype
@@ -759,6 +771,10 @@ class SchemaParser {
     if (t.kind != TokenKind::Number) {
       failDefault(type, arg);
     }
+    if (type->kind() == TypeKind::Complex || t.text.back() == 'j') {
+      fail(t, "argument '" + arg + "' cannot have a complex default value: opdispatch has no complex "
+              "scalars; use None (with an optional type) and choose the value in the kernel");
+    }
     std::string text = (negative ? "-" : "") + t.text;
     const char* first = text.data();
     const char* last = text.data() + text.size();
@@ -787,16 +803,20 @@ class SchemaParser {
   const std::string& src_;
   std::vector<Token> tokens_;
   size_t i_ = 0;
+  bool allowTypeVars_;
+  int nextFreshAlias_ = 0; ///< the k of the next `!` shorthand's set `$k`
 };
 
 } // namespace
 
-FunctionSchema parseSchema(const std::string& schema) { return SchemaParser(schema).parseSchemaOnly(); }
+FunctionSchema parseSchema(const std::string& schema, bool allowTypeVars) {
+  return SchemaParser(schema, allowTypeVars).parseSchemaOnly();
+}
 
-OperatorName parseName(const std::string& name) { return SchemaParser(name).parseNameOnly(); }
+OperatorName parseName(const std::string& name) { return SchemaParser(name, false).parseNameOnly(); }
 
-std::variant<OperatorName, FunctionSchema> parseSchemaOrName(const std::string& text) {
-  return SchemaParser(text).parseDeclaration();
+std::variant<OperatorName, FunctionSchema> parseSchemaOrName(const std::string& text, bool allowTypeVars) {
+  return SchemaParser(text, allowTypeVars).parseDeclaration();
 }
 
 } // namespace opdispatch

@@ -14,14 +14,18 @@ namespace opdispatch {
 /// PyTorch's (torch/csrc/jit/frontend/function_schema_parser.cpp).
 /// Throws ValueError: "<reason> at position <col>:\n<schema>\n<caret line>",
 /// where the reason names the offending token ("expected ')' but found 'x'")
-/// and <col> is its 0-based offset.
-FunctionSchema parseSchema(const std::string& schema);
+/// and <col> is its 0-based offset. `allowTypeVars`: accept type variables
+/// (lower-case names that are no type, as `t` in `aten::append.t(t[](a!)
+/// self, t(c -> *) el) -> t[](a!)`); PyTorch accepts them in
+/// torch._C.parse_schema but not in operator definitions, so the default is
+/// the definitions' rule.
+FunctionSchema parseSchema(const std::string& schema, bool allowTypeVars = false);
 
 /// Parses "ns::name" or "ns::name.overload" (no argument list).
 /// Throws ValueError like parseSchema.
 OperatorName parseName(const std::string& name);
 
 /// Parses either a full schema or just a name (what Library::def accepts).
-std::variant<OperatorName, FunctionSchema> parseSchemaOrName(const std::string& text);
+std::variant<OperatorName, FunctionSchema> parseSchemaOrName(const std::string& text, bool allowTypeVars = false);
 
 } // namespace opdispatch

@@ -1,12 +1,35 @@
-"""The bridge from kernels to NumPy (the kernel library): arrays of tensors,
-tensors of arrays, dtypes, broadcasting, and metadata-only outputs."""
+"""The bridge from kernels to NumPy (the kernel library): call_numpy (NumPy
+on tensors, in one C call), arrays of tensors, tensors of arrays, dtypes,
+broadcasting, and metadata-only outputs."""
 from __future__ import annotations
 
+import contextvars
 from typing import Any, Sequence
 
 import numpy as np
 
 from .. import _C
+
+#: ``call_numpy(fn, *args, **kwargs)``: fn on ndarray views of the tensor
+#: arguments, NumPy's floating-point errors ignored, the result as tensors
+#: (see opdispatch._C._call_numpy). How CPU kernels run NumPy.
+call_numpy = _C._call_numpy
+
+
+def _install_errstate() -> None:
+    """Tells _call_numpy where NumPy keeps its floating-point error state (a
+    NumPy 2 internal: np.errstate sets this context variable) and the value
+    that ignores every error. Should a NumPy release move it, a context
+    variable of our own stands in: kernels then warn as NumPy does, and stay correct."""
+    try:
+        from numpy._core._multiarray_umath import _extobj_contextvar, _make_extobj
+
+        _C._set_numpy_errstate(_extobj_contextvar, _make_extobj(all="ignore"))
+    except (ImportError, TypeError):
+        _C._set_numpy_errstate(contextvars.ContextVar("opdispatch_unused_numpy_errstate"), None)
+
+
+_install_errstate()
 
 
 def arr(t: _C.TensorBase) -> np.ndarray:
@@ -27,10 +50,7 @@ def tensor(a: Any) -> _C.TensorBase:
     """A tensor owning the result array ``a``, C-contiguous with the strides
     Meta kernels give (0-d stays 0-d; from_numpy normalises the strides of
     size-0/1 dimensions)."""
-    a = np.asarray(a)
-    if not a.flags.c_contiguous:
-        a = a.copy(order="C")
-    return _C.from_numpy(a)
+    return call_numpy(np.asarray, a)
 
 
 def np_dtype(t: _C.TensorBase) -> np.dtype:

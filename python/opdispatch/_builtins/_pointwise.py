@@ -1,6 +1,10 @@
 """Kernel builders for elementwise operators: one NumPy function gives both
 the CPU kernel and the Meta kernel (the broadcast shape, and the dtype NumPy
-gives for 0-d operands of the same dtypes, so the two always agree)."""
+gives for 0-d operands of the same dtypes, so the two always agree).
+
+CPU kernels are one ``call_numpy`` each; the checks that name the operator
+and the shapes run only when NumPy has refused the operands, and raise what
+the Meta kernel raises for the same operands."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -8,7 +12,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _C
-from ._numpy import arr, broadcast_shape, check_device, check_inplace, meta_like, tensor
+from ._numpy import broadcast_shape, call_numpy, check_device, check_inplace, meta_like
 
 Tensor = _C.TensorBase
 Kernels = dict[str, Callable[..., Tensor]]
@@ -17,10 +21,6 @@ Kernels = dict[str, Callable[..., Tensor]]
 def operands(args: tuple) -> list[Tensor]:
     """The tensors among ``args``."""
     return [a for a in args if isinstance(a, Tensor)]
-
-
-def _arrays(args: tuple) -> list[Any]:
-    return [arr(a) if isinstance(a, Tensor) else a for a in args]
 
 
 def _sample_dtype(fn: Callable[..., Any], args: tuple, kwargs: dict) -> np.dtype:
@@ -35,6 +35,15 @@ def _names(name: str, cpu: Callable[..., Any], meta: Callable[..., Any]) -> Kern
     return {"cpu": cpu, "meta": meta}
 
 
+def _meta_kernel(name: str, fn: Callable[..., Any]) -> Callable[..., Tensor]:
+    def meta(*args: Any, **kwargs: Any) -> Tensor:
+        tensors = operands(args)
+        check_device(name, *tensors)
+        return meta_like(broadcast_shape(name, *(t.shape for t in tensors)), _sample_dtype(fn, args, kwargs))
+
+    return meta
+
+
 def pointwise(name: str, fn: Callable[..., Any]) -> Kernels:
     """``{"cpu": ..., "meta": ...}`` kernels of the elementwise operator
     ``name`` computed by the NumPy function ``fn`` over tensor and
@@ -44,38 +53,67 @@ def pointwise(name: str, fn: Callable[..., Any]) -> Kernels:
     def cpu(*args: Any, **kwargs: Any) -> Tensor:
         # Every tensor reaching a CPU kernel is on cpu (a higher backend key would have won).
         try:
-            with np.errstate(all="ignore"):
-                return tensor(fn(*_arrays(args), **kwargs))
+            return call_numpy(fn, *args, **kwargs)
         except ValueError:
             broadcast_shape(name, *(t.shape for t in operands(args)))  # names the shapes
             raise
 
-    def meta(*args: Any, **kwargs: Any) -> Tensor:
-        tensors = operands(args)
-        check_device(name, *tensors)
-        return meta_like(broadcast_shape(name, *(t.shape for t in tensors)), _sample_dtype(fn, args, kwargs))
-
-    return _names(name, cpu, meta)
+    return _names(name, cpu, _meta_kernel(name, fn))
 
 
-def inplace(name: str, fn: Callable[..., Any]) -> Kernels:
-    """Kernels of an in-place operator: ``self`` receives ``fn(self, *args)``
-    in its own memory. RuntimeError if the result would not fit ``self``'s
-    shape or cast to its dtype (see _numpy.check_inplace)."""
+def unary(name: str, fn: Callable[[Any], Any]) -> Kernels:
+    """Kernels of an operator of one tensor, ``fn(self)`` elementwise."""
 
-    def cpu(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        check_device(name, self, *operands(args))
-        shape = broadcast_shape(name, self.shape, *(t.shape for t in operands(args)))
-        with np.errstate(all="ignore"):
-            result = np.asarray(fn(arr(self), *_arrays(args), **kwargs))
-        check_inplace(name, self, shape, result.dtype)
-        np.copyto(arr(self), result, casting="same_kind")
-        return self
+    def cpu(self: Tensor) -> Tensor:
+        return call_numpy(fn, self)
 
-    def meta(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        check_device(name, self, *operands(args))
-        shape = broadcast_shape(name, self.shape, *(t.shape for t in operands(args)))
-        check_inplace(name, self, shape, _sample_dtype(fn, (self,) + args, kwargs))
+    return _names(name, cpu, _meta_kernel(name, fn))
+
+
+def with_alpha(name: str, ufunc: np.ufunc) -> Kernels:
+    """Kernels of ``ufunc(self, alpha * other)`` (add, sub; Tensor and Scalar overloads)."""
+
+    def cpu(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
+        try:
+            if alpha == 1:
+                return call_numpy(ufunc, self, other)
+            return call_numpy(_scaled, ufunc, self, other, alpha)
+        except ValueError:
+            broadcast_shape(name, *(t.shape for t in operands((self, other))))
+            raise
+
+    return _names(name, cpu, _meta_kernel(name, lambda a, b, alpha=1: _scaled(ufunc, a, b, alpha)))
+
+
+def _scaled(ufunc: np.ufunc, a: Any, b: Any, alpha: Any, out: Any = None) -> Any:
+    # A Python scalar times alpha stays a Python scalar (weak in NumPy's promotion); np.multiply would
+    # make it a NumPy scalar, which promotes float32 to float64.
+    scaled = b if alpha == 1 else np.multiply(b, alpha) if isinstance(b, np.ndarray) else b * alpha
+    return ufunc(a, scaled, out=out)
+
+
+def inplace(name: str, ufunc: np.ufunc) -> Kernels:
+    """Kernels of an in-place operator: ``self`` receives ``ufunc(self,
+    alpha * other)`` (alpha only where the schema has it) in its own memory. RuntimeError if the result would
+    not fit ``self``'s shape or cast to its dtype (see _numpy.check_inplace)."""
+
+    def check(self: Tensor, other: Any, scale: Any = 1) -> None:
+        check_device(name, self, *operands((other,)))
+        shape = broadcast_shape(name, self.shape, *(t.shape for t in operands((other,))))
+        result = _sample_dtype(lambda a, b: _scaled(ufunc, a, b, scale), (self, other), {})
+        check_inplace(name, self, shape, result)
+
+    def cpu(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
+        try:
+            if alpha == 1:
+                return call_numpy(ufunc, self, other, out=self)
+            return call_numpy(_scaled, ufunc, self, other, alpha, self)
+        except (ValueError, TypeError):
+            check(self, other, alpha)  # raises what the Meta kernel raises
+            raise
+
+    def meta(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
+        check(self, other, alpha)
         return self
 
     return _names(name, cpu, meta)

@@ -8,13 +8,13 @@ import numpy as np
 
 from .. import _C
 from ._pointwise import pointwise
-from ._registry import defop
+from ._registry import POINTWISE, defop
 
 
 def _define(name: str, fn: Callable[..., Any]) -> tuple[_C._DispatchOperator, _C._DispatchOperator]:
-    tensor_op = defop(f"{name}.Tensor(Tensor self, Tensor other) -> Tensor",
+    tensor_op = defop(f"{name}.Tensor(Tensor self, Tensor other) -> Tensor", tags=POINTWISE,
                       **pointwise(f"od::{name}.Tensor", fn), differentiable=False)
-    scalar_op = defop(f"{name}.Scalar(Tensor self, Scalar other) -> Tensor",
+    scalar_op = defop(f"{name}.Scalar(Tensor self, Scalar other) -> Tensor", tags=POINTWISE,
                       **pointwise(f"od::{name}.Scalar", fn), differentiable=False)
     return tensor_op, scalar_op
 

@@ -8,15 +8,19 @@ import numpy as np
 
 from .. import _C
 from . import factories, reduction
-from ._numpy import arr, check_memory_format, meta_like, tensor
-from ._registry import defop
+from ._numpy import call_numpy, check_memory_format, meta_like
+from ._registry import CORE, INPLACE, POINTWISE, PT2, defop
 
 Tensor = _C.TensorBase
 
 
 def _clone_cpu(self: Tensor, *, memory_format: Any = None) -> Tensor:
     check_memory_format("od::clone", memory_format)
-    return tensor(np.array(arr(self), order="C", copy=True))
+    return call_numpy(_copy_of, self)
+
+
+def _copy_of(a: np.ndarray, dtype: Any = None) -> np.ndarray:
+    return np.array(a, dtype=dtype, order="C", copy=True)
 
 
 def _clone_meta(self: Tensor, *, memory_format: Any = None) -> Tensor:
@@ -24,7 +28,7 @@ def _clone_meta(self: Tensor, *, memory_format: Any = None) -> Tensor:
     return meta_like(self.shape, self.dtype)
 
 
-clone = defop("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", cpu=_clone_cpu, meta=_clone_meta,
+clone = defop("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", tags=POINTWISE, cpu=_clone_cpu, meta=_clone_meta,
               backward=lambda ctx, grad: grad)
 
 
@@ -33,7 +37,8 @@ def _contiguous(self: Tensor, *, memory_format: int = 0) -> Tensor:
     return self if self.is_contiguous() else clone(self)
 
 
-contiguous = defop("contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)", composite=_contiguous)
+contiguous = defop("contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)", tags=PT2,
+                   composite=_contiguous)
 
 # --- copy_ -------------------------------------------------------------------------
 
@@ -50,8 +55,12 @@ def _check_copy(self: Tensor, src: Tensor) -> None:
 
 def _copy_cpu(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     _check_copy(self, src)
-    np.copyto(arr(self), arr(src), casting="unsafe")
-    return self
+    return call_numpy(_copy_into, self, src)
+
+
+def _copy_into(dst: np.ndarray, src: np.ndarray) -> np.ndarray:
+    np.copyto(dst, src, casting="unsafe")
+    return dst
 
 
 def _copy_meta(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
@@ -70,7 +79,7 @@ def _copy_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any, None]:
     return factories.zeros_like(grad), reduction.sum_to(grad, ctx.src_shape), None
 
 
-copy_ = defop("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
+copy_ = defop("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", tags=INPLACE,
               cpu=_copy_cpu, meta=_copy_meta, backward=_copy_backward, setup_context=_copy_setup)
 
 # --- to ---------------------------------------------------------------------------------
@@ -83,8 +92,10 @@ def _to_copy_kernel(self: Tensor, *, dtype: Any = None, layout: Any = None, devi
     device = self.device if device is None else _C.device(str(device))
     if self.is_meta and device.type != "meta":
         raise NotImplementedError(f"od::_to_copy: cannot copy out of a meta tensor (it has no data) to {device}")
+    if device.type == "cpu" and not self.is_meta:
+        return call_numpy(_copy_of, self, dtype.to_numpy())
     return factories.make("od::_to_copy", self.shape, dtype, device,
-                          lambda shape, dt: np.array(arr(self), dtype=dt, order="C", copy=True))
+                          lambda shape, dt: np.array(self.numpy(force=True), dtype=dt, order="C", copy=True))
 
 
 def _to_copy_setup(ctx: Any, inputs: tuple, output: Any) -> None:
@@ -93,7 +104,7 @@ def _to_copy_setup(ctx: Any, inputs: tuple, output: Any) -> None:
 
 to_copy = defop("_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
                 "bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor",
-                backend=_to_copy_kernel, setup_context=_to_copy_setup,
+                tags=CORE, backend=_to_copy_kernel, setup_context=_to_copy_setup,
                 backward=lambda ctx, grad: to_copy(grad, dtype=ctx.dtype, device=ctx.device))
 
 
@@ -124,22 +135,28 @@ def _to_dtype_layout(self: Tensor, *, dtype: Any = None, layout: Any = None, dev
 
 
 to_dtype = defop("to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, "
-                 "MemoryFormat? memory_format=None) -> Tensor(a)", composite=_to_dtype)
+                 "MemoryFormat? memory_format=None) -> Tensor(a)", tags=PT2, composite=_to_dtype)
 to_device = defop("to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, "
-                  "bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)", composite=_to_device)
+                  "bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)", tags=PT2,
+                  composite=_to_device)
 to_dtype_layout = defop("to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, "
                         "Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, "
-                        "MemoryFormat? memory_format=None) -> Tensor(a)", composite=_to_dtype_layout)
+                        "MemoryFormat? memory_format=None) -> Tensor(a)", tags=PT2,
+                        composite=_to_dtype_layout)
 
 # --- fills ----------------------------------------------------------------------------------
 
 
 def _fill_cpu(self: Tensor, value: Any) -> Tensor:
-    arr(self)[...] = value
-    return self
+    return call_numpy(_fill, self, value)
 
 
-zero_ = defop("zero_(Tensor(a!) self) -> Tensor(a!)", cpu=lambda self: _fill_cpu(self, 0), meta=lambda self: self,
+def _fill(a: np.ndarray, value: Any) -> np.ndarray:
+    a[...] = value
+    return a
+
+
+zero_ = defop("zero_(Tensor(a!) self) -> Tensor(a!)", tags=INPLACE, cpu=lambda self: _fill_cpu(self, 0), meta=lambda self: self,
               backward=lambda ctx, grad: factories.zeros_like(grad))
-fill_ = defop("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", cpu=_fill_cpu,
+fill_ = defop("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", tags=INPLACE, cpu=_fill_cpu,
               meta=lambda self, value: self, backward=lambda ctx, grad: (factories.zeros_like(grad), None))

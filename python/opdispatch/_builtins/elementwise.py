@@ -2,7 +2,8 @@
 promotion (NumPy 2: Python scalars are weak); Meta kernels give the broadcast
 shape and the dtype NumPy gives for 0-d operands of the same dtypes. Autograd
 formulas are written with ``od`` operators so they can be differentiated
-again. PyTorch: tools/autograd/derivatives.yaml."""
+again, and give each input a gradient of its own dtype.
+PyTorch: tools/autograd/derivatives.yaml."""
 from __future__ import annotations
 
 import math
@@ -11,25 +12,24 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _C
-from .._library.autograd import check_inplace as check_inplace_autograd
+from ..autograd.graph import check_inplace as check_inplace_autograd
 from . import comparison, copy, factories, reduction
-from ._numpy import check_inplace
-from ._pointwise import inplace, operands, pointwise
-from ._registry import defop
+from ._numpy import call_numpy, check_inplace
+from ._pointwise import inplace, operands, pointwise, unary, with_alpha
+from ._registry import INPLACE_POINTWISE, NONCORE_POINTWISE, POINTWISE, defop
 
 Tensor = _C.TensorBase
 
 
-def _shapes_setup(ctx: Any, inputs: tuple, keyword_only_inputs: dict, output: Any) -> None:
-    """Saves the input shapes (for sum_to) and the scalar arguments."""
-    ctx.shapes = [tuple(x.shape) if isinstance(x, Tensor) else None for x in inputs]
-    ctx.scalars = [x for x in inputs if not isinstance(x, Tensor)]
-    ctx.alpha = keyword_only_inputs.get("alpha", 1)
+def _alpha_setup(ctx: Any, inputs: tuple, keyword_only_inputs: dict, output: Any) -> None:
+    """Saves alpha (keyword-only in the Tensor overloads, positional in the Scalar ones) unless it is 1."""
+    alpha = inputs[2] if len(inputs) > 2 else keyword_only_inputs.get("alpha", 1)
+    if alpha != 1:
+        ctx.alpha = alpha
 
 
 def _save_inputs(ctx: Any, inputs: tuple, output: Any) -> None:
     ctx.save_for_backward(*[x for x in inputs if isinstance(x, Tensor)])
-    ctx.shapes = [tuple(x.shape) for x in inputs if isinstance(x, Tensor)]
     ctx.scalars = [x for x in inputs if not isinstance(x, Tensor)]
 
 
@@ -45,40 +45,64 @@ def _scaled(grad: Tensor, alpha: Any) -> Tensor:
     return grad if alpha == 1 else mul_scalar(grad, alpha)
 
 
+def as_dtype(grad: Tensor, dtype: Any) -> Tensor:
+    """``grad`` in ``dtype`` (the dtype of the input it is the gradient of)."""
+    return grad if grad.dtype == dtype else copy.to_copy(grad, dtype=dtype)
+
+
+def input_grad(grad: Tensor, like: Tensor) -> Tensor:
+    """``grad`` summed to ``like``'s shape and cast to its dtype: the gradient
+    of an input that broadcasting may have expanded and promotion may have cast."""
+    return as_dtype(reduction.sum_to(grad, like.shape), like.dtype)
+
+
 # --- add, sub, mul, div ----------------------------------------------------------
-
-def _add(a: Any, b: Any, alpha: Any = 1) -> Any:
-    return a + b if alpha == 1 else a + alpha * b
-
-
-def _sub(a: Any, b: Any, alpha: Any = 1) -> Any:
-    return a - b if alpha == 1 else a - alpha * b
+# Note [Gradients of broadcast and promoted inputs]
+# A formula may give an input the gradient in the shape and dtype of the
+# output it came from when broadcasting expanded the input or promotion
+# changed its dtype: the engine sums such a gradient down to the input's
+# shape and casts it to the input's dtype, as PyTorch's validate_outputs
+# does (add's formula there is "self: grad"). Formulas whose own arithmetic
+# would change the dtype (an integer intermediate, say) cast themselves.
 
 
 def _add_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
-    s_shape, o_shape = ctx.shapes
-    return reduction.sum_to(grad, s_shape), reduction.sum_to(_scaled(grad, ctx.alpha), o_shape)
+    """See Note [Gradients of broadcast and promoted inputs]."""
+    alpha = getattr(ctx, "alpha", 1)
+    needs = ctx.needs_input_grad
+    return grad if needs[0] else None, (_scaled(grad, alpha) if needs[1] else None)
 
 
 def _sub_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
-    s_shape, o_shape = ctx.shapes
-    return reduction.sum_to(grad, s_shape), reduction.sum_to(_scaled(grad, -ctx.alpha), o_shape)
+    """See Note [Gradients of broadcast and promoted inputs]."""
+    alpha = getattr(ctx, "alpha", 1)
+    needs = ctx.needs_input_grad
+    return grad if needs[0] else None, (mul_scalar(grad, -alpha) if needs[1] else None)
 
 
-add = defop("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-            **pointwise("od::add.Tensor", _add), backward=_add_backward, setup_context=_shapes_setup)
-sub = defop("sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-            **pointwise("od::sub.Tensor", _sub), backward=_sub_backward, setup_context=_shapes_setup)
-add_scalar = defop("add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
-                   **pointwise("od::add.Scalar", _add), backward=lambda ctx, grad: (grad, None, None))
-sub_scalar = defop("sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
-                   **pointwise("od::sub.Scalar", _sub), backward=lambda ctx, grad: (grad, None, None))
+add = defop("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", tags=POINTWISE,
+            **with_alpha("od::add.Tensor", np.add), backward=_add_backward, setup_context=_alpha_setup)
+sub = defop("sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", tags=POINTWISE,
+            **with_alpha("od::sub.Tensor", np.subtract), backward=_sub_backward, setup_context=_alpha_setup)
+add_scalar = defop("add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", tags=POINTWISE,
+                   **with_alpha("od::add.Scalar", np.add), backward=lambda ctx, grad: (grad, None, None))
+sub_scalar = defop("sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", tags=POINTWISE,
+                   **with_alpha("od::sub.Scalar", np.subtract), backward=lambda ctx, grad: (grad, None, None))
+
+
+def _rsub(self: Any, other: Any, alpha: Any = 1) -> Any:
+    return np.subtract(other, self if alpha == 1 else np.multiply(self, alpha))
+
+
+rsub_scalar = defop("rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", tags=NONCORE_POINTWISE,
+                    **pointwise("od::rsub.Scalar", _rsub), setup_context=_alpha_setup,
+                    backward=lambda ctx, grad: (mul_scalar(grad, -getattr(ctx, "alpha", 1)), None, None))
 
 
 def _mul_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
     self, other = ctx.saved_tensors
-    g_self = reduction.sum_to(mul(grad, other), self.shape) if ctx.needs_input_grad[0] else None
-    g_other = reduction.sum_to(mul(grad, self), other.shape) if ctx.needs_input_grad[1] else None
+    g_self = input_grad(mul(grad, other), self) if ctx.needs_input_grad[0] else None
+    g_other = input_grad(mul(grad, self), other) if ctx.needs_input_grad[1] else None
     return g_self, g_other
 
 
@@ -86,20 +110,26 @@ def _div_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
     self, other = ctx.saved_tensors
     g_self = g_other = None
     if ctx.needs_input_grad[0]:
-        g_self = reduction.sum_to(div(grad, other), self.shape)
+        g_self = input_grad(div(grad, other), self)
     if ctx.needs_input_grad[1]:
-        g_other = reduction.sum_to(neg(div(mul(grad, self), mul(other, other))), other.shape)
+        g_other = input_grad(neg(div(mul(grad, self), mul(other, other))), other)
     return g_self, g_other
 
 
-mul = defop("mul.Tensor(Tensor self, Tensor other) -> Tensor", **pointwise("od::mul.Tensor", np.multiply),
+def _scalar_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+    ctx.scalar = inputs[1]
+
+
+mul = defop("mul.Tensor(Tensor self, Tensor other) -> Tensor", tags=POINTWISE, **pointwise("od::mul.Tensor", np.multiply),
             backward=_mul_backward, setup_context=_save_inputs)
-div = defop("div.Tensor(Tensor self, Tensor other) -> Tensor", **pointwise("od::div.Tensor", np.true_divide),
-            backward=_div_backward, setup_context=_save_inputs)
-mul_scalar = defop("mul.Scalar(Tensor self, Scalar other) -> Tensor", **pointwise("od::mul.Scalar", np.multiply),
-                   backward=lambda ctx, grad: (mul_scalar(grad, ctx.scalars[0]), None), setup_context=_shapes_setup)
-div_scalar = defop("div.Scalar(Tensor self, Scalar other) -> Tensor", **pointwise("od::div.Scalar", np.true_divide),
-                   backward=lambda ctx, grad: (div_scalar(grad, ctx.scalars[0]), None), setup_context=_shapes_setup)
+div = defop("div.Tensor(Tensor self, Tensor other) -> Tensor", tags=POINTWISE,
+            **pointwise("od::div.Tensor", np.true_divide), backward=_div_backward, setup_context=_save_inputs)
+mul_scalar = defop("mul.Scalar(Tensor self, Scalar other) -> Tensor", tags=POINTWISE,
+                   **pointwise("od::mul.Scalar", np.multiply), setup_context=_scalar_setup,
+                   backward=lambda ctx, grad: (mul_scalar(grad, ctx.scalar), None))
+div_scalar = defop("div.Scalar(Tensor self, Scalar other) -> Tensor", tags=POINTWISE,
+                   **pointwise("od::div.Scalar", np.true_divide), setup_context=_scalar_setup,
+                   backward=lambda ctx, grad: (div_scalar(grad, ctx.scalar), None))
 
 # --- pow ---------------------------------------------------------------------------
 
@@ -108,8 +138,8 @@ def _pow_tensor_scalar_backward(ctx: Any, grad: Tensor) -> tuple[Any, None]:
     (self,) = ctx.saved_tensors
     exponent = ctx.scalars[0]
     if exponent == 0:
-        return factories.zeros_like(grad), None
-    return mul(grad, mul_scalar(pow_tensor_scalar(self, exponent - 1), exponent)), None
+        return factories.zeros_like(self), None
+    return input_grad(mul(grad, mul_scalar(pow_tensor_scalar(self, exponent - 1), exponent)), self), None
 
 
 def _pow_exponent_grad(grad: Tensor, out: Tensor, log_base: Tensor, base_is_zero: Tensor, exponent: Tensor) -> Tensor:
@@ -128,10 +158,10 @@ def _pow_tensor_tensor_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
     g_self = g_exp = None
     if ctx.needs_input_grad[0]:
         d_self = mul(exponent, pow_tensor_tensor(self, sub_scalar(exponent, 1)))
-        g_self = reduction.sum_to(mul(grad, d_self), self.shape)
+        g_self = input_grad(mul(grad, d_self), self)
     if ctx.needs_input_grad[1]:
         g_exp = _pow_exponent_grad(grad, out, log(self), comparison.eq_scalar(self, 0), exponent)
-        g_exp = reduction.sum_to(g_exp, exponent.shape)
+        g_exp = input_grad(g_exp, exponent)
     return g_self, g_exp
 
 
@@ -144,26 +174,29 @@ def _pow_scalar_backward(ctx: Any, grad: Tensor) -> tuple[None, Any]:
     exponent, out = ctx.saved_tensors
     if ctx.base == 0:
         at_zero = mul_scalar(mul(grad, out), -math.inf)
-        return None, where(comparison.ge_scalar(exponent, 0), factories.zeros_like(grad), at_zero)
-    return None, mul_scalar(mul(grad, out), math.log(ctx.base))
+        g = where(comparison.ge_scalar(exponent, 0), factories.zeros_like(grad), at_zero)
+    else:
+        g = mul_scalar(mul(grad, out), math.log(ctx.base))
+    return None, as_dtype(g, exponent.dtype)
 
 
-pow_tensor_scalar = defop("pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
+pow_tensor_scalar = defop("pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", tags=POINTWISE,
                           **pointwise("od::pow.Tensor_Scalar", np.power),
                           backward=_pow_tensor_scalar_backward, setup_context=_save_inputs)
-pow_tensor_tensor = defop("pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
+pow_tensor_tensor = defop("pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", tags=POINTWISE,
                           **pointwise("od::pow.Tensor_Tensor", np.power),
                           backward=_pow_tensor_tensor_backward, setup_context=_pow_tensor_tensor_setup)
-pow_scalar = defop("pow.Scalar(Scalar self, Tensor exponent) -> Tensor", **pointwise("od::pow.Scalar", np.power),
+pow_scalar = defop("pow.Scalar(Scalar self, Tensor exponent) -> Tensor", tags=POINTWISE,
+                   **pointwise("od::pow.Scalar", np.power),
                    backward=_pow_scalar_backward, setup_context=_pow_scalar_setup)
 
 # --- unary ---------------------------------------------------------------------------
 
 
 def _unary(schema: str, fn: Callable[[Any], Any], backward: Callable[..., Any],
-           setup_context: Callable[..., None]) -> _C._DispatchOperator:
+           setup_context: Callable[..., None], tags: tuple = POINTWISE) -> _C._DispatchOperator:
     name = "od::" + schema.split("(", 1)[0]
-    return defop(schema, **pointwise(name, fn), backward=backward, setup_context=setup_context)
+    return defop(schema, tags=tags, **unary(name, fn), backward=backward, setup_context=setup_context)
 
 
 def _sigmoid(a: np.ndarray) -> np.ndarray:
@@ -173,11 +206,7 @@ def _sigmoid(a: np.ndarray) -> np.ndarray:
 
 
 def _one_minus(t: Tensor) -> Tensor:
-    return add_scalar(neg(t), 1)
-
-
-def _relu(a: np.ndarray) -> np.ndarray:
-    return np.maximum(a, np.zeros((), a.dtype))
+    return rsub_scalar(t, 1)
 
 
 def _saved(ctx: Any) -> Tensor:
@@ -190,7 +219,6 @@ def _abs_backward(ctx: Any, grad: Tensor) -> Tensor:
     return sub(mul(grad, comparison.gt_scalar(self, 0)), mul(grad, comparison.lt_scalar(self, 0)))
 
 
-
 neg = _unary("neg(Tensor self) -> Tensor", np.negative, lambda ctx, grad: neg(grad), None)
 exp = _unary("exp(Tensor self) -> Tensor", np.exp, lambda ctx, grad: mul(grad, _saved(ctx)), _save_output)
 log = _unary("log(Tensor self) -> Tensor", np.log, lambda ctx, grad: div(grad, _saved(ctx)), _save_self)
@@ -200,11 +228,54 @@ tanh = _unary("tanh(Tensor self) -> Tensor", np.tanh,
               lambda ctx, grad: mul(grad, _one_minus(mul(_saved(ctx), _saved(ctx)))), _save_output)
 sigmoid = _unary("sigmoid(Tensor self) -> Tensor", _sigmoid,
                  lambda ctx, grad: mul(grad, mul(_saved(ctx), _one_minus(_saved(ctx)))), _save_output)
-relu = _unary("relu(Tensor self) -> Tensor", _relu, lambda ctx, grad: mul(grad, comparison.gt_scalar(_saved(ctx), 0)),
-              _save_output)
 abs = _unary("abs(Tensor self) -> Tensor", np.abs, _abs_backward, _save_self)  # noqa: A001  (the operator's name)
 sqrt = _unary("sqrt(Tensor self) -> Tensor", np.sqrt,
               lambda ctx, grad: div(grad, mul_scalar(_saved(ctx), 2)), _save_output)
+
+# --- relu and its gradient -----------------------------------------------------------------------
+
+
+def _threshold_backward(grad: Any, self: Any, threshold: Any) -> Any:
+    # "self <= threshold", not "self > threshold": a nan input passes its gradient, as in PyTorch.
+    return np.where(self <= threshold, 0, grad)
+
+
+def _threshold_backward_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any, None]:
+    """PyTorch: derivatives.yaml threshold_backward."""
+    (self,) = ctx.saved_tensors
+    g_grad = threshold_backward(grad, self, ctx.threshold) if ctx.needs_input_grad[0] else None
+    return g_grad, factories.zeros_like(self) if ctx.needs_input_grad[1] else None, None
+
+
+def _threshold_backward_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+    ctx.save_for_backward(inputs[1])
+    ctx.threshold = inputs[2]
+
+
+threshold_backward = defop("threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor",
+                           tags=NONCORE_POINTWISE,
+                           **pointwise("od::threshold_backward", _threshold_backward),
+                           backward=_threshold_backward_backward, setup_context=_threshold_backward_setup)
+
+
+#: A read-only 0-d zero of each dtype: relu's other operand (a Python 0 costs NumPy a scalar conversion per call).
+_ZEROS = {d: np.zeros((), d.to_numpy()) for d in (getattr(_C, n) for n in (
+    "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64", "complex64", "complex128"))}
+for _zero in _ZEROS.values():
+    _zero.flags.writeable = False
+
+
+def _relu_cpu(self: Tensor) -> Tensor:
+    return call_numpy(np.maximum, self, _ZEROS[self.dtype])
+
+
+def _relu(a: np.ndarray) -> np.ndarray:
+    return np.maximum(a, np.zeros((), a.dtype))
+
+
+# relu(x) <= 0 exactly where x <= 0: the formula keeps the input (PyTorch keeps the result, for relu_).
+relu = defop("relu(Tensor self) -> Tensor", tags=POINTWISE, cpu=_relu_cpu, meta=unary("od::relu", _relu)["meta"],
+             backward=lambda ctx, grad: threshold_backward(grad, _saved(ctx), 0), setup_context=_save_self)
 
 # --- maximum, minimum, where ------------------------------------------------------------
 
@@ -217,8 +288,8 @@ def _extremum_backward(wins: Callable[..., Tensor], loses: Callable[..., Tensor]
         self, other = ctx.saved_tensors
         tie = comparison.eq(self, other)
         half = mul_scalar(grad, 0.5)
-        g_self = reduction.sum_to(where(tie, half, mul(grad, wins(self, other))), self.shape)
-        g_other = reduction.sum_to(where(tie, half, mul(grad, loses(self, other))), other.shape)
+        g_self = input_grad(where(tie, half, mul(grad, wins(self, other))), self)
+        g_other = input_grad(where(tie, half, mul(grad, loses(self, other))), other)
         return g_self, g_other
 
     return backward
@@ -233,24 +304,26 @@ def _where(condition: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _where_backward(ctx: Any, grad: Tensor) -> tuple[None, Any, Any]:
     (condition,) = ctx.saved_tensors
-    _, s_shape, o_shape = ctx.shapes
+    _, (s_shape, s_dtype), (o_shape, o_dtype) = ctx.metas
     zero = factories.zeros_like(grad)
-    g_self = reduction.sum_to(where(condition, grad, zero), s_shape)
-    return None, g_self, reduction.sum_to(where(condition, zero, grad), o_shape)
+    g_self = as_dtype(reduction.sum_to(where(condition, grad, zero), s_shape), s_dtype)
+    return None, g_self, as_dtype(reduction.sum_to(where(condition, zero, grad), o_shape), o_dtype)
 
 
 def _where_setup(ctx: Any, inputs: tuple, output: Any) -> None:
     ctx.save_for_backward(inputs[0])
-    ctx.shapes = [tuple(x.shape) for x in inputs]
+    ctx.metas = [(x.shape, x.dtype) for x in inputs]
 
 
-maximum = defop("maximum(Tensor self, Tensor other) -> Tensor", **pointwise("od::maximum", np.maximum),
+maximum = defop("maximum(Tensor self, Tensor other) -> Tensor", tags=POINTWISE,
+                **pointwise("od::maximum", np.maximum),
                 backward=_extremum_backward(lambda a, b: comparison.gt(a, b), lambda a, b: comparison.lt(a, b)),
                 setup_context=_save_inputs)
-minimum = defop("minimum(Tensor self, Tensor other) -> Tensor", **pointwise("od::minimum", np.minimum),
+minimum = defop("minimum(Tensor self, Tensor other) -> Tensor", tags=POINTWISE,
+                **pointwise("od::minimum", np.minimum),
                 backward=_extremum_backward(lambda a, b: comparison.lt(a, b), lambda a, b: comparison.gt(a, b)),
                 setup_context=_save_inputs)
-where = defop("where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
+where = defop("where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", tags=POINTWISE,
               **pointwise("od::where.self", _where), backward=_where_backward, setup_context=_where_setup)
 
 # --- in place ------------------------------------------------------------------------------
@@ -280,12 +353,21 @@ def _inplace_autograd(name: str, functional: Callable[..., Tensor]) -> Callable[
     return make
 
 
-def _define_inplace(schema: str, fn: Callable[..., Any], functional: Callable[..., Tensor]) -> _C._DispatchOperator:
+def _define_inplace(schema: str, ufunc: np.ufunc, functional: Callable[..., Tensor]) -> _C._DispatchOperator:
     name = "od::" + schema.split("(", 1)[0]
-    return defop(schema, **inplace(name, fn), autograd=_inplace_autograd(name, functional))
+    return defop(schema, tags=INPLACE_POINTWISE, **inplace(name, ufunc),
+                 autograd=_inplace_autograd(name, functional))
 
 
-add_ = _define_inplace("add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)", _add, add)
-sub_ = _define_inplace("sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)", _sub, sub)
+add_ = _define_inplace("add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)", np.add, add)
+sub_ = _define_inplace("sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)", np.subtract,
+                       sub)
 mul_ = _define_inplace("mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", np.multiply, mul)
 div_ = _define_inplace("div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", np.true_divide, div)
+add_scalar_ = _define_inplace("add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)", np.add,
+                              add_scalar)
+sub_scalar_ = _define_inplace("sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",
+                              np.subtract, sub_scalar)
+mul_scalar_ = _define_inplace("mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", np.multiply, mul_scalar)
+div_scalar_ = _define_inplace("div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", np.true_divide,
+                              div_scalar)

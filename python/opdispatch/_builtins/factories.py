@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import _C
 from ._numpy import check_memory_format, meta_like, tensor
-from ._registry import defop
+from ._registry import CORE, PT2, defop
 
 FACTORY_KW = "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None"
 _LIKE_KW = FACTORY_KW + ", MemoryFormat? memory_format=None"
@@ -25,15 +25,19 @@ def make(op: str, size: Sequence[int], dtype: Any, device: Any, fill: Fill) -> _
     RuntimeError for a negative size and NotImplementedError for a device
     without memory here (cuda)."""
     size = tuple(size)
-    if any(s < 0 for s in size):
+    if size and min(size) < 0:
         raise RuntimeError(f"{op}: trying to create tensor with negative dimension in size {list(size)}")
     dtype = _C.float32 if dtype is None else dtype
-    device = _C.device("cpu") if device is None else _C.device(str(device))
-    if device.type == "meta":
-        return meta_like(size, dtype)
-    if device.type != "cpu":
-        raise NotImplementedError(f"{op}: device {device} has no memory in opdispatch; use cpu or meta")
+    if device is not None and device != _CPU:
+        device = _C.device(str(device))
+        if device.type == "meta":
+            return meta_like(size, dtype)
+        if device.type != "cpu":
+            raise NotImplementedError(f"{op}: device {device} has no memory in opdispatch; use cpu or meta")
     return tensor(fill(size, dtype.to_numpy()))
+
+
+_CPU = _C.device("cpu")
 
 
 def _sized(name: str, fill: Fill) -> Any:
@@ -57,15 +61,15 @@ def _like(name: str, fill: Fill) -> Any:
     return kernel
 
 
-empty = defop(f"empty.memory_format(SymInt[] size, {_LIKE_KW}) -> Tensor",
+empty = defop(f"empty.memory_format(SymInt[] size, {_LIKE_KW}) -> Tensor", tags=CORE,
               backend=_sized("od::empty.memory_format", np.empty))
-zeros = defop(f"zeros(SymInt[] size, {FACTORY_KW}) -> Tensor", backend=_sized("od::zeros", np.zeros))
-ones = defop(f"ones(SymInt[] size, {FACTORY_KW}) -> Tensor", backend=_sized("od::ones", np.ones))
-empty_like = defop(f"empty_like(Tensor self, {_LIKE_KW}) -> Tensor", backend=_like("od::empty_like", np.empty),
+zeros = defop(f"zeros(SymInt[] size, {FACTORY_KW}) -> Tensor", tags=PT2, backend=_sized("od::zeros", np.zeros))
+ones = defop(f"ones(SymInt[] size, {FACTORY_KW}) -> Tensor", tags=PT2, backend=_sized("od::ones", np.ones))
+empty_like = defop(f"empty_like(Tensor self, {_LIKE_KW}) -> Tensor", tags=PT2, backend=_like("od::empty_like", np.empty),
                    differentiable=False)
-zeros_like = defop(f"zeros_like(Tensor self, {_LIKE_KW}) -> Tensor", backend=_like("od::zeros_like", np.zeros),
+zeros_like = defop(f"zeros_like(Tensor self, {_LIKE_KW}) -> Tensor", tags=PT2, backend=_like("od::zeros_like", np.zeros),
                    differentiable=False)
-ones_like = defop(f"ones_like(Tensor self, {_LIKE_KW}) -> Tensor", backend=_like("od::ones_like", np.ones),
+ones_like = defop(f"ones_like(Tensor self, {_LIKE_KW}) -> Tensor", tags=PT2, backend=_like("od::ones_like", np.ones),
                   differentiable=False)
 
 
@@ -86,7 +90,7 @@ def _full(size: Sequence[int], fill_value: Any, *, dtype: Optional[Any] = None, 
     return make("od::full", size, dtype, device, lambda shape, dt: np.full(shape, fill_value, dtype=dt))
 
 
-full = defop(f"full(SymInt[] size, Scalar fill_value, {FACTORY_KW}) -> Tensor", backend=_full)
+full = defop(f"full(SymInt[] size, Scalar fill_value, {FACTORY_KW}) -> Tensor", tags=CORE, backend=_full)
 
 
 def _arange(start: Any, end: Any, step: Any = 1, *, dtype: Optional[Any] = None, layout: Any = None,
@@ -110,7 +114,8 @@ def _arange_start(start: Any, end: Any, **kw: Any) -> _C.TensorBase:
     return _arange(start, end, 1, **kw)
 
 
-arange = defop(f"arange(Scalar end, {FACTORY_KW}) -> Tensor", backend=_arange_end)
-arange_start = defop(f"arange.start(Scalar start, Scalar end, {FACTORY_KW}) -> Tensor", backend=_arange_start)
+arange = defop(f"arange(Scalar end, {FACTORY_KW}) -> Tensor", tags=PT2, backend=_arange_end)
+arange_start = defop(f"arange.start(Scalar start, Scalar end, {FACTORY_KW}) -> Tensor", tags=PT2,
+                     backend=_arange_start)
 arange_start_step = defop(f"arange.start_step(Scalar start, Scalar end, Scalar step=1, {FACTORY_KW}) -> Tensor",
-                          backend=_arange)
+                          tags=CORE, backend=_arange)

@@ -8,9 +8,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import _C
-from . import reduction, views
-from ._numpy import arr, broadcast_shape, check_device, meta_like, result_dtype, tensor
-from ._registry import defop
+from . import views
+from .elementwise import as_dtype, input_grad
+from ._numpy import broadcast_shape, call_numpy, check_device, meta_like, result_dtype
+from ._registry import CORE, PT2, defop
 
 Tensor = _C.TensorBase
 
@@ -29,9 +30,14 @@ def _matmul_shape(op: str, a: Sequence[int], b: Sequence[int]) -> tuple[int, ...
     return broadcast_shape(op, a2[:-2], b2[:-2]) + rows + cols
 
 
+#: Products of operands of at most 2 dims (where dot and matmul agree): the
+#: ndarray method goes straight to BLAS, np.matmul through the generalized-ufunc
+#: machinery and np.dot through __array_function__ (about 3x the time for 4x4).
+_dot = np.ndarray.dot
+
+
 def _checked(op: str, ndim: int) -> Any:
     """Kernels of ``op`` for operands of exactly ``ndim`` dims (any ndim >= 1 when ndim is 0)."""
-
     def check(self: Tensor, other: Tensor) -> tuple[int, ...]:
         check_device(op, self, other)
         if ndim and (self.ndim != ndim or other.ndim != ndim):
@@ -42,8 +48,17 @@ def _checked(op: str, ndim: int) -> Any:
         return _matmul_shape(op, self.shape, other.shape)
 
     def cpu(self: Tensor, other: Tensor) -> Tensor:
-        check(self, other)
-        return tensor(np.matmul(arr(self), arr(other)))
+        # NumPy checks the shapes; check() names the operator and the shapes when it refuses them. bmm
+        # checks first (np.matmul would broadcast a batch size of 1, which bmm refuses), and so does a 0-d
+        # operand (which ndarray.dot would multiply).
+        a, b = self.ndim, other.ndim
+        if ndim == 3 or (ndim and (a != ndim or b != ndim)) or not (a and b):
+            check(self, other)
+        try:
+            return call_numpy(_dot if a <= 2 and b <= 2 else np.matmul, self, other)
+        except ValueError:
+            check(self, other)
+            raise
 
     def meta(self: Tensor, other: Tensor) -> Tensor:
         return meta_like(check(self, other), result_dtype(self, other))
@@ -57,15 +72,15 @@ def _save_inputs(ctx: Any, inputs: tuple, output: Any) -> None:
 
 def _mm_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
     self, mat2 = ctx.saved_tensors
-    g_self = mm(grad, views.transpose(mat2, 0, 1)) if ctx.needs_input_grad[0] else None
-    g_mat2 = mm(views.transpose(self, 0, 1), grad) if ctx.needs_input_grad[1] else None
+    g_self = as_dtype(mm(grad, views.transpose(mat2, 0, 1)), self.dtype) if ctx.needs_input_grad[0] else None
+    g_mat2 = as_dtype(mm(views.transpose(self, 0, 1), grad), mat2.dtype) if ctx.needs_input_grad[1] else None
     return g_self, g_mat2
 
 
 def _bmm_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
     self, mat2 = ctx.saved_tensors
-    g_self = bmm(grad, views.transpose(mat2, 1, 2)) if ctx.needs_input_grad[0] else None
-    g_mat2 = bmm(views.transpose(self, 1, 2), grad) if ctx.needs_input_grad[1] else None
+    g_self = as_dtype(bmm(grad, views.transpose(mat2, 1, 2)), self.dtype) if ctx.needs_input_grad[0] else None
+    g_mat2 = as_dtype(bmm(views.transpose(self, 1, 2), grad), mat2.dtype) if ctx.needs_input_grad[1] else None
     return g_self, g_mat2
 
 
@@ -80,15 +95,15 @@ def _matmul_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
         grad = views.unsqueeze(grad, -2)
     g_self = g_other = None
     if ctx.needs_input_grad[0]:
-        g_self = views.reshape(reduction.sum_to(matmul(grad, views.transpose(b, -1, -2)), a.shape), self.shape)
+        g_self = views.reshape(input_grad(matmul(grad, views.transpose(b, -1, -2)), a), self.shape)
     if ctx.needs_input_grad[1]:
-        g_other = views.reshape(reduction.sum_to(matmul(views.transpose(a, -1, -2), grad), b.shape), other.shape)
+        g_other = views.reshape(input_grad(matmul(views.transpose(a, -1, -2), grad), b), other.shape)
     return g_self, g_other
 
 
-mm = defop("mm(Tensor self, Tensor mat2) -> Tensor", **_checked("od::mm", 2),
+mm = defop("mm(Tensor self, Tensor mat2) -> Tensor", tags=CORE, **_checked("od::mm", 2),
            backward=_mm_backward, setup_context=_save_inputs)
-bmm = defop("bmm(Tensor self, Tensor mat2) -> Tensor", **_checked("od::bmm", 3),
+bmm = defop("bmm(Tensor self, Tensor mat2) -> Tensor", tags=CORE, **_checked("od::bmm", 3),
             backward=_bmm_backward, setup_context=_save_inputs)
-matmul = defop("matmul(Tensor self, Tensor other) -> Tensor", **_checked("od::matmul", 0),
+matmul = defop("matmul(Tensor self, Tensor other) -> Tensor", tags=PT2, **_checked("od::matmul", 0),
                backward=_matmul_backward, setup_context=_save_inputs)

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import _C
 from .factories import FACTORY_KW, make
-from ._registry import defop
+from ._registry import RANDOM, defop
 
 _generator = np.random.default_rng()
 
@@ -38,5 +38,5 @@ def _random(name: str, draw: str) -> Any:
     return kernel
 
 
-rand = defop(f"rand(SymInt[] size, {FACTORY_KW}) -> Tensor", backend=_random("od::rand", "random"))
-randn = defop(f"randn(SymInt[] size, {FACTORY_KW}) -> Tensor", backend=_random("od::randn", "standard_normal"))
+rand = defop(f"rand(SymInt[] size, {FACTORY_KW}) -> Tensor", tags=RANDOM, backend=_random("od::rand", "random"))
+randn = defop(f"randn(SymInt[] size, {FACTORY_KW}) -> Tensor", tags=RANDOM, backend=_random("od::randn", "standard_normal"))

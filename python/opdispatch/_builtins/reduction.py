@@ -2,14 +2,15 @@
 with keepdim), and the sum_to helper that gradients of broadcasting use."""
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
 from .. import _C
-from . import comparison, elementwise, factories, views
-from ._numpy import arr, meta_like, tensor, wrap_dim
-from ._registry import defop
+from . import comparison, copy, elementwise, factories, views
+from ._numpy import call_numpy, meta_like, wrap_dim
+from ._registry import REDUCTION, NONCORE_REDUCTION, defop
 
 Tensor = _C.TensorBase
 
@@ -41,29 +42,44 @@ def _restore(grad: Tensor, shape: Sequence[int], dims: Sequence[int], keepdim: b
     return grad if keepdim else views.reshape(grad, _reduced_shape(shape, dims, True))
 
 
-def _reduction_setup(ctx: Any, inputs: tuple, keyword_only_inputs: dict, output: Any) -> None:
-    """Saves the input shape, the reduced dims and keepdim of a ``(self, dim=None, keepdim=False)`` reduction."""
-    self = inputs[0]
-    ctx.n_inputs = len(inputs)
-    ctx.shape = tuple(self.shape)
-    dim = inputs[1] if len(inputs) > 1 else None
-    ctx.dims = _dims("od::reduction", [dim] if isinstance(dim, int) else dim, self.ndim)  # the kernel checked dim
-    ctx.keepdim = bool(inputs[2]) if len(inputs) > 2 else False
+def _reduction_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+    """Saves the input's shape and the ``(dim, keepdim)`` arguments of a
+    ``(self, dim=None, keepdim=False)`` reduction (see _reduced_dims). (A
+    ``dtype=`` result's gradient is cast back by the engine: Note [Gradients
+    of broadcast and promoted inputs].)"""
+    ctx.shape = inputs[0].shape
+    if len(inputs) > 1:
+        ctx.dim_args = inputs[1:]
+
+
+def _dim_args(ctx: Any) -> tuple:
+    return getattr(ctx, "dim_args", ())
+
+
+def _reduced_dims(ctx: Any) -> tuple[tuple[int, ...], bool]:
+    """The reduced dimensions and keepdim of the reduction ``ctx`` recorded (the kernel checked them)."""
+    dim_args = _dim_args(ctx)
+    dim = dim_args[0] if dim_args else None
+    keepdim = bool(dim_args[1]) if len(dim_args) > 1 else False
+    return _dims("od::reduction", [dim] if isinstance(dim, int) else dim, len(ctx.shape)), keepdim
 
 
 def _no_grads(ctx: Any) -> tuple[None, ...]:
-    return (None,) * (ctx.n_inputs - 1)
+    return (None,) * len(_dim_args(ctx))
 
 
 # --- sum, mean ------------------------------------------------------------------------
 
 
+#: The NumPy dtype sum gives a tensor of each dtype. PyTorch: integral and
+#: bool inputs sum to int64 unless a dtype is given.
+_SUM_DTYPES = {d: np.dtype(np.int64) if d.to_numpy().kind in "biu" else d.to_numpy()
+               for d in (getattr(_C, n) for n in ("bool", "uint8", "int8", "int16", "int32", "int64", "float16",
+                                                  "float32", "float64", "complex64", "complex128"))}
+
+
 def _sum_dtype(self: Tensor, dtype: Any) -> np.dtype:
-    """PyTorch: integral and bool inputs sum to int64 unless a dtype is given."""
-    if dtype is not None:
-        return dtype.to_numpy()
-    npd = self.dtype.to_numpy()
-    return np.dtype(np.int64) if npd.kind in "biu" else npd
+    return _SUM_DTYPES[self.dtype] if dtype is None else dtype.to_numpy()
 
 
 def _mean_dtype(self: Tensor, dtype: Any) -> np.dtype:
@@ -74,11 +90,60 @@ def _mean_dtype(self: Tensor, dtype: Any) -> np.dtype:
     return npd
 
 
+# Note [Small sums]
+# NumPy's reductions cost several times a binary ufunc before the first
+# element is added (about 1.7 us for 10 elements, against 0.3 us for a dot
+# product). Below NumPy's pairwise-summation block (128 elements, summed
+# with 8 running accumulators) a contiguous float32/float64 sum of every
+# element is the dot product with a vector of ones: BLAS sums with running
+# accumulators too, in the same dtype, and x * 1 is exact.
+_PAIRWISE_BLOCK = 128
+_BLAS_DTYPES = {_C.float32: np.dtype(np.float32), _C.float64: np.dtype(np.float64)}
+_dot = np.ndarray.dot
+_BLAS_NUMPY_DTYPES = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
+
+
+@functools.lru_cache(maxsize=2 * _PAIRWISE_BLOCK)
+def _ones(n: int, dtype: np.dtype) -> np.ndarray:
+    ones = np.ones(n, dtype)
+    ones.flags.writeable = False
+    return ones
+
+
+def _small_sum(a: np.ndarray) -> Any:
+    """Note [Small sums]."""
+    return a.reshape(-1).dot(_ones(a.size, a.dtype))
+
+
+def sum_of(a: np.ndarray) -> Any:
+    """The sum of every element of a NumPy array, in its dtype (for kernels; see Note [Small sums])."""
+    if a.dtype in _BLAS_NUMPY_DTYPES and 0 < a.size <= _PAIRWISE_BLOCK and a.flags.c_contiguous:
+        return _small_sum(a)
+    return _sum_all(a)
+
+
+# Note [Reductions along short rows]
+# NumPy reduces a C-contiguous matrix along its last axis one row at a time
+# (an inner loop per row), so with short rows a reduction costs about a row
+# count of small loops: 1.5 us for the sums of the rows of a 32x10 matrix.
+# Kernels summing along the last axis of such a matrix (softmax and its
+# gradients) use a matrix-vector product with ones instead (Note [Small
+# sums]; 0.4 us).
+
+
+def sums_along(a: np.ndarray, axis: Optional[int]) -> np.ndarray:
+    """``a`` summed along ``axis``, keeping the dimension (for kernels; Note [Reductions along short rows])."""
+    if (axis in (1, -1) and a.ndim == 2 and a.dtype in _BLAS_NUMPY_DTYPES and 0 < a.shape[1] <= _PAIRWISE_BLOCK
+            and a.flags.c_contiguous):
+        return a.dot(_ones(a.shape[1], a.dtype)).reshape(a.shape[0], 1)
+    return _sum_all(a, axis, None, None, True)
+
+
 def _reducer(name: str, fn: Callable[..., np.ndarray], out_dtype: Callable[[Tensor, Any], np.dtype]
              ) -> dict[str, Callable[..., Tensor]]:
     def cpu(self: Tensor, dim: Optional[Sequence[int]] = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
-        dims = _dims(name, dim, self.ndim)
-        return tensor(fn(arr(self), axis=dims, keepdims=keepdim, dtype=out_dtype(self, dtype)))
+        dims = None if dim is None else _dims(name, dim, self.ndim)
+        return call_numpy(fn, self, dims, out_dtype(self, dtype), None, keepdim)
 
     def meta(self: Tensor, dim: Optional[Sequence[int]] = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
         dims = _dims(name, dim, self.ndim)
@@ -88,25 +153,45 @@ def _reducer(name: str, fn: Callable[..., np.ndarray], out_dtype: Callable[[Tens
 
 
 def _sum_backward(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
-    return (views.expand(_restore(grad, ctx.shape, ctx.dims, ctx.keepdim), ctx.shape),) + _no_grads(ctx)
+    dims, keepdim = _reduced_dims(ctx)
+    return (views.expand(_restore(grad, ctx.shape, dims, keepdim), ctx.shape),) + _no_grads(ctx)
 
 
 def _mean_backward(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
-    count = int(np.prod([ctx.shape[d] for d in ctx.dims]))
-    g = views.expand(_restore(grad, ctx.shape, ctx.dims, ctx.keepdim), ctx.shape)
+    dims, keepdim = _reduced_dims(ctx)
+    count = int(np.prod([ctx.shape[d] for d in dims]))
+    g = views.expand(_restore(grad, ctx.shape, dims, keepdim), ctx.shape)
     return (elementwise.div_scalar(g, count),) + _no_grads(ctx)
 
 
+def _mean_of(a: np.ndarray, axis: Any, dtype: np.dtype, out: None, keepdims: bool) -> np.ndarray:
+    return np.mean(a, axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+_sum_all = np.add.reduce
+
 sum_dim = defop("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-                **_reducer("od::sum.dim_IntList", np.sum, _sum_dtype),
+                tags=REDUCTION, **_reducer("od::sum.dim_IntList", _sum_all, _sum_dtype),
                 backward=_sum_backward, setup_context=_reduction_setup)
-sum_ = defop("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", **_reducer("od::sum", np.sum, _sum_dtype),
-             backward=_sum_backward, setup_context=_reduction_setup)
+def _sum_cpu(self: Tensor, *, dtype: Any = None) -> Tensor:
+    """od::sum: a small contiguous float tensor as a dot product (Note [Small sums])."""
+    if dtype is None:
+        numpy_dtype = _BLAS_DTYPES.get(self.dtype)
+        if numpy_dtype is not None and 0 < self.numel() <= _PAIRWISE_BLOCK and self.is_contiguous():
+            if self.ndim == 1:
+                return call_numpy(_dot, self, _ones(self.numel(), numpy_dtype))
+            return call_numpy(_small_sum, self)
+    return call_numpy(_sum_all, self, None, _sum_dtype(self, dtype))
+
+
+sum_ = defop("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", tags=NONCORE_REDUCTION,
+             cpu=_sum_cpu, meta=_reducer("od::sum", _sum_all, _sum_dtype)["meta"], backward=_sum_backward,
+             setup_context=_reduction_setup)
 mean_dim = defop("mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-                 **_reducer("od::mean.dim", np.mean, _mean_dtype),
+                 tags=REDUCTION, **_reducer("od::mean.dim", _mean_of, _mean_dtype),
                  backward=_mean_backward, setup_context=_reduction_setup)
-mean = defop("mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", **_reducer("od::mean", np.mean, _mean_dtype),
-             backward=_mean_backward, setup_context=_reduction_setup)
+mean = defop("mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", tags=REDUCTION,
+             **_reducer("od::mean", _mean_of, _mean_dtype), backward=_mean_backward, setup_context=_reduction_setup)
 
 
 def sum_to(grad: Tensor, shape: Sequence[int]) -> Tensor:
@@ -129,7 +214,7 @@ def sum_to(grad: Tensor, shape: Sequence[int]) -> Tensor:
 def _amax_cpu(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
     dims = _dims("od::amax", dim, self.ndim)
     _check_nonempty("od::amax", self, dims)
-    return tensor(np.amax(arr(self), axis=dims, keepdims=keepdim))
+    return call_numpy(np.maximum.reduce, self, dims, None, None, keepdim)
 
 
 def _amax_meta(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
@@ -138,35 +223,40 @@ def _amax_meta(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> 
     return meta_like(_reduced_shape(self.shape, dims, keepdim), self.dtype)
 
 
-def _amax_setup(ctx: Any, inputs: tuple, keyword_only_inputs: dict, output: Any) -> None:
-    _reduction_setup(ctx, inputs, keyword_only_inputs, output)
+def _amax_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+    _reduction_setup(ctx, inputs, output)
     ctx.save_for_backward(inputs[0], output)
 
 
 def _amax_backward(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
     """The gradient is shared evenly among the maximal elements. PyTorch: derivatives.yaml amax."""
     self, out = ctx.saved_tensors
-    mask = comparison.eq(self, _restore(out, ctx.shape, ctx.dims, ctx.keepdim))
-    count = sum_dim(mask, list(ctx.dims), True)
-    g = elementwise.div(elementwise.mul(_restore(grad, ctx.shape, ctx.dims, ctx.keepdim), mask), count)
+    dims, keepdim = _reduced_dims(ctx)
+    mask = comparison.eq(self, _restore(out, ctx.shape, dims, keepdim))
+    count = sum_dim(mask, list(dims), True, dtype=grad.dtype)
+    g = elementwise.div(elementwise.mul(_restore(grad, ctx.shape, dims, keepdim), mask), count)
     return (g,) + _no_grads(ctx)
 
 
-amax = defop("amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", cpu=_amax_cpu, meta=_amax_meta,
+amax = defop("amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", tags=REDUCTION, cpu=_amax_cpu,
+             meta=_amax_meta,
              backward=_amax_backward, setup_context=_amax_setup)
+
+
+def _max_along(a: np.ndarray, d: int, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
+    if a.ndim == 0:
+        return a.copy(), np.zeros((), np.int64)
+    indices = np.argmax(a, axis=d, keepdims=True)
+    values = np.take_along_axis(a, indices, axis=d)
+    if not keepdim:
+        values, indices = values.squeeze(d), indices.squeeze(d)
+    return values, indices.astype(np.int64)
 
 
 def _max_dim_cpu(self: Tensor, dim: int, keepdim: bool = False) -> tuple[Tensor, Tensor]:
     d = wrap_dim("od::max.dim", dim, self.ndim)
     _check_nonempty("od::max.dim", self, (d,) if self.ndim else ())
-    a = arr(self)
-    if a.ndim == 0:
-        return tensor(a.copy()), tensor(np.zeros((), np.int64))
-    indices = np.argmax(a, axis=d, keepdims=True)
-    values = np.take_along_axis(a, indices, axis=d)
-    if not keepdim:
-        values, indices = values.squeeze(d), indices.squeeze(d)
-    return tensor(values), tensor(indices.astype(np.int64))
+    return call_numpy(_max_along, self, d, keepdim)
 
 
 def _max_dim_meta(self: Tensor, dim: int, keepdim: bool = False) -> tuple[Tensor, Tensor]:
@@ -176,8 +266,8 @@ def _max_dim_meta(self: Tensor, dim: int, keepdim: bool = False) -> tuple[Tensor
     return meta_like(shape, self.dtype), meta_like(shape, _C.int64)
 
 
-def _max_dim_setup(ctx: Any, inputs: tuple, keyword_only_inputs: dict, output: Any) -> None:
-    _reduction_setup(ctx, inputs, keyword_only_inputs, output)
+def _max_dim_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+    _reduction_setup(ctx, inputs, output)
     ctx.save_for_backward(output[1])
 
 
@@ -187,16 +277,17 @@ def _max_dim_backward(ctx: Any, grad: Tensor, grad_indices: Tensor) -> tuple[Any
     (indices,) = ctx.saved_tensors
     if not ctx.shape:
         return (grad,) + _no_grads(ctx)
-    d = ctx.dims[0]
+    dims, keepdim = _reduced_dims(ctx)
+    d = dims[0]
     positions = views.reshape(factories.arange(ctx.shape[d], device=grad.device),
                               [ctx.shape[d] if i == d else 1 for i in range(len(ctx.shape))])
-    chosen = comparison.eq(positions, _restore(indices, ctx.shape, ctx.dims, ctx.keepdim))
-    restored = _restore(grad, ctx.shape, ctx.dims, ctx.keepdim)
+    chosen = comparison.eq(positions, _restore(indices, ctx.shape, dims, keepdim))
+    restored = _restore(grad, ctx.shape, dims, keepdim)
     return (elementwise.where(chosen, restored, factories.zeros_like(restored)),) + _no_grads(ctx)
 
 
 max_dim = defop("max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
-                cpu=_max_dim_cpu, meta=_max_dim_meta, backward=_max_dim_backward, setup_context=_max_dim_setup)
+                tags=REDUCTION, cpu=_max_dim_cpu, meta=_max_dim_meta, backward=_max_dim_backward, setup_context=_max_dim_setup)
 
 
 def _argmax_dims(self: Tensor, dim: Optional[int]) -> tuple[int, ...]:
@@ -205,10 +296,14 @@ def _argmax_dims(self: Tensor, dim: Optional[int]) -> tuple[int, ...]:
     return dims
 
 
+def _argmax_of(a: np.ndarray, axis: Optional[int], keepdim: bool) -> np.ndarray:
+    return np.argmax(a, axis=axis, keepdims=keepdim).astype(np.int64)
+
+
 def _argmax_cpu(self: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
     dims = _argmax_dims(self, dim)
     axis = None if dim is None or self.ndim == 0 else dims[0]
-    return tensor(np.argmax(arr(self), axis=axis, keepdims=keepdim).astype(np.int64))
+    return call_numpy(_argmax_of, self, axis, keepdim)
 
 
 def _argmax_meta(self: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
@@ -216,5 +311,5 @@ def _argmax_meta(self: Tensor, dim: Optional[int] = None, keepdim: bool = False)
     return meta_like(_reduced_shape(self.shape, dims, keepdim), _C.int64)
 
 
-argmax = defop("argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
+argmax = defop("argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", tags=REDUCTION,
                cpu=_argmax_cpu, meta=_argmax_meta, differentiable=False)

@@ -7,8 +7,8 @@ import numpy as np
 
 from .. import _C
 from . import views
-from ._numpy import arr, check_device, meta_like, result_dtype, tensor, wrap_dim
-from ._registry import defop
+from ._numpy import call_numpy, check_device, meta_like, result_dtype, wrap_dim
+from ._registry import CORE, PT2, defop
 
 Tensor = _C.TensorBase
 
@@ -32,9 +32,17 @@ def _cat_shape(tensors: Sequence[Tensor], dim: int) -> tuple[int, tuple[int, ...
     return d, tuple(shape)
 
 
+def _concatenate(arrays: list[np.ndarray], axis: int, dtype: np.dtype) -> np.ndarray:
+    return np.concatenate(arrays, axis=axis, dtype=dtype)
+
+
+def _stack(arrays: list[np.ndarray], axis: int, dtype: np.dtype) -> np.ndarray:
+    return np.stack(arrays, axis=axis, dtype=dtype)
+
+
 def _cat_cpu(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     d, _ = _cat_shape(tensors, dim)
-    return tensor(np.concatenate([arr(t) for t in tensors], axis=d, dtype=result_dtype(*tensors)))
+    return call_numpy(_concatenate, list(tensors), d, result_dtype(*tensors))
 
 
 def _cat_meta(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
@@ -52,7 +60,7 @@ def _cat_backward(ctx: Any, grad: Tensor) -> tuple[list[Tensor], None]:
     return [views.slice_(grad, ctx.dim, int(a), int(b)) for a, b in zip(starts[:-1], starts[1:])], None
 
 
-cat = defop("cat(Tensor[] tensors, int dim=0) -> Tensor", cpu=_cat_cpu, meta=_cat_meta,
+cat = defop("cat(Tensor[] tensors, int dim=0) -> Tensor", tags=CORE, cpu=_cat_cpu, meta=_cat_meta,
             backward=_cat_backward, setup_context=_cat_setup)
 
 
@@ -70,7 +78,7 @@ def _stack_dim(tensors: Sequence[Tensor], dim: int) -> int:
 
 def _stack_cpu(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     d = _stack_dim(tensors, dim)
-    return tensor(np.stack([arr(t) for t in tensors], axis=d, dtype=result_dtype(*tensors)))
+    return call_numpy(_stack, list(tensors), d, result_dtype(*tensors))
 
 
 def _stack_meta(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
@@ -85,6 +93,6 @@ def _stack_setup(ctx: Any, inputs: tuple, output: Any) -> None:
     ctx.dim, ctx.n = _stack_dim(tensors, dim), len(tensors)
 
 
-stack = defop("stack(Tensor[] tensors, int dim=0) -> Tensor", cpu=_stack_cpu, meta=_stack_meta,
+stack = defop("stack(Tensor[] tensors, int dim=0) -> Tensor", tags=PT2, cpu=_stack_cpu, meta=_stack_meta,
               backward=lambda ctx, grad: ([views.select(grad, ctx.dim, i) for i in range(ctx.n)], None),
               setup_context=_stack_setup)

@@ -9,8 +9,8 @@ import numpy as np
 
 from .. import _C
 from . import copy, reduction
-from ._numpy import arr, contiguous_strides, meta_like, tensor, wrap_dim
-from ._registry import defop
+from ._numpy import call_numpy, contiguous_strides, meta_like, wrap_dim
+from ._registry import CORE, PT2, defop
 
 Tensor = _C.TensorBase
 
@@ -90,7 +90,7 @@ def _reshape_back(ctx: Any, grad: Tensor) -> tuple[Any, None]:
     return reshape(grad, ctx.shape), None
 
 
-view = defop("view(Tensor(a) self, SymInt[] size) -> Tensor(a)", backend=_view,
+view = defop("view(Tensor(a) self, SymInt[] size) -> Tensor(a)", tags=CORE, backend=_view,
              backward=_reshape_back, setup_context=_shape_setup)
 
 
@@ -101,7 +101,7 @@ def _reshape(self: Tensor, shape: Sequence[int]) -> Tensor:
     return _view(copy.clone(self), size)
 
 
-reshape = defop("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", backend=_reshape,
+reshape = defop("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", tags=PT2, backend=_reshape,
                 backward=_reshape_back, setup_context=_shape_setup)
 
 
@@ -137,7 +137,7 @@ def _expand_back(ctx: Any, grad: Tensor) -> tuple[Any, None]:
     return reduction.sum_to(grad, ctx.shape), None
 
 
-expand = defop("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)", backend=_expand,
+expand = defop("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)", tags=CORE, backend=_expand,
                backward=_expand_back, setup_context=_shape_setup)
 
 
@@ -163,7 +163,7 @@ def _transpose_setup(ctx: Any, inputs: tuple, output: Any) -> None:
     ctx.dims = inputs[1:]
 
 
-transpose = defop("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", backend=_transpose,
+transpose = defop("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", tags=PT2, backend=_transpose,
                   backward=lambda ctx, grad: (transpose(grad, *ctx.dims), None, None), setup_context=_transpose_setup)
 
 
@@ -184,7 +184,7 @@ def _permute_setup(ctx: Any, inputs: tuple, output: Any) -> None:
     ctx.inverse = [int(i) for i in np.argsort(_permutation(inputs[0], inputs[1]))]
 
 
-permute = defop("permute(Tensor(a) self, int[] dims) -> Tensor(a)", backend=_permute,
+permute = defop("permute(Tensor(a) self, int[] dims) -> Tensor(a)", tags=CORE, backend=_permute,
                 backward=lambda ctx, grad: (permute(grad, ctx.inverse), None), setup_context=_permute_setup)
 
 # --- squeeze, unsqueeze, flatten ---------------------------------------------------------------
@@ -195,9 +195,9 @@ def _squeeze_dims(self: Tensor, dims: Sequence[int]) -> Tensor:
     return _strided(self, [self.shape[i] for i in keep], [self.stride()[i] for i in keep])
 
 
-squeeze = defop("squeeze(Tensor(a) self) -> Tensor(a)", backend=lambda self: _squeeze_dims(self, range(self.ndim)),
+squeeze = defop("squeeze(Tensor(a) self) -> Tensor(a)", tags=PT2, backend=lambda self: _squeeze_dims(self, range(self.ndim)),
                 backward=lambda ctx, grad: reshape(grad, ctx.shape), setup_context=_shape_setup)
-squeeze_dim = defop("squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)",
+squeeze_dim = defop("squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", tags=CORE,
                     backend=lambda self, dim: _squeeze_dims(self, [wrap_dim("od::squeeze.dim", dim, self.ndim)]),
                     backward=_reshape_back, setup_context=_shape_setup)
 
@@ -214,7 +214,7 @@ def _unsqueeze_setup(ctx: Any, inputs: tuple, output: Any) -> None:
     ctx.dim = wrap_dim("od::unsqueeze", inputs[1], inputs[0].ndim + 1)
 
 
-unsqueeze = defop("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", backend=_unsqueeze,
+unsqueeze = defop("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", tags=CORE, backend=_unsqueeze,
                   backward=lambda ctx, grad: (squeeze_dim(grad, ctx.dim), None), setup_context=_unsqueeze_setup)
 
 
@@ -233,7 +233,8 @@ def _flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return reshape(self, list(self.shape[:start]) + [merged] + list(self.shape[end + 1:]))
 
 
-flatten = defop("flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)", composite=_flatten)
+flatten = defop("flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)", tags=PT2,
+                composite=_flatten)
 
 # --- select, slice ----------------------------------------------------------------------------
 
@@ -260,7 +261,7 @@ def _select_setup(ctx: Any, inputs: tuple, output: Any) -> None:
     ctx.dim, ctx.index = _select_index(inputs[0], inputs[1], inputs[2])
 
 
-select = defop("select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", backend=_select,
+select = defop("select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", tags=CORE, backend=_select,
                backward=lambda ctx, grad: (select_backward(grad, ctx.shape, ctx.dim, ctx.index), None, None),
                setup_context=_select_setup)
 
@@ -295,7 +296,7 @@ def _slice_setup(ctx: Any, inputs: tuple, output: Any) -> None:
 
 
 slice_ = defop("slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) "
-               "-> Tensor(a)", backend=_slice, setup_context=_slice_setup,
+               "-> Tensor(a)", tags=CORE, backend=_slice, setup_context=_slice_setup,
                backward=lambda ctx, grad: (slice_backward(grad, ctx.shape, ctx.dim, ctx.start, ctx.end, ctx.step),
                                            None, None, None, None))
 
@@ -306,9 +307,13 @@ def _placed(grad: Tensor, input_sizes: Sequence[int], where: tuple) -> Tensor:
     """A zero tensor of ``input_sizes`` with ``grad`` at index ``where``."""
     if grad.is_meta:
         return meta_like(input_sizes, grad.dtype)
-    out = np.zeros(tuple(input_sizes), grad.dtype.to_numpy())
-    out[where] = arr(grad)
-    return tensor(out)
+    return call_numpy(_placed_array, grad, tuple(input_sizes), where)
+
+
+def _placed_array(grad: np.ndarray, input_sizes: tuple[int, ...], where: tuple) -> np.ndarray:
+    out = np.zeros(input_sizes, grad.dtype)
+    out[where] = grad
+    return out
 
 
 def _select_backward(grad_output: Tensor, input_sizes: Sequence[int], dim: int, index: int) -> Tensor:
@@ -320,12 +325,20 @@ def _slice_backward(grad_output: Tensor, input_sizes: Sequence[int], dim: int, s
     return _placed(grad_output, input_sizes, (slice(None),) * dim + (slice(start, end, step),))
 
 
+def _detach(self: Tensor) -> Tensor:
+    return _C._as_strided(self, self.shape, self.stride(), self.storage_offset())
+
+
+#: A view outside the autograd graph: an operator, so that tensor subclasses
+#: and FakeTensorMode see it (PyTorch: aten::detach). Tensor.detach calls it.
+detach = defop("detach(Tensor(a) self) -> Tensor(a)", tags=PT2, backend=_detach, differentiable=False)
+
 select_backward = defop(
-    "select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor",
+    "select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor", tags=PT2,
     backend=_select_backward, setup_context=lambda ctx, inputs, output: setattr(ctx, "args", inputs[2:]),
     backward=lambda ctx, grad: (select(grad, *ctx.args), None, None, None))
 slice_backward = defop(
     "slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) "
-    "-> Tensor",
+    "-> Tensor", tags=PT2,
     backend=_slice_backward, setup_context=lambda ctx, inputs, output: setattr(ctx, "args", inputs[2:]),
     backward=lambda ctx, grad: (slice_(grad, *ctx.args), None, None, None, None, None))

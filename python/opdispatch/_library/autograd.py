@@ -14,6 +14,8 @@ from typing import Any, Callable, Optional
 
 from .. import _C
 from ..autograd import graph
+from ..autograd.graph import check_inplace
+from .utils import check_callable, is_tensor_like_type, is_tensorlist_like_type
 
 BackwardFn = Callable[..., Any]
 SetupContextFn = Callable[..., None]
@@ -21,8 +23,8 @@ SetupContextFn = Callable[..., None]
 # The dtypes whose tensors get gradients (floating point and complex).
 _DIFFERENTIABLE_DTYPES = frozenset({_C.float16, _C.float32, _C.float64, _C.complex64, _C.complex128})
 
-# The edge of an input that gets no gradient.
-_NO_EDGE: graph.Edge = (None, 0)
+# The most tensor inputs _C._PlainAutogradKernel handles (kMaxTensors in csrc/python/AutogradKernel.cpp).
+_MAX_PLAIN_TENSORS = 16
 
 
 def _is_float_tensor(t: Any) -> bool:
@@ -60,9 +62,15 @@ class _SchemaInfo:
         self.tensor_positions = [(i, kind == "list") for i, kind in enumerate(self.tensor_kind) if kind is not None]
         self.no_tensors = (None,) * len(self.positional)
         self.return_kinds = [_tensor_kind(r.type) for r in schema.returns]
-        self.returns_one_tensor = self.return_kinds == ["tensor"] and schema.returns[0].type == "Tensor"
+        self.returns_one_tensor = len(schema.returns) == 1 and isinstance(schema.returns[0].type, _C.TensorType)
         self.mutated = [i for i, a in enumerate(args) if a.alias_info is not None and a.alias_info.is_write]
         self.is_view = not self.mutated and any(r.alias_info is not None for r in schema.returns)
+        # Every tensor input a required plain Tensor, one Tensor result, nothing mutated (Note [Recording a call]).
+        self.plain = (self.returns_one_tensor and not self.mutated and
+                      0 < len(self.tensor_positions) <= _MAX_PLAIN_TENSORS and
+                      all(isinstance(a.type, _C.TensorType) and not a.has_default_value()
+                          for a, kind in zip(self.positional, self.tensor_kind) if kind is not None) and
+                      not any(kind is not None for kind in (_tensor_kind(a.type) for a in self.kwarg_only)))
         self.name = f"{schema.name}" + (f".{schema.overload_name}" if schema.overload_name else "")
 
     def full_inputs(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
@@ -75,15 +83,11 @@ class _SchemaInfo:
         return tuple(positional), keyword
 
 
-def _tensor_kind(type_text: str) -> Optional[str]:
+def _tensor_kind(typ: _C.Type) -> Optional[str]:
     """"tensor" for Tensor / Tensor?, "list" for Tensor[] / Tensor?[] (optional or not), else None."""
-    if not type_text.startswith("Tensor"):
-        return None
-    return "list" if "[]" in type_text else "tensor"
-
-
-# The output_layout of a node whose operator returns one Tensor.
-_ONE_TENSOR = (graph.TENSOR,)
+    if is_tensor_like_type(typ):
+        return "tensor"
+    return "list" if is_tensorlist_like_type(typ) else None
 
 
 def _output_layout(info: _SchemaInfo, out: Any) -> tuple[Any, ...]:
@@ -103,28 +107,6 @@ def _requires_grad(x: Any) -> bool:
     return False
 
 
-def check_inplace(op_name: str, t: Any) -> None:
-    """RuntimeError if recording an in-place update of ``t`` by ``op_name``
-    is not allowed: ``t`` is a leaf that requires grad, or a recorded view
-    (PyTorch rebases the viewed tensor's history with CopySlices; opdispatch
-    refuses instead). PyTorch: check_inplace in
-    torch/csrc/autograd/VariableTypeUtils.h."""
-    if not isinstance(t, _C.TensorBase) or not t.requires_grad:
-        return
-    if graph.is_leaf(t):
-        raise RuntimeError(
-            f"{op_name}: a leaf tensor that requires grad is being used in an in-place operation; "
-            f"do the update under opdispatch.autograd.no_grad(), or clone the tensor first."
-        )
-    view_of = t._autograd_meta.view_of
-    if view_of is not None:
-        raise RuntimeError(
-            f"{op_name}: in-place update of a view (an output of {view_of}) that requires grad is not supported: "
-            f"the gradient of the tensor it views would be wrong. Clone the view first, or use the out-of-place "
-            f"operator."
-        )
-
-
 def _check_inplace_on_leaf(info: _SchemaInfo, inputs: tuple, kw_inputs: dict) -> None:
     values = list(inputs) + [kw_inputs.get(a.name) for a in info.kwarg_only]
     for i in info.mutated:
@@ -140,20 +122,21 @@ def _wants_keyword_only(setup_context: SetupContextFn) -> bool:
 
 def _record_outputs(info: _SchemaInfo, node: graph.OpNode, flat: list[Any]) -> None:
     """Makes the floating-point tensors among the flattened outputs outputs of ``node``."""
-    ctx = node.ctx
     for nr, o in enumerate(flat):
-        if _is_float_tensor(o) and not (ctx._non_differentiable and ctx._is_non_differentiable(o)):
+        if _is_float_tensor(o) and not (node._non_differentiable and node._is_non_differentiable(o)):
             graph.set_history(o, node, nr)
             if info.is_view:
                 o._autograd_meta.view_of = info.name
 
 
-def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[SetupContextFn] = None
-                         ) -> Callable[..., Any]:
+def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[SetupContextFn] = None, *,
+                         materialize_grads: bool = True) -> Callable[..., Any]:
     """The Autograd-key kernel (registered with ``with_keyset=True``) of ``op``
     (an OpOverload) with formula ``backward(ctx, *grads)``;
     ``setup_context(ctx, inputs, output)`` — or ``(ctx, inputs,
-    keyword_only_inputs, output)`` — saves what backward needs.
+    keyword_only_inputs, output)`` — saves what backward needs. Outputs that
+    received no gradient get zeros in backward, or None without
+    ``materialize_grads`` (PyTorch: ctx.set_materialize_grads).
 
     Mutating operators are supported: an in-place update of a leaf that
     requires grad raises RuntimeError; otherwise the mutated tensor's history
@@ -161,15 +144,63 @@ def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[
     """
     info = _SchemaInfo(op._schema)
     op_name = info.name
-    formula = graph.Formula(op_name, backward, info.positional_names, _zeros)
+    check_callable(backward, f"register_autograd for {op_name}: backward")
+    if setup_context is not None:
+        check_callable(setup_context, f"register_autograd for {op_name}: setup_context")
+    formula = graph.Formula(op_name, backward, info.positional_names, _zeros if materialize_grads else None)
     keyword_only = setup_context is not None and _wants_keyword_only(setup_context)
+    if info.plain:
+        kernel = _plain_kernel(op, info, formula, setup_context, keyword_only)
+    else:
+        kernel = _general_kernel(op, info, formula, setup_context, keyword_only)
+    kernel.__name__ = f"{info.name.replace('::', '_')}_autograd"
+    return kernel
+
+
+# Note [Recording a call]
+# An autograd kernel runs on every call with an input that requires grad, so
+# what it does per call is kept to the minimum: the gradient edges of the
+# tensor inputs (one C call each, which also tells whether the input requires
+# grad), the call below autograd, the context and setup_context, one node,
+# and the outputs' history (one C call each). Everything that depends only on
+# the schema is computed when the kernel is made. Schemas whose tensor inputs
+# are all required Tensors and whose result is one Tensor — most operators —
+# get _plain_kernel, which has nothing to compute per call about where the
+# tensors are; the others get _general_kernel (Tensor[] and Tensor? inputs,
+# several or list results, mutation).
+
+
+def _plain_kernel(op: Any, info: _SchemaInfo, formula: graph.Formula, setup_context: Optional[SetupContextFn],
+                  keyword_only: bool) -> Callable[..., Any]:
+    """The autograd kernel of a plain schema (see Note [Recording a call]):
+    a _C._PlainAutogradKernel, which records a call in C. Per call it takes
+    each tensor input's gradient edge; if none requires grad, it runs the
+    operator below autograd; else it runs it, makes a graph.OpNode (the
+    attributes OpNode.__init__ sets, without the call), calls setup_context,
+    and gives the output its history (unless it is not floating point or
+    setup_context marked it non-differentiable; a view records view_of), and
+    unsaves the output if setup_context saved it (graph.unsave_outputs)."""
+    positions = tuple(i for i, _ in info.tensor_positions)
+    n_positional = len(info.positional)
+    # needs_input_grad by bit mask (bit k: the k-th tensor input requires grad).
+    needs_table = tuple(tuple(i in positions and bool(mask >> positions.index(i) & 1) for i in range(n_positional))
+                        for mask in range(1 << len(positions)))
+    return _C._PlainAutogradKernel(
+        run_below=op._redispatch_below_autograd, formula=formula, node_class=graph.OpNode, positions=positions,
+        layout=tuple(graph.TENSOR if i in positions else None for i in range(n_positional)), needs_table=needs_table,
+        setup=setup_context, keyword_only=keyword_only, kwarg_defaults=info.kwarg_defaults,
+        full_inputs=info.full_inputs, view_name=info.name if info.is_view else None)
+
+
+def _general_kernel(op: Any, info: _SchemaInfo, formula: graph.Formula, setup_context: Optional[SetupContextFn],
+                    keyword_only: bool) -> Callable[..., Any]:
+    """The autograd kernel of any schema (see Note [Recording a call])."""
+    op_name = info.name
     run_below_autograd = op._redispatch_below_autograd
-    # Bound once: this kernel runs on every recorded call (see benchmarks/cases.py).
     tensor_positions = info.tensor_positions
     no_tensors = info.no_tensors
     n_positional = len(no_tensors)
     gradient_edge = graph.gradient_edge
-    make_ctx = graph.BackwardContext
     make_node = graph.OpNode
     set_history = graph.set_history
     TENSOR = graph.TENSOR
@@ -177,10 +208,12 @@ def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[
     def autograd_kernel(keyset: _C.DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
         # The gradient edges of the tensors among the positional args (as the
         # dispatcher passed them: trailing defaults may be missing and hold no
-        # tensors), and per positional input its layout entry and whether it needs a gradient.
+        # tensors), and per positional input its layout entry and whether it
+        # needs a gradient (for a Tensor[] input, a list: one per element, as PyTorch).
         edges: list[graph.Edge] = []
         layout = list(no_tensors)
-        needs = [False] * n_positional
+        needs: list[Any] = [False] * n_positional
+        any_needs = False
         nargs = len(args)
         for i, is_list in tensor_positions:
             if i >= nargs:
@@ -192,40 +225,47 @@ def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[
                 items = [t for t in value if t is not None]
                 edges.extend(gradient_edge(t) for t in items)
                 layout[i] = len(items)
-                needs[i] = any(_tensor_requires_grad(t) for t in items)
+                flags = [t is not None and _tensor_requires_grad(t) for t in value]
+                needs[i] = flags
+                any_needs = any_needs or True in flags
             else:
-                requires = _tensor_requires_grad(value)
-                edges.append(gradient_edge(value) if requires else _NO_EDGE)
+                edge = gradient_edge(value)
+                edges.append(edge)
                 layout[i] = TENSOR
+                requires = edge[0] is not None
                 needs[i] = requires
+                any_needs = any_needs or requires
         # Reached through the Autograd key, so normally an input requires grad.
-        if True not in needs:
+        if not any_needs:
             return run_below_autograd(keyset, *args, **kwargs)
         inputs, kw_inputs = info.full_inputs(args, kwargs) if info.mutated or setup_context else ((), {})
         if info.mutated:
             _check_inplace_on_leaf(info, inputs, kw_inputs)
         out = run_below_autograd(keyset, *args, **kwargs)
-        ctx = make_ctx(op_name, tuple(needs))
+        node = make_node(formula, tuple(needs), tuple(edges), layout, nargs)
         if setup_context is not None:
             if keyword_only:
-                setup_context(ctx, inputs, kw_inputs, out)
+                setup_context(node, inputs, kw_inputs, out)
             else:
-                setup_context(ctx, inputs, out)
+                setup_context(node, inputs, out)
         if info.returns_one_tensor:
+            flat = [out]
             dtype = out.dtype
-            node = make_node(formula, ctx, tuple(edges), layout, nargs, ((out.shape, dtype, out.device),), _ONE_TENSOR)
-            if dtype in _DIFFERENTIABLE_DTYPES and not (ctx._non_differentiable and ctx._is_non_differentiable(out)):
+            node.outputs_meta = ((out.shape, dtype, out.device),)
+            if dtype in _DIFFERENTIABLE_DTYPES and not (node._non_differentiable and node._is_non_differentiable(out)):
                 set_history(out, node, 0)
                 if info.is_view:
                     out._autograd_meta.view_of = op_name
-            return out
-        flat = _flat_outputs(out)
-        metas = tuple((o.shape, o.dtype, o.device) if isinstance(o, _C.TensorBase) else None for o in flat)
-        node = make_node(formula, ctx, tuple(edges), layout, nargs, metas, _output_layout(info, out))
-        _record_outputs(info, node, flat)
+        else:
+            flat = _flat_outputs(out)
+            node.outputs_meta = tuple((o.shape, o.dtype, o.device) if isinstance(o, _C.TensorBase) else None
+                                      for o in flat)
+            node.output_layout = _output_layout(info, out)
+            _record_outputs(info, node, flat)
+        if node._saved:
+            graph.unsave_outputs(node, flat)
         return out
 
-    autograd_kernel.__name__ = f"{op_name.replace('::', '_')}_autograd"
     return autograd_kernel
 
 

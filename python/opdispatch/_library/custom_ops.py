@@ -24,17 +24,17 @@ import warnings
 from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, Union
 
 from .. import _C, _ops, library
-from . import fake_impl, utils
+from . import fake_impl, registry, utils
 from .autograd import make_autograd_kernel
-from .infer_schema import infer_schema
+from .infer_schema import SchemaSummary, summarize_inferred_schema
 
 __all__ = ["CustomOpDef", "custom_op"]
 
 device_types_t = Union[str, Sequence[str], None]
 
-# qualname -> the CustomOpDef that defines it now; a new custom_op of the
-# same name destroys it first. PyTorch: OPDEFS and OPDEF_TO_LIB.
-OPDEFS: dict[str, "CustomOpDef"] = {}
+# qualname -> the CustomOpDef that defines it now (registry.custom_op_defs);
+# a new custom_op of the same name destroys it first. PyTorch: OPDEFS and OPDEF_TO_LIB.
+OPDEFS: dict[str, "CustomOpDef"] = registry.custom_op_defs
 
 
 def custom_op(
@@ -75,35 +75,38 @@ def custom_op(
     arguments; NotImplementedError for keyword-only tensor arguments.
     PyTorch: torch.library.custom_op.
 
-    Example::
+    Example:
 
-        @custom_op("mylib::numpy_sin", mutates_args=())
-        def numpy_sin(x: Tensor) -> Tensor:
-            return opdispatch.from_numpy(np.sin(x.numpy()))
-
-        y = numpy_sin(x)     # also opdispatch.ops.mylib.numpy_sin(x)
+    >>> import numpy as np
+    >>> from opdispatch.library import custom_op
+    >>> @custom_op("mylib::numpy_cos", mutates_args=())
+    ... def numpy_cos(x: opdispatch.Tensor) -> opdispatch.Tensor:
+    ...     return opdispatch.from_numpy(np.cos(x.numpy()))
+    >>> numpy_cos(opdispatch.tensor([0.0]))     # also opdispatch.ops.mylib.numpy_cos(...)
+    tensor([1.], dtype=opdispatch.float32)
     """
 
     def inner(fn: Callable[..., Any]) -> CustomOpDef:
-        schema_str = infer_schema(fn, mutates_args=mutates_args) if schema is None else schema
+        utils.check_callable(fn, f"custom_op {name}")
+        # (An inferred schema is summarized as it is written: parsing it again costs ~5 us per op.)
+        summary = summarize_inferred_schema(fn, mutates_args=mutates_args) if schema is None else None
         namespace, opname = utils.parse_namespace(name)
         if namespace in library._reserved_namespaces:
             raise ValueError(f"{namespace} is a reserved namespace. Please try creating a custom op with another "
                              f"namespace.")
-        # Parsed here only when a check needs it before the definition (a
-        # given schema, keyword-only arguments); otherwise from the definition.
-        parsed = None
-        if schema is not None or "*" in schema_str.partition("->")[0]:
-            parsed = _C.parse_schema(f"{name}{schema_str}")
-        if schema is not None and not isinstance(mutates_args, str):
-            expected = utils.mutated_arg_names(parsed)
-            if expected != set(mutates_args):
-                raise ValueError(
-                    f"Attempted to create a custom op with `mutates_args={mutates_args}` and `schema={schema}`. "
-                    f"The schema suggests that the op mutates {expected}, which is different from what was "
-                    f"provided to us in `mutates_args`. Please make these consistent."
-                )
-        result = CustomOpDef(namespace, opname, schema_str, fn, parsed)
+        if schema is not None:
+            parsed = _C.parse_schema(f"{name}{schema}")
+            summary = SchemaSummary.of(schema, parsed)
+            if not isinstance(mutates_args, str):
+                expected = utils.mutated_arg_names(parsed)
+                if expected != set(mutates_args):
+                    raise ValueError(
+                        f"Attempted to create a custom op with `mutates_args={mutates_args}` and `schema={schema}`. "
+                        f"The schema suggests that the op mutates {expected}, which is different from what was "
+                        f"provided to us in `mutates_args`. Please make these consistent."
+                    )
+        assert summary is not None
+        result = CustomOpDef(namespace, opname, summary, fn)
         result._register_kernels(device_types, fn, result._site)
         return result
 
@@ -127,13 +130,11 @@ class CustomOpDef(_C._DispatchOperator):
     operator object), not the schema string. PyTorch: CustomOpDef.
     """
 
-    def __init__(self, namespace: str, name: str, schema: str, fn: Callable[..., Any],
-                 parsed: Optional[_C.FunctionSchema]) -> None:
-        # (``parsed`` is given whenever the schema has keyword-only arguments.)
-        if parsed is not None and utils.has_kwarg_only_tensors(parsed):
+    def __init__(self, namespace: str, name: str, schema: SchemaSummary, fn: Callable[..., Any]) -> None:
+        if schema.kwarg_only_tensors:
             raise NotImplementedError(
                 f"custom_op with kwarg-only Tensor args. Please make your tensors not kwarg-only. "
-                f"Got: {namespace}::{name}{schema}"
+                f"Got: {namespace}::{name}{schema.text}"
             )
         self._namespace = namespace
         self._name = name
@@ -143,41 +144,29 @@ class CustomOpDef(_C._DispatchOperator):
         self._opoverload_cache: Optional[_ops.OpOverload] = None
         self._has_tensor_arg: Optional[bool] = None  # computed on first need (register_kernel for a device)
         self._qualname = qualname = f"{namespace}::{name}"
-        previous = OPDEFS.pop(qualname, None)
+        previous = OPDEFS.get(qualname)
         if previous is not None:
             previous._destroy()
-        # One FRAGMENT library (lighter than a Library: creating ops is
-        # measured, benchmarks/registration.py) holds the definition and the
-        # first kernel of each key; a replaced kernel lives in a library of its
-        # own (``_overrides``), registered later, so it shadows the first.
-        filename, lineno = _C._python_call_site() or ("(unknown)", 0)
+        # One Registrations (see Note [The Python registry]) holds the
+        # definition, the kernels and the table entries; a replaced kernel is
+        # registered over the first (Registrations.impl(replace=True)).
+        filename, lineno = library._call_site_frame() or ("(unknown)", 0)
         self._site = f"{filename}:{lineno}"
-        self._lib = _C._dispatch_library("FRAGMENT", namespace, "", filename, lineno)
-        self._lib.define(name + schema, "", ["pt2_compliant_tag"])
-        library._defs.add(qualname)
-        _ops._sync_packet(qualname)
-        base, _, overload = name.partition(".")
-        _C._DispatchOperator.__init__(self, f"{namespace}::{base}", overload)
-        self._keys: set[str] = set()
-        self._overrides: dict[str, Any] = {}
-        # Note [Post-kernel effects]: an operator whose schema declares a
-        # returned view may alias. An inferred schema (the common case) is
-        # read as text: it has no alias annotations on returns, and "!" only
-        # on mutated arguments.
-        if parsed is None:
-            arguments, _, returns = schema.partition(" -> ")
-            self._mutable = "!" in arguments
-            self._check_aliasing = "Tensor" in returns
-            self._trivial_fake = self._mutable and returns == "()"
-        else:
-            self._mutable = parsed.is_mutable
-            rets = parsed.returns
-            self._check_aliasing = (any(r.type.startswith("Tensor") for r in rets)
-                                    and all(r.alias_info is None for r in rets))
-            self._trivial_fake = self._mutable and not rets
-        self._fake = fake_impl.add_holder(qualname, self._no_fake_impl)
-        self._set_kernel("Meta", self._fake, site=self._site)
-        OPDEFS[qualname] = self
+        self._registrations = registrations = registry.Registrations("FRAGMENT", namespace, "", filename, lineno)
+        try:
+            registrations.define(name + schema.text, "", ["pt2_compliant_tag"])
+            base, _, overload = name.partition(".")
+            _C._DispatchOperator.__init__(self, f"{namespace}::{base}", overload)
+            # Note [Post-kernel effects]: an operator whose schema declares
+            # a returned view may alias.
+            self._check_aliasing = schema.returns_tensors and not schema.returns_views
+            self._trivial_fake = schema.mutates and not schema.returns
+            self._fake = fake_impl.FakeImplHolder(qualname, self._no_fake_impl)
+            registrations.add_fake_holder(self._fake, self._site)
+            registrations.add_custom_op(OPDEFS, qualname, self)
+        except BaseException:
+            registrations.destroy()
+            raise
 
     def _set_kernel(self, key: str, fn: Callable[..., Any], *, with_keyset: bool = False,
                     check_aliasing: bool = False, site: Optional[str] = None) -> None:
@@ -185,40 +174,14 @@ class CustomOpDef(_C._DispatchOperator):
         replacing the one registered there before (see Note [custom_op call
         path]); ``site``: the user's call site ("file:line"), if known.
         RuntimeError if a Python kernel registered otherwise holds the key."""
-        if site is None:
-            site = library._call_site()
-        if key in self._keys:
-            override = self._overrides.pop(key, None)
-            if override is not None:
-                override.reset()
-            override = _C._dispatch_library("FRAGMENT", self._namespace, "")
-            override.impl(self._name, key, fn, with_keyset, check_aliasing, site)
-            self._overrides[key] = override
-            return
-        slot = f"{self._qualname}/{key}"
-        if slot in library._impls:
-            library._check_python_kernel_slot(self._qualname, key)  # raises
-        self._lib.impl(self._name, key, fn, with_keyset, check_aliasing, site)
-        self._keys.add(key)
-        library._impls[slot] = site
+        self._registrations.impl(self._name, key, fn, site=library._call_site() if site is None else site,
+                                 with_keyset=with_keyset, check_aliasing=check_aliasing, replace=True)
 
     def _destroy(self) -> None:
         """Removes the operator and everything registered for it: what a new
         custom_op of the same name does first, and tests do after themselves.
         PyTorch: the _destroy of the op's library (OPDEF_TO_LIB)."""
-        qualname = self._qualname
-        for override in self._overrides.values():
-            override.reset()
-        self._overrides.clear()
-        self._lib.reset()
-        for key in self._keys:
-            library._impls.pop(f"{qualname}/{key}", None)
-        self._keys.clear()
-        fake_impl.remove_holder(self._fake)
-        library._defs.discard(qualname)
-        _ops._sync_packet(qualname)
-        if OPDEFS.get(qualname) is self:
-            del OPDEFS[qualname]
+        self._registrations.destroy()
 
     @property
     def _opoverload(self) -> _ops.OpOverload:
@@ -330,7 +293,8 @@ class CustomOpDef(_C._DispatchOperator):
         shapes and dtypes, touching no data; ``opdispatch.library.get_ctx()``
         inside it gives data-dependent sizes. Returns ``fn``.
         PyTorch: CustomOpDef.register_fake."""
-        self._fake.kernel = fake_impl.Kernel(fn, library._call_site())
+        utils.check_callable(fn, f"register_fake for {self}")
+        self._registrations.set_fake_kernel(self._fake, fake_impl.Kernel(fn, library._call_site()))
         return fn
 
     def register_autograd(self, backward: Callable[..., Any], /, *,

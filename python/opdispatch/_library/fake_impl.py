@@ -1,6 +1,7 @@
 """Fake impls: Python functions that compute an operator's output metadata
 on meta tensors. Each operator with one has a FakeImplHolder, registered as
-its Meta kernel, which runs the fake impl with the context get_ctx() returns.
+its Meta kernel (and kept in registry.fake_holders), which runs the fake impl
+with the context get_ctx() returns.
 PyTorch: torch/_library/fake_impl.py (which runs them on FakeTensors too).
 """
 from __future__ import annotations
@@ -8,16 +9,15 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Iterator, NoReturn, Optional
+import warnings
+from typing import Any, Callable, Iterator, NoReturn, Optional
 
 from .. import _C
-from .utils import RegistrationHandle, lookup_op
+from . import registry
+from .utils import check_callable, lookup_op
 
-if TYPE_CHECKING:
-    from ..library import Library
-
-__all__ = ["FakeImplCtx", "FakeImplHolder", "Kernel", "add_holder", "find", "get_ctx", "install",
-           "record_dynamic_sizes", "register", "remove_holder"]
+__all__ = ["FakeImplCtx", "FakeImplHolder", "Kernel", "find", "get_ctx", "missing_fake_impl", "register",
+           "shape_env_for_fake_impls"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,7 +29,7 @@ class Kernel:
 
 
 # Per thread: ``ctx``, the FakeImplCtx of the fake impl running now (None
-# outside one); ``recorded``, the list record_dynamic_sizes() fills (or None).
+# outside one); ``shape_env``, the ShapeEnv of the FakeTensorMode running it (or None).
 _local = threading.local()
 
 
@@ -41,16 +41,17 @@ class FakeImplCtx:
         self._qualname = qualname
         self._source = source
 
-    def new_dynamic_size(self, *, min: int = 0, max: Optional[int] = None) -> int:
+    def new_dynamic_size(self, *, min: int = 0, max: Optional[int] = None) -> Any:
         """A size that depends on the data of the inputs (e.g. the number of
         nonzero elements), for an output shape: ``[ctx.new_dynamic_size(), x.dim()]``.
 
         ``min`` and ``max`` are inclusive bounds (``max=None``: unbounded).
-        Meta tensors have concrete sizes, so the value returned is a concrete
-        int: ``max`` when given (an output large enough for any data), else
-        ``min``. It is recorded so that opcheck's fake check accepts any size
-        for the dimensions it ends up in. (PyTorch returns an unbacked SymInt
-        under FakeTensorMode and raises for meta tensors.)
+        Under FakeTensorMode (and make_fx) it returns a new unbacked
+        :class:`~opdispatch._subclasses.symbolic_shapes.SymInt` (``u0``,
+        ``u1``, ...), which the fake outputs' shapes and the traced graph carry
+        (Note [Symbolic sizes]). Meta tensors have concrete sizes, so on them
+        the value is a concrete int: ``max`` when given (an output large
+        enough for any data), else ``min`` (PyTorch raises for meta tensors).
 
         Raises ValueError if ``min`` or ``max`` is not an int, ``min < 0`` or
         ``max < min``. PyTorch: FakeImplCtx.new_dynamic_size.
@@ -64,11 +65,31 @@ class FakeImplCtx:
                              f"this API can only create non-negative sizes.")
         if max is not None and max < min:
             raise ValueError(f"ctx.new_dynamic_size(min={min}, max={max}): expected max >= min")
-        size = min if max is None else max
-        recorded = getattr(_local, "recorded", None)
-        if recorded is not None:
-            recorded.append(size)
-        return size
+        shape_env = getattr(_local, "shape_env", None)
+        if shape_env is not None:
+            return shape_env.create_unbacked_symint(min, max)
+        return min if max is None else max
+
+    def create_unbacked_symint(self, *, min: int = 2, max: Optional[int] = None) -> Any:
+        """The former name of :meth:`new_dynamic_size`, with its former
+        default ``min=2``; warns FutureWarning. PyTorch:
+        FakeImplCtx.create_unbacked_symint (deprecated)."""
+        warnings.warn("create_unbacked_symint is deprecated, please use new_dynamic_size instead",
+                      FutureWarning, stacklevel=2)
+        return self.new_dynamic_size(min=min, max=max)
+
+
+@contextlib.contextmanager
+def shape_env_for_fake_impls(shape_env: Any) -> Iterator[None]:
+    """Makes ``new_dynamic_size()`` in this thread return symbols of
+    ``shape_env`` (a ShapeEnv) during the block: FakeTensorMode runs fake
+    impls inside it."""
+    prev = getattr(_local, "shape_env", None)
+    _local.shape_env = shape_env
+    try:
+        yield
+    finally:
+        _local.shape_env = prev
 
 
 def get_ctx() -> FakeImplCtx:
@@ -82,19 +103,6 @@ def get_ctx() -> FakeImplCtx:
             "tensors. Call it inside the fake impl."
         )
     return ctx
-
-
-@contextlib.contextmanager
-def record_dynamic_sizes() -> Iterator[list[int]]:
-    """Collects the sizes ``ctx.new_dynamic_size()`` returns in this thread
-    during the block (opcheck uses them to accept data-dependent dimensions)."""
-    prev = getattr(_local, "recorded", None)
-    sizes: list[int] = []
-    _local.recorded = sizes
-    try:
-        yield sizes
-    finally:
-        _local.recorded = prev
 
 
 class FakeImplHolder:
@@ -123,43 +131,16 @@ class FakeImplHolder:
             _local.ctx = prev
 
 
-# qualname -> the holder registered as that operator's Meta kernel.
-_holders: dict[str, FakeImplHolder] = {}
-
-
 def find(qualname: str) -> Optional[FakeImplHolder]:
     """The FakeImplHolder of an operator ("ns::name[.overload]"), if it has one."""
-    return _holders.get(qualname)
+    return registry.fake_holders.get(qualname)
 
 
-def add_holder(qualname: str, missing: Callable[..., Any]) -> FakeImplHolder:
-    """A new holder for ``qualname`` (an operator made by custom_op or the
-    legacy API, before any fake impl exists), found by :func:`find` until
-    :func:`remove_holder`; the caller registers it as the Meta kernel.
-    ``missing`` runs when the operator is called on meta tensors without a
-    fake impl."""
-    holder = FakeImplHolder(qualname, missing)
-    _holders[qualname] = holder
-    return holder
-
-
-def remove_holder(holder: FakeImplHolder) -> None:
-    if _holders.get(holder.qualname) is holder:
-        del _holders[holder.qualname]
-
-
-def install(qualname: str, lib: Library, missing: Callable[..., Any]) -> FakeImplHolder:
-    """A new holder (:func:`add_holder`) registered as ``qualname``'s Meta
-    kernel in ``lib``; undone with ``lib``."""
-    holder = add_holder(qualname, missing)
-    lib.impl(qualname, holder, "Meta")
-    lib._register_handle(lambda: remove_holder(holder))
-    return holder
-
-
-def register(qualname: str, func: Callable[..., Any], source: str, lib: Library) -> RegistrationHandle:
-    """Registers ``func`` as the fake impl of ``qualname``, an operator not
-    made by custom_op; undone with ``lib`` or the returned handle.
+def register(qualname: str, func: Callable[..., Any], source: str, registrations: registry.Registrations) -> None:
+    """Registers ``func`` as the fake impl of ``qualname`` (registered at
+    ``source``, "file:line"), undone with ``registrations``. An operator
+    without a holder (one not made by custom_op or the legacy API) gets one,
+    owned by ``registrations`` too.
 
     Raises ValueError if the operator is not defined; RuntimeError if it
     already has a fake impl (naming where it was registered), a Meta kernel
@@ -167,8 +148,9 @@ def register(qualname: str, func: Callable[..., Any], source: str, lib: Library)
     decomposes, so its parts need fake impls instead).
     PyTorch: FakeImplHolder.register (allow_override=False).
     """
+    check_callable(func, f"register_fake for {qualname}")
     lookup_op(qualname)
-    holder = _holders.get(qualname)
+    holder = registry.fake_holders.get(qualname)
     if holder is not None and holder.kernel is not None:
         raise RuntimeError(
             f"register_fake(...): the operator {qualname} already has a fake impl registered at "
@@ -189,19 +171,8 @@ def register(qualname: str, func: Callable[..., Any], source: str, lib: Library)
                 f"decompose into its constituents and those can have fake impls defined on them."
             )
         holder = FakeImplHolder(qualname)
-        meta = lib._impl_handle(qualname, holder, "Meta")
-        _holders[qualname] = holder
-
-        def undo() -> None:
-            holder.kernel = None
-            _holders.pop(qualname, None)
-            meta.destroy()
-    else:
-        def undo() -> None:
-            holder.kernel = None
-
-    holder.kernel = Kernel(func, source)
-    return lib._register_handle(undo)
+        registrations.add_fake_holder(holder, source)
+    registrations.set_fake_kernel(holder, Kernel(func, source))
 
 
 def missing_fake_impl(message: str) -> Callable[..., NoReturn]:

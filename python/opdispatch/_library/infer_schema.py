@@ -8,12 +8,13 @@ import functools
 import inspect
 import types
 import typing
-from typing import Any, Callable, Iterable, NoReturn, Optional, Union
+from typing import Any, Callable, Iterable, NamedTuple, NoReturn, Optional, Union
 
 from .. import _C
 from ..types import Number
+from .utils import is_tensor_or_tensorlist_like_type
 
-__all__ = ["infer_schema", "tuple_to_list"]
+__all__ = ["SchemaSummary", "infer_schema", "tuple_to_list"]
 
 # mutates_args="unknown": every tensor argument may be mutated.
 UNKNOWN_MUTATES = "unknown"
@@ -30,49 +31,65 @@ def _sequences(t: Any) -> tuple[Any, ...]:
     return typing.Sequence[t], typing.List[t], collections.abc.Sequence[t], list[t]
 
 
+class _SchemaType(NamedTuple):
+    """A schema type infer_schema writes: its text (``Argument.real_type``'s)
+    and whether it holds tensors (so can be mutated)."""
+
+    text: str
+    holds_tensors: bool
+
+
+def _schema_type(t: _C.Type) -> _SchemaType:
+    return _SchemaType(t.str(), is_tensor_or_tensorlist_like_type(t))
+
+
 @functools.lru_cache(maxsize=None)
-def _supported_types() -> tuple[dict[Any, str], dict[Any, str]]:
+def _supported_types() -> tuple[dict[Any, _SchemaType], dict[Any, _SchemaType]]:
     # Built on first use: opdispatch.Tensor is defined after this module is imported.
     from .._tensor import Tensor
 
-    params: dict[Any, str] = {}
+    tensor = _C.TensorType.get()
+    # (_C has no constructor for ScalarType's type object; a parsed argument has one.)
+    scalar_type = _C.parse_schema("f(ScalarType x) -> ()").arguments[0].real_type
+    params: dict[Any, _SchemaType] = {}
     # (annotation, schema type, T[] allowed, T?[] allowed, T[]? allowed)
-    for base, text, lists, optional_items, optional_lists in (
-        (Tensor, "Tensor", True, True, False),
-        (int, "SymInt", True, False, True),
-        (float, "float", True, False, True),
-        (bool, "bool", True, False, True),
-        (str, "str", False, False, False),
-        (Number, "Scalar", True, False, False),
-        (_C.dtype, "ScalarType", False, False, False),
-        (_C.device, "Device", False, False, False),
+    for base, typ, lists, optional_items, optional_lists in (
+        (Tensor, tensor, True, True, False),
+        (int, _C.SymIntType.get(), True, False, True),
+        (float, _C.FloatType.get(), True, False, True),
+        (bool, _C.BoolType.get(), True, False, True),
+        (str, _C.StringType.get(), False, False, False),
+        (Number, _C.NumberType.get(), True, False, False),
+        (_C.dtype, scalar_type, False, False, False),
+        (_C.device, _C.DeviceObjType.get(), False, False, False),
     ):
-        params[base] = text
-        params[Optional[base]] = text + "?"
+        params[base] = _schema_type(typ)
+        params[Optional[base]] = _schema_type(_C.OptionalType(typ))
         for seq in _sequences(base) if lists else ():
-            params[seq] = text + "[]"
+            params[seq] = _schema_type(_C.ListType(typ))
         for seq in _sequences(Optional[base]) if optional_items else ():
-            params[seq] = text + "?[]"
+            params[seq] = _schema_type(_C.ListType(_C.OptionalType(typ)))
         for seq in _sequences(base) if optional_lists else ():
-            params[Optional[seq]] = text + "[]?"
-    returns: dict[Any, str] = {
-        Tensor: "Tensor",
-        typing.List[Tensor]: "Tensor[]",
-        list[Tensor]: "Tensor[]",
-        int: "SymInt",
-        float: "float",
-        bool: "bool",
-        Number: "Scalar",
+            params[Optional[seq]] = _schema_type(_C.OptionalType(_C.ListType(typ)))
+    tensor_list = _schema_type(_C.ListType(tensor))
+    returns: dict[Any, _SchemaType] = {
+        Tensor: _schema_type(tensor),
+        typing.List[Tensor]: tensor_list,
+        list[Tensor]: tensor_list,
+        int: _schema_type(_C.SymIntType.get()),
+        float: _schema_type(_C.FloatType.get()),
+        bool: _schema_type(_C.BoolType.get()),
+        Number: _schema_type(_C.NumberType.get()),
     }
     return params, returns
 
 
 def __getattr__(name: str) -> Any:
-    # SUPPORTED_PARAM_TYPES / SUPPORTED_RETURN_TYPES ({annotation: schema type}), as in PyTorch.
+    # SUPPORTED_PARAM_TYPES / SUPPORTED_RETURN_TYPES ({annotation: schema type text}), as in PyTorch.
     if name == "SUPPORTED_PARAM_TYPES":
-        return _supported_types()[0]
+        return {annotation: t.text for annotation, t in _supported_types()[0].items()}
     if name == "SUPPORTED_RETURN_TYPES":
-        return _supported_types()[1]
+        return {annotation: t.text for annotation, t in _supported_types()[1].items()}
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -162,6 +179,28 @@ def _annotation_names() -> dict[str, Any]:
     return names
 
 
+class SchemaSummary(NamedTuple):
+    """A custom op's schema text and what its per-call checks need to know of
+    it (Note [Post-kernel effects]), known without parsing the text when
+    :func:`summarize_inferred_schema` made it."""
+
+    text: str
+    mutates: bool  # an argument is written (Tensor(a!))
+    returns: int  # the number of returns
+    returns_tensors: bool  # a return holds tensors
+    returns_views: bool  # a return has an alias annotation
+    kwarg_only_tensors: bool  # a keyword-only argument holds tensors
+
+    @staticmethod
+    def of(text: str, schema: _C.FunctionSchema) -> SchemaSummary:
+        """The summary of ``text``, parsed as ``schema``."""
+        rets = schema.returns
+        return SchemaSummary(
+            text, schema.is_mutable, len(rets), any(is_tensor_or_tensorlist_like_type(r.type) for r in rets),
+            any(r.alias_info is not None for r in rets),
+            any(a.kwarg_only and is_tensor_or_tensorlist_like_type(a.type) for a in schema.arguments))
+
+
 def infer_schema(
     prototype_function: Callable[..., Any],
     /,
@@ -198,6 +237,18 @@ def infer_schema(
     function's outputs are assumed not to alias its inputs (custom_op checks
     that on every call). PyTorch: torch.library.infer_schema.
     """
+    return summarize_inferred_schema(prototype_function, mutates_args=mutates_args, op_name=op_name).text
+
+
+def summarize_inferred_schema(
+    prototype_function: Callable[..., Any],
+    /,
+    *,
+    mutates_args: Union[str, Iterable[str]],
+    op_name: Optional[str] = None,
+) -> SchemaSummary:
+    """:func:`infer_schema`'s result as a :class:`SchemaSummary` (same
+    arguments and errors)."""
     parameters, return_annotation = _parameters(prototype_function)
 
     def error_fn(what: str) -> NoReturn:
@@ -232,6 +283,7 @@ def infer_schema(
     params: list[str] = []
     seen: set[str] = set()
     saw_kwarg_only = False
+    mutates = kwarg_only_tensors = False
     for idx, (name, kind, annotation_text, default_value) in enumerate(parameters):
         if kind is _VAR_POSITIONAL:
             error_fn(f"Parameter *{name}: we do not support varargs (*args); name each parameter.")
@@ -245,8 +297,8 @@ def infer_schema(
         if annotation_text is _EMPTY:
             error_fn(f"Parameter {name} must have a type annotation.")
         annotation = resolve(annotation_text)
-        schema_type = _lookup(params_types, annotation)
-        if schema_type is None:
+        entry = _lookup(params_types, annotation)
+        if entry is None:
             hint = ""
             if typing.get_origin(annotation) is tuple:
                 suggestion = tuple_to_list(annotation)
@@ -255,9 +307,13 @@ def infer_schema(
                     hint += f"For example, {suggestion}. "
             error_fn(f"Parameter {name} has unsupported type {annotation_text}. {hint}"
                      f"The valid types are: {_SUPPORTED_TYPES_TEXT}.")
+        schema_type = entry.text
+        kwarg_only_tensors = kwarg_only_tensors or (saw_kwarg_only and entry.holds_tensors)
         if mutated is None or name in mutated:
-            if schema_type.startswith("Tensor"):
+            if entry.holds_tensors:
+                # The alias annotation goes on the Tensor: Tensor(a0!), Tensor(a0!)?[], ...
                 schema_type = f"Tensor(a{idx}!){schema_type[len('Tensor'):]}"
+                mutates = True
             elif mutated is not None:
                 error_fn(f"Parameter {name} is in mutable_args but only Tensors or collections of Tensors can be "
                          f"mutated.")
@@ -274,11 +330,12 @@ def infer_schema(
         error_fn(f"{mutated - seen} in mutates_args were not found in the custom op's signature. mutates_args "
                  f"should contain the names of all args that the custom op mutates, or just the string 'unknown' "
                  f"if you don't know.")
-    returns = _parse_return(resolve(return_annotation), return_types, error_fn)
-    return f"{op_name or ''}({', '.join(params)}) -> {returns}"
+    text, returns = _parse_return(resolve(return_annotation), return_types, error_fn)
+    return SchemaSummary(f"{op_name or ''}({', '.join(params)}) -> {text}", mutates, len(returns),
+                         any(t.holds_tensors for t in returns), False, kwarg_only_tensors)
 
 
-def _lookup(table: dict[Any, str], annotation: Any) -> Optional[str]:
+def _lookup(table: dict[Any, _SchemaType], annotation: Any) -> Optional[_SchemaType]:
     """``table[annotation]``, or None if absent or unhashable (e.g. a list)."""
     try:
         return table.get(annotation)
@@ -286,25 +343,30 @@ def _lookup(table: dict[Any, str], annotation: Any) -> Optional[str]:
         return None
 
 
-def _parse_return(annotation: Any, return_types: dict[Any, str], error_fn: Callable[[str], NoReturn]) -> str:
+def _parse_return(annotation: Any, return_types: dict[Any, _SchemaType], error_fn: Callable[[str], NoReturn]
+                  ) -> tuple[str, list[_SchemaType]]:
+    """The schema text of a return annotation and its returns: none for
+    None, one, or one per element of a tuple."""
     if annotation is None or annotation is type(None):
-        return "()"
-    text = _lookup(return_types, annotation)
-    if text is not None:
-        return text
+        return "()", []
+    entry = _lookup(return_types, annotation)
+    if entry is not None:
+        return entry.text, [entry]
     if annotation is _EMPTY:
         error_fn("The return type must have a type annotation (use None for no return).")
 
-    def one(t: Any) -> str:
-        text = _lookup(return_types, t)
-        if text is None:
+    def one(t: Any) -> _SchemaType:
+        entry = _lookup(return_types, t)
+        if entry is None:
             error_fn(f"Return has unsupported type {annotation}. The valid types are: {_SUPPORTED_RETURNS_TEXT}.")
-        return text
+        return entry
 
     if typing.get_origin(annotation) is not tuple:
-        return one(annotation)
+        entry = one(annotation)
+        return entry.text, [entry]
     items = typing.get_args(annotation)
     if not items or Ellipsis in items:
         error_fn(f"Return has unsupported type {annotation}: a tuple return needs one type per element. The valid "
                  f"types are: {_SUPPORTED_RETURNS_TEXT}.")
-    return "(" + ", ".join(one(t) for t in items) + ")"
+    entries = [one(t) for t in items]
+    return "(" + ", ".join(e.text for e in entries) + ")", entries

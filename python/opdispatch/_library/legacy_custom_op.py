@@ -12,7 +12,7 @@ import inspect
 from typing import Any, Callable, Iterable, NoReturn, Optional, Union
 
 from .. import _C, _ops, library
-from . import fake_impl, utils
+from . import fake_impl, registry, utils
 from .autograd import make_autograd_kernel
 from .infer_schema import infer_schema
 
@@ -23,11 +23,15 @@ SUPPORTED_DEVICE_TYPE_TO_KEY = {"cpu": "CPU", "cuda": "CUDA"}
 # Namespaces custom ops may not use: they look like the framework's own.
 RESERVED_NS = {"prim", "prims", "aten", "at", "torch", "pytorch", "od"}
 
-# qualname -> its CustomOp; keeps them alive until _destroy (PyTorch: global_registry).
-global_registry: dict[str, "CustomOp"] = {}
+# qualname -> its CustomOp (registry.legacy_custom_ops); keeps them alive
+# until _destroy. PyTorch: global_registry.
+global_registry: dict[str, "CustomOp"] = registry.legacy_custom_ops
 
-# Return types a legacy backward formula supports.
-_BACKWARD_RETURN_TYPES = ("int", "SymInt", "bool", "float", "Tensor", "Tensor[]")
+# Return types a legacy backward formula supports (as Argument.real_type:
+# int and SymInt apart). Compared with ==: types hash by identity.
+# PyTorch: torch._custom_op.impl.SUPPORTED_RETURN_TYPES.
+_BACKWARD_RETURN_TYPES = (_C.IntType.get(), _C.SymIntType.get(), _C.BoolType.get(), _C.FloatType.get(),
+                          _C.TensorType.get(), _C.ListType(_C.TensorType.get()))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -170,12 +174,12 @@ class CustomOp:
         self._op = _C._DispatchOperator(self._qualname, "")
         self.__name__: Optional[str] = None
         self._impls: dict[str, FuncAndLocation] = {}
-        # device type -> the kernel saying there is none, until impl() replaces it.
-        self._missing: dict[str, utils.RegistrationHandle] = {}
+        # The device types whose kernel says there is none, until impl() replaces it.
+        self._missing: set[str] = set()
         self._autograd_kernel: Optional[Callable[..., Any]] = None
         self._registered_autograd_kernel_indirection = False
         self._output_differentiability: Optional[list[bool]] = None
-        global_registry[self._qualname] = self
+        lib._registrations.add_custom_op(global_registry, self._qualname, self)
 
     def __repr__(self) -> str:
         return f'<CustomOp(op="{self._qualname}")>'
@@ -185,10 +189,9 @@ class CustomOp:
 
     def _destroy(self) -> None:
         """Undoes everything registered through this object (the definition
-        too, for an operator it defined). For tests. PyTorch: CustomOp._destroy."""
+        too, for an operator it defined): its Library's teardown. For tests.
+        PyTorch: CustomOp._destroy."""
         self._lib._destroy()
-        if global_registry.get(self._qualname) is self:
-            del global_registry[self._qualname]
 
     # --- kernels ---------------------------------------------------------------------------
 
@@ -197,13 +200,17 @@ class CustomOp:
         cuda kernels, the Meta fake-impl holder, and for every other key and
         calls without tensors a CompositeExplicitAutograd one.
         PyTorch: report_error_callback."""
+        registrations = self._lib._registrations
+        site = library._call_site()
         for device_type, key in SUPPORTED_DEVICE_TYPE_TO_KEY.items():
-            self._missing[device_type] = self._lib._impl_handle(self._opname, self._no_device_impl(device_type), key)
-        fake_impl.install(self._qualname, self._lib, fake_impl.missing_fake_impl(
+            registrations.impl(self._opname, key, self._no_device_impl(device_type), site=site)
+            self._missing.add(device_type)
+        registrations.add_fake_holder(fake_impl.FakeImplHolder(self._qualname, fake_impl.missing_fake_impl(
             f"{self}: when running with device='Meta' tensors: there is no fake impl or Meta kernel registered "
             f"for this CustomOp. Please register one via opdispatch._custom_ops.impl_abstract or "
-            f"opdispatch.library.register_fake to get this CustomOp to work with Meta tensors"))
-        self._lib._impl_handle(self._opname, self._no_impl_for_key, "CompositeExplicitAutograd", with_keyset=True)
+            f"opdispatch.library.register_fake to get this CustomOp to work with Meta tensors")), site)
+        registrations.impl(self._opname, "CompositeExplicitAutograd", self._no_impl_for_key, site=site,
+                           with_keyset=True)
 
     def _no_device_impl(self, device: str) -> Callable[..., NoReturn]:
         def kernel(*args: Any, **kwargs: Any) -> NoReturn:
@@ -215,6 +222,7 @@ class CustomOp:
         return kernel
 
     def _no_impl_for_key(self, keyset: _C.DispatchKeySet, *args: Any, **kwargs: Any) -> NoReturn:
+        keyset = keyset.remove(_C.DispatchKey.PythonDispatcher)  # the Python dispatcher passes calls on, keyset intact
         if keyset.empty():
             raise NotImplementedError(
                 f"{self}: There were no Tensor inputs to this operator (e.g. you passed an empty list of Tensors), "
@@ -227,6 +235,7 @@ class CustomOp:
         )
 
     def _register_impl(self, kind: str, func: Callable[..., Any]) -> None:
+        utils.check_callable(func, f"the {kind} impl of {self._qualname}")
         if kind in self._impls:
             raise RuntimeError(
                 f"Attempting to register a {kind} impl for operator {self._qualname} that already has a {kind} "
@@ -258,12 +267,13 @@ class CustomOp:
             unique = list(dict.fromkeys(types))
             for device_type in unique:
                 self._check_doesnt_have_library_impl(device_type)
+            site = library._call_site()
             for device_type in unique:
                 self._register_impl(device_type, f)
-                missing = self._missing.pop(device_type, None)
-                if missing is not None:
-                    missing.destroy()
-                self._lib.impl(self._opname, f, SUPPORTED_DEVICE_TYPE_TO_KEY[device_type])
+                # (Over the kernel saying there is none: a replacement; see Registrations.impl.)
+                self._lib._registrations.impl(self._opname, SUPPORTED_DEVICE_TYPE_TO_KEY[device_type], f,
+                                              site=site, replace=device_type in self._missing)
+                self._missing.discard(device_type)
             return f
 
         return inner
@@ -317,8 +327,9 @@ class CustomOp:
         if any(r.alias_info is not None and not r.alias_info.is_write for r in schema.returns):
             error("operator that returns views")
         for r in schema.returns:
-            if r.type not in _BACKWARD_RETURN_TYPES:
-                error(f"operator with return not in {list(_BACKWARD_RETURN_TYPES)} (got {r.type})")
+            if r.real_type not in _BACKWARD_RETURN_TYPES:
+                error(f"operator with return not in {[t.str() for t in _BACKWARD_RETURN_TYPES]} (got "
+                      f"{r.real_type.str()})")
         if utils.has_kwarg_only_tensors(schema):
             error("operator with keyword-only Tensor arguments")
 
@@ -404,7 +415,7 @@ class _LegacyFormula:
         self.output_differentiability = output_differentiability
         self.names = [a.name for a in schema.arguments]
         self.positional = [a.name for a in schema.arguments if not a.kwarg_only]
-        self.tensor_like = {a.name for a in schema.arguments if utils.is_tensor_like_type(a.type)}
+        self.tensor_like = {a.name for a in schema.arguments if utils.is_tensor_or_tensorlist_like_type(a.type)}
         self.args_cls = collections.namedtuple(f"{op._opname}_args", self.names)  # type: ignore[misc]
 
     def setup_context(self, ctx: Any, inputs: tuple, keyword_only_inputs: dict, output: Any) -> None:

@@ -5,18 +5,20 @@ SchemaCheckMode, autograd_registration_check, CrossRefFakeMode)."""
 from __future__ import annotations
 
 import itertools
+import traceback
 from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
 from .. import _C, _ops, library
+from ..autograd import engine
 from ..autograd.grad_mode import no_grad
-from . import fake_impl
+from . import custom_ops
 from .custom_ops import CustomOpDef
 from .utils import bind_arguments, iter_tensors
 
-__all__ = ["DEFAULT_TEST_UTILS", "OpCheckError", "autograd_registration_check", "fake_check", "opcheck",
-           "schema_check"]
+__all__ = ["DEFAULT_TEST_UTILS", "OpCheckError", "aot_dispatch_check", "autograd_registration_check", "fake_check",
+           "opcheck", "schema_check"]
 
 
 class OpCheckError(Exception):
@@ -45,12 +47,6 @@ def _clone(t: _C.TensorBase) -> _C.TensorBase:
     with no_grad():
         copy = t.clone()
     return copy.requires_grad_(True) if t.requires_grad else copy
-
-
-def _to_meta(t: _C.TensorBase) -> _C.TensorBase:
-    """A meta tensor with ``t``'s shape, strides, dtype and requires_grad."""
-    meta = _C.empty_strided(tuple(t.shape), t.stride(), t.dtype, "meta")
-    return meta.requires_grad_(True) if t.requires_grad else meta
 
 
 def _copies(args: tuple, kwargs: dict, f: Callable[[_C.TensorBase], Any] = _clone) -> tuple[tuple, dict]:
@@ -158,6 +154,11 @@ def autograd_registration_check(op: _ops.OpOverload, args: tuple, kwargs: dict) 
     for k in (key, "Autograd", "CompositeImplicitAutograd"):
         if _C._dispatch_has_kernel_for_dispatch_key(name, k):
             return
+    if custom_ops._maybe_get_opdef(name) is not None:
+        # A custom op's autograd is its own: PyTorch registers an Autograd
+        # kernel for every custom_op (raising at backward without a formula);
+        # here the autograd fallback does the same for it.
+        return
     keyset = _C._after_autograd_keyset
     present = _C._dispatch_keys(tensors[0])
     for t in tensors[1:]:
@@ -179,26 +180,30 @@ def autograd_registration_check(op: _ops.OpOverload, args: tuple, kwargs: dict) 
 
 
 def _mismatch(op: _ops.OpOverload, what: str) -> RuntimeError:
-    return RuntimeError(f"When comparing the output of {op} on meta tensors and concrete tensors, found {what}")
+    return RuntimeError(f"When comparing the output of {op} on FakeTensor and concrete Tensors, found {what}")
 
 
 def fake_check(op: _ops.OpOverload, args: tuple, kwargs: dict) -> None:
-    """Runs ``op`` on copies of the inputs and on meta tensors with the same
-    metadata (its fake impl or Meta kernel), and raises RuntimeError unless
-    the outputs agree: count and kinds, shapes ("Shapes ... are not equal!";
-    a dimension the fake impl took from ``ctx.new_dynamic_size()`` may
-    differ), dtypes, requires_grad, and which inputs each output aliases;
-    the fake outputs must be meta tensors. Strides are not compared (PyTorch
-    compares them on CUDA only). PyTorch: CrossRefFakeMode (fake_check)."""
+    """Runs ``op`` on copies of the inputs and, under a FakeTensorMode, on
+    fakes of them (its fake impl runs on FakeTensors of the inputs' devices,
+    so a device-specific fake impl takes the branch the real call would; or
+    its Meta kernel), and raises RuntimeError unless the outputs agree: count
+    and kinds, devices, shapes ("Shapes ... are not equal!"; a data-dependent
+    dimension, a SymInt from ``ctx.new_dynamic_size()``, matches any size),
+    dtypes, requires_grad, and which inputs each output aliases. Strides are
+    not compared (PyTorch compares them on CUDA only). PyTorch: CrossRefFakeMode (fake_check)."""
+    from .._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+    from .._subclasses.symbolic_shapes import SymInt
+
     real_args, real_kwargs = _copies(args, kwargs)
     real = op(*real_args, **real_kwargs)
-    meta_args, meta_kwargs = _copies(args, kwargs, _to_meta)
-    with fake_impl.record_dynamic_sizes() as dynamic:
+    with FakeTensorMode() as mode:
+        fake_args, fake_kwargs = _copies(real_args, real_kwargs, mode.from_tensor)
         try:
-            fake = op(*meta_args, **meta_kwargs)
+            fake = op(*fake_args, **fake_kwargs)
         except Exception as e:
             raise RuntimeError(
-                f"{op}: calling the operator with meta tensors failed; it needs a working fake impl "
+                f"{op}: calling the operator with FakeTensors failed; it needs a working fake impl "
                 f"(opdispatch.library.register_fake) or Meta kernel. The error was {type(e).__name__}: {e}"
             ) from e
     schema = op._schema
@@ -207,17 +212,21 @@ def fake_check(op: _ops.OpOverload, args: tuple, kwargs: dict) -> None:
     if len(real_out) != len(fake_out):
         raise _mismatch(op, f"a mismatched number of outputs: {len(real_out)} concrete, {len(fake_out)} fake")
     real_inputs = _all_tensors(real_args, real_kwargs)
-    meta_inputs = _all_tensors(meta_args, meta_kwargs)
+    fake_inputs = _all_tensors(fake_args, fake_kwargs)
     for i, (r, f) in enumerate(zip(real_out, fake_out)):
         if isinstance(r, _C.TensorBase) != isinstance(f, _C.TensorBase):
             raise _mismatch(op, f"output {i} is {type(r).__name__} on concrete tensors but {type(f).__name__} on "
-                                f"meta tensors")
+                                f"FakeTensors")
         if not isinstance(r, _C.TensorBase):
             continue
-        if not f.is_meta:
-            raise _mismatch(op, f"output {i} of the fake impl on {f.device}, expected a meta tensor (create outputs "
-                                f"from the inputs, e.g. x.new_empty(...) or opdispatch.empty_like(x))")
-        if r.dim() != f.dim() or any(a != b and b not in dynamic for a, b in zip(r.shape, f.shape)):
+        if not isinstance(f, FakeTensor):
+            raise _mismatch(op, f"output {i} of the fake impl is a real tensor on {f.device}, expected a "
+                                f"FakeTensor (create outputs from the inputs, e.g. x.new_empty(...) or "
+                                f"opdispatch.empty_like(x))")
+        if r.device != f.device:
+            raise _mismatch(op, f"mismatched tensor metadata: Devices {r.device} and {f.device} are not equal! "
+                                f"(output {i})")
+        if r.dim() != f.dim() or any(not isinstance(b, SymInt) and a != b for a, b in zip(r.shape, f.shape)):
             raise _mismatch(op, f"mismatched tensor metadata: Shapes {tuple(r.shape)} and {tuple(f.shape)} are not "
                                 f"equal! (output {i})")
         if r.dtype != f.dtype:
@@ -225,13 +234,88 @@ def fake_check(op: _ops.OpOverload, args: tuple, kwargs: dict) -> None:
                                 f"(output {i})")
         if r.requires_grad != f.requires_grad:
             raise _mismatch(op, f"mismatched requires_grad-ness of outputs: output {i} requires_grad="
-                                f"{r.requires_grad} on concrete tensors, {f.requires_grad} on meta tensors")
+                                f"{r.requires_grad} on concrete tensors, {f.requires_grad} on FakeTensors")
         real_alias = [r._shares_memory(t) for t in real_inputs]
-        fake_alias = [f._shares_memory(t) for t in meta_inputs]
+        fake_alias = [f._shares_memory(t) for t in fake_inputs]
         if real_alias != fake_alias:
             raise _mismatch(op, f"mismatched aliasing: output {i} aliases inputs "
                                 f"{[k for k, a in enumerate(real_alias) if a]} on concrete tensors but "
-                                f"{[k for k, a in enumerate(fake_alias) if a]} on meta tensors")
+                                f"{[k for k, a in enumerate(fake_alias) if a]} on FakeTensors")
+
+
+# --- test_aot_dispatch_dynamic / _static --------------------------------------------------------------
+
+
+def _forward(op: _ops.OpOverload, args: tuple, kwargs: dict, call: Callable[..., Any]) -> list[Any]:
+    """The tensor outputs of ``call(op, args, kwargs)``."""
+    return [o for v in _outputs(op._schema, call(op, args, kwargs)) for o in iter_tensors(v)]
+
+
+def _backward(args: tuple, kwargs: dict, outputs: list[Any]) -> Optional[tuple[Any, ...]]:
+    """When an input and an output require grad, the gradients of the inputs
+    that require grad (of the sum of the outputs' absolute sums; None where
+    unused); else None."""
+    diff = [t for t in _all_tensors(args, kwargs) if t.requires_grad]
+    wanted = [o for o in outputs if o.requires_grad]
+    if not diff or not wanted:
+        return None
+    total = wanted[0].sum().abs()
+    for o in wanted[1:]:
+        total = total + o.sum().abs()
+    return engine.grad(total, diff, allow_unused=True)
+
+
+def _call_eager(op: _ops.OpOverload, args: tuple, kwargs: dict) -> Any:
+    return op(*args, **kwargs)
+
+
+def aot_dispatch_check(op: _ops.OpOverload, args: tuple, kwargs: dict) -> None:
+    """What compiling a program that calls ``op`` needs: its forward and,
+    when inputs require grad, its backward run on tensors without data.
+    Runs forward + backward on copies of the inputs (eager), then on
+    FakeTensors of them (the fake impl, then the autograd formula —
+    setup_context and backward — under FakeTensorMode), and raises
+    RuntimeError if the fake run fails (a fake impl is missing, backward
+    touches data, e.g. ``.numpy()``) or its gradients differ in presence,
+    shape or dtype from the eager ones. Errors of the eager run (e.g. no
+    autograd formula) pass through. When an output has a data-dependent size
+    (a SymInt from ``new_dynamic_size``), only the forward runs: the
+    backward's shape checks cannot compare a symbol with the eager size. PyTorch: optests.aot_autograd_check, which traces with
+    FakeTensors under AOTAutograd and compares the compiled results with
+    eager ones; without a compiler the values cannot differ here, and
+    dynamic and static shapes are the same check (sizes are concrete)."""
+    eager_args, eager_kwargs = _copies(args, kwargs)
+    eager_out = _forward(op, eager_args, eager_kwargs, _call_eager)
+    eager_grads = _backward(eager_args, eager_kwargs, eager_out)
+    from .._subclasses.fake_tensor import FakeTensorMode
+    from .._subclasses.symbolic_shapes import SymInt
+
+    try:
+        with FakeTensorMode() as mode:
+            meta_args, meta_kwargs = _copies(args, kwargs, mode.from_tensor)
+            meta_out = _forward(op, meta_args, meta_kwargs, _call_eager)
+            dynamic = any(isinstance(d, SymInt) for o in meta_out for d in o.shape)
+            meta_grads = None if dynamic else _backward(meta_args, meta_kwargs, meta_out)
+    except Exception as e:
+        raise RuntimeError(
+            f"{op}: running the operator's forward and backward on FakeTensors (no data, as a compiler traces it) "
+            f"failed with {type(e).__name__}: {e}. The fake impl, setup_context and backward must use only "
+            f"operators that have fake impls, and must not read tensor data (.numpy(), .item(), .tolist())."
+        ) from e
+    if len(eager_out) != len(meta_out):
+        raise RuntimeError(f"{op}: {len(eager_out)} tensor outputs in eager mode but {len(meta_out)} on meta tensors")
+    if eager_grads is None or meta_grads is None:
+        return
+    for i, (g, m) in enumerate(zip(eager_grads, meta_grads)):
+        eager_meta = None if g is None else (tuple(g.shape), g.dtype)
+        fake_meta = None if m is None else (tuple(m.shape), m.dtype)
+        if eager_meta != fake_meta:
+            raise RuntimeError(
+                f"Gradients of the operator {op} differ between eager mode and FakeTensors: gradient of "
+                f"differentiable input {i} is {eager_meta} (shape, dtype) in eager mode but {fake_meta} on "
+                f"FakeTensors. The backward formula depends on the tensors' data, or it is registered in a way only "
+                f"eager mode sees (register it with opdispatch.library.register_autograd)."
+            )
 
 
 # --- opcheck --------------------------------------------------------------------------------------------
@@ -254,14 +338,72 @@ def _safe(check: Callable[[_ops.OpOverload, tuple, dict], None], needs_grad: boo
     return run
 
 
-#: The tests (opdispatch.library._OPCHECK_DEFAULT_UTILS orders them).
-#: PyTorch: optests.generate_tests.ALL_TEST_UTILS.
+#: The tests, in the order opcheck runs them. PyTorch: optests.generate_tests.ALL_TEST_UTILS.
 ALL_TEST_UTILS: dict[str, Callable[[_ops.OpOverload, tuple, dict], None]] = {
     "test_schema": _safe(schema_check),
     "test_autograd_registration": _safe(autograd_registration_check, needs_grad=True),
     "test_faketensor": _safe(fake_check),
+    "test_aot_dispatch_static": _safe(aot_dispatch_check),
+    "test_aot_dispatch_dynamic": _safe(aot_dispatch_check),
 }
 DEFAULT_TEST_UTILS = library._OPCHECK_DEFAULT_UTILS
+
+#: Per test: what it checked, and what to do when it fails (the OpCheckError message).
+_EXPLANATIONS = {
+    "test_schema": (
+        "ran the operator on copies of the inputs and checked that it mutates only the arguments its schema "
+        "marks mutable (Tensor(a!)) and returns views of its inputs only where the schema says so (Tensor(a))",
+        "correct the schema (mark mutated arguments Tensor(a!), view outputs Tensor(a)), or make the kernel "
+        "write into new tensors instead",
+    ),
+    "test_autograd_registration": (
+        "ran the kernels below autograd with inputs that require grad and checked that autograd support comes "
+        "from a kernel at an Autograd key, not from a backend kernel that records autograd history itself",
+        "register the backward with opdispatch.library.register_autograd (or register a composite of other "
+        "operators as CompositeImplicitAutograd), and keep backend kernels free of autograd",
+    ),
+    "test_faketensor": (
+        "ran the operator on meta tensors (its fake impl or Meta kernel) and compared the outputs' shapes, "
+        "dtypes, requires_grad and aliasing with the real outputs",
+        "register a fake impl (opdispatch.library.register_fake) whose outputs match the real ones, creating "
+        "them from the inputs (x.new_empty(...), opdispatch.empty_like(x))",
+    ),
+    "test_aot_dispatch_static": (
+        "ran the operator's forward and backward on meta tensors, as a compiler traces them, and compared the "
+        "gradients with eager mode",
+        "give the operator a fake impl, and write setup_context / backward with operators that have fake impls "
+        "and without reading tensor data",
+    ),
+}
+_EXPLANATIONS["test_aot_dispatch_dynamic"] = _EXPLANATIONS["test_aot_dispatch_static"]
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, _C.TensorBase):
+        grad = ", requires_grad=True" if value.requires_grad else ""
+        return f"Tensor(shape={tuple(value.shape)}, dtype={value.dtype}, device={value.device}{grad})"
+    if isinstance(value, (list, tuple)):
+        inner = ", ".join(_describe(v) for v in value)
+        return f"[{inner}]" if isinstance(value, list) else f"({inner}{',' if len(value) == 1 else ''})"
+    return repr(value)
+
+
+def _failure_message(test: str, op: _ops.OpOverload, args: tuple, kwargs: dict, ex: Exception) -> str:
+    """The OpCheckError message: self-contained (no "scroll up"): the test,
+    the operator and sample, the cause and where it was raised, what the
+    test checks and what to do."""
+    frames = traceback.extract_tb(ex.__traceback__)
+    where = f" (raised at {frames[-1].filename}:{frames[-1].lineno} in {frames[-1].name})" if frames else ""
+    checked, todo = _EXPLANATIONS[test]
+    sample = ", ".join([_describe(a) for a in args] + [f"{k}={_describe(v)}" for k, v in kwargs.items()])
+    return (
+        f"opcheck(op, ...): {test} failed with {type(ex).__name__}: {ex}{where}\n"
+        f"  operator: {op._schema}\n"
+        f"  sample:   {op}({sample})\n"
+        f"  checked:  {checked}.\n"
+        f"  to fix:   {todo}.\n"
+        f"The original exception is chained to this one (its __cause__), with its full traceback."
+    )
 
 
 def _resolve(op: Any) -> _ops.OpOverload:
@@ -286,15 +428,21 @@ def opcheck(
     *,
     test_utils: Union[str, Sequence[str]] = DEFAULT_TEST_UTILS,
     raise_exception: bool = True,
+    rtol: Optional[float] = None,
+    atol: Optional[float] = None,
 ) -> dict[str, Any]:
     """See opdispatch.library.opcheck. PyTorch: optests.opcheck."""
+    if (rtol is None) != (atol is None):
+        raise ValueError("opcheck(op, ...): if you specify one of rtol/atol, you must specify both")
     op = _resolve(op)
     args, kwargs = tuple(args), dict(kwargs or {})
+    if test_utils == "ALL":
+        test_utils = tuple(ALL_TEST_UTILS)
     if isinstance(test_utils, str):
         test_utils = (test_utils,)
     if not isinstance(test_utils, (tuple, list)) or not set(test_utils) <= set(ALL_TEST_UTILS):
         raise ValueError(f"opcheck(op, ..., test_utils={test_utils}), expected test_utils to be subset of "
-                         f"{DEFAULT_TEST_UTILS} but it was not")
+                         f"{tuple(ALL_TEST_UTILS)} but it was not")
     results: dict[str, Any] = {}
     for name in test_utils:
         try:
@@ -302,6 +450,6 @@ def opcheck(
             results[name] = "SUCCESS"
         except Exception as ex:
             if raise_exception:
-                raise OpCheckError(f"opcheck(op, ...): {name} failed with {ex} (scroll up for stack trace)") from ex
+                raise OpCheckError(_failure_message(name, op, args, kwargs, ex)) from ex
             results[name] = ex
     return results

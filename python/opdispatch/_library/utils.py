@@ -3,24 +3,19 @@ operator names and lookup, and questions about schemas.
 PyTorch: torch/_library/utils.py."""
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, Optional, Union
+from typing import Any, Iterator, Union
 
 from .. import _C, _ops
+from .registry import RegistrationHandle  # noqa: F401  (PyTorch's home of the name)
 
 
-class RegistrationHandle:
-    """Undoes one registration when destroyed; destroying it again does
-    nothing. PyTorch: torch._library.utils.RegistrationHandle."""
-
-    __slots__ = ("_on_destroy",)
-
-    def __init__(self, on_destroy: Callable[[], None]) -> None:
-        self._on_destroy: Optional[Callable[[], None]] = on_destroy
-
-    def destroy(self) -> None:
-        on_destroy, self._on_destroy = self._on_destroy, None
-        if on_destroy is not None:
-            on_destroy()
+def check_callable(fn: Any, what: str) -> None:
+    """TypeError unless ``fn`` is callable; ``what`` names the registration
+    and its operator (or key), e.g. "register_fake for mylib::foo". Messages
+    keep PyTorch's wording ("Input function is required to be a callable")."""
+    if not callable(fn):
+        raise TypeError(f"{what}: Input function is required to be a callable but found type {type(fn)}; pass "
+                        f"the function itself")
 
 
 def parse_namespace(qualname: str) -> tuple[str, str]:
@@ -65,15 +60,33 @@ def is_functional_schema(schema: Union[_C.FunctionSchema, str]) -> bool:
     return all(r.alias_info is None for r in schema.returns)
 
 
-def is_tensorlist_like_type(type_text: str) -> bool:
-    """Whether a schema type (as text: ``Argument.type``) is a list of
-    tensors: Tensor[], Tensor?[], optional or not. PyTorch: same name."""
-    return type_text.rstrip("?") in ("Tensor[]", "Tensor?[]")
+_TENSOR = _C.TensorType.get()
+# (Tuples, not sets: types compare by structure, hash by identity.)
+_TENSOR_LIKE_TYPES = (_TENSOR, _C.OptionalType(_TENSOR))
+_TENSORLIST_LIKE_TYPES = (
+    _C.ListType(_TENSOR),
+    _C.ListType(_C.OptionalType(_TENSOR)),
+    _C.OptionalType(_C.ListType(_TENSOR)),
+    _C.OptionalType(_C.ListType(_C.OptionalType(_TENSOR))),
+)
 
 
-def is_tensor_like_type(type_text: str) -> bool:
-    """Whether a schema type holds tensors: Tensor, Tensor?, or a list of them."""
-    return type_text.startswith("Tensor")
+def is_tensor_like_type(typ: _C.Type) -> bool:
+    """Whether a schema type (``Argument.type``) is Tensor or Tensor?.
+    PyTorch: same name."""
+    return typ in _TENSOR_LIKE_TYPES
+
+
+def is_tensorlist_like_type(typ: _C.Type) -> bool:
+    """Whether a schema type is a list of tensors: Tensor[] or Tensor?[],
+    optional or not. PyTorch: same name."""
+    return typ in _TENSORLIST_LIKE_TYPES
+
+
+def is_tensor_or_tensorlist_like_type(typ: _C.Type) -> bool:
+    """Whether a schema type holds tensors: :func:`is_tensor_like_type` or
+    :func:`is_tensorlist_like_type` (what PyTorch's has_tensor_arg asks)."""
+    return typ in _TENSOR_LIKE_TYPES or typ in _TENSORLIST_LIKE_TYPES
 
 
 def has_kwarg_only_args(schema: _C.FunctionSchema) -> bool:
@@ -82,12 +95,13 @@ def has_kwarg_only_args(schema: _C.FunctionSchema) -> bool:
 
 def has_kwarg_only_tensors(schema: _C.FunctionSchema) -> bool:
     """Whether a keyword-only argument holds tensors (custom ops and autograd
-    formulas do not support that, as in PyTorch)."""
-    return any(a.kwarg_only and is_tensor_like_type(a.type) for a in schema.arguments)
+    formulas do not support that, as in PyTorch). PyTorch: same name."""
+    return any(a.kwarg_only and is_tensor_or_tensorlist_like_type(a.type) for a in schema.arguments)
 
 
 def has_tensor_arg(schema: _C.FunctionSchema) -> bool:
-    return any(is_tensor_like_type(a.type) for a in schema.arguments)
+    """Whether an argument holds tensors. PyTorch: same name."""
+    return any(is_tensor_or_tensorlist_like_type(a.type) for a in schema.arguments)
 
 
 def mutated_arg_names(schema: _C.FunctionSchema) -> set[str]:
@@ -124,3 +138,49 @@ def iter_tensors(value: Any) -> Iterator[_C.TensorBase]:
         for item in value:
             if isinstance(item, _C.TensorBase):
                 yield item
+
+
+def is_builtin(op: _ops.OpOverload) -> bool:
+    """Whether ``op`` is one of opdispatch's built-in operators (namespace
+    ``od``). PyTorch: same name (namespace ``aten``)."""
+    return op.namespace == "od"
+
+
+def is_out(op: _ops.OpOverload) -> bool:
+    """Whether ``op`` is tagged ``out``: it writes its out= arguments and
+    returns them. PyTorch: same name."""
+    return _ops.Tag.out in op.tags
+
+
+def is_inplace(op: _ops.OpOverload) -> bool:
+    """Whether ``op`` is tagged ``inplace``: it mutates its first positional
+    argument and returns it. PyTorch: same name."""
+    return _ops.Tag.inplace in op.tags
+
+
+def can_generate_trivial_fake_impl(op: _ops.OpOverload) -> bool:
+    """Whether an operator without a fake impl still has an obvious one (so
+    fake-tensor machinery need not reject it): not a built-in operator, and
+    either :func:`is_out` (it returns its out= arguments), :func:`is_inplace`
+    (it returns its mutated first argument), or mutable with no returns (it
+    returns None). PyTorch: same name."""
+    if is_builtin(op):
+        return False
+    if is_out(op) or is_inplace(op):
+        return True
+    schema = op._schema
+    return schema.is_mutable and not schema.returns
+
+
+def generate_trivial_fake_impl(op: _ops.OpOverload, *args: Any, **kwargs: Any) -> Any:
+    """The result of that obvious fake impl (see :func:`can_generate_trivial_fake_impl`):
+    the out= keyword arguments in declaration order (one bare) for an ``out``
+    operator, the first argument for an ``inplace`` one, else None.
+    PyTorch: same name."""
+    if is_out(op):
+        outs = tuple(kwargs[a.name] for a in op._schema.arguments
+                     if a.kwarg_only and a.alias_info is not None and a.alias_info.is_write)
+        return outs[0] if len(outs) == 1 else outs
+    if is_inplace(op):
+        return args[0]
+    return None

@@ -7,12 +7,15 @@ PyTorch: torch.autograd.
 from __future__ import annotations
 
 from .engine import backward, grad
+from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck
 from .graph import BackwardContext, Node
 
 __all__ = [
     "BackwardContext",
+    "Function",
+    "FunctionCtx",
     "GradcheckError",
     "Node",
     "backward",
@@ -21,5 +24,10 @@ __all__ = [
     "gradcheck",
     "is_grad_enabled",
     "no_grad",
+    "once_differentiable",
     "set_grad_enabled",
 ]
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -41,13 +41,15 @@ def _root_grads(outputs: tuple, grad_outputs: tuple, create_graph: bool) -> list
                     f"grad can be implicitly created only for scalar outputs; output {i} has shape "
                     f"{tuple(out.shape)}: pass a gradient (e.g. ones_like(output))"
                 )
-            g = _ones_like(out)
+            g = _ones_like(out)  # has no history
         elif tuple(g.shape) != tuple(out.shape):
             raise RuntimeError(
                 f"mismatch in shape: grad_output[{i}] has shape {tuple(g.shape)} and output[{i}] has shape "
                 f"{tuple(out.shape)}"
             )
-        grads.append(g if create_graph else g.detach())
+        elif not create_graph:
+            g = g.detach()
+        grads.append(g)
     return grads
 
 
@@ -61,10 +63,12 @@ def _expandable(shape: tuple[int, ...], to: tuple[int, ...]) -> bool:
 
 
 def _sum_to(g: Any, shape: tuple[int, ...]) -> Any:
-    """``g`` summed over the dimensions broadcasting added to ``shape``."""
+    """``g`` summed over the dimensions broadcasting added to or stretched in ``shape``. PyTorch: at::sum_to."""
     lead = g.dim() - len(shape)
-    dims = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1]
-    return g.sum(dims, keepdim=True).reshape(list(shape)) if dims else g
+    stretched = [lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1]
+    if stretched:
+        g = g.sum(stretched, keepdim=True)
+    return g.sum(list(range(lead))) if lead else g
 
 
 def _validate(node: graph.Node, nxt: graph.Node, nr: int, g: Any) -> Any:
@@ -77,13 +81,50 @@ def _validate(node: graph.Node, nxt: graph.Node, nr: int, g: Any) -> Any:
     expected = nxt.input_metadata(nr)
     if expected is None:
         return g
-    shape, dtype = tuple(expected[0]), expected[1]
-    if tuple(g.shape) != shape:
-        if not _expandable(shape, tuple(g.shape)):
+    shape, dtype = expected[0], expected[1]
+    if g.shape != shape:
+        shape = tuple(shape)
+        if not _expandable(shape, g.shape):
             raise RuntimeError(f"Function {node.name()} returned an invalid gradient: got shape {list(g.shape)} but "
                                f"expected shape compatible with {list(shape)}")
         g = _sum_to(g, shape)
-    return g if g.dtype == dtype else g.to(dtype)
+    return g if g.dtype is dtype else g.to(dtype)
+
+
+def _dependencies(roots: list[graph.Edge]) -> dict[graph.Node, int]:
+    """For every node reachable from ``roots``: how many edges lead into it."""
+    deps: dict[graph.Node, int] = {}
+    stack = list(dict.fromkeys(node for node, _ in roots if node is not None))  # roots may share a node
+    visited = set(stack)
+    while stack:
+        for nxt, _ in stack.pop().next_functions:
+            if nxt is not None:
+                deps[nxt] = deps.get(nxt, 0) + 1
+                if nxt not in visited:
+                    visited.add(nxt)
+                    stack.append(nxt)
+    return deps
+
+
+def _accumulate_into(t: _C.TensorBase, g: Any, create_graph: bool) -> None:
+    """Adds ``g`` to ``t.grad`` (out of place: a .grad handed out is never changed). Without
+    create_graph, gradients carry no history already (grad mode is off); one that is a tensor
+    requiring grad (a formula returned an input) is detached."""
+    if not create_graph and g.requires_grad:
+        g = g.detach()
+    meta = graph.meta_for_write(t)
+    meta.grad = g if meta.grad is None else meta.grad + g
+
+
+# Note [Nodes without incoming gradients]
+# When every gradient arriving at a node is None (its outputs were used only
+# where no gradient flows back), PyTorch's engine still calls it. Its
+# generated nodes then return undefined gradients without computing
+# anything (they check any_grad_defined), so the engine skips the built-in
+# formulas here and passes None on. A custom autograd.Function and a
+# register_autograd formula are called: their backward receives zeros, or
+# None per ctx.set_materialize_grads(False) (PyTorch: PyNode::apply), and
+# whatever it returns flows on (zeros reach .grad, as in PyTorch).
 
 
 def _run(
@@ -95,27 +136,15 @@ def _run(
 ) -> None:
     """Runs backward from ``roots``. With ``captures`` (autograd.grad), the
     gradients reaching those edges are stored there and no ``.grad`` changes."""
-    deps: dict[graph.Node, int] = {}
-    seen: set[graph.Node] = set()
-    stack = [node for node, _ in roots if node is not None]
-    while stack:
-        node = stack.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        for nxt, _ in node.next_functions:
-            if nxt is not None:
-                deps[nxt] = deps.get(nxt, 0) + 1
-                stack.append(nxt)
-
+    deps = _dependencies(roots)
     buffers: dict[graph.Node, list[Any]] = {}
     for (node, nr), g in zip(roots, root_grads):
         if node is None:
             continue
         buf = buffers.setdefault(node, [None] * node.num_outputs)
         buf[nr] = _accumulate(buf[nr], g)
-    ready = [node for node in buffers if deps.get(node, 0) == 0]
-    ready = list(dict.fromkeys(ready))
+    ready = list(dict.fromkeys(node for node in buffers if node not in deps))
+    AccumulateGrad = graph.AccumulateGrad
 
     with set_grad_enabled(create_graph):
         while ready:
@@ -125,18 +154,17 @@ def _run(
                 for nr, ref in node._retained.items():
                     t = ref()
                     if t is not None and grads[nr] is not None:
-                        meta = graph.meta_for_write(t)
-                        meta.grad = _accumulate(meta.grad, grads[nr] if create_graph else grads[nr].detach())
+                        _accumulate_into(t, grads[nr], create_graph)
             if captures is not None:
                 for nr, g in enumerate(grads):
-                    if (node, nr) in captures and g is not None:
+                    if g is not None and (node, nr) in captures:
                         captures[(node, nr)] = _accumulate(captures[(node, nr)], g)
-            if isinstance(node, graph.AccumulateGrad):
+            if isinstance(node, AccumulateGrad):
                 if captures is None and grads[0] is not None:
-                    meta = graph.meta_for_write(node.variable)
-                    meta.grad = _accumulate(meta.grad, grads[0] if create_graph else grads[0].detach())
+                    _accumulate_into(node.variable, grads[0], create_graph)
                 continue
-            if all(g is None for g in grads):
+            if grads[0] is None and (len(grads) == 1 or all(g is None for g in grads)) and \
+                    not node.runs_without_grads:
                 outs: list[Any] = [None] * len(node.next_functions)
             else:
                 outs = node.apply(grads)
@@ -147,10 +175,13 @@ def _run(
                     continue
                 if g is not None:
                     g = _validate(node, nxt, nr, g)
-                    buf = buffers.setdefault(nxt, [None] * nxt.num_outputs)
-                    buf[nr] = _accumulate(buf[nr], g)
-                deps[nxt] -= 1
-                if deps[nxt] == 0:
+                    buf = buffers.get(nxt)
+                    if buf is None:
+                        buf = buffers[nxt] = [None] * nxt.num_outputs
+                    buf[nr] = g if buf[nr] is None else buf[nr] + g
+                remaining = deps[nxt] - 1
+                deps[nxt] = remaining
+                if remaining == 0:
                     ready.append(nxt)
 
 
@@ -191,8 +222,7 @@ def backward(
     for t in targets:
         g = captures[graph.gradient_edge(t)]
         if g is not None:
-            meta = graph.meta_for_write(t)
-            meta.grad = _accumulate(meta.grad, g if create_graph else g.detach())
+            _accumulate_into(t, g, create_graph)
 
 
 def grad(
@@ -230,5 +260,7 @@ def grad(
                 f"One of the differentiated Tensors (input {i}) appears to not have been used in the graph. "
                 f"Set allow_unused=True if this is the desired behavior."
             )
-        result.append(g if g is None or create_graph else g.detach())
+        # (Gradients computed without create_graph have no history; one that is a tensor requiring grad, which
+        # a formula returned unchanged, is detached.)
+        result.append(g.detach() if g is not None and not create_graph and g.requires_grad else g)
     return tuple(result)

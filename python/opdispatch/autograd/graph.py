@@ -11,29 +11,21 @@ import weakref
 from typing import Any, Callable, Optional, Sequence
 
 from .. import _C
+from .grad_mode import is_grad_enabled
 
 Edge = tuple[Optional["Node"], int]
 
 #: input_layout entry of a Tensor input (a Tensor[] input has its length instead).
 TENSOR = "Tensor"
 
-_requires_grad_slot = _C.TensorBase.requires_grad
-_requires_grad = _requires_grad_slot.__get__
 
 
-class AutogradMeta:
-    """Autograd state of one tensor."""
-
-    __slots__ = ("grad", "grad_fn", "output_nr", "retains_grad", "grad_accumulator", "view_of", "__weakref__")
-
-    def __init__(self, grad_fn: Optional["Node"] = None, output_nr: int = 0) -> None:
-        self.grad: Any = None
-        self.grad_fn = grad_fn
-        self.output_nr = output_nr
-        self.retains_grad = False
-        self.grad_accumulator: Optional[weakref.ref] = None
-        #: The view operator that made this tensor while recording (None if it is not a recorded view).
-        self.view_of: Optional[str] = None
+#: The autograd state of one tensor (kept in its TensorImpl): ``grad``,
+#: ``grad_fn``, ``output_nr``, ``retains_grad``, ``grad_accumulator`` (a weak
+#: reference to a leaf's AccumulateGrad), ``view_of`` (the view operator that
+#: made it while recording). ``AutogradMeta(grad_fn=None, output_nr=0)``. A C
+#: type: one is made for every output of a recorded call.
+AutogradMeta = _C._AutogradMeta
 
 
 def get_meta(t: _C.TensorBase) -> Optional[AutogradMeta]:
@@ -57,54 +49,36 @@ def is_leaf(t: _C.TensorBase) -> bool:
     return grad_fn(t) is None
 
 
-def set_history(t: _C.TensorBase, node: "Node", output_nr: int) -> None:
-    """Makes ``t`` the ``output_nr``-th output of ``node`` (t then requires grad)."""
-    meta = t._autograd_meta
-    if meta is None:
-        t._autograd_meta = AutogradMeta(node, output_nr)
-    else:
-        meta.grad_fn = node
-        meta.output_nr = output_nr
-        meta.grad_accumulator = None
-    _requires_grad_slot.__set__(t, True)
+#: ``set_history(t, node, output_nr)``: makes ``t`` the ``output_nr``-th
+#: output of ``node`` (``t`` then requires grad). In C (_C._set_history): it
+#: runs for every output of a recorded call.
+set_history = _C._set_history
 
 
-def grad_accumulator(t: _C.TensorBase) -> "AccumulateGrad":
-    """The AccumulateGrad node of a leaf that requires grad (one per leaf)."""
-    meta = meta_for_write(t)
-    acc = meta.grad_accumulator() if meta.grad_accumulator is not None else None
-    if acc is None:
-        acc = AccumulateGrad(t)
-        meta.grad_accumulator = weakref.ref(acc)
-    return acc
-
-
-def gradient_edge(t: Any) -> Edge:
-    """Where the gradient of ``t`` flows: (its grad_fn, output_nr), its
-    AccumulateGrad for a leaf that requires grad, or (None, 0)."""
-    if not isinstance(t, _C.TensorBase) or not _requires_grad(t):
-        return (None, 0)
-    meta = t._autograd_meta
-    if meta is not None:
-        if meta.grad_fn is not None:
-            return (meta.grad_fn, meta.output_nr)
-        acc = meta.grad_accumulator() if meta.grad_accumulator is not None else None
-        if acc is not None:
-            return (acc, 0)
-    return (grad_accumulator(t), 0)
+#: ``gradient_edge(t) -> (node, input_nr)``: where the gradient of ``t``
+#: flows: (its grad_fn, output_nr), its AccumulateGrad for a leaf that
+#: requires grad (made when it has no live one: the leaf refers to it weakly,
+#: the graph strongly), or (None, 0) for anything else. In C
+#: (_C._gradient_edge): it runs for every tensor input of a recorded call.
+gradient_edge = _C._gradient_edge
 
 
 class Node:
     """A backward function: maps gradients of its outputs to gradients of its inputs.
 
     ``next_functions[i]`` is the edge the i-th input gradient flows along.
+    Subclasses implement ``apply`` (and ``input_metadata`` when they know
+    their outputs' shapes and dtypes). PyTorch: torch::autograd::Node.
     """
 
-    __slots__ = ("next_functions", "_retained", "__weakref__")
+    # Class-level defaults, overridden per instance when set (nodes are made on every recorded call).
+    _retained: Optional[dict[int, weakref.ref]] = None
+    #: Whether the engine calls ``apply`` when every gradient arriving at the
+    #: node is None (see Note [Nodes without incoming gradients] in engine.py).
+    runs_without_grads = False
 
     def __init__(self, next_functions: Sequence[Edge]) -> None:
         self.next_functions: tuple[Edge, ...] = tuple(next_functions)
-        self._retained: Optional[dict[int, weakref.ref]] = None
 
     def name(self) -> str:
         return type(self).__name__
@@ -117,8 +91,9 @@ class Node:
         """Gradients for each of ``next_functions`` (None where there is none)."""
         raise NotImplementedError
 
-    def input_metadata(self, output_nr: int) -> Optional[tuple[tuple[int, ...], Any]]:
-        """(shape, dtype) of the tensor whose gradient arrives at ``output_nr``, if known."""
+    def input_metadata(self, output_nr: int) -> Optional[tuple[Any, ...]]:
+        """(shape, dtype, ...) of the tensor whose gradient arrives at ``output_nr``, if known (the
+        engine reads the first two)."""
         return None
 
     def release(self) -> None:
@@ -134,25 +109,24 @@ class Node:
 
 
 class AccumulateGrad(Node):
-    """Adds the incoming gradient to a leaf's ``.grad``."""
+    """Adds the incoming gradient to a leaf's ``.grad``. (gradient_edge makes
+    them in C, setting only ``variable``: keep what else they hold at class level.)"""
 
     __slots__ = ("variable",)
+    next_functions: tuple[Edge, ...] = ()
 
     def __init__(self, variable: _C.TensorBase) -> None:
-        super().__init__(())
         self.variable = variable
 
     def name(self) -> str:
         return "AccumulateGrad"
 
     def input_metadata(self, output_nr: int) -> Optional[tuple[tuple[int, ...], Any]]:
-        return tuple(self.variable.shape), self.variable.dtype
+        return self.variable.shape, self.variable.dtype
 
 
 class NotImplementedNode(Node):
     """The grad_fn of outputs of an operator with no autograd formula: raises at backward."""
-
-    __slots__ = ("op_name",)
 
     def __init__(self, op_name: str, next_functions: Sequence[Edge]) -> None:
         super().__init__(next_functions)
@@ -169,34 +143,24 @@ class NotImplementedNode(Node):
         )
 
 
-class SavedTensor:
-    """A tensor saved for backward, with the version it had when saved."""
-
-    __slots__ = ("tensor", "version")
-
-    def __init__(self, t: Any) -> None:
-        self.tensor = t
-        self.version = t._version if isinstance(t, _C.TensorBase) else 0
-
-    def unpack(self, saved_by: str) -> Any:
-        t = self.tensor
-        if isinstance(t, _C.TensorBase) and t._version != self.version:
-            raise RuntimeError(
-                f"one of the variables needed for gradient computation has been modified by an inplace "
-                f"operation: a tensor of shape {tuple(t.shape)} saved by {saved_by} is at version "
-                f"{t._version}; expected version {self.version} instead. Hint: clone the tensor before "
-                f"modifying it in place, or do the in-place update after calling backward."
-            )
-        return t
+_TensorBase = _C.TensorBase
+_saved_versions = _C._saved_versions
 
 
 class BackwardContext:
     """The ``ctx`` of a formula: ``save_for_backward``, ``saved_tensors``,
     ``needs_input_grad``, ``mark_non_differentiable``, and any attributes the
-    formula sets. PyTorch: torch.autograd.function.FunctionCtx."""
+    formula sets. PyTorch: torch.autograd.function.FunctionCtx.
+
+    A saved tensor modified in place before backward makes ``saved_tensors``
+    raise (the version it had when saved is kept). PyTorch: SavedVariable.
+    """
 
     # Class-level defaults, overridden per instance when set (a context is made on every recorded call).
-    _saved: Optional[tuple[SavedTensor, ...]] = ()
+    _saved: Optional[tuple[Any, ...]] = ()
+    _versions: tuple[int, ...] = ()
+    #: (index in _saved, output_nr) of saved outputs of the node this context belongs to.
+    _saved_outputs: tuple[tuple[int, int], ...] = ()
     _non_differentiable: tuple[Any, ...] = ()
 
     def __init__(self, op_name: str, needs_input_grad: tuple[bool, ...]) -> None:
@@ -206,7 +170,8 @@ class BackwardContext:
     def save_for_backward(self, *tensors: Any) -> None:
         """Saves tensors (or None) for backward; modifying them in place
         before backward makes backward raise."""
-        self._saved = tuple(SavedTensor(t) for t in tensors)
+        self._saved = tensors
+        self._versions = _saved_versions(tensors)
 
     def mark_non_differentiable(self, *outputs: Any) -> None:
         """Marks output tensors as not differentiable (called from
@@ -216,14 +181,30 @@ class BackwardContext:
 
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
-        if self._saved is None:
+        saved = self._saved
+        if saved is None:
             raise RuntimeError(
                 f"Trying to backward through the graph a second time (or directly access saved tensors after "
                 f"they have already been freed): the tensors saved by {self._op_name} were freed by the first "
                 f"backward. Specify retain_graph=True on the first backward() or autograd.grad() call if you "
                 f"need to backward through the graph a second time."
             )
-        return tuple(s.unpack(self._op_name) for s in self._saved)
+        for t, version in zip(saved, self._versions):
+            if isinstance(t, _TensorBase) and t._version != version:
+                raise RuntimeError(
+                    f"one of the variables needed for gradient computation has been modified by an inplace "
+                    f"operation: a tensor of shape {tuple(t.shape)} saved by {self._op_name} is at version "
+                    f"{t._version}; expected version {version} instead. Hint: clone the tensor before "
+                    f"modifying it in place, or do the in-place update after calling backward."
+                )
+        if self._saved_outputs and is_grad_enabled():
+            # Differentiating the backward pass: a saved output needs its place in the graph again.
+            saved = list(saved)
+            for i, nr in self._saved_outputs:
+                saved[i] = saved[i].detach()
+                set_history(saved[i], self, nr)
+            saved = tuple(saved)
+        return saved
 
     def _is_non_differentiable(self, t: Any) -> bool:
         return bool(self._non_differentiable) and any(t is m for m in self._non_differentiable)
@@ -232,58 +213,83 @@ class BackwardContext:
         self._saved = None
 
 
+#: ``unsave_outputs(node, outputs)``: replaces the outputs of ``node`` (the
+#: ones whose grad_fn it is) among the tensors it saved by detached aliases (same memory and version
+#: counter, no history), so that no reference cycle output -> node -> output
+#: forms; saved_tensors gives them their history back when backward is
+#: differentiated. PyTorch: SavedVariable's is_output (it saves outputs
+#: without grad_fn). In C (_C._unsave_outputs): it runs on every recorded call
+#: whose formula saves its output.
+unsave_outputs = _C._unsave_outputs
+
+
 class Formula:
     """What the nodes of one operator's autograd formula share, fixed when the
     formula is registered: the operator's name, ``backward(ctx, *grads)``, the
     names of its positional inputs, and how to make the zero gradient of an
-    output that received none."""
+    output that received none (None: backward gets None for it, as PyTorch's
+    generated nodes and ``ctx.set_materialize_grads(False)``)."""
 
     __slots__ = ("op_name", "backward", "input_names", "materialize")
 
     def __init__(self, op_name: str, backward: Callable[..., Any], input_names: Sequence[str],
-                 materialize: Callable[[tuple[int, ...], Any, Any], Any]) -> None:
+                 materialize: Optional[Callable[[tuple[int, ...], Any, Any], Any]]) -> None:
         self.op_name = op_name
         self.backward = backward
         self.input_names = tuple(input_names)
         self.materialize = materialize
 
 
-class OpNode(Node):
-    """The grad_fn of an operator with an autograd formula.
+class OpNode(Node, BackwardContext):
+    """The grad_fn of an operator with an autograd formula, and the formula's
+    ``ctx`` (as PyTorch's autograd.Function nodes are their ctx).
 
     ``backward(ctx, *grads)`` receives one gradient per output of the
     operator: a tensor (zeros where the output got none), a list for a
     Tensor[] output, None for a non-tensor output. It returns a tuple of one
     gradient per positional input, or only for the ones the caller passed (a
     bare value for a single one): a tensor or None, a list (or None) for a
-    Tensor[] input, None for non-tensor inputs. PyTorch:
-    torch._library.autograd.make_autograd_impl (backward and its checks).
+    Tensor[] input, None for non-tensor inputs. A gradient may keep the
+    shape and dtype of the output it came from where its input was broadcast
+    or promoted: the engine sums and casts it (as PyTorch's validate_outputs).
+    PyTorch: torch._library.autograd.make_autograd_impl (backward and its checks).
+
+    Made per recorded call; the recording kernel sets ``outputs_meta`` (one
+    (shape, dtype, device) per flattened output, None for a non-tensor) and
+    ``output_layout`` (one entry per return: None for a non-tensor, TENSOR for
+    a tensor, n for a list of n tensors) once the operator has run.
     """
 
-    __slots__ = ("formula", "ctx", "outputs_meta", "output_layout", "input_layout", "num_passed")
+    # Slots for what every node has (a node needs no __dict__ unless its formula's setup_context stores
+    # something); the base classes' defaults for the rest.
+    __slots__ = ("formula", "needs_input_grad", "next_functions", "input_layout", "num_passed", "outputs_meta")
+    output_layout: tuple[Optional[Any], ...] = (TENSOR,)
 
-    def __init__(
-        self,
-        formula: Formula,
-        ctx: BackwardContext,
-        next_functions: tuple[Edge, ...],
-        input_layout: Sequence[Optional[Any]],
-        num_passed: int,
-        outputs_meta: tuple[Optional[tuple[tuple[int, ...], Any, Any]], ...],
-        output_layout: tuple[Optional[Any], ...],
-    ) -> None:
-        # (Node.__init__ inlined: a node is made on every recorded call.)
-        self.next_functions = next_functions
-        self._retained = None
+    # (_C._PlainAutogradKernel makes its nodes with these five attributes without calling __init__.)
+    def __init__(self, formula: Formula, needs_input_grad: tuple[bool, ...], next_functions: tuple[Edge, ...],
+                 input_layout: Sequence[Optional[Any]], num_passed: int) -> None:
+        # input_layout[i], one per positional input: None for a non-tensor (or
+        # a Tensor? passed None), TENSOR for a tensor, n for a list of n tensors.
         self.formula = formula
-        self.ctx = ctx
-        # input_layout[i] (one per positional input) and output_layout[j] (one
-        # per return): None for a non-tensor, TENSOR for a tensor, n for a list of n tensors.
+        self.needs_input_grad = needs_input_grad
+        self.next_functions = next_functions
         self.input_layout = input_layout
         self.num_passed = num_passed
-        # One (shape, dtype, device) per flattened output; None for a non-tensor.
-        self.outputs_meta = outputs_meta
-        self.output_layout = output_layout
+
+    @property
+    def _op_name(self) -> str:  # type: ignore[override]
+        return self.formula.op_name
+
+    @property
+    def runs_without_grads(self) -> bool:  # type: ignore[override]
+        """True for a formula that materializes missing gradients as zeros
+        (register_autograd's; PyTorch runs a custom op's backward then)."""
+        return self.formula.materialize is not None
+
+    @property
+    def ctx(self) -> "OpNode":
+        """The formula's context: the node itself."""
+        return self
 
     def name(self) -> str:
         return f"{self.formula.op_name}Backward"
@@ -292,14 +298,16 @@ class OpNode(Node):
     def num_outputs(self) -> int:
         return len(self.outputs_meta)
 
-    def input_metadata(self, output_nr: int) -> Optional[tuple[tuple[int, ...], Any]]:
-        meta = self.outputs_meta[output_nr]
-        return None if meta is None else (meta[0], meta[1])
+    def input_metadata(self, output_nr: int) -> Optional[tuple[Any, ...]]:
+        """(shape, dtype, device) of output ``output_nr`` (None for a non-tensor)."""
+        return self.outputs_meta[output_nr]
 
     def _grads_per_output(self, grad_outputs: list[Any]) -> list[Any]:
         materialize = self.formula.materialize
-        flat = [g if g is not None or meta is None else materialize(*meta)
-                for g, meta in zip(grad_outputs, self.outputs_meta)]
+        flat = grad_outputs if materialize is None else [
+            g if g is not None or meta is None else materialize(*meta) for g, meta in zip(grad_outputs, self.outputs_meta)]
+        if self.output_layout is _ONE_TENSOR:
+            return flat
         grads: list[Any] = []
         i = 0
         for layout in self.output_layout:
@@ -313,7 +321,7 @@ class OpNode(Node):
 
     def apply(self, grad_outputs: list[Any]) -> list[Any]:
         formula = self.formula
-        result = formula.backward(self.ctx, *self._grads_per_output(grad_outputs))
+        result = formula.backward(self, *self._grads_per_output(grad_outputs))
         n_inputs = len(self.input_layout)
         if not isinstance(result, tuple):
             result = (result,)
@@ -327,16 +335,18 @@ class OpNode(Node):
         flat: list[Any] = []
         for i, layout in enumerate(self.input_layout):
             g = result[i] if i < len(result) else None
-            name = formula.input_names[i]
             if layout is None:
                 if g is not None:
                     raise RuntimeError(
-                        f"The backward formula for {formula.op_name} returned a gradient for input '{name}', which "
-                        f"is not a Tensor: return None for non-Tensor inputs."
+                        f"The backward formula for {formula.op_name} returned a gradient for input "
+                        f"'{formula.input_names[i]}', which is not a Tensor: return None for non-Tensor inputs."
                     )
             elif layout == TENSOR:
-                flat.append(_check_grad(formula.op_name, name, g))
+                if g is not None and not isinstance(g, _TensorBase):
+                    _bad_grad(formula.op_name, formula.input_names[i], g)
+                flat.append(g)
             else:
+                name = formula.input_names[i]
                 items = [None] * layout if g is None else g
                 if not isinstance(items, (list, tuple)) or len(items) != layout:
                     raise RuntimeError(
@@ -344,17 +354,47 @@ class OpNode(Node):
                         f"None) for the Tensor[] input '{name}', got {type(g).__name__}"
                         + (f" of length {len(g)}" if isinstance(g, (list, tuple)) else "") + "."
                     )
-                flat.extend(_check_grad(formula.op_name, f"{name}[{k}]", item) for k, item in enumerate(items))
+                for k, item in enumerate(items):
+                    if item is not None and not isinstance(item, _TensorBase):
+                        _bad_grad(formula.op_name, f"{name}[{k}]", item)
+                flat.extend(items)
         return flat
 
     def release(self) -> None:
-        self.ctx._release()
+        self._release()
 
 
-def _check_grad(op_name: str, name: str, g: Any) -> Any:
-    if g is not None and not isinstance(g, _C.TensorBase):
+#: The output_layout of a node whose operator returns one Tensor.
+_ONE_TENSOR = OpNode.output_layout
+
+
+def _bad_grad(op_name: str, name: str, g: Any) -> None:
+    raise RuntimeError(
+        f"The backward formula for {op_name} returned {type(g).__name__} as the gradient of input '{name}'; "
+        f"expected a Tensor or None."
+    )
+
+
+_C._set_accumulate_grad_class(AccumulateGrad)
+
+
+def check_inplace(op_name: str, t: Any) -> None:
+    """RuntimeError if recording an in-place update of ``t`` by ``op_name``
+    is not allowed: ``t`` is a leaf that requires grad, or a recorded view
+    (PyTorch rebases the viewed tensor's history with CopySlices; opdispatch
+    refuses instead). PyTorch: check_inplace in
+    torch/csrc/autograd/VariableTypeUtils.h."""
+    if not isinstance(t, _C.TensorBase) or not t.requires_grad:
+        return
+    if is_leaf(t):
         raise RuntimeError(
-            f"The backward formula for {op_name} returned {type(g).__name__} as the gradient of input '{name}'; "
-            f"expected a Tensor or None."
+            f"{op_name}: a leaf tensor that requires grad is being used in an in-place operation; "
+            f"do the update under opdispatch.autograd.no_grad(), or clone the tensor first."
         )
-    return g
+    view_of = t._autograd_meta.view_of
+    if view_of is not None:
+        raise RuntimeError(
+            f"{op_name}: in-place update of a view (an output of {view_of}) that requires grad is not supported: "
+            f"the gradient of the tensor it views would be wrong. Clone the view first, or use the out-of-place "
+            f"operator."
+        )

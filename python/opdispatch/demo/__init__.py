@@ -100,10 +100,10 @@ def _report_operators(out: TextIO, counter: OpCounter, epochs: int, train_second
     """The counter's table, where the training time went, and what counting itself costs."""
     print(f"\nOperator calls through the dispatcher during training: {counter.calls:,} "
           f"({counter.calls // epochs:,} per epoch; {counter.nested_calls:,} of them made by other operators' "
-          f"kernels), counted by a backend fallback at the Python dispatch key:", file=out)
+          f"kernels), counted by a dispatch mode (TorchDispatchMode) at the Python dispatch key:", file=out)
     print("\n".join(counter.table()), file=out)
     inside = counter.self_ns / 1e9
-    print(f"  total: from the fallback to the kernel's return, nested calls included; self: without them.\n"
+    print(f"  total: from the mode to the kernel's return, nested calls included; self: without them.\n"
           f"  Training took {train_seconds:.2f} s, {inside:.2f} s ({inside / train_seconds:.0%}) inside operators "
           f"(kernels and dispatch below autograd); the rest is recording the autograd graph, the backward "
           f"engine and the Python loop.", file=out)

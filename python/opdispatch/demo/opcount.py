@@ -1,16 +1,15 @@
-"""Counting and timing operator calls inside the dispatcher: a Python backend
-fallback at the ``Python`` dispatch key, switched on for a block by adding
-that key to the thread's included key set. No Python function is wrapped."""
+"""Counting and timing operator calls inside the dispatcher: a dispatch mode
+(TorchDispatchMode) that sees every operator call reaching the ``Python``
+dispatch key while it is active. No Python function is wrapped."""
 from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from .. import _C
-from ..library import Library
+from ..utils._python_dispatch import TorchDispatchMode
 
-_PYTHON_KEYSET = _C.DispatchKeySet(_C.DispatchKey.Python)
 _BELOW_PYTHON = _C._dispatch_keyset_full_after(_C.DispatchKey.Python)
 
 
@@ -19,7 +18,7 @@ class OpStats:
     """What one operator (overload) cost while an OpCounter was on."""
 
     calls: int = 0
-    total_ns: int = 0  # from the fallback to the kernel's return, nested operator calls included
+    total_ns: int = 0  # from the mode to the kernel's return, nested operator calls included
     self_ns: int = 0  # total_ns minus the operator calls its kernel made
 
     @property
@@ -27,73 +26,61 @@ class OpStats:
         return self.total_ns / self.calls / 1e3
 
 
-# Note [Counting at the Python key]
-# The counter needs a key every call passes through and whose fallback it can
-# own. PythonDispatcher and PreDispatch (the highest keys) already hold the
-# core's fallthrough fallbacks (csrc/opdispatch/dispatch/DefaultFallbacks.cpp)
-# and a key has one fallback, so the counter uses the Python key, where
-# PyTorch's dispatch modes (TorchDispatchMode) sit. It is below the Autograd
-# keys: an autograd kernel redispatches with `keyset & after_autograd_keyset`,
-# which keeps Python, so every call is counted once; the time is the
-# operator's kernel and the dispatch below autograd, not the recording of the
-# graph node (that shows in the training time outside operators). A
-# CompositeImplicitAutograd operator called on tensors that require grad
-# decomposes at the Autograd key, above Python: its parts are counted, not it.
-# Calls made by a kernel (a nested call) are counted too; their time is
-# subtracted from the caller's self time, so self times add up to the time
-# spent inside operators.
+# Note [Counting with a dispatch mode]
+# While the counter is active the thread includes the Python key, so every
+# operator call reaches its __torch_dispatch__, below the Autograd keys: an
+# autograd kernel redispatches below autograd, which keeps Python, so every
+# call is counted once; the time is the operator's kernel and the dispatch
+# below autograd, not the recording of the graph node (that shows in the
+# training time outside operators). A CompositeImplicitAutograd operator
+# called on tensors that require grad decomposes at the Autograd key, above
+# Python: its parts are counted, not it. A mode runs with itself popped, so to
+# see the calls a kernel makes (nested calls), the counter calls the kernel
+# below the Python key itself (``func.redispatch``) with itself pushed again;
+# their time is subtracted from the caller's self time, so self times add up
+# to the time spent inside operators. (So a mode entered before the counter
+# sees none of the calls the counter counts.)
 
 
-class OpCounter:
+class OpCounter(TorchDispatchMode):
     """``with OpCounter() as counter:`` counts and times every operator call
     made in the block by this thread; ``counter.stats`` maps "ns::op.overload"
-    to :class:`OpStats`. See Note [Counting at the Python key].
-
-    Raises RuntimeError on entry if the Python key already has a backend
-    fallback (another counter or a Python mode is active).
-    """
+    to :class:`OpStats`. See Note [Counting with a dispatch mode]."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.stats: dict[str, OpStats] = {}
         self.nested_calls = 0
         # Per active call: the total time of the operator calls it made so far.
         self._children_ns: list[int] = []
-        self._lib: Library | None = None
-        self._guard: Any = None
 
-    def __enter__(self) -> OpCounter:
-        self._lib = Library("_", "IMPL", "Python")
-        try:
-            self._lib.fallback(self._count, with_keyset=True)
-        except RuntimeError:
-            self._lib._destroy()
-            raise
-        self._guard = _C._IncludeDispatchKeyGuard(_PYTHON_KEYSET)
-        self._guard.__enter__()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._guard.__exit__(*exc)
-        self._lib._destroy()
-        self._lib = self._guard = None
-
-    def _count(self, keyset: _C.DispatchKeySet, op: Any, *args: Any, **kwargs: Any) -> Any:
-        """The fallback: times the rest of the dispatch (``redispatch`` below the Python key)."""
+    def __torch_dispatch__(self, func: Any, types: tuple, args: tuple = (),
+                           kwargs: Optional[dict[str, Any]] = None) -> Any:
+        """Times the rest of the dispatch (the kernels below the Python key)."""
         children = self._children_ns
         if children:
             self.nested_calls += 1
+        keyset = _C._dispatch_tls_local_include_set()
+        for a in (*args, *(kwargs or {}).values()):
+            if isinstance(a, _C.TensorBase):
+                keyset = keyset | _C._dispatch_keys(a)
+            elif isinstance(a, (list, tuple)):
+                for t in a:
+                    if isinstance(t, _C.TensorBase):
+                        keyset = keyset | _C._dispatch_keys(t)
         children.append(0)
         start = time.perf_counter_ns()
         try:
-            return op.redispatch(keyset & _BELOW_PYTHON, *args, **kwargs)
+            with self:
+                return func.redispatch(keyset & _BELOW_PYTHON, *args, **(kwargs or {}))
         finally:
             elapsed = time.perf_counter_ns() - start
             nested = children.pop()
             if children:
                 children[-1] += elapsed
-            stats = self.stats.get(op._name)
+            stats = self.stats.get(func._name)
             if stats is None:
-                stats = self.stats[op._name] = OpStats()
+                stats = self.stats[func._name] = OpStats()
             stats.calls += 1
             stats.total_ns += elapsed
             stats.self_ns += elapsed - nested

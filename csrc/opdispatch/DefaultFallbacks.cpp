@@ -1,6 +1,7 @@
 // The backend fallbacks libopdispatch installs when it loads, as defaults a
 // user's fallback can replace (Note [Default fallbacks]): the autograd
-// fallback for every autograd key, and fallthrough for the keys that only
+// fallback for every autograd key (AutogradFallback.h), the PythonTLSSnapshot
+// fallback (PythonTLSSnapshot.h), and fallthrough for the keys that only
 // matter when a layer above registers kernels for them.
 #include <initializer_list>
 #include <string>
@@ -8,6 +9,7 @@
 
 #include <opdispatch/dispatch/AutogradFallback.h>
 #include <opdispatch/dispatch/Dispatcher.h>
+#include <opdispatch/dispatch/PythonTLSSnapshot.h>
 
 namespace opdispatch {
 
@@ -19,9 +21,13 @@ class DefaultFallbacks final {
     for (DispatchKey k : autograd_dispatch_keyset) {
       add(k, KernelFunction::makeFromBoxedFunctionWithKeyset<&autogradFallback>(), __LINE__);
     }
+    add(DispatchKey::PythonTLSSnapshot, KernelFunction::makeFromBoxedFunctionWithKeyset<&pythonTLSSnapshotFallback>(),
+        __LINE__);
+    // The autocast keys PyTorch itself gives a fallthrough; device plugins
+    // register their own for AutocastHPU, AutocastXLA and AutocastPrivateUse1.
     for (DispatchKey k : {DispatchKey::BackendSelect, DispatchKey::Functionalize, DispatchKey::ADInplaceOrView,
-                          DispatchKey::AutocastCPU, DispatchKey::AutocastCUDA, DispatchKey::FuncTorchVmapMode,
-                          DispatchKey::PythonTLSSnapshot, DispatchKey::PreDispatch, DispatchKey::PythonDispatcher}) {
+                          DispatchKey::AutocastCPU, DispatchKey::AutocastXPU, DispatchKey::AutocastMPS,
+                          DispatchKey::AutocastCUDA, DispatchKey::FuncTorchVmapMode, DispatchKey::PreDispatch}) {
       add(k, KernelFunction::makeFallthrough(), __LINE__);
     }
   }

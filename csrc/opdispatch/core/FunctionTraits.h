@@ -11,6 +11,10 @@
 
 namespace opdispatch::detail {
 
+/// false, but only once T is known: for static_asserts in unsupported template cases.
+template <class T>
+struct dependent_false : std::false_type {};
+
 template <class... Ts>
 struct typelist {
   static constexpr size_t size = sizeof...(Ts);
@@ -46,6 +50,24 @@ struct infer_function_traits<Return (Class::*)(Args...)> {
 };
 template <class Class, class Return, class... Args>
 struct infer_function_traits<Return (Class::*)(Args...) const> {
+  using type = function_traits<Return(Args...)>;
+};
+// noexcept is part of a function's type (C++17); the traits drop it, so a
+// noexcept kernel has the signature and schema of its plain twin.
+template <class Return, class... Args>
+struct infer_function_traits<Return(Args...) noexcept> {
+  using type = function_traits<Return(Args...)>;
+};
+template <class Return, class... Args>
+struct infer_function_traits<Return (*)(Args...) noexcept> {
+  using type = function_traits<Return(Args...)>;
+};
+template <class Class, class Return, class... Args>
+struct infer_function_traits<Return (Class::*)(Args...) noexcept> {
+  using type = function_traits<Return(Args...)>;
+};
+template <class Class, class Return, class... Args>
+struct infer_function_traits<Return (Class::*)(Args...) const noexcept> {
   using type = function_traits<Return(Args...)>;
 };
 template <class T>

@@ -1,0 +1,23 @@
+// opdispatch._C._AutogradMeta, the autograd state of one tensor (kept in its
+// TensorImpl's autograd-metadata slot), and the two things every recorded
+// operator call does with it: _set_history and _gradient_edge. In C because
+// they run once per tensor per recorded call; the graph itself (nodes, the
+// engine) is Python (python/opdispatch/autograd/graph.py).
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+namespace opdispatch::python {
+
+/// New reference: the (node, input_nr) edge of `value`, as _C._gradient_edge. Throws on error.
+PyObject* gradientEdge(PyObject* value);
+/// Makes tensor object `tensor` the `output_nr`-th output of `node`, as _C._set_history. Throws on error.
+void setHistory(PyObject* tensor, PyObject* node, long long output_nr);
+/// Borrowed: the grad_fn of tensor object `tensor`, or null if it has none (a leaf).
+PyObject* gradFnOf(PyObject* tensor);
+/// Sets the view_of of tensor object `tensor` (which has autograd state) to `name` (a str).
+void setViewOf(PyObject* tensor, PyObject* name);
+
+void initAutogradMetaBindings(pybind11::module_& m);
+
+} // namespace opdispatch::python

@@ -1,0 +1,276 @@
+// The per-thread dispatch mode stack and its _C functions. See Note [The dispatch mode stack].
+#include "TorchDispatchModeTLS.h"
+
+#include <array>
+#include <vector>
+
+#include <pybind11/stl.h>
+
+#include <opdispatch/core/Exception.h>
+#include <opdispatch/core/PyInterpreter.h>
+#include <opdispatch/dispatch/LocalDispatchKeySet.h>
+
+#include "ContextManager.h"
+
+namespace py = pybind11;
+
+namespace opdispatch::python {
+
+namespace {
+
+constexpr size_t kNumModeKeys = static_cast<size_t>(TorchDispatchModeKey::NUM_MODE_KEYS);
+
+struct ModeState {
+  std::vector<OwnedPyObject> stack; ///< user modes, bottom first
+  std::array<OwnedPyObject, kNumModeKeys> infra; ///< by TorchDispatchModeKey; empty = unset
+};
+/// Released with the GIL taken when the thread ends (OwnedPyObject).
+thread_local ModeState state;
+
+OwnedPyObject own(py::handle obj) {
+  Py_INCREF(obj.ptr());
+  return OwnedPyObject::steal(obj.ptr());
+}
+py::object borrow(const OwnedPyObject& o) { return py::reinterpret_borrow<py::object>(static_cast<PyObject*>(o.get())); }
+py::object take(OwnedPyObject& o) { return py::reinterpret_steal<py::object>(static_cast<PyObject*>(o.release())); }
+
+/// Python and PythonTLSSnapshot are included exactly while a mode is set.
+void includePythonKeys(bool on) {
+  tls_set_dispatch_key_included(DispatchKey::Python, on);
+  tls_set_dispatch_key_included(DispatchKey::PythonTLSSnapshot, on);
+}
+
+/// The mode's `_mode_key` (an infrastructure mode), if it has one that is not None.
+std::optional<TorchDispatchModeKey> modeKeyOf(py::handle mode) {
+  if (!py::hasattr(mode, "_mode_key")) {
+    return std::nullopt;
+  }
+  py::object key = mode.attr("_mode_key");
+  if (key.is_none()) {
+    return std::nullopt;
+  }
+  return key.cast<TorchDispatchModeKey>();
+}
+
+} // namespace
+
+const char* toString(TorchDispatchModeKey k) {
+  switch (k) {
+    case TorchDispatchModeKey::FAKE:
+      return "FakeTensorMode";
+    case TorchDispatchModeKey::PROXY:
+      return "ProxyTorchDispatchMode";
+    case TorchDispatchModeKey::FUNCTIONAL:
+      return "FunctionalTensorMode";
+    case TorchDispatchModeKey::NUM_MODE_KEYS:
+      break;
+  }
+  return "?";
+}
+
+namespace TorchDispatchModeTLS {
+
+bool anyModesSet(bool skip_infra_modes) {
+  if (!state.stack.empty()) {
+    return true;
+  }
+  if (!skip_infra_modes) {
+    for (const auto& m : state.infra) {
+      if (m) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+void pushNonInfraMode(py::handle mode) {
+  if (!anyModesSet()) {
+    includePythonKeys(true);
+  }
+  state.stack.push_back(own(mode));
+}
+
+py::object popStack() {
+  py::object out;
+  if (!state.stack.empty()) {
+    out = take(state.stack.back());
+    state.stack.pop_back();
+  } else {
+    for (size_t i = kNumModeKeys; i-- > 0;) {
+      if (state.infra[i]) {
+        out = take(state.infra[i]);
+        break;
+      }
+    }
+  }
+  OPDISPATCH_CHECK(out, "trying to pop from empty mode stack");
+  if (!anyModesSet()) {
+    includePythonKeys(false);
+  }
+  return out;
+}
+
+std::pair<py::object, TorchDispatchModeKey> popHighestInfraMode() {
+  for (size_t i = kNumModeKeys; i-- > 0;) {
+    if (state.infra[i]) {
+      py::object out = take(state.infra[i]);
+      if (!anyModesSet()) {
+        includePythonKeys(false);
+      }
+      return {out, static_cast<TorchDispatchModeKey>(i)};
+    }
+  }
+  throw Error("Called pop_highest_infra_mode, but no infra modes were active.");
+}
+
+int64_t stackLen() {
+  int64_t n = static_cast<int64_t>(state.stack.size());
+  for (const auto& m : state.infra) {
+    n += m ? 1 : 0;
+  }
+  return n;
+}
+
+py::object getStackAt(int64_t idx) {
+  OPDISPATCH_CHECK(idx >= 0 && idx < stackLen(), "Tried to get stack at idx that's too big: index ", idx,
+                   " of a mode stack of length ", stackLen());
+  for (const auto& m : state.infra) {
+    if (m) {
+      if (idx == 0) {
+        return borrow(m);
+      }
+      --idx;
+    }
+  }
+  return borrow(state.stack[static_cast<size_t>(idx)]);
+}
+
+std::optional<py::object> getMode(TorchDispatchModeKey key) {
+  const OwnedPyObject& m = state.infra.at(static_cast<size_t>(key));
+  return m ? std::optional<py::object>(borrow(m)) : std::nullopt;
+}
+
+void setMode(py::handle mode, TorchDispatchModeKey key) {
+  OwnedPyObject& slot = state.infra.at(static_cast<size_t>(key));
+  OPDISPATCH_CHECK(!slot, "trying to set the current ", toString(key), ", but one already exists");
+  if (!anyModesSet()) {
+    includePythonKeys(true);
+  }
+  slot = own(mode);
+}
+
+std::optional<py::object> unsetMode(TorchDispatchModeKey key) {
+  OwnedPyObject& slot = state.infra.at(static_cast<size_t>(key));
+  if (!slot) {
+    return std::nullopt;
+  }
+  py::object out = take(slot);
+  if (!anyModesSet()) {
+    includePythonKeys(false);
+  }
+  return out;
+}
+
+} // namespace TorchDispatchModeTLS
+
+bool dispatchModeEnabled() {
+  return !tls_is_dispatch_key_excluded(DispatchKey::Python) && TorchDispatchModeTLS::anyModesSet();
+}
+
+StashTorchDispatchModeGuard::StashTorchDispatchModeGuard() {
+  if (TorchDispatchModeTLS::anyModesSet(/*skip_infra_modes=*/true)) {
+    mode_ = TorchDispatchModeTLS::popStack();
+  } else {
+    auto [mode, key] = TorchDispatchModeTLS::popHighestInfraMode();
+    mode_ = std::move(mode);
+    key_ = key;
+  }
+}
+
+StashTorchDispatchModeGuard::~StashTorchDispatchModeGuard() {
+  if (key_) {
+    // The handler may have set a mode of this key meanwhile; PyTorch's set_mode would throw here.
+    if (!TorchDispatchModeTLS::getMode(*key_)) {
+      TorchDispatchModeTLS::setMode(mode_, *key_);
+    }
+  } else {
+    TorchDispatchModeTLS::pushNonInfraMode(mode_);
+  }
+}
+
+namespace {
+
+/// Excludes Python, PythonTLSSnapshot and PreDispatch, so neither modes nor
+/// subclasses intercept calls. PyTorch: torch::DisableTorchDispatch.
+struct DisableTorchDispatch {
+  ExcludeDispatchKeyGuard guard{
+      DispatchKeySet({DispatchKey::Python, DispatchKey::PythonTLSSnapshot, DispatchKey::PreDispatch})};
+};
+
+} // namespace
+
+void initTorchDispatchModeBindings(py::module_& m) {
+  namespace tls = TorchDispatchModeTLS;
+  py::enum_<TorchDispatchModeKey>(m, "_TorchDispatchModeKey",
+                                  "The slots of infrastructure modes on the dispatch mode stack.")
+      .value("FUNCTIONAL", TorchDispatchModeKey::FUNCTIONAL)
+      .value("PROXY", TorchDispatchModeKey::PROXY)
+      .value("FAKE", TorchDispatchModeKey::FAKE);
+  m.def(
+      "_push_on_torch_dispatch_stack",
+      [](py::handle mode) {
+        if (auto key = modeKeyOf(mode)) {
+          tls::setMode(mode, *key);
+        } else {
+          tls::pushNonInfraMode(mode);
+        }
+      },
+      py::arg("mode"),
+      "Pushes a dispatch mode on this thread's stack (a mode with a `_mode_key` goes into that infrastructure "
+      "slot; RuntimeError if the slot is taken).");
+  m.def(
+      "_pop_torch_dispatch_stack",
+      [](std::optional<TorchDispatchModeKey> key) -> py::object {
+        if (!key) {
+          return tls::popStack();
+        }
+        auto mode = tls::unsetMode(*key);
+        OPDISPATCH_CHECK(mode, "Attempted to unset ", toString(*key), ", but there wasn't one active.");
+        return *mode;
+      },
+      py::arg("mode_key"),
+      "Pops the top mode (mode_key None) or unsets an infrastructure mode, and returns it. RuntimeError if there "
+      "is none.");
+  m.def("_get_dispatch_stack_at", &tls::getStackAt, py::arg("idx"),
+        "The mode at index idx of this thread's stack (0: the bottom, infrastructure modes first).");
+  m.def("_len_torch_dispatch_stack", &tls::stackLen, "The number of modes on this thread's stack.");
+  m.def(
+      "_set_dispatch_mode",
+      [](py::handle mode) {
+        auto key = modeKeyOf(mode);
+        OPDISPATCH_CHECK(key, "set_dispatch_mode() called with a mode that does not contain a _mode_key attribute!");
+        tls::setMode(mode, *key);
+      },
+      py::arg("mode"), "Sets the infrastructure mode of mode._mode_key (RuntimeError if one is set).");
+  m.def(
+      "_get_dispatch_mode",
+      [](std::optional<TorchDispatchModeKey> key) -> py::object {
+        auto mode = key ? tls::getMode(*key) : std::nullopt;
+        return mode ? *mode : py::none();
+      },
+      py::arg("mode_key"), "The infrastructure mode of mode_key, or None.");
+  m.def(
+      "_unset_dispatch_mode",
+      [](TorchDispatchModeKey key) -> py::object {
+        auto mode = tls::unsetMode(key);
+        return mode ? *mode : py::none();
+      },
+      py::arg("mode_key"), "Unsets the infrastructure mode of mode_key and returns it (None if none was set).");
+  bindContextManager<DisableTorchDispatch>(
+      m, "_DisableTorchDispatch",
+      "with _DisableTorchDispatch(): neither dispatch modes nor tensor subclasses intercept calls in the block "
+      "(excludes Python, PythonTLSSnapshot and PreDispatch). PyTorch: torch._C._DisableTorchDispatch.");
+}
+
+} // namespace opdispatch::python

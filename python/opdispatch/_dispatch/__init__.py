@@ -1,0 +1,1 @@
+"""The Python dispatcher (opdispatch._dispatch.python). PyTorch: torch._dispatch."""

@@ -1,0 +1,291 @@
+"""Fake tensors: tensors with a device, shape, dtype and strides but no data,
+and the dispatch mode that runs operators on them with their fake impls or
+Meta kernels. PyTorch: torch/_subclasses/fake_tensor.py.
+
+    with FakeTensorMode() as mode:
+        x = mode.from_tensor(opdispatch.randn(8, 3))   # a FakeTensor on cpu
+        y = model(x)                                     # shapes flow, nothing is computed
+        z = opdispatch.zeros(4)                          # factories make fakes too
+"""
+from __future__ import annotations
+
+import weakref
+from typing import Any, Optional
+
+from .. import _C
+from .._ops import OpOverload
+from .._tensor import Tensor
+from .._library.utils import can_generate_trivial_fake_impl, generate_trivial_fake_impl
+from ..utils._python_dispatch import TorchDispatchMode
+from ..utils._pytree import tree_flatten, tree_map_only, tree_unflatten
+from .symbolic_shapes import ShapeEnv
+
+__all__ = ["FakeTensor", "FakeTensorMode", "UnsupportedFakeTensorException"]
+
+# Note [Fake tensors]
+# A FakeTensor is a wrapper subclass (_make_wrapper_subclass: no storage) on
+# the device it pretends to be on, so its dispatch key set has that device's
+# backend key and the Python keys; it keeps a meta twin (``_meta``) with the
+# same sizes, strides and offset, and shares the twin's version counter, so
+# views and in-place updates alias as the twin's do. FakeTensorMode is an
+# infrastructure mode (the FAKE slot, below user modes). For a call it
+#  1. returns NotImplemented if an argument is a tensor subclass it does not
+#     know (that subclass handles the call first, as in PyTorch);
+#  2. runs the operator's fake impl (register_fake, custom_op) on the fakes
+#     themselves, with the mode active again so that the tensors the impl
+#     creates are fakes, and new_dynamic_size() gives symbols;
+#  3. for an operator with no fake impl and no Meta kernel whose fake impl
+#     is obvious (can_generate_trivial_fake_impl: mutable with no returns,
+#     or tagged out / inplace), returns that impl's result, as PyTorch does;
+#  4. otherwise runs the operator on the meta twins (its Meta kernel, a
+#     CompositeExplicitAutograd kernel, or a decomposition), with a `device`
+#     argument replaced by meta, and wraps each output in a FakeTensor on the
+#     output device: the `device` argument if given, else the inputs'
+#     common device (cpu for a factory). An output that is an input's twin
+#     comes back as that input (in-place ops return self).
+# Real tensors among the arguments are an error unless the mode was made
+# with allow_non_fake_inputs=True (then they are converted, as constants).
+# Sizes from new_dynamic_size() are SymInts (Note [Symbolic sizes]).
+
+
+class UnsupportedFakeTensorException(RuntimeError):
+    """An operator cannot run on fake tensors: it has no fake impl and no
+    kernel for meta tensors. PyTorch: same name."""
+
+
+def _symbolic(shape_env: ShapeEnv, values: tuple[int, ...]) -> tuple[Any, ...]:
+    return tuple(shape_env.symbolize(v) for v in values)
+
+
+class FakeTensor(Tensor):
+    """A tensor with metadata and no data, made by a :class:`FakeTensorMode`
+    (``mode.from_tensor(t)``, or any operator called in the mode). Reports the
+    device, shape, dtype, strides and requires_grad it was given; its data
+    cannot be read (``numpy()``, ``tolist()``, ``item()`` raise). Operators on
+    it run through its mode, even outside ``with mode:``. A data-dependent
+    dimension is a :class:`~opdispatch._subclasses.symbolic_shapes.SymInt`.
+    PyTorch: torch._subclasses.fake_tensor.FakeTensor."""
+
+    fake_mode: FakeTensorMode
+    _meta: Tensor
+
+    @staticmethod
+    def __new__(cls, fake_mode: FakeTensorMode, meta: Tensor, device: Any) -> FakeTensor:
+        r = Tensor._make_wrapper_subclass(cls, meta.shape, strides=meta.stride(),
+                                          storage_offset=meta.storage_offset(), dtype=meta.dtype, device=device,
+                                          requires_grad=meta.requires_grad)
+        _C._set_version_counter_of(r, meta)
+        r.fake_mode = fake_mode
+        r._meta = meta
+        return r
+
+    def __init__(self, *args: Any) -> None:
+        pass
+
+    @property
+    def fake_device(self) -> Any:
+        """The device this tensor pretends to be on (PyTorch: same name)."""
+        return self.device
+
+    @property
+    def shape(self) -> tuple[Any, ...]:  # type: ignore[override]
+        """The sizes; a data-dependent one is a SymInt."""
+        return _symbolic(self.fake_mode.shape_env, _C.TensorBase.shape.__get__(self))
+
+    def size(self, dim: Optional[int] = None) -> Any:  # type: ignore[override]
+        shape = self.shape
+        return shape if dim is None else shape[dim]
+
+    def stride(self, dim: Optional[int] = None) -> Any:  # type: ignore[override]
+        strides = _symbolic(self.fake_mode.shape_env, _C.TensorBase.stride(self))
+        return strides if dim is None else strides[dim]
+
+    def numel(self) -> Any:  # type: ignore[override]
+        return self.fake_mode.shape_env.symbolize(_C.TensorBase.numel(self))
+
+    def _no_data(self, what: str) -> RuntimeError:
+        return RuntimeError(f"{what}: this FakeTensor has no data (it carries only device, shape, dtype and "
+                            f"strides; operators on it compute metadata). Run the computation on real tensors "
+                            f"to get values.")
+
+    def numpy(self, *, force: bool = False) -> Any:  # type: ignore[override]
+        raise self._no_data("numpy()")
+
+    def tolist(self) -> Any:
+        raise self._no_data("tolist()")
+
+    def item(self) -> Any:
+        raise self._no_data("item()")
+
+    def __repr__(self) -> str:
+        size = ", ".join(str(s) for s in self.shape)
+        size = f"({size},)" if len(self.shape) == 1 else f"({size})"
+        grad = ", requires_grad=True" if self.requires_grad and self.grad_fn is None else ""
+        return f"FakeTensor(..., device='{self.device}', size={size}, dtype={self.dtype!r}{grad})"
+
+    @classmethod
+    def __torch_dispatch__(cls, func: OpOverload, types: tuple[type, ...], args: tuple = (),
+                           kwargs: Optional[dict[str, Any]] = None) -> Any:
+        """A call on fake tensors outside their mode: runs it in their mode."""
+        modes = {id(t.fake_mode): t.fake_mode for t in _tensors((args, kwargs)) if isinstance(t, FakeTensor)}
+        if len(modes) != 1:
+            raise RuntimeError(f"{func}: fake tensors of {len(modes)} different FakeTensorModes were mixed in one "
+                               f"call; use one mode for all of them")
+        (mode,) = modes.values()
+        with mode:
+            return func(*args, **(kwargs or {}))
+
+
+def _tensors(tree: Any) -> list[Any]:
+    return [x for x in tree_flatten(tree)[0] if isinstance(x, _C.TensorBase)]
+
+
+class FakeTensorMode(TorchDispatchMode):
+    """``with FakeTensorMode() as mode:`` runs every operator on fake tensors:
+    outputs get their shapes, dtypes, devices and strides from the operator's
+    fake impl or Meta kernel, and no kernel touches data (Note [Fake tensors]).
+
+    Args:
+        allow_non_fake_inputs: convert real tensors passed to operators in the
+            mode into fakes (else RuntimeError).
+        shape_env: the ShapeEnv for data-dependent sizes (a new one if None).
+
+    PyTorch: torch._subclasses.fake_tensor.FakeTensorMode.
+    """
+
+    def __init__(self, *, allow_non_fake_inputs: bool = False, shape_env: Optional[ShapeEnv] = None) -> None:
+        super().__init__()
+        self._mode_key = _C._TorchDispatchModeKey.FAKE
+        self.allow_non_fake_inputs = allow_non_fake_inputs
+        self.shape_env = ShapeEnv() if shape_env is None else shape_env
+        self._memo: dict[int, tuple[weakref.ref, FakeTensor]] = {}
+        self._enter_stack: list[tuple[bool, Optional[FakeTensorMode]]] = []
+
+    @classmethod
+    def is_infra_mode(cls) -> bool:
+        return True
+
+    def __enter__(self) -> FakeTensorMode:
+        # The FAKE slot holds one mode: entering replaces the active one until exit (re-entering the active
+        # mode changes nothing). PyTorch: FakeTensorMode.__enter__ / __exit__.
+        previous = _C._unset_dispatch_mode(self._mode_key)
+        if previous is self:
+            _C._set_dispatch_mode(self)
+            self._enter_stack.append((False, None))
+            return self
+        self._enter_stack.append((True, previous))
+        super().__enter__()
+        return self
+
+    def __exit__(self, exc_type: Any, exc_val: Any, exc_tb: Any) -> None:
+        live, previous = self._enter_stack.pop()
+        if live:
+            super().__exit__(exc_type, exc_val, exc_tb)
+            if previous is not None:
+                _C._set_dispatch_mode(previous)
+
+    def from_tensor(self, t: Tensor) -> FakeTensor:
+        """The fake of ``t``: same device, sizes, strides, offset, dtype and
+        requires_grad (the same FakeTensor each time for the same ``t``).
+        A FakeTensor of this mode is returned as it is; TypeError for a
+        non-tensor, RuntimeError for another mode's fake."""
+        if isinstance(t, FakeTensor):
+            if t.fake_mode is not self:
+                raise RuntimeError("from_tensor: this FakeTensor belongs to another FakeTensorMode")
+            return t
+        if not isinstance(t, _C.TensorBase):
+            raise TypeError(f"from_tensor expects a tensor, got {type(t).__name__}")
+        hit = self._memo.get(id(t))
+        if hit is not None and hit[0]() is t:
+            return hit[1]
+        meta = _C.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="meta")
+        if t.storage_offset():
+            meta = _C._as_strided(meta, t.shape, t.stride(), t.storage_offset())
+        if t.requires_grad:
+            meta.requires_grad_(True)
+        fake = FakeTensor(self, meta, t.device)
+        self._memo[id(t)] = (weakref.ref(t, lambda _, key=id(t): self._memo.pop(key, None)), fake)
+        return fake
+
+    def __torch_dispatch__(self, func: OpOverload, types: tuple[type, ...], args: tuple = (),
+                           kwargs: Optional[dict[str, Any]] = None) -> Any:
+        kwargs = kwargs or {}
+        if any(not issubclass(t, FakeTensor) for t in types):
+            return NotImplemented
+        flat, spec = tree_flatten((args, kwargs))
+        for i, x in enumerate(flat):
+            if isinstance(x, _C.TensorBase) and not isinstance(x, FakeTensor):
+                if not self.allow_non_fake_inputs:
+                    raise RuntimeError(
+                        f"{func}: got a real tensor (not a FakeTensor) in FakeTensorMode. Please convert all "
+                        f"Tensors to FakeTensors first (mode.from_tensor(t)) or instantiate FakeTensorMode with "
+                        f"allow_non_fake_inputs=True.")
+                flat[i] = self.from_tensor(x)
+            elif isinstance(x, FakeTensor) and x.fake_mode is not self:
+                raise RuntimeError(f"{func}: got a FakeTensor of another FakeTensorMode")
+        args, kwargs = tree_unflatten(flat, spec)
+        fakes = [x for x in flat if isinstance(x, FakeTensor)]
+
+        from .._library import fake_impl
+
+        holder = fake_impl.find(func._name)
+        if holder is not None and holder.kernel is not None:
+            with self, fake_impl.shape_env_for_fake_impls(self.shape_env):
+                return holder(*args, **kwargs)
+        if (not _C._dispatch_has_computed_kernel_for_dispatch_key(func._name, "Meta")
+                and can_generate_trivial_fake_impl(func)):
+            return generate_trivial_fake_impl(func, *args, **kwargs)
+        return self._run_on_meta(func, fakes, args, kwargs)
+
+    def _run_on_meta(self, func: OpOverload, fakes: list[FakeTensor], args: tuple, kwargs: dict[str, Any]) -> Any:
+        device = kwargs.get("device")
+        if device is None:
+            device = _common_device(func, fakes)
+        if _has_device_argument(func):
+            kwargs = {**kwargs, "device": "meta"}
+        to_meta = lambda t: t._meta  # noqa: E731
+        meta_args, meta_kwargs = tree_map_only(FakeTensor, to_meta, (args, kwargs))
+        try:
+            out = func(*meta_args, **meta_kwargs)
+        except NotImplementedError as e:
+            raise UnsupportedFakeTensorException(
+                f"{func}: cannot run on fake tensors: it has no fake impl (opdispatch.library.register_fake) and "
+                f"no kernel for meta tensors. The error was: {e}") from e
+        by_twin = {id(f._meta): f for f in fakes}
+
+        def wrap(t: Tensor) -> Tensor:
+            known = by_twin.get(id(t))
+            if known is not None:
+                return known
+            if not t.is_meta:
+                raise RuntimeError(f"{func}: its kernel for meta tensors returned a tensor on {t.device}; "
+                                   f"a Meta kernel must return meta tensors")
+            for dim in (*_C.TensorBase.shape.__get__(t), *_C.TensorBase.stride(t)):
+                self.shape_env.symbolize(dim)  # raises for sizes it cannot express
+            fake = FakeTensor(self, t, device)
+            by_twin[id(t)] = fake
+            return fake
+
+        return tree_map_only(_C.TensorBase, wrap, out)
+
+
+_device_argument: dict[OpOverload, bool] = {}
+
+
+def _has_device_argument(func: OpOverload) -> bool:
+    """Whether ``func`` takes a keyword-only ``device`` (a factory: its outputs go there)."""
+    has = _device_argument.get(func)
+    if has is None:
+        has = _device_argument[func] = any(a.name == "device" and a.kwarg_only for a in func._schema.arguments)
+    return has
+
+
+def _common_device(func: OpOverload, fakes: list[FakeTensor]) -> Any:
+    """The inputs' device (0-d cpu tensors may join any device); cpu with no inputs."""
+    devices = {str(f.device) for f in fakes if not (f.ndim == 0 and str(f.device) == "cpu")}
+    if not devices:
+        return "cpu"
+    if len(devices) > 1:
+        raise RuntimeError(f"{func}: expected all tensors to be on the same device, but found fake tensors on "
+                           f"{', '.join(sorted(devices))}")
+    return devices.pop()

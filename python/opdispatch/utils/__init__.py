@@ -1,0 +1,1 @@
+"""opdispatch.utils: helpers for framework authors (dispatch modes, pytrees)."""

@@ -1,0 +1,167 @@
+"""Dispatch modes: Python objects whose ``__torch_dispatch__`` intercepts every
+operator call made on this thread while they are active (``with Mode():``),
+and the helpers for the mode stack. PyTorch: torch/utils/_python_dispatch.py.
+
+The stack itself lives in C++ (``_C._push_on_torch_dispatch_stack`` and
+friends, Note [The dispatch mode stack] in csrc/python/TorchDispatchModeTLS.h);
+calls reach a mode through the Python key's fallback (Note [The Python key]
+in csrc/python/PythonFallbackKernel.cpp).
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Callable, Iterator, Optional
+
+from .. import _C
+from .._C import (
+    _get_dispatch_stack_at,
+    _len_torch_dispatch_stack,
+    _pop_torch_dispatch_stack,
+    _push_on_torch_dispatch_stack,
+)
+
+__all__ = [
+    "BaseTorchDispatchMode",
+    "TorchDispatchMode",
+    "is_in_torch_dispatch_mode",
+]
+
+# {"ns::op[.overload]": {mode or subclass type: rule}}: the rules
+# opdispatch.library.register_torch_dispatch registers; the Python key's
+# fallback consults them before __torch_dispatch__. PyTorch:
+# torch._library.simple_registry's torch_dispatch_rules.
+_torch_dispatch_rules: dict[str, dict[type, Callable[..., Any]]] = {}
+_C._set_torch_dispatch_rules(_torch_dispatch_rules)
+
+_is_in_torch_dispatch_mode = False
+_is_in_non_infra_torch_dispatch_mode = False
+
+
+def is_in_torch_dispatch_mode(include_infra_modes: bool = True) -> bool:
+    """Whether a ``with Mode():`` block of some mode is open on this process
+    (``include_infra_modes=False``: of a mode that is not an infrastructure
+    mode). PyTorch: same name."""
+    return _is_in_torch_dispatch_mode if include_infra_modes else _is_in_non_infra_torch_dispatch_mode
+
+
+class TorchDispatchMode:
+    """Overrides every operator call made in a dynamic scope, without a tensor
+    subclass: subclass it, define ``__torch_dispatch__(self, func, types,
+    args=(), kwargs=None)`` (a plain method), and run code under ``with
+    MyMode():``.
+
+    ``func`` is the :class:`~opdispatch._ops.OpOverload` called, ``types`` the
+    tensor subclasses with ``__torch_dispatch__`` among the arguments, ``args``
+    and ``kwargs`` the call's arguments (trailing defaults dropped, as in
+    PyTorch). Modes nest: the innermost runs first, and runs with itself popped
+    from the stack, so ``func(*args, **kwargs)`` inside it goes to the next mode
+    and finally to the kernels below the Python key (autograd has already run).
+    Returning ``NotImplemented`` passes the call on to the tensor subclasses
+    among the arguments. Modes run before subclasses; the stack is per thread.
+
+    Infrastructure modes (FakeTensorMode, the make_fx tracer) set ``_mode_key``
+    (a ``_C._TorchDispatchModeKey``): they take that slot at the bottom of the
+    stack instead of being pushed on top.
+
+    A higher-order operator (``opdispatch.ops.higher_order.cond``) asks a mode
+    through the rule registered with ``hop.py_impl(ModeClass)``; a mode without
+    one gets the call in ``__torch_dispatch__(hop, (), args, kwargs)`` if its
+    class sets ``supports_higher_order_operators = True``, else the call raises
+    NotImplementedError. PyTorch: torch.utils._python_dispatch.TorchDispatchMode.
+    """
+
+    supports_higher_order_operators = False
+
+    def __init__(self, _dispatch_key: Optional[_C.DispatchKey] = None) -> None:
+        if _dispatch_key is not None:
+            raise ValueError("TorchDispatchMode(_dispatch_key=...): opdispatch has no pre-dispatch mode stack; "
+                             "modes run at the Python key only")
+        self.old_dispatch_mode_flags: list[bool] = []
+        self.old_non_infra_dispatch_mode_flags: list[bool] = []
+
+    def __torch_dispatch__(self, func: Any, types: tuple[type, ...], args: tuple = (),
+                           kwargs: Optional[dict[str, Any]] = None) -> Any:
+        raise NotImplementedError
+
+    def __enter__(self) -> "TorchDispatchMode":
+        global _is_in_torch_dispatch_mode, _is_in_non_infra_torch_dispatch_mode
+        if not hasattr(self, "old_dispatch_mode_flags"):  # a subclass that did not call super().__init__()
+            self.old_dispatch_mode_flags, self.old_non_infra_dispatch_mode_flags = [], []
+        self.old_dispatch_mode_flags.append(_is_in_torch_dispatch_mode)
+        self.old_non_infra_dispatch_mode_flags.append(_is_in_non_infra_torch_dispatch_mode)
+        _is_in_torch_dispatch_mode = True
+        _is_in_non_infra_torch_dispatch_mode = _is_in_non_infra_torch_dispatch_mode or not self.is_infra_mode()
+        _push_mode(self)
+        return self
+
+    def __exit__(self, exc_type: Any, exc_val: Any, exc_tb: Any) -> None:
+        global _is_in_torch_dispatch_mode, _is_in_non_infra_torch_dispatch_mode
+        _is_in_torch_dispatch_mode = self.old_dispatch_mode_flags.pop()
+        _is_in_non_infra_torch_dispatch_mode = self.old_non_infra_dispatch_mode_flags.pop()
+        _pop_mode(self.__dict__.get("_mode_key", None))
+
+    @classmethod
+    def push(cls, *args: Any, **kwargs: Any) -> "TorchDispatchMode":
+        """``cls(*args, **kwargs)`` (PyTorch's deprecated spelling of ``with cls():``)."""
+        return cls(*args, **kwargs)
+
+    @classmethod
+    def is_infra_mode(cls) -> bool:
+        """Whether this mode is infrastructure (FakeTensorMode, the tracer) rather than a user mode."""
+        return False
+
+
+class BaseTorchDispatchMode(TorchDispatchMode):
+    """A mode that runs every call unchanged (a base for modes that only observe)."""
+
+    def __torch_dispatch__(self, func: Any, types: tuple[type, ...], args: tuple = (),
+                           kwargs: Optional[dict[str, Any]] = None) -> Any:
+        return func(*args, **(kwargs or {}))
+
+
+def _get_current_dispatch_mode() -> Optional[TorchDispatchMode]:
+    """The mode that handles the next call on this thread (the top of the stack), or None."""
+    n = _len_torch_dispatch_stack()
+    return _get_dispatch_stack_at(n - 1) if n > 0 else None
+
+
+def _get_current_dispatch_mode_stack() -> list[TorchDispatchMode]:
+    """This thread's modes, the one that runs first last."""
+    return [_get_dispatch_stack_at(i) for i in range(_len_torch_dispatch_stack())]
+
+
+def _push_mode(mode: TorchDispatchMode) -> None:
+    """Pushes ``mode`` (an infrastructure mode takes its ``_mode_key`` slot)."""
+    _push_on_torch_dispatch_stack(mode)
+
+
+def _pop_mode(k: Optional[_C._TorchDispatchModeKey] = None) -> TorchDispatchMode:
+    """Pops the top mode, or the infrastructure mode of ``k``. RuntimeError if there is none."""
+    return _pop_torch_dispatch_stack(k)
+
+
+@contextlib.contextmanager
+def _pop_mode_temporarily(k: Optional[_C._TorchDispatchModeKey] = None) -> Iterator[TorchDispatchMode]:
+    """Pops the top mode (or that of ``k``) for the block; pushes it back after."""
+    old = _pop_mode(k)
+    try:
+        yield old
+    finally:
+        _push_mode(old)
+
+
+@contextlib.contextmanager
+def _disable_current_modes() -> Iterator[list[TorchDispatchMode]]:
+    """Pops every mode of this thread for the block, yielding them (the top
+    one first), and pushes them back after. PyTorch: same name."""
+    old_modes = [_pop_mode() for _ in range(_len_torch_dispatch_stack())]
+    try:
+        yield old_modes
+    finally:
+        for mode in reversed(old_modes):
+            _push_mode(mode)
+
+
+def _get_dispatch_mode(key: _C._TorchDispatchModeKey) -> Optional[TorchDispatchMode]:
+    """The infrastructure mode of ``key`` on this thread, or None."""
+    return _C._get_dispatch_mode(key)

@@ -1,0 +1,160 @@
+"""A small pytree library: nested tuples, lists, dicts and namedtuples whose
+non-container values are leaves. PyTorch: torch/utils/_pytree.py (same names;
+no registration of custom node types).
+
+    leaves, spec = tree_flatten(({"a": x}, [y, 3]))    # [x, y, 3], a TreeSpec
+    tree_unflatten([1, 2, 3], spec)                    # ({"a": 1}, [2, 3])
+    tree_map_only(Tensor, lambda t: t * 2, tree)       # doubles the tensors only
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Iterable, Optional, Union
+
+__all__ = ["LeafSpec", "TreeSpec", "arg_tree_leaves", "tree_all", "tree_any", "tree_flatten", "tree_leaves",
+           "tree_map", "tree_map_only", "tree_unflatten"]
+
+PyTree = Any
+
+
+def _is_namedtuple(x: Any) -> bool:
+    return isinstance(x, tuple) and hasattr(type(x), "_fields")
+
+
+def _children(node: Any) -> Optional[tuple[type, Any, list[Any]]]:
+    """(node type, context, children) of a container node; None for a leaf."""
+    if _is_namedtuple(node):
+        return type(node), None, list(node)
+    if type(node) in (tuple, list):
+        return type(node), None, list(node)
+    if isinstance(node, dict):
+        keys = list(node)
+        return dict, keys, [node[k] for k in keys]
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class TreeSpec:
+    """The structure of a pytree: a node's type, its context (a dict's keys),
+    and its children's specs. ``num_leaves`` counts the leaves below it."""
+
+    type: Optional[type]
+    context: Any
+    children_specs: tuple["TreeSpec", ...]
+
+    @property
+    def num_leaves(self) -> int:
+        return sum(c.num_leaves for c in self.children_specs)
+
+    def is_leaf(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        name = getattr(self.type, "__name__", str(self.type))
+        inner = ", ".join(repr(c) for c in self.children_specs)
+        return f"TreeSpec({name}, {self.context!r}, [{inner}])"
+
+
+class LeafSpec(TreeSpec):
+    """The spec of a leaf."""
+
+    def __init__(self) -> None:
+        super().__init__(None, None, ())
+
+    @property
+    def num_leaves(self) -> int:
+        return 1
+
+    def is_leaf(self) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return "*"
+
+
+_LEAF = LeafSpec()
+
+
+def _flatten_into(tree: PyTree, leaves: list[Any], is_leaf: Optional[Callable[[Any], bool]]) -> TreeSpec:
+    node = None if is_leaf is not None and is_leaf(tree) else _children(tree)
+    if node is None:
+        leaves.append(tree)
+        return _LEAF
+    node_type, context, children = node
+    return TreeSpec(node_type, context, tuple(_flatten_into(c, leaves, is_leaf) for c in children))
+
+
+def tree_flatten(tree: PyTree, is_leaf: Optional[Callable[[Any], bool]] = None) -> tuple[list[Any], TreeSpec]:
+    """The leaves of ``tree`` in order (dicts in insertion order) and its
+    structure. ``is_leaf(x)`` may declare a container a leaf."""
+    leaves: list[Any] = []
+    spec = _flatten_into(tree, leaves, is_leaf)
+    return leaves, spec
+
+
+def tree_leaves(tree: PyTree, is_leaf: Optional[Callable[[Any], bool]] = None) -> list[Any]:
+    """The leaves of ``tree`` in order."""
+    return tree_flatten(tree, is_leaf)[0]
+
+
+def arg_tree_leaves(*args: PyTree, **kwargs: PyTree) -> list[Any]:
+    """The leaves of ``(args, kwargs)``: positional ones first."""
+    return tree_leaves((args, kwargs))
+
+
+def tree_unflatten(leaves: Iterable[Any], treespec: TreeSpec) -> PyTree:
+    """The pytree of structure ``treespec`` with ``leaves`` in order. Raises
+    ValueError if the number of leaves does not match."""
+    values = list(leaves)
+    if len(values) != treespec.num_leaves:
+        raise ValueError(f"tree_unflatten(leaves, treespec): treespec expects {treespec.num_leaves} leaves, "
+                         f"got {len(values)}")
+    it = iter(values)
+
+    def build(spec: TreeSpec) -> Any:
+        if spec.is_leaf():
+            return next(it)
+        children = [build(c) for c in spec.children_specs]
+        if spec.type is dict:
+            return dict(zip(spec.context, children))
+        if spec.type is list:
+            return children
+        if spec.type is tuple:
+            return tuple(children)
+        return spec.type(*children)  # a namedtuple
+
+    return build(treespec)
+
+
+def tree_map(fn: Callable[[Any], Any], tree: PyTree, *rests: PyTree,
+             is_leaf: Optional[Callable[[Any], bool]] = None) -> PyTree:
+    """The pytree of ``tree``'s structure with ``fn(leaf, *same leaves of rests)``
+    in place of each leaf. Raises ValueError if a ``rests`` tree has another structure."""
+    leaves, spec = tree_flatten(tree, is_leaf)
+    others = []
+    for r in rests:
+        r_leaves, r_spec = tree_flatten(r, is_leaf)
+        if r_spec != spec:
+            raise ValueError(f"tree_map: the trees have different structures: {spec} and {r_spec}")
+        others.append(r_leaves)
+    return tree_unflatten([fn(*xs) for xs in zip(leaves, *others)], spec)
+
+
+TypeOrTypes = Union[type, tuple[type, ...]]
+
+
+def tree_map_only(type_or_types: TypeOrTypes, fn: Callable[[Any], Any], tree: PyTree,
+                  is_leaf: Optional[Callable[[Any], bool]] = None) -> PyTree:
+    """tree_map applying ``fn`` to the leaves that are instances of
+    ``type_or_types``; other leaves stay as they are."""
+    return tree_map(lambda x: fn(x) if isinstance(x, type_or_types) else x, tree, is_leaf=is_leaf)
+
+
+def tree_any(pred: Callable[[Any], bool], tree: PyTree) -> bool:
+    """Whether ``pred`` holds for some leaf."""
+    return any(pred(x) for x in tree_leaves(tree))
+
+
+def tree_all(pred: Callable[[Any], bool], tree: PyTree) -> bool:
+    """Whether ``pred`` holds for every leaf."""
+    return all(pred(x) for x in tree_leaves(tree))

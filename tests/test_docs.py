@@ -1,0 +1,63 @@
+"""The README's set-up commands and examples: CI runs the README's test
+command, and every Python example of the README runs. (The documentation's
+own examples run in the docs build: .ci/docs.sh.)"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+README = (REPO / "README.md").read_text()
+DOCS = REPO / "docs"
+
+
+def blocks(language: str) -> list[str]:
+    return re.findall(rf"^```{language}\n(.*?)^```$", README, re.M | re.S)
+
+
+def setup_commands() -> list[str]:
+    section = README.split("## Set-up", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^```bash\n(.*?)\n```$", section, re.M | re.S)
+
+
+def test_the_readme_has_two_setup_commands_without_sudo():
+    demo, tests = setup_commands()
+    assert demo == 'pip install ".[demo]" && python -m opdispatch demo'
+    assert tests.endswith('pip install ".[test]" && python -m pytest tests')
+    assert "sudo" not in demo + tests
+
+
+def test_ci_runs_the_readmes_test_command():
+    _, tests = setup_commands()
+    ci = (REPO / ".ci" / "run").read_text()
+    assert tests in ci.splitlines()
+
+
+@pytest.mark.parametrize("index", range(len(blocks("python"))))
+def test_readme_python_example_runs(index, tmp_path):
+    code = blocks("python")[index]
+    env = {**os.environ, "OPDISPATCH_EXTENSIONS_DIR": str(tmp_path / "extensions")}
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.strip(), "each README example prints what it shows"
+
+
+def test_every_example_of_the_docs_is_one_the_docs_build_runs():
+    """Python examples are testcode blocks (the doctest builder runs them and
+    checks their testoutput), commands are command-output blocks (run by the
+    HTML build), C++ is literalinclude of examples/extension (which the C++
+    page compiles and calls): no example is a plain literal block that nothing runs."""
+    pages = sorted(DOCS.rglob("*.rst"))
+    assert len(pages) >= 10
+    for page in pages:
+        text = page.read_text()
+        assert ".. code-block::" not in text and ".. code::" not in text and ">>>" not in text, page
+        assert not re.search(r"^[^.\s].*::$", text, re.M), f"{page}: a literal block (paragraph ending in '::')"
+        for include in re.findall(r"^\.\. literalinclude:: (\S+)$", text, re.M):
+            assert include.startswith("../../examples/extension/"), (page, include)
+    assert "testcode" in (DOCS / "guide" / "cpp-extensions.rst").read_text()

@@ -1,0 +1,73 @@
+"""dir() of each public module lists its public API (``__all__``, lazily
+loaded names included) and nothing else: no helper imports."""
+from __future__ import annotations
+
+import importlib
+import inspect
+import subprocess
+import sys
+import types
+
+import pytest
+
+PUBLIC_MODULES = [
+    "opdispatch",
+    "opdispatch.library",
+    "opdispatch.autograd",
+    "opdispatch.cpp_extension",
+    "opdispatch.testing",
+    "opdispatch.types",
+]
+#: Names that must be in dir() of a module, some of them loaded on first use.
+EXPECTED = {
+    "opdispatch": {"Tensor", "ops", "library", "autograd", "tensor", "randn", "from_numpy", "float32", "explain",
+                   "cpp_extension", "types", "testing", "Tag"},
+    "opdispatch.library": {"Library", "define", "impl", "custom_op", "CustomOpDef", "infer_schema", "register_fake",
+                           "register_autograd", "register_kernel", "opcheck", "get_ctx", "fallthrough_kernel"},
+    "opdispatch.autograd": {"backward", "grad", "no_grad", "enable_grad", "gradcheck", "Node"},
+    "opdispatch.cpp_extension": {"load", "include_paths", "library_paths", "cmake_prefix_path", "CompileError"},
+    "opdispatch.testing": {"assert_close"},
+    "opdispatch.types": {"Number"},
+}
+#: Helper imports of these modules that must not show.
+STRAY = {"Any", "Optional", "Union", "Callable", "re", "sys", "os", "warnings", "np", "numpy", "_C", "annotations",
+         "importlib", "functools", "dataclasses", "Path", "weakref", "contextlib"}
+
+
+@pytest.mark.parametrize("name", PUBLIC_MODULES)
+def test_dir_is_the_public_api(name):
+    module = importlib.import_module(name)
+    listed = dir(module)
+    assert listed == sorted(set(module.__all__)), "dir() and __all__ differ (or __all__ repeats a name)"
+    assert EXPECTED[name] <= set(listed)
+    assert not STRAY & set(listed), STRAY & set(listed)
+    for attr in listed:
+        value = getattr(module, attr)  # every listed name resolves, lazily loaded ones too
+        if isinstance(value, types.ModuleType):
+            assert value.__name__.startswith("opdispatch."), attr
+        elif inspect.isfunction(value) or inspect.isclass(value):
+            assert value.__module__.startswith("opdispatch"), (attr, value.__module__)  # not a re-exported helper
+
+
+def test_lazy_names_are_listed_before_they_are_loaded():
+    code = (
+        "import sys, opdispatch, opdispatch.library as L\n"
+        "assert 'opdispatch._library.custom_ops' not in sys.modules\n"
+        "assert 'opdispatch._explain' not in sys.modules and 'opdispatch.cpp_extension' not in sys.modules\n"
+        "assert {'custom_op', 'CustomOpDef', 'infer_schema'} <= set(dir(L))\n"
+        "assert {'explain', 'cpp_extension'} <= set(dir(opdispatch))\n"
+        "assert 'opdispatch._library.custom_ops' not in sys.modules  # dir() loads nothing\n"
+        "assert callable(opdispatch.explain) and opdispatch.cpp_extension.load\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+
+
+def test_unknown_attributes_raise_attribute_error():
+    import opdispatch
+    import opdispatch.library
+
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        opdispatch.no_such_name  # noqa: B018
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        opdispatch.library.no_such_name  # noqa: B018
