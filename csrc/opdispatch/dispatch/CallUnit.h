@@ -41,7 +41,8 @@ namespace opdispatch {
 //
 // A frame provides:
 //   using Result = ...;     what invoke returns (void: results stay in the frame)
-//   static constexpr bool kArgumentsOutliveKernel;  whether the argument tensors stay alive through invoke
+//   static constexpr bool kArgumentsOutliveKernel;  whether the argument tensors stay alive and in
+//                                                   place through invoke (Note [Post-kernel effects])
 //   DispatchKeySet argumentKeySet() const;
 //   template <class F> void forEachArgumentTensor(F&& f) const;   f(argument index, TensorImpl&)
 //   Result invoke(const OperatorHandle&, const KernelRef&, DispatchKeySet);
@@ -57,21 +58,30 @@ template <class Frame>
 OPDISPATCH_NOINLINE typename Frame::Result invokeWithEffects(const OperatorHandle& op, KernelRef kernel,
                                                              DispatchKeySet ks, Frame frame) {
   PostKernelEffects effects(op.entry().schemaPtr(), kernel);
-  frame.forEachArgumentTensor(
-      [&](uint32_t index, TensorImpl& t) { effects.addArgument(index, t, !Frame::kArgumentsOutliveKernel); });
-  auto check = [&](size_t return_index, const TensorImpl& t) { effects.checkResult(return_index, t); };
+  if constexpr (!Frame::kArgumentsOutliveKernel) {
+    frame.forEachArgumentTensor([&](uint32_t index, TensorImpl& t) { effects.recordArgument(index, t); });
+  }
+  // The argument tensors after the kernel returned (Note [Post-kernel effects]).
+  auto arguments = [&](auto&& f) {
+    if constexpr (Frame::kArgumentsOutliveKernel) {
+      frame.forEachArgumentTensor(f);
+    } else {
+      effects.forEachRecordedArgument(f);
+    }
+  };
+  auto check = [&](size_t return_index, const TensorImpl& t) { effects.checkResult(return_index, t, arguments); };
   if constexpr (std::is_void_v<typename Frame::Result>) {
     frame.invoke(op, kernel, ks);
     if (effects.checksResults()) {
       frame.forEachResultTensor(check);
     }
-    effects.commit();
+    effects.commit(arguments);
   } else {
     typename Frame::Result result = frame.invoke(op, kernel, ks);
     if (effects.checksResults()) {
       frame.forEachResultTensor(result, check);
     }
-    effects.commit();
+    effects.commit(arguments);
     return result;
   }
 }
@@ -154,10 +164,13 @@ template <class Return, class... Args>
 class TypedCallFrame final {
  public:
   using Result = Return;
-  /// References to the caller's values stay alive; a by-value class argument
-  /// (a Tensor, say) may be moved into the kernel.
+  /// Const references to the caller's values stay alive and in place; a
+  /// by-value class argument (a Tensor, say) may be moved into the kernel, a
+  /// `Tensor&` rebound by it.
   static constexpr bool kArgumentsOutliveKernel =
-      ((std::is_lvalue_reference_v<Args> || std::is_arithmetic_v<std::decay_t<Args>>) && ...);
+      (((std::is_lvalue_reference_v<Args> && std::is_const_v<std::remove_reference_t<Args>>) ||
+        std::is_arithmetic_v<std::decay_t<Args>>) &&
+       ...);
   explicit TypedCallFrame(Args&&... args) : args_(std::forward<Args>(args)...) {}
 
   DispatchKeySet argumentKeySet() const {

@@ -42,6 +42,14 @@ namespace opdispatch {
 // both live inside the kernel. The table entry says which rules apply
 // (KernelRef::Effects, computed at registration), so a call of an operator
 // without mutated arguments or checks pays one branch.
+//
+// The argument tensors are read again after the kernel from a frame whose
+// arguments the kernel can neither free nor rebind (a Python call, a typed
+// call by const reference): nothing is recorded then. A frame whose kernel
+// pops or takes its arguments (boxed, by-value typed) records them first,
+// with strong references, so that a tensor the kernel frees is neither
+// confused with a new one at the same address nor has its version bumped
+// after it was freed.
 class PostKernelEffects final {
  public:
   /// For a call that runs `kernel` (which has effects) under definition
@@ -50,48 +58,60 @@ class PostKernelEffects final {
       : schema_(schema),
         functor_(kernel.functor()),
         bumps_versions_(schema != nullptr && kernel.bumpsVersions() && !schema->mutable_arg_indices.empty()),
-        checks_aliasing_(schema != nullptr && kernel.checksOutputAliasing()) {}
+        checks_aliasing_(schema != nullptr && kernel.checksOutputAliasing()),
+        num_returns_(schema != nullptr ? schema->schema.returns().size() : 0) {}
   PostKernelEffects(const PostKernelEffects&) = delete;
   PostKernelEffects& operator=(const PostKernelEffects&) = delete;
 
-  /// Records tensor `t` of argument `index`, before the kernel runs. Call it
-  /// for every tensor of every argument; it keeps those a rule needs. With
-  /// `hold`, it keeps a strong reference (for a boxed kernel, which pops its
-  /// arguments: a tensor the kernel frees must not be confused with a new one
-  /// at the same address, nor have its version bumped).
-  OPDISPATCH_ALWAYS_INLINE void addArgument(uint32_t index, TensorImpl& t, bool hold) {
-    const bool mutated = bumps_versions_ && isMutable(index);
-    if (mutated || checks_aliasing_) {
-      arguments_.push_back({index, mutated, &t});
-      if (hold) {
-        held_.push_back(intrusive_ptr<TensorImpl>(&t));
-      }
+  /// Records tensor `t` of argument `index` before the kernel runs, for a
+  /// frame whose kernel may free its arguments (see the Note). Call it for
+  /// every tensor of every argument; it keeps those a rule needs.
+  void recordArgument(uint32_t index, TensorImpl& t) {
+    if (checks_aliasing_ || (bumps_versions_ && isMutable(index))) {
+      recorded_.push_back({index, intrusive_ptr<TensorImpl>(&t)});
+    }
+  }
+  /// f(index, TensorImpl&) for each recorded argument tensor.
+  template <class F>
+  void forEachRecordedArgument(F&& f) const {
+    for (const Argument& a : recorded_) {
+      f(a.index, *a.tensor);
     }
   }
   /// Whether the results must be shown to checkResult.
   bool checksResults() const { return checks_aliasing_; }
   /// Checks tensor `t` of return `return_index`, after the kernel returned,
-  /// results in order. Throws Error (RuntimeError) naming the operator, the
-  /// kernel, the return and the argument or return it shares memory with.
-  OPDISPATCH_ALWAYS_INLINE void checkResult(size_t return_index, const TensorImpl& t) {
-    for (const Argument& a : arguments_) {
-      if (t.sharesMemoryWith(*a.tensor)) {
-        throwOutputAliases(return_index, false, a.index, &t == a.tensor);
+  /// results in order, against the argument tensors `forEachArgument(f)`
+  /// lists (f(index, TensorImpl&)) and the earlier results. Throws Error
+  /// (RuntimeError) naming the operator, the kernel, the return and the
+  /// argument or return it shares memory with.
+  template <class ForEachArgument>
+  OPDISPATCH_ALWAYS_INLINE void checkResult(size_t return_index, const TensorImpl& t,
+                                            const ForEachArgument& forEachArgument) {
+    forEachArgument([&](uint32_t index, const TensorImpl& a) {
+      if (t.sharesMemoryWith(a)) {
+        throwOutputAliases(return_index, false, index, &t == &a);
       }
-    }
+    });
     for (const auto& [earlier_index, earlier] : results_) {
       if (t.sharesMemoryWith(*earlier)) {
         throwOutputAliases(return_index, true, earlier_index, &t == earlier);
       }
     }
-    results_.push_back({return_index, &t});
+    if (return_index + 1 < num_returns_) {  // a later result is checked against it
+      results_.push_back({return_index, &t});
+    }
   }
-  /// The call succeeded: bumps the versions of the mutated arguments.
-  OPDISPATCH_ALWAYS_INLINE void commit() {
-    for (const Argument& a : arguments_) {
-      if (a.mutated) {
-        a.tensor->bump_version();
-      }
+  /// The call succeeded: bumps the versions of the mutated argument tensors
+  /// among those `forEachArgument(f)` lists.
+  template <class ForEachArgument>
+  OPDISPATCH_ALWAYS_INLINE void commit(const ForEachArgument& forEachArgument) {
+    if (bumps_versions_) {
+      forEachArgument([&](uint32_t index, TensorImpl& t) {
+        if (isMutable(index)) {
+          t.bump_version();
+        }
+      });
     }
   }
 
@@ -112,15 +132,14 @@ class PostKernelEffects final {
   OperatorKernel* functor_;
   bool bumps_versions_;
   bool checks_aliasing_;
+  size_t num_returns_;
   struct Argument {
     uint32_t index;
-    bool mutated;
-    TensorImpl* tensor;
+    intrusive_ptr<TensorImpl> tensor;
   };
-  SmallVector<Argument, 6> arguments_;
-  /// Strong references to the arguments addArgument was asked to hold.
-  SmallVector<intrusive_ptr<TensorImpl>, 4> held_;
-  /// (return index, tensor) of the results checked so far.
+  /// The arguments recordArgument kept.
+  SmallVector<Argument, 6> recorded_;
+  /// (return index, tensor) of the results checked so far that a later result is checked against.
   SmallVector<std::pair<size_t, const TensorImpl*>, 4> results_;
 };
 
