@@ -28,7 +28,7 @@ import re
 import sys
 import warnings
 import weakref
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, TypeVar, Union, overload
 
 from . import _C, _ops
 from ._library import registry as _registry
@@ -546,6 +546,14 @@ def register_kernel(
     return impl(name, "CompositeExplicitAutograd" if device_types is None else device_types, func, lib=lib)
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+@overload
+def register_fake(op: _op_identifier, func: None = None, /, *, lib: Optional[Library] = None,
+                  _stacklevel: int = 1) -> Callable[[_F], _F]: ...
+@overload
+def register_fake(op: _op_identifier, func: _F, /, *, lib: Optional[Library] = None, _stacklevel: int = 1) -> _F: ...
 def register_fake(
     op: _op_identifier,
     func: Optional[Callable[..., Any]] = None,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, Union, overload
 
 from .. import _C, _ops, library
 from . import fake_impl, registry, utils
@@ -37,6 +37,13 @@ device_types_t = Union[str, Sequence[str], None]
 OPDEFS: dict[str, "CustomOpDef"] = registry.custom_op_defs
 
 
+@overload
+def custom_op(name: str, fn: None = None, /, *, mutates_args: Union[str, Iterable[str]],
+              device_types: device_types_t = None,
+              schema: Optional[str] = None) -> Callable[[Callable[..., Any]], CustomOpDef]: ...
+@overload
+def custom_op(name: str, fn: Callable[..., Any], /, *, mutates_args: Union[str, Iterable[str]],
+              device_types: device_types_t = None, schema: Optional[str] = None) -> CustomOpDef: ...
 def custom_op(
     name: str,
     fn: Optional[Callable[..., Any]] = None,

@@ -10,7 +10,10 @@ in csrc/python/PythonFallbackKernel.cpp).
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 from .. import _C
 from .._C import (
@@ -83,7 +86,7 @@ class TorchDispatchMode:
                            kwargs: Optional[dict[str, Any]] = None) -> Any:
         raise NotImplementedError
 
-    def __enter__(self) -> "TorchDispatchMode":
+    def __enter__(self) -> Self:
         global _is_in_torch_dispatch_mode, _is_in_non_infra_torch_dispatch_mode
         if not hasattr(self, "old_dispatch_mode_flags"):  # a subclass that did not call super().__init__()
             self.old_dispatch_mode_flags, self.old_non_infra_dispatch_mode_flags = [], []
