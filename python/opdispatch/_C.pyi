@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 from typing_extensions import Self, disjoint_base
 
 from opdispatch._ops import Tag as Tag
+from opdispatch.utils._python_dispatch import TorchDispatchMode
 
 # What the factories accept (sizes as an int or a sequence of ints; a device
 # object or its name).
@@ -1041,11 +1042,11 @@ def _dispatch_tls_set_dispatch_key_excluded(arg0: DispatchKey | str, arg1: built
     ...
 def _dispatch_tls_set_dispatch_key_included(arg0: DispatchKey | str, arg1: builtins.bool) -> None:
     ...
-def _get_dispatch_mode(mode_key: _TorchDispatchModeKey | None) -> typing.Any:
+def _get_dispatch_mode(mode_key: _TorchDispatchModeKey | None) -> TorchDispatchMode | None:
     """
     The infrastructure mode of mode_key, or None.
     """
-def _get_dispatch_stack_at(idx: typing.SupportsIndex) -> typing.Any:
+def _get_dispatch_stack_at(idx: typing.SupportsIndex) -> TorchDispatchMode:
     """
     The mode at index idx of this thread's stack (0: the bottom, infrastructure modes first).
     """
@@ -1071,11 +1072,11 @@ def _parse_name(arg0: str) -> tuple[str, str]:
     """
     Parses 'ns::name[.overload]' into (name, overload_name).
     """
-def _pop_torch_dispatch_stack(mode_key: _TorchDispatchModeKey | None) -> typing.Any:
+def _pop_torch_dispatch_stack(mode_key: _TorchDispatchModeKey | None) -> TorchDispatchMode:
     """
     Pops the top mode (mode_key None) or unsets an infrastructure mode, and returns it. RuntimeError if there is none.
     """
-def _push_on_torch_dispatch_stack(mode: typing.Any) -> None:
+def _push_on_torch_dispatch_stack(mode: TorchDispatchMode) -> None:
     """
     Pushes a dispatch mode on this thread's stack (a mode with a `_mode_key` goes into that infrastructure slot; RuntimeError if the slot is taken).
     """
@@ -1093,7 +1094,7 @@ def _set_autograd_fallback(fn: collections.abc.Callable[..., typing.Any] | None)
     """
     Sets fn(op, keyset, *args, **kwargs), called for operators without an autograd kernel when an input requires grad; it must redispatch with keyset & _after_autograd_keyset. None restores the default (redispatch below autograd).
     """
-def _set_dispatch_mode(mode: typing.Any) -> None:
+def _set_dispatch_mode(mode: TorchDispatchMode) -> None:
     """
     Sets the infrastructure mode of mode._mode_key (RuntimeError if one is set).
     """
@@ -1129,7 +1130,7 @@ def _unsave_outputs(node: object, outputs: collections.abc.Sequence[object], /) 
     """
     _unsave_outputs(node, outputs): replaces the outputs of node (those whose grad_fn it is) among the tensors it saved (node._saved) by detached aliases (same memory and version counter, no history), and records where they are and which output each is in node._saved_outputs, so that no reference cycle output -> node -> output forms. BackwardContext.saved_tensors gives them their history back when backward is differentiated. PyTorch: SavedVariable's is_output (it saves outputs without their grad_fn).
     """
-def _unset_dispatch_mode(mode_key: _TorchDispatchModeKey) -> typing.Any:
+def _unset_dispatch_mode(mode_key: _TorchDispatchModeKey) -> TorchDispatchMode | None:
     """
     Unsets the infrastructure mode of mode_key and returns it (None if none was set).
     """

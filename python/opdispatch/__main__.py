@@ -173,7 +173,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    guards = [_C._IncludeDispatchKeyGuard(_keyset(args.include)), _C._ExcludeDispatchKeyGuard(_keyset(args.exclude))]
+    guards: list[_C._IncludeDispatchKeyGuard | _C._ExcludeDispatchKeyGuard] = [_C._IncludeDispatchKeyGuard(_keyset(args.include)), _C._ExcludeDispatchKeyGuard(_keyset(args.exclude))]
     for guard in guards:
         guard.__enter__()
     try:

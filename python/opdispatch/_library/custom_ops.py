@@ -122,10 +122,11 @@ def custom_op(
     return inner(fn)
 
 
-def _device_types(device_types: device_types_t) -> list[Optional[str]]:
+def _device_types(device_types: Union[str, Sequence[str]]) -> list[Optional[str]]:
     if isinstance(device_types, str):
         return [device_types]
-    return list(device_types)
+    types: list[Optional[str]] = list(device_types)
+    return types
 
 
 class CustomOpDef(_C._DispatchOperator):

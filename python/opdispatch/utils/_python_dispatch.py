@@ -82,7 +82,7 @@ class TorchDispatchMode:
         self.old_dispatch_mode_flags: list[bool] = []
         self.old_non_infra_dispatch_mode_flags: list[bool] = []
 
-    def __torch_dispatch__(self, func: Any, types: tuple[type, ...], args: tuple = (),
+    def __torch_dispatch__(self, func: Any, types: tuple[type, ...], args: tuple[Any, ...] = (),
                            kwargs: Optional[dict[str, Any]] = None) -> Any:
         raise NotImplementedError
 
@@ -117,7 +117,7 @@ class TorchDispatchMode:
 class BaseTorchDispatchMode(TorchDispatchMode):
     """A mode that runs every call unchanged (a base for modes that only observe)."""
 
-    def __torch_dispatch__(self, func: Any, types: tuple[type, ...], args: tuple = (),
+    def __torch_dispatch__(self, func: Any, types: tuple[type, ...], args: tuple[Any, ...] = (),
                            kwargs: Optional[dict[str, Any]] = None) -> Any:
         return func(*args, **(kwargs or {}))
 
