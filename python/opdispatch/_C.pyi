@@ -934,7 +934,7 @@ class _DisablePythonDispatcher(metaclass=_pybind11_type):
         ...
     def __init__(self) -> None:
         ...
-def _as_strided(self: opdispatch.Tensor, size: collections.abc.Sequence[typing.SupportsIndex], stride: collections.abc.Sequence[typing.SupportsIndex], storage_offset: typing.SupportsIndex) -> opdispatch.Tensor:
+def _as_strided(self: TensorBase, size: collections.abc.Sequence[typing.SupportsIndex], stride: collections.abc.Sequence[typing.SupportsIndex], storage_offset: typing.SupportsIndex) -> opdispatch.Tensor:
     """
     A view of self's storage with the given sizes, strides (in elements) and offset: shares the storage and the version counter, does not require grad. Raises IndexError if it reaches past the storage.
     """
@@ -950,7 +950,7 @@ def _disabled_torch_dispatch_impl(func: collections.abc.Callable[..., typing.Any
     """
     opdispatch.Tensor.__torch_dispatch__, the marker of a class that does not handle dispatch: called (e.g. by super().__torch_dispatch__), it runs func(*args, **kwargs) with the Python key and the keys above it excluded. PyTorch: torch._C._disabled_torch_dispatch_impl.
     """
-def _dispatch_argument_key_sets(name: str, overload: str, *args: typing.Any, **kwargs: typing.Any) -> list[tuple[TensorBase, int, DispatchKeySet]]:
+def _dispatch_argument_key_sets(name: str, overload: str, *args: typing.Any, **kwargs: typing.Any) -> list[tuple[str, int, DispatchKeySet]]:
     """
     [(argument, list index or -1, DispatchKeySet)]: the tensors a call of operator `name` (with overload `overload`, '' for the default) passes with the positional and keyword arguments that follow, bound as the call binds them.
     """
@@ -1002,7 +1002,7 @@ def _dispatch_key_name(arg0: DispatchKey | str) -> str:
     ...
 def _dispatch_key_parse(arg0: DispatchKey | str) -> DispatchKey:
     ...
-def _dispatch_keys(arg0: opdispatch.Tensor) -> DispatchKeySet:
+def _dispatch_keys(arg0: TensorBase) -> DispatchKeySet:
     ...
 def _dispatch_keyset_full() -> DispatchKeySet:
     ...
@@ -1022,7 +1022,7 @@ def _dispatch_registration_generation() -> int:
     """
     A counter that changes whenever an operator is defined or undefined.
     """
-def _dispatch_table_entries(name: str) -> list[tuple[DispatchKey, str, str, builtins.bool, str]]:
+def _dispatch_table_entries(name: str) -> list[tuple[str, str, str, builtins.bool, str]]:
     """
     [(key, kernel debug, reason, is_fallthrough, site)] for Undefined and every runtime key of operator `name` ('ns::op' or 'ns::op.overload'), computed by the rules the dispatch table uses (reason 'missing' where no kernel serves the key; site 'file:line' or '').
     """
