@@ -10,7 +10,6 @@ Usage: python .ci/browser_check.py OUT_DIR
 """
 from __future__ import annotations
 
-import glob
 import html.parser
 import os
 import shutil

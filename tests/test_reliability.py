@@ -12,7 +12,6 @@ tests/fuzz/fuzz_call_binding.py explores the same space at random.
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np

@@ -51,19 +51,19 @@ class Tensor(_C.TensorBase):
 
     # --- autograd -------------------------------------------------------------
 
-    def _get_requires_grad(self) -> bool:
-        return _requires_grad_slot.__get__(self)
+    @property
+    def requires_grad(self) -> bool:
+        """Whether operations on this tensor are recorded for backward."""
+        return _requires_grad_slot.__get__(self)  # type: ignore[no-any-return]
 
-    def _set_requires_grad(self, value: bool) -> None:
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
         if not graph.is_leaf(self):
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf tensors. If you want to use a computed tensor "
                 "in a subgraph that doesn't require differentiation use t_no_grad = t.detach()."
             )
         _requires_grad_slot.__set__(self, value)
-
-    requires_grad = property(_get_requires_grad, _set_requires_grad,
-                             doc="Whether operations on this tensor are recorded for backward.")
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         """Sets requires_grad in place and returns self."""

@@ -29,7 +29,7 @@ import re
 import sys
 import warnings
 import weakref
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, TypeVar, Union, overload
 
 from . import _C, _ops
 from ._library import registry as _registry
@@ -414,8 +414,9 @@ def define(qualname: str, schema: str, *, lib: Library | None = None, tags: Tag 
     _library_for(namespace, lib).define(name + schema, alias_analysis="", tags=tags)
 
 
+# singledispatch on the first argument, as PyTorch's define(lib, ...); mypy wants one parameter type.
 @define.register(Library)
-def _(lib: Library, schema: str, alias_analysis: str = "") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def _(lib: Library, schema: str, alias_analysis: str = "") -> Callable[[Callable[..., Any]], Callable[..., Any]]:  # type: ignore[misc]
     """The legacy torch.library.define(lib, schema): a decorator."""
 
     def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -501,8 +502,9 @@ def impl(
     return register(func)
 
 
+# singledispatch on the first argument, as PyTorch's impl(lib, ...); mypy wants one parameter type.
 @impl.register(Library)
-def _(lib: Library, name: str, dispatch_key: str = "") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def _(lib: Library, name: str, dispatch_key: str = "") -> Callable[[Callable[..., Any]], Callable[..., Any]]:  # type: ignore[misc]
     """The legacy torch.library.impl(lib, name, dispatch_key): a decorator."""
 
     def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -527,6 +529,15 @@ def _custom_op_of(api: str, op: Any) -> Optional[CustomOpDef]:
             f'("ns::name[.overload]"), an OpOverload (opdispatch.ops.ns.name.default) or a CustomOpDef'
         )
     return custom_ops._maybe_get_opdef(op)
+
+
+def _op_name(op: _op_identifier) -> str:
+    """The qualified name of ``op``, a name or an OpOverload (a CustomOpDef
+    was handled through _custom_op_of before)."""
+    if isinstance(op, OpOverload):
+        return op._name
+    assert isinstance(op, str), "a CustomOpDef is handled by _custom_op_of"
+    return op
 
 
 def register_kernel(
@@ -560,10 +571,18 @@ def register_kernel(
     opdef = _custom_op_of("register_kernel", op)
     if opdef is not None:
         return opdef.register_kernel(device_types, func)
-    name = op._name if isinstance(op, OpOverload) else op
+    name = _op_name(op)
     return impl(name, "CompositeExplicitAutograd" if device_types is None else device_types, func, lib=lib)
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+@overload
+def register_fake(op: _op_identifier, func: None = None, /, *, lib: Optional[Library] = None,
+                  _stacklevel: int = 1) -> Callable[[_F], _F]: ...
+@overload
+def register_fake(op: _op_identifier, func: _F, /, *, lib: Optional[Library] = None, _stacklevel: int = 1) -> _F: ...
 def register_fake(
     op: _op_identifier,
     func: Optional[Callable[..., Any]] = None,
@@ -608,7 +627,7 @@ def register_fake(
     opdef = _custom_op_of("register_fake", op)
     if opdef is not None:
         return opdef.register_fake if func is None else opdef.register_fake(func)
-    qualname = op._name if isinstance(op, OpOverload) else op
+    qualname = _op_name(op)
 
     def register(f: Callable[..., Any]) -> Callable[..., Any]:
         namespace, op_name = parse_namespace(qualname)
@@ -688,7 +707,7 @@ def register_autograd(
     if opdef is not None:
         opdef.register_autograd(backward, setup_context=setup_context)
         return
-    qualname = op._name if isinstance(op, OpOverload) else op
+    qualname = _op_name(op)
     overload = _utils.lookup_op(qualname)
     schema = overload._schema
     if not _utils.is_functional_schema(schema):

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, Union, overload
 
 from .. import _C, _ops, library
 from . import fake_impl, registry, utils
@@ -37,6 +37,13 @@ device_types_t = Union[str, Sequence[str], None]
 OPDEFS: dict[str, "CustomOpDef"] = registry.custom_op_defs
 
 
+@overload
+def custom_op(name: str, fn: None = None, /, *, mutates_args: Union[str, Iterable[str]],
+              device_types: device_types_t = None,
+              schema: Optional[str] = None) -> Callable[[Callable[..., Any]], CustomOpDef]: ...
+@overload
+def custom_op(name: str, fn: Callable[..., Any], /, *, mutates_args: Union[str, Iterable[str]],
+              device_types: device_types_t = None, schema: Optional[str] = None) -> CustomOpDef: ...
 def custom_op(
     name: str,
     fn: Optional[Callable[..., Any]] = None,
@@ -115,10 +122,11 @@ def custom_op(
     return inner(fn)
 
 
-def _device_types(device_types: device_types_t) -> list[Optional[str]]:
+def _device_types(device_types: Union[str, Sequence[str]]) -> list[Optional[str]]:
     if isinstance(device_types, str):
         return [device_types]
-    return list(device_types)
+    types: list[Optional[str]] = list(device_types)
+    return types
 
 
 class CustomOpDef(_C._DispatchOperator):

@@ -211,7 +211,8 @@ class FakeTensorMode(TorchDispatchMode):
         if t.requires_grad:
             meta.requires_grad_(True)
         fake = FakeTensor(self, meta, t.device)
-        self._memo[id(t)] = (weakref.ref(t, lambda _, key=id(t): self._memo.pop(key, None)), fake)
+        key = id(t)
+        self._memo[key] = (weakref.ref(t, lambda _: self._memo.pop(key, None)), fake)
         return fake
 
     def __torch_dispatch__(self, func: OpOverload, types: tuple[type, ...], args: tuple = (),

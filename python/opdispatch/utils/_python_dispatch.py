@@ -10,7 +10,10 @@ in csrc/python/PythonFallbackKernel.cpp).
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 from .. import _C
 from .._C import (
@@ -79,7 +82,7 @@ class TorchDispatchMode:
         self.old_dispatch_mode_flags: list[bool] = []
         self.old_non_infra_dispatch_mode_flags: list[bool] = []
 
-    def __torch_dispatch__(self, func: Any, types: tuple[type, ...], args: tuple = (),
+    def __torch_dispatch__(self, func: Any, types: tuple[type, ...], args: tuple[Any, ...] = (),
                            kwargs: Optional[dict[str, Any]] = None) -> Any:
         """Handles one call: ``func`` (an OpOverload), ``types`` (the tensor
         subclasses with ``__torch_dispatch__`` among the arguments), ``args``
@@ -89,7 +92,7 @@ class TorchDispatchMode:
         PyTorch: TorchDispatchMode.__torch_dispatch__."""
         raise NotImplementedError
 
-    def __enter__(self) -> "TorchDispatchMode":
+    def __enter__(self) -> Self:
         global _is_in_torch_dispatch_mode, _is_in_non_infra_torch_dispatch_mode
         if not hasattr(self, "old_dispatch_mode_flags"):  # a subclass that did not call super().__init__()
             self.old_dispatch_mode_flags, self.old_non_infra_dispatch_mode_flags = [], []
@@ -122,7 +125,7 @@ class BaseTorchDispatchMode(TorchDispatchMode):
     """A mode that runs every call unchanged (a base for modes that only
     observe). PyTorch: torch.utils._python_dispatch.BaseTorchDispatchMode."""
 
-    def __torch_dispatch__(self, func: Any, types: tuple[type, ...], args: tuple = (),
+    def __torch_dispatch__(self, func: Any, types: tuple[type, ...], args: tuple[Any, ...] = (),
                            kwargs: Optional[dict[str, Any]] = None) -> Any:
         """``func(*args, **kwargs)``, below this mode."""
         return func(*args, **(kwargs or {}))
