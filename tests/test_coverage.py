@@ -153,7 +153,7 @@ def test_py_impl_kernels_are_marked_where_the_python_dispatcher_would_run_them(l
     parser.feed(_coverage.render_html(cov, "t"))
     cells = dict(zip(cov.keys, dict(parser.rows[1:])[name]))
     assert cells["Meta"][0] == "missing pyimpl" and cells["CPU"][0] == "kernel"
-    assert f"py_impl(CompositeExplicitAutograd) kernel" in cells["Meta"][2] and f"{__file__}:{line}" in cells["Meta"][2]
+    assert "py_impl(CompositeExplicitAutograd) kernel" in cells["Meta"][2] and f"{__file__}:{line}" in cells["Meta"][2]
 
 
 def test_a_section_for_higher_order_operators():

@@ -852,6 +852,24 @@ class _DispatchOperator:
     def _handle(self) -> _OperatorHandle: ...
     @property
     def _schema(self) -> FunctionSchema: ...
+@disjoint_base
+class _DispatchPacket:
+    """
+    _DispatchPacket(): calling it calls the first of _overload_ops the arguments bind to.
+    """
+    _qualified_op_name: str
+    _overload_ops: tuple[typing.Any, ...]
+    _generation: int
+    def __new__(cls, *args: typing.Any, **kwargs: typing.Any) -> Self: ...
+    def __call__(self, *args: typing.Any, **kwargs: typing.Any) -> typing.Any:
+        """
+        Call self as a function.
+        """
+    @classmethod
+    def __init_subclass__(cls) -> None:
+        """
+        Gives the subclass the vectorcall entry.
+        """
 class _TorchDispatchModeKey(metaclass=_pybind11_type):
     """
     The slots of infrastructure modes on the dispatch mode stack.
@@ -950,7 +968,7 @@ def _disabled_torch_dispatch_impl(func: collections.abc.Callable[..., typing.Any
     """
     opdispatch.Tensor.__torch_dispatch__, the marker of a class that does not handle dispatch: called (e.g. by super().__torch_dispatch__), it runs func(*args, **kwargs) with the Python key and the keys above it excluded. PyTorch: torch._C._disabled_torch_dispatch_impl.
     """
-def _dispatch_argument_key_sets(name: str, overload: str, *args: typing.Any, **kwargs: typing.Any) -> list[tuple[str, int, DispatchKeySet]]:
+def _dispatch_argument_key_sets(name: str, overload: str, *args: typing.Any, **kwargs: typing.Any) -> list[tuple[str, int, DispatchKeySet, TensorBase]]:
     """
     [(argument, list index or -1, DispatchKeySet)]: the tensors a call of operator `name` (with overload `overload`, '' for the default) passes with the positional and keyword arguments that follow, bound as the call binds them.
     """
@@ -1082,7 +1100,11 @@ def _push_on_torch_dispatch_stack(mode: TorchDispatchMode) -> None:
     """
 def _python_call_site() -> tuple[str, int] | None:
     """
-    (file, line) of the innermost Python frame outside opdispatch's registration code (the user's registration site), or None. The same frame Python kernels record as 'registered at file:line'.
+    (file, line) of the innermost Python frame outside the paths of _dispatch_set_call_site_skip_paths (the user's registration site), or None. The same frame Python kernels record as 'registered at file:line'.
+    """
+def _dispatch_set_call_site_skip_paths(paths: collections.abc.Sequence[str]) -> list[str]:
+    """
+    Sets the source files (and directories, ending in '/') whose frames are not a user's registration site (_python_call_site and the 'registered at' of Python kernels skip them); returns the previous list.
     """
 def _saved_versions(values: tuple[object, ...]) -> tuple[int, ...]:
     ...

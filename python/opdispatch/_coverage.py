@@ -98,9 +98,9 @@ def coverage(namespace: Optional[str] = None) -> Coverage:
             schemas[op] = ""  # kernels registered without a definition
         for key, entry in table_entries(op).items():
             cells[op, key] = entry
-        overload = _existing_overload(op)
-        if overload is not None:
-            py_cells.update(((op, k), e) for k, e in _py_impl_entries(overload).items())
+        op_overload = _existing_overload(op)
+        if op_overload is not None:
+            py_cells.update(((op, k), e) for k, e in _py_impl_entries(op_overload).items())
     hop_cells = {(name, key): entry for name in hops
                  for key, entry in hop_table_entries(getattr(ops_root.higher_order, name)).items()}
     keys = [k for k in order if any(cells[op, k].served or (op, k) in py_cells for op in ops)]
@@ -157,7 +157,8 @@ def render_text(cov: Coverage) -> str:
     return "\n".join(lines)
 
 
-def _text_grid(rows: list[str], keys: list[str], cells: dict, py_cells: dict) -> list[str]:
+def _text_grid(rows: list[str], keys: list[str], cells: dict[tuple[str, str], TableEntry],
+               py_cells: dict[tuple[str, str], TableEntry]) -> list[str]:
     width = max(len(r) for r in rows)
     lines = [" " * (width + 2) + " ".join(k[i] if i < len(k) else " " for k in keys)
              for i in range(max(len(k) for k in keys))]
@@ -201,7 +202,8 @@ def _hover(op: str, entry: TableEntry) -> str:
     return text
 
 
-def _html_table(corner: str, rows: list[str], keys: list[str], cells: dict, py_cells: dict,
+def _html_table(corner: str, rows: list[str], keys: list[str], cells: dict[tuple[str, str], TableEntry],
+                py_cells: dict[tuple[str, str], TableEntry],
                 row_titles: dict[str, str]) -> str:
     esc = html.escape
     head = "".join(f"<th>{esc(k)}</th>" for k in keys)
