@@ -15,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -283,6 +284,48 @@ def test_call_op_in_thread_from_several_python_threads(ext, pyops):
     assert not errors and sorted(results) == [0, 1, 2, 3]
     for i, r in results.items():
         np.testing.assert_array_equal(r, np.full((4,), 2.0 * i))
+
+
+def test_missing_kernel_errors_race_registrations_without_crashing(ext):
+    """Issue 9 item 1: a call that finds no kernel builds its error message
+    from the operator's registrations. C++ threads (call_op_in_thread, which
+    calls without the GIL) call an operator with no kernel for their key while
+    this thread registers and removes kernels at other keys of the same
+    operator, for a few seconds: every call raises the missing-kernel error,
+    and nothing crashes (before, the message was read without the
+    registration lock: a segfault within seconds)."""
+    from opdispatch.library import Library
+
+    lib = Library("race_ext", "DEF")
+    lib.define("nok(Tensor x) -> Tensor")
+    deadline = time.monotonic() + 3.0
+    outcomes: list[str] = []
+
+    def call() -> None:
+        x = t(np.zeros(2))
+        while time.monotonic() < deadline:
+            try:
+                ext.op("call_op_in_thread")(x, "race_ext::nok")
+                outcomes.append("returned")
+            except NotImplementedError as e:
+                outcomes.append("missing" if "race_ext::nok" in str(e) and "'CPU'" in str(e) else str(e))
+            except BaseException as e:  # reported below
+                outcomes.append(repr(e))
+
+    callers = [threading.Thread(target=call, daemon=True) for _ in range(2)]
+    for c in callers:
+        c.start()
+    registrations = 0
+    while time.monotonic() < deadline:
+        for key in ("Meta", "XLA", "PrivateUse1", "AutogradXLA"):
+            fragment = Library("race_ext", "FRAGMENT")
+            fragment.impl("nok", lambda x: x, key)
+            fragment._destroy()
+            registrations += 1
+    for c in callers:
+        c.join(timeout=60)
+    lib._destroy()
+    assert registrations > 0 and outcomes and set(outcomes) == {"missing"}, set(outcomes)
 
 
 def test_kernels_record_where_they_were_registered(ext):

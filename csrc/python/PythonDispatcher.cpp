@@ -125,7 +125,7 @@ void pythonDispatcherFallback(const OperatorHandle& op, DispatchKeySet ks, Stack
     }
   }
   if (!entry.hasComputedKernelForDispatchKey(k)) {
-    entry.reportError(k);  // the error a call without the Python dispatcher raises, naming k
+    op.reportError(k);  // the error a call without the Python dispatcher raises, naming k
   }
   invokeKernel(op, below, ks, frame);
 }

@@ -32,20 +32,15 @@ OperatorHandle operatorOrThrow(const std::string& name) {
 
 /// One (key, kernel debug, reason, is_fallthrough, site) per table index:
 /// Undefined, then every runtime key by priority. `reason` is the rule of
-/// OperatorEntry::computeDispatchTableEntryWithDebug ("missing" where no
+/// OperatorHandle::dispatchTableEntries ("missing" where no
 /// kernel serves the key); `site` is "file:line" from "registered at
 /// file:line", else "".
 py::list tableEntries(const std::string& name) {
-  const OperatorEntry& entry = operatorOrThrow(name).entry();
   const std::string prefix = "registered at ";
   py::list out;
-  for (int i = 0; i < kDispatchTableSize; ++i) {
-    auto key = static_cast<DispatchKey>(i);
-    auto [kernel, reason] = entry.computeDispatchTableEntryWithDebug(key);
-    const std::string& debug = kernel->debug;
-    std::string site = debug.compare(0, prefix.size(), prefix) == 0 ? debug.substr(prefix.size()) : "";
-    out.append(py::make_tuple(std::string(toString(key)), debug, std::string(reason),
-                              kernel->kernel.isFallthrough(), site));
+  for (const DispatchTableEntryInfo& e : operatorOrThrow(name).dispatchTableEntries()) {
+    std::string site = e.debug.compare(0, prefix.size(), prefix) == 0 ? e.debug.substr(prefix.size()) : "";
+    out.append(py::make_tuple(std::string(toString(e.key)), e.debug, std::string(e.reason), e.fallthrough, site));
   }
   return out;
 }

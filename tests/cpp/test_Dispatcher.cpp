@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include <opdispatch/library.h>
 
@@ -494,5 +496,51 @@ TEST(Dispatcher, CallsRacingRegistrationsSeeOldOrNewKernel) {
   stop.store(true);
   caller.join();
   EXPECT_EQ(bad.load(), 0);
+  Dispatcher::singleton().checkInvariants();
+}
+
+TEST(Dispatcher, MissingKernelErrorsAndInspectionRaceRegistrationsAtOtherKeys) {
+  // Issue 9 item 1: the missing-kernel error and the table inspection read
+  // the registrations; threads doing both race threads that register and
+  // remove kernels at other keys of the same operator. Every call raises the
+  // missing-kernel error, and nothing crashes.
+  Library lib(Library::DEF, "disp_race_err", std::nullopt, __FILE__, __LINE__);
+  lib.def("f(Tensor x) -> int");
+  auto op = Dispatcher::singleton().findSchemaOrThrow("disp_race_err::f", "");
+  auto typed = op.typed<int64_t(const Tensor&)>();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  std::atomic<int64_t> missing{0};
+  std::atomic<int64_t> unexpected{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 2; ++i) {
+    threads.emplace_back([&] {
+      Tensor x = cpuTensor();
+      while (std::chrono::steady_clock::now() < deadline) {
+        try {
+          typed.call(x);
+          unexpected.fetch_add(1);
+        } catch (const NotImplementedError& e) {
+          bool named = std::string(e.what()).find("disp_race_err::f") != std::string::npos;
+          (named ? missing : unexpected).fetch_add(1);
+        }
+        if (op.dispatchTableEntries().size() != static_cast<size_t>(kDispatchTableSize)) {
+          unexpected.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (DispatchKey key : {DispatchKey::Meta, DispatchKey::XLA}) {
+    threads.emplace_back([&, key] {
+      while (std::chrono::steady_clock::now() < deadline) {
+        Library impl(Library::IMPL, "disp_race_err", key, __FILE__, __LINE__);
+        impl.impl("f", [](const Tensor&) -> int64_t { return 1; });
+      }
+    });
+  }
+  for (auto& t : threads) {
+    t.join();
+  }
+  EXPECT_GT(missing.load(), 0);
+  EXPECT_EQ(unexpected.load(), 0);
   Dispatcher::singleton().checkInvariants();
 }

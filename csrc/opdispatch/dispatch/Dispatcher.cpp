@@ -45,6 +45,23 @@ bool OperatorHandle::isKernelFallthroughKernel(DispatchKey k) const {
   std::lock_guard<std::mutex> lock(Dispatcher::singleton().mutex_);
   return entry_->isKernelFallthroughKernel(k);
 }
+std::vector<DispatchTableEntryInfo> OperatorHandle::dispatchTableEntries() const {
+  std::lock_guard<std::mutex> lock(Dispatcher::singleton().mutex_);
+  std::vector<DispatchTableEntryInfo> out;
+  out.reserve(kDispatchTableSize);
+  for (int i = 0; i < kDispatchTableSize; ++i) {
+    auto key = static_cast<DispatchKey>(i);
+    auto [kernel, reason] = entry_->computeDispatchTableEntryWithDebug(key);
+    out.push_back({key, kernel->debug, reason, kernel->kernel.isFallthrough()});
+  }
+  return out;
+}
+void OperatorHandle::reportError(DispatchKey k) const {
+  // The message reads the registrations (Note [Kernel lifetime]); the call
+  // path stays lock-free, only a call that fails takes the lock.
+  std::lock_guard<std::mutex> lock(Dispatcher::singleton().mutex_);
+  entry_->reportError(k);
+}
 
 void OperatorHandle::checkTypedSignature(const CppSignature& sig, const FunctionSchema& inferred) const {
   std::lock_guard<std::mutex> lock(Dispatcher::singleton().mutex_);

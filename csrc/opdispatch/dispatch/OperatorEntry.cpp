@@ -13,7 +13,7 @@ namespace opdispatch {
 namespace {
 
 void missingKernel(const OperatorHandle& op, DispatchKeySet ks, Stack*) {
-  op.entry().reportError(ks.highestPriorityTypeId());
+  op.reportError(ks.highestPriorityTypeId());
 }
 
 const AnnotatedKernel& missingKernelEntry() {

@@ -58,19 +58,24 @@ class OperatorEntry final {
   const FunctionSchema& schema() const;
   const std::string& debug() const;
   const std::vector<std::string>& tags() const;
+  /// Whether the table entry for runtime key `k` (or Undefined) is a real kernel (not missing). Lock-free.
+  bool hasComputedKernelForDispatchKey(DispatchKey k) const;
+  /// "[CPU, AutogradCPU]": the runtime keys with a kernel. Lock-free.
+  std::string listAllDispatchKeys() const;
+
+  // --- inspection of the registrations (Dispatcher mutex held: OperatorHandle's functions take it) ---
+
   /// Whether a kernel is registered directly at `k` (runtime or alias key).
   bool hasKernelForDispatchKey(DispatchKey k) const;
   /// Whether a kernel is registered directly at any runtime key of `ks`.
   bool hasKernelForAnyDispatchKey(DispatchKeySet ks) const { return runtimeKernelKeys_.has_any(ks); }
   /// Whether the kernel registered directly at `k` is a fallthrough.
   bool isKernelFallthroughKernel(DispatchKey k) const;
-  /// Whether the table entry for runtime key `k` (or Undefined) is a real kernel (not missing). Lock-free.
-  bool hasComputedKernelForDispatchKey(DispatchKey k) const;
   /// The C++ signature the unboxed kernels share, if any has one.
   std::optional<CppSignature> cppSignature() const;
 
   /// The table entry for runtime key `k` (or Undefined) with the reason it
-  /// was chosen (also for inspection: opdispatch._C._dispatch_table_entries).
+  /// was chosen (also for inspection: OperatorHandle::dispatchTableEntries).
   /// PyTorch: computeDispatchTableEntryWithDebug.
   std::pair<const AnnotatedKernel*, const char*> computeDispatchTableEntryWithDebug(DispatchKey k) const;
   /// Lines `name:`, `schema:`, `debug:`, `alias analysis kind:`, then one
@@ -82,9 +87,7 @@ class OperatorEntry final {
   /// Recomputes every table entry and the fallthrough mask and checks they
   /// equal the stored ones; throws Error with both dumps otherwise.
   void checkInvariants() const;
-  /// "[CPU, AutogradCPU]": the runtime keys with a kernel.
-  std::string listAllDispatchKeys() const;
-  /// Raises NotImplementedError: no kernel for key `k`.
+  /// Raises NotImplementedError: no kernel for key `k` (OperatorHandle::reportError takes the lock).
   [[noreturn]] void reportError(DispatchKey k) const;
 
  private:

@@ -16,6 +16,18 @@ namespace opdispatch {
 template <class FuncType>
 class TypedOperatorHandle;
 
+/// What the dispatch table computation chose for one table index, copied out
+/// (OperatorHandle::dispatchTableEntries).
+struct DispatchTableEntryInfo {
+  /// Undefined (index 0) or a runtime key.
+  DispatchKey key;
+  /// The chosen kernel's registration debug ("missing" where no kernel serves the key).
+  std::string debug;
+  /// The rule that chose it (a static string, see OperatorEntry::computeDispatchTableEntryWithDebug).
+  const char* reason;
+  bool fallthrough;
+};
+
 class OperatorHandle {
  public:
   explicit OperatorHandle(OperatorEntry* entry) : entry_(entry) {}
@@ -33,6 +45,14 @@ class OperatorHandle {
   bool hasKernelForAnyDispatchKey(DispatchKeySet ks) const;
   bool hasComputedKernelForDispatchKey(DispatchKey k) const;
   bool isKernelFallthroughKernel(DispatchKey k) const;
+  /// One entry per table index (Undefined, then every runtime key by
+  /// priority), computed by the rules the table uses. PyTorch:
+  /// computeDispatchTableEntryWithDebug.
+  std::vector<DispatchTableEntryInfo> dispatchTableEntries() const;
+  /// Raises NotImplementedError naming the operator and `k`, which no kernel
+  /// serves, with the keys that have one and the computed table (what a call
+  /// that finds no kernel raises).
+  [[noreturn]] void reportError(DispatchKey k) const;
 
   /// A typed handle for calls with C++ signature `FuncType` (e.g.
   /// `Tensor(const Tensor&, double)`). Throws Error if the signature does not
