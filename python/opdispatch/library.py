@@ -25,7 +25,6 @@ import contextvars
 import functools
 import importlib
 import re
-import sys
 import warnings
 import weakref
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, Union
@@ -141,11 +140,20 @@ def _call_site_frame() -> Optional[tuple[str, int]]:
     return _SITE.get() or _C._python_call_site()
 
 
+# (file, line) -> its "file:line" text, made once per site: registrations in a
+# loop or from one module share the strings kept per kernel.
+_SITE_TEXTS: dict[tuple[str, int], str] = {}
+
+
 def _call_site() -> str:
-    """"file:line" of the registration being made (interned: registrations in
-    a loop or from one module share the strings kept per kernel)."""
+    """"file:line" of the registration being made."""
     site = _SITE.get() or _C._python_call_site()  # _call_site_frame(), inlined: once per registration
-    return sys.intern(f"{site[0]}:{site[1]}") if site else "(unknown)"
+    if not site:
+        return "(unknown)"
+    text = _SITE_TEXTS.get(site)
+    if text is None:
+        text = _SITE_TEXTS[site] = f"{site[0]}:{site[1]}"
+    return text
 
 
 def _tag_names(schema: str, tags: Tag | Sequence[Tag]) -> list[str]:
