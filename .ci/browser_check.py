@@ -2,14 +2,14 @@
 `python -m opdispatch coverage --html` for built-in, custom (Library and
 custom_op) and C++ extension operators, has headless Chromium render it,
 checks the DOM Chromium built (every operator a row, each cell's kind and
-hover text) and the screenshot (the cell colours are painted), and leaves the
-page and the PNG in OUT_DIR for a person to look at.
+hover text, py_impl kernels marked, the higher-order operators' section) and
+the screenshot (the cell colours and the py_impl mark are painted), and
+leaves the page and the PNG in OUT_DIR for a person to look at.
 
 Usage: python .ci/browser_check.py OUT_DIR
 """
 from __future__ import annotations
 
-import glob
 import html.parser
 import os
 import shutil
@@ -36,10 +36,16 @@ CUSTOM_OPS = textwrap.dedent("""\
     @custom_op("browsercheck::made_by_custom_op", mutates_args=())
     def made_by_custom_op(x: opdispatch.Tensor) -> opdispatch.Tensor:
         return x.clone()
+
+    @opdispatch.ops.browsercheck.direct.default.py_impl(opdispatch._C.DispatchKey.Meta)
+    def direct_meta(x):
+        return x
 """)
-#: Colours of _coverage's CSS that the screenshot must show: kernel, Autograd, backend fallback, CIA.
+#: Colours of _coverage's CSS that the screenshot must show: kernel, Autograd, backend fallback, CIA, the
+#: py_impl mark, a higher-order operator's mode kernels.
 PAINTED = {"kernel": (0x2E, 0x7D, 0x32), "Autograd": (0x64, 0xB5, 0xF6), "fallback": (0xFF, 0xB7, 0x4D),
-           "CompositeImplicitAutograd": (0xAE, 0xD5, 0x81)}
+           "CompositeImplicitAutograd": (0xAE, 0xD5, 0x81), "pyimpl": (0x7B, 0x1F, 0xA2),
+           "modes": (0xFF, 0xF1, 0x76), "CompositeExplicitAutograd": (0x81, 0xC7, 0x84)}
 
 
 def chromium() -> str:
@@ -100,6 +106,7 @@ def main(out: Path) -> None:
     rows.feed(dom)
     header = rows.rows.pop("operator")
     keys = [text for _, text, _ in header]
+    hop_keys = [text for _, text, _ in rows.rows.pop("higher-order operator")]
     for op in ("od::add.Tensor", "myext::fma", "myext::relu_", "browsercheck::direct",
                "browsercheck::made_by_custom_op"):
         assert op in rows.rows, f"row {op} missing from the rendered page"
@@ -111,14 +118,28 @@ def main(out: Path) -> None:
     assert direct["PrivateUse1"][:2] == ("fallthrough", "skip") and "browsercheck_ops.py:7" in direct["CPU"][2]
     assert dict(zip(keys, rows.rows["browsercheck::implicit"]))["CPU"][:2] == ("CompositeImplicitAutograd", "CIA")
     assert dict(zip(keys, rows.rows["od::add.Tensor"]))["AutogradCPU"][0] == "Autograd"
+    assert direct["Meta"][0] == "missing pyimpl" and "direct_meta at Python" in direct["Meta"][2], direct["Meta"]
+    cond = dict(zip(hop_keys, rows.rows["cond"]))
+    assert cond["Python"][:2] == ("modes", "modes") and "FakeTensorMode" in cond["Python"][2], cond["Python"]
+    assert cond["CPU"][0] == "CompositeExplicitAutograd" and cond["PythonDispatcher"][0] == "fallthrough"
 
     png = out / "coverage.png"
     browser("--window-size=1600,1200", f"--screenshot={png}", page.as_uri())
     colours = {rgb for _, rgb in Image.open(png).convert("RGB").getcolors(maxcolors=1 << 24)}
     missing = [kind for kind, rgb in PAINTED.items() if rgb not in colours]
     assert not missing, f"the screenshot shows no cell painted as {missing}"
-    print(f"browser check passed: {len(rows.rows)} operators x {len(keys)} keys rendered by Chromium; "
-          f"look at {png}")
+    # The higher-order operators alone (coverage higher_order): their cells, painted.
+    hop_page = out / "coverage-higher-order.html"
+    subprocess.run([sys.executable, "-m", "opdispatch", "coverage", "higher_order", "--html", str(hop_page)],
+                   env=env, check=True, timeout=300)
+    hop_png = out / "coverage-higher-order.png"
+    browser("--window-size=1600,700", f"--screenshot={hop_png}", hop_page.as_uri())
+    pixels = Image.open(hop_png).convert("RGB")
+    colours = {rgb for _, rgb in pixels.crop((0, 250, *pixels.size)).getcolors(maxcolors=1 << 24)}  # below the legend
+    missing = [kind for kind in ("modes", "Autograd", "CompositeExplicitAutograd") if PAINTED[kind] not in colours]
+    assert not missing, f"the higher-order operators' screenshot shows no cell painted as {missing}"
+    print(f"browser check passed: {len(rows.rows) - 2} operators x {len(keys)} keys and 2 higher-order operators "
+          f"x {len(hop_keys)} keys rendered by Chromium; look at {png} and {hop_png}")
 
 
 if __name__ == "__main__":

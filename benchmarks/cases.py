@@ -3,7 +3,7 @@ statements for opdispatch and, when PyTorch is installed, for PyTorch."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 
 @dataclasses.dataclass

@@ -46,7 +46,7 @@ def cmake_configure_and_build(source: Path, build_dir: Path) -> None:
     assert build.returncode == 0, build.stdout[-20000:] + build.stderr[-20000:]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def cmake_build() -> Path:
     """Builds the example (incrementally) with CMake and Ninja; returns libmyext.so."""
     cmake_configure_and_build(EXAMPLE, BUILD)

@@ -12,7 +12,6 @@ import opdispatch
 from opdispatch import _C, library, ops
 from opdispatch.library import Library
 
-from _helpers import tensor
 
 
 def _impls_of(ns: str) -> list[str]:

@@ -104,7 +104,8 @@ def test_html_page_on_builtin_and_cpp_extension_ops():
     cls, text, title = fma["CPU"]
     assert (cls, text) == ("kernel", "kernel")
     assert f"C++ {EXAMPLE / 'cpu_kernels.cpp'}:" in title and "myext::fma at CPU" in title
-    assert fma["AutogradCPU"][0] == "fallback" and "DefaultFallbacks.cpp" in fma["AutogradCPU"][2]
+    # The autograd layer's fallback (a default registration replacing the core's, Note [Default fallbacks]).
+    assert fma["AutogradCPU"][0] == "fallback" and "_library/autograd.py" in fma["AutogradCPU"][2]
     call_op = dict(zip(cov.keys, body["myext::call_op"]))
     assert call_op["CPU"][:2] == ("CompositeImplicitAutograd", "CIA")
     assert "<title>myext coverage</title>" in page
@@ -117,3 +118,78 @@ def test_html_page_on_builtin_and_cpp_extension_ops():
 def test_unknown_namespace():
     with pytest.raises(ValueError, match="no operators in namespace 'no_such_ns'"):
         _coverage.coverage("no_such_ns")
+
+
+def test_py_impl_kernels_are_marked_where_the_python_dispatcher_would_run_them(lib, ns):
+    from opdispatch import _C
+    from opdispatch.utils._python_dispatch import TorchDispatchMode
+
+    lib.define("f(Tensor x) -> Tensor")
+    lib.impl("f", lambda x: x, "CPU")
+    op = getattr(opdispatch.ops, ns).f.default
+    line = inspect.currentframe().f_lineno + 1
+    @op.py_impl(_C.DispatchKey.CompositeExplicitAutograd)
+    def f_py(x):
+        return x
+
+    class Mode(TorchDispatchMode):
+        pass
+
+    op.py_impl(Mode)(lambda mode, x: x)
+    cov = _coverage.coverage(ns)
+    name = f"{ns}::f"
+    py = cov.py_cells
+    # resolve_key's precedence: the C++ kernel at CPU wins; the py_impl CEA kernel serves the other backends.
+    assert (name, "CPU") not in py and py[name, "Meta"].source == "CompositeExplicitAutograd"
+    assert py[name, "Meta"].site == f"{__file__}:{line}" and py[name, "Meta"].kernel.endswith("f_py")
+    assert py[name, "Undefined"].rule == "default backend kernel" and (name, "AutogradCPU") not in py
+    assert "Mode" in py[name, "Python"].kernel
+    assert "Meta" in cov.keys and "Python" in cov.keys  # columns a py_impl kernel serves are shown
+    assert _coverage.cell_kind(cov.cells[name, "Meta"]) == "missing"  # the C++ table is unchanged
+    row = next(line for line in _coverage.render_text(cov).splitlines() if line.startswith(f"{name} "))
+    codes = dict(zip(cov.keys, row.split()[1:]))
+    assert codes["CPU"] == "K" and codes["Meta"] == codes["Python"] == "P"
+    parser = _Cells()
+    parser.feed(_coverage.render_html(cov, "t"))
+    cells = dict(zip(cov.keys, dict(parser.rows[1:])[name]))
+    assert cells["Meta"][0] == "missing pyimpl" and cells["CPU"][0] == "kernel"
+    assert f"py_impl(CompositeExplicitAutograd) kernel" in cells["Meta"][2] and f"{__file__}:{line}" in cells["Meta"][2]
+
+
+def test_a_section_for_higher_order_operators():
+    from opdispatch import _C
+    from opdispatch._ops import HigherOrderOperator, _higher_order_ops
+
+    hop = HigherOrderOperator("coverage_hop")
+    try:
+        line = inspect.currentframe().f_lineno + 1
+        @hop.py_impl(_C.DispatchKey.CPU)
+        def on_cpu(x):
+            return x
+
+        hop.fallthrough(_C.DispatchKey.AutogradCPU)
+        cov = _coverage.coverage("higher_order")
+        assert cov.ops == [] and {"cond", "map_impl", "coverage_hop"} <= set(cov.hops)
+        mine = {k: _coverage.cell_kind(cov.hop_cells["coverage_hop", k]) for k in cov.hop_keys}
+        assert mine["CPU"] == "kernel" and cov.hop_cells["coverage_hop", "CPU"].site == f"{__file__}:{line}"
+        assert mine["AutogradCPU"] == mine["PythonDispatcher"] == mine["ADInplaceOrView"] == "fallthrough"
+        assert mine["Meta"] == "missing" and mine["Python"] == "modes"
+        cond = {k: _coverage.cell_kind(cov.hop_cells["cond", k]) for k in cov.hop_keys}
+        assert cond["CPU"] == cond["Undefined"] == "CompositeExplicitAutograd" and cond["AutogradCPU"] == "Autograd"
+        assert "ProxyTorchDispatchMode, FakeTensorMode" in cov.hop_cells["cond", "Python"].kernel
+        text = _coverage.render_text(cov)
+        assert "Higher-order operators (opdispatch.ops.higher_order" in text
+        row = next(line for line in text.splitlines() if line.startswith("coverage_hop "))
+        assert dict(zip(cov.hop_keys, row.split()[1:]))["CPU"] == "K"
+        page = _coverage.render_html(cov, "t")
+        parser = _Cells()
+        parser.feed(page)
+        rows = dict(parser.rows)
+        assert [c[1] for c in rows["higher-order operator"]][:1] == ["Undefined"]
+        cells = dict(zip(cov.hop_keys, rows["cond"]))
+        assert cells["Python"][:2] == ("modes", "modes") and "FakeTensorMode" in cells["Python"][2]
+        assert cells["AutogradCPU"][0] == "Autograd" and "cond.py:" in cells["AutogradCPU"][2]
+        assert '<h2 id="higher-order">' in page
+        assert "cond" in _coverage.coverage().hops and _coverage.coverage("od").hops == []
+    finally:
+        del _higher_order_ops["coverage_hop"]

@@ -424,7 +424,7 @@ def test_two_processes_loading_the_same_extension_both_succeed(tmp_path):
     procs = [subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outs = [p.communicate(timeout=300) for p in procs]
-    for p, (out, err) in zip(procs, outs):
+    for p, (_, err) in zip(procs, outs):
         assert p.returncode == 0, err
     paths = {out.strip() for out, _ in outs}
     assert len(paths) == 1 and answer(Path(paths.pop())) == 42

@@ -1003,7 +1003,7 @@ def test_infer_schema_beyond_the_seed():
     assert infer_schema(pep604, mutates_args=(), op_name="f") == (
         "f(Tensor? x, SymInt[]? y, float[] z, Scalar? n=None) -> SymInt")
 
-    def defaults(x: Tensor, s: str = "mean", d: opdispatch.device = opdispatch.device("cpu"),
+    def defaults(x: Tensor, s: str = "mean", d: opdispatch.device = opdispatch.device("cpu"),  # noqa: B008
                  t: opdispatch.dtype = opdispatch.int64, b: bool = False, f: float = -0.5) -> list[Tensor]:
         return []
 

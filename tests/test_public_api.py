@@ -63,6 +63,13 @@ def test_lazy_names_are_listed_before_they_are_loaded():
     assert r.returncode == 0, r.stderr
 
 
+def test_private_modules_real_code_reaches_through_the_package():
+    # torchao calls torch._custom_ops.get_ctx() after a bare `import torch`: PyTorch imports it eagerly.
+    code = "import opdispatch\nassert opdispatch._custom_ops.__name__ == 'opdispatch._custom_ops' and callable(opdispatch._custom_ops.get_ctx)\n"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+
+
 def test_unknown_attributes_raise_attribute_error():
     import opdispatch
     import opdispatch.library

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import opdispatch
-from opdispatch import _C, autograd, ops
+from opdispatch import _C, ops
 from opdispatch._dispatch.python import enable_python_dispatcher, no_python_dispatcher
 from opdispatch.library import Library
 from opdispatch.utils._python_dispatch import TorchDispatchMode

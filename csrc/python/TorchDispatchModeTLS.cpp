@@ -213,7 +213,9 @@ struct DisableTorchDispatch {
 void initTorchDispatchModeBindings(py::module_& m) {
   namespace tls = TorchDispatchModeTLS;
   py::enum_<TorchDispatchModeKey>(m, "_TorchDispatchModeKey",
-                                  "The slots of infrastructure modes on the dispatch mode stack.")
+                                  "The slots of infrastructure modes on the dispatch mode stack (FAKE: "
+                                  "FakeTensorMode, PROXY: the make_fx tracer), below the user modes. PyTorch: "
+                                  "torch._C._TorchDispatchModeKey.")
       .value("FUNCTIONAL", TorchDispatchModeKey::FUNCTIONAL)
       .value("PROXY", TorchDispatchModeKey::PROXY)
       .value("FAKE", TorchDispatchModeKey::FAKE);

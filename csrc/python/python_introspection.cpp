@@ -12,6 +12,8 @@
 #include <opdispatch/schema/SchemaParser.h>
 
 #include "IValueConversion.h"
+#include "PythonCall.h"
+#include "PythonTensor.h"
 #include "python_dispatch.h"
 
 namespace py = pybind11;
@@ -35,12 +37,11 @@ OperatorHandle operatorOrThrow(const std::string& name) {
 /// file:line", else "".
 py::list tableEntries(const std::string& name) {
   const OperatorEntry& entry = operatorOrThrow(name).entry();
-  const Dispatcher& dispatcher = Dispatcher::singleton();
   const std::string prefix = "registered at ";
   py::list out;
   for (int i = 0; i < kDispatchTableSize; ++i) {
     auto key = static_cast<DispatchKey>(i);
-    auto [kernel, reason] = entry.computeDispatchTableEntryWithDebug(dispatcher, key);
+    auto [kernel, reason] = entry.computeDispatchTableEntryWithDebug(key);
     const std::string& debug = kernel->debug;
     std::string site = debug.compare(0, prefix.size(), prefix) == 0 ? debug.substr(prefix.size()) : "";
     out.append(py::make_tuple(std::string(toString(key)), debug, std::string(reason),
@@ -51,18 +52,25 @@ py::list tableEntries(const std::string& name) {
 
 void appendKeys(py::list& out, const std::string& arg, int index, const Tensor& t) {
   if (t.defined()) {
-    out.append(py::make_tuple(arg, index, t.key_set()));
+    PyObject* obj = wrapTensor(t);
+    if (obj == nullptr) {
+      throw py::error_already_set();
+    }
+    out.append(py::make_tuple(arg, index, t.key_set(), py::reinterpret_steal<py::object>(obj)));
   }
 }
 
-/// (argument name, list index or -1, DispatchKeySet) for every tensor a call
-/// with `args`/`kwargs` passes, bound to the schema exactly as the call would
-/// (same TypeErrors); the key set is the tensor's own, before TLS and masks.
+/// (argument name, list index or -1, DispatchKeySet, tensor) for every tensor
+/// a call with `args`/`kwargs` passes, bound to the schema exactly as the call
+/// would (same TypeErrors); the key set is the tensor's own, before TLS and
+/// masks, and the tensor the caller's own object (a subclass instance stays one).
 py::list argumentKeySets(const std::string& name, const std::string& overload, py::args args,
                          py::kwargs kwargs) {
-  const FunctionSchema& schema = Dispatcher::singleton().findSchemaOrThrow(name, overload).schema();
+  OperatorHandle op = Dispatcher::singleton().findSchemaOrThrow(name, overload);
+  const AnnotatedSchema& s = schemaForCall(op.entry());
+  const FunctionSchema& schema = s.schema;
   Stack stack;
-  pushArgumentsForSchema(schema, args.ptr(), kwargs.ptr(), stack);
+  BoundArguments(s, PyCallArgumentsFromTuple(args.ptr(), kwargs.ptr()).get()).pushIValues(stack);
   py::list out;
   const auto& arguments = schema.arguments();
   for (size_t i = 0; i < arguments.size(); ++i) {
@@ -96,7 +104,7 @@ void initIntrospectionBindings(py::module_& m) {
         "`name` ('ns::op' or 'ns::op.overload'), computed by the rules the dispatch table uses (reason 'missing' "
         "where no kernel serves the key; site 'file:line' or '').");
   m.def("_dispatch_argument_key_sets", &argumentKeySets, py::arg("name"), py::arg("overload"),
-        "[(argument, list index or -1, DispatchKeySet)]: the tensors a call of operator `name` (with overload "
+        "[(argument, list index or -1, DispatchKeySet, tensor)]: the tensors a call of operator `name` (with overload "
         "`overload`, '' for the default) passes with the positional and keyword arguments that follow, bound "
         "as the call binds them.");
 }

@@ -34,6 +34,7 @@ struct PyType {
   TypePtr type;
 };
 /// Classes with a get() of the one type of their kind, and the others.
+// clang-format off
 #define OPDISPATCH_PY_SINGLETON_TYPE_CLASSES(_)                                                           \
   _(TensorType, Tensor) _(IntType, Int) _(SymIntType, SymInt) _(FloatType, Float) _(ComplexType, Complex) \
   _(BoolType, Bool) _(SymBoolType, SymBool) _(StringType, Str) _(NumberType, Scalar)                     \
@@ -42,6 +43,7 @@ struct PyType {
   OPDISPATCH_PY_SINGLETON_TYPE_CLASSES(_)                                                                \
   _(OptionalType, Optional) _(ListType, List) _(TupleType, Tuple) _(DictType, Dict) _(FutureType, Future) \
   _(AwaitType, Await) _(RRefType, RRef) _(UnionType, Union)
+// clang-format on
 #define OPDISPATCH_DECLARE(Name, Kind) \
   struct Py##Name : PyType {};
 OPDISPATCH_PY_TYPE_CLASSES(OPDISPATCH_DECLARE)

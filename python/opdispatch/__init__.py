@@ -8,7 +8,7 @@ __version__ = "0.1.0"
 import importlib
 from typing import Any
 
-from . import _C
+from . import _C as _C
 from ._C import (
     bool,
     complex64,
@@ -33,13 +33,13 @@ from ._functional import *  # noqa: F401,F403  (factories and functional forms o
 from . import autograd, testing
 from ._library import autograd as _library_autograd
 from ._checks import (
-    _check,
-    _check_index,
-    _check_is_size,
-    _check_not_implemented,
-    _check_type,
-    _check_value,
-    _check_with,
+    _check as _check,
+    _check_index as _check_index,
+    _check_is_size as _check_is_size,
+    _check_not_implemented as _check_not_implemented,
+    _check_type as _check_type,
+    _check_value as _check_value,
+    _check_with as _check_with,
 )
 from ._layout import layout, strided
 from .autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
@@ -59,6 +59,7 @@ _library_autograd.install_not_implemented_fallback()
 
 # Loaded on first use, so that `import opdispatch` stays lean: name -> (module, attribute or None for the module).
 _LAZY = {
+    "_custom_ops": ("._custom_ops", None),
     "cpp_extension": (".cpp_extension", None),
     "explain": ("._explain", "explain"),
     "types": (".types", None),
@@ -73,13 +74,13 @@ __all__ = [
     "cfloat",
     "complex64",
     "complex128",
-    "cpp_extension",
+    "cpp_extension",  # noqa: F405  (lazy: __getattr__)
     "device",
     "double",
     "dtype",
     "enable_grad",
     "float",
-    "explain",
+    "explain",  # noqa: F405  (lazy: __getattr__)
     "float16",
     "float32",
     "float64",
@@ -100,7 +101,7 @@ __all__ = [
     "short",
     "strided",
     "testing",
-    "types",
+    "types",  # noqa: F405  (lazy: __getattr__)
     "uint8",
     *_functional.__all__,
 ]

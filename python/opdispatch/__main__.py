@@ -5,9 +5,11 @@
   explain NS::OP[.OVERLOAD] [ARG ...]
                               how a call with these arguments would dispatch, step by step
                               (ARG: a Python expression such as "randn(2, requires_grad=True)",
-                              or NAME=EXPRESSION for a keyword argument)
+                              or NAME=EXPRESSION for a keyword argument; higher_order::NAME
+                              for a higher-order operator; --fake, --python-dispatcher)
   coverage [NAMESPACE] [--html FILE]
-                              operators x dispatch keys: what serves each key
+                              operators x dispatch keys: what serves each key (and the
+                              higher-order operators': NAMESPACE higher_order, or none)
   demo [OPTIONS]              train a small MLP on handwritten digits through the dispatcher
                               (opdispatch.demo; needs scikit-learn: pip install "opdispatch[demo]")
 
@@ -18,6 +20,7 @@ operators) run first, in the order given; both can be repeated.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import importlib
 import re
@@ -166,24 +169,31 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
     name, overload = _split_name(args.op)
     full = name + ("." + overload if overload else "")
-    if not _C._dispatch_has_kernel(full) and not any(n.startswith(name + ".") for n in _all_ops()):
+    if name.startswith("higher_order::"):
+        if name.split("::", 1)[1] not in list(_ops.higher_order):
+            print(f"error: no higher-order operator {name!r}; known: "
+                  f"{', '.join('higher_order::' + n for n in _ops.higher_order)}", file=sys.stderr)
+            return 2
+    elif not _C._dispatch_has_kernel(full) and not any(n.startswith(name + ".") for n in _all_ops()):
         return _unknown_operator(full)
-    try:
-        call_args, call_kwargs = _call_arguments(args.args)
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    guards = [_C._IncludeDispatchKeyGuard(_keyset(args.include)), _C._ExcludeDispatchKeyGuard(_keyset(args.exclude))]
-    for guard in guards:
-        guard.__enter__()
-    try:
-        report = explain(args.op if overload else name, *call_args, **call_kwargs)
-    except (TypeError, RuntimeError) as e:  # the arguments do not bind, or no such overload
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    finally:
-        for guard in reversed(guards):
-            guard.__exit__(None, None, None)
+    with contextlib.ExitStack() as stack:
+        # --fake: the ARGs are made inside the mode (fake tensors); --include/--exclude apply to the call only.
+        if args.fake:
+            from ._subclasses.fake_tensor import FakeTensorMode
+
+            stack.enter_context(FakeTensorMode())
+        if args.python_dispatcher:
+            from ._dispatch.python import enable_python_dispatcher
+
+            stack.enter_context(enable_python_dispatcher())
+        try:
+            call_args, call_kwargs = _call_arguments(args.args)
+            stack.enter_context(_C._IncludeDispatchKeyGuard(_keyset(args.include)))
+            stack.enter_context(_C._ExcludeDispatchKeyGuard(_keyset(args.exclude)))
+            report = explain(args.op if overload else name, *call_args, **call_kwargs)
+        except (ValueError, TypeError, RuntimeError) as e:  # a bad ARG, arguments that do not bind, no such overload
+            print(f"error: {e}", file=sys.stderr)
+            return 2
     print(report)
     return 0
 
@@ -217,7 +227,8 @@ def _cmd_coverage(args: argparse.Namespace) -> int:
         return 0
     title = f"opdispatch coverage: {args.namespace + '::' if args.namespace else 'all operators'}"
     Path(args.html).write_text(_coverage.render_html(cov, title), encoding="utf-8")
-    print(f"wrote {args.html}: {len(cov.ops)} operators x {len(cov.keys)} dispatch keys")
+    hops = f", {len(cov.hops)} higher-order operators x {len(cov.hop_keys)} keys" if cov.hops else ""
+    print(f"wrote {args.html}: {len(cov.ops)} operators x {len(cov.keys)} dispatch keys{hops}")
     return 0
 
 
@@ -276,7 +287,8 @@ def _build_parser() -> argparse.ArgumentParser:
         "it, where it was registered), and for a call that would fail, why and what registration would serve it. "
         "Example: python -m opdispatch explain od::add \"randn(2, requires_grad=True)\" \"randn(2)\" alpha=2",
     )
-    p.add_argument("op", metavar="NS::OP[.OVERLOAD]", help="the operator; without an overload, the call picks one")
+    p.add_argument("op", metavar="NS::OP[.OVERLOAD]",
+                   help="the operator (without an overload, the call picks one), or higher_order::NAME")
     p.add_argument("args", nargs="*", metavar="ARG",
                    help="a Python expression over opdispatch's names (randn(2), empty(2, 3, device='meta'), 1.5), "
                         "or NAME=EXPRESSION for a keyword argument")
@@ -284,15 +296,23 @@ def _build_parser() -> argparse.ArgumentParser:
                    help="add KEY to the thread-local include set first (repeatable)")
     p.add_argument("--exclude", action="append", type=_runtime_key, metavar="KEY",
                    help="add KEY to the thread-local exclude set first (repeatable)")
+    p.add_argument("--fake", action="store_true",
+                   help="explain the call inside FakeTensorMode (the ARGs become fake tensors)")
+    p.add_argument("--python-dispatcher", action="store_true",
+                   help="explain the call with the Python dispatcher on (py_impl kernels count)")
     p.set_defaults(handler=_cmd_explain)
 
     p = sub.add_parser(
         "coverage", parents=[preload], help="operators x dispatch keys: what serves each key",
         description="For each operator and dispatch key: a kernel registered at the key, an alias-key kernel "
         "(CompositeExplicitAutograd, CompositeImplicitAutograd, Autograd, ...), a backend fallback, a fallthrough, "
-        "or nothing. Text by default; --html FILE writes a page with the registration sites on hover.",
+        "or nothing; marked where a py_impl kernel would run instead while the Python dispatcher is on. Then the "
+        "higher-order operators (without NAMESPACE, or with higher_order): their py_impl kernels per key and per "
+        "mode or subclass, and their fallthroughs. Text by default; --html FILE writes a page with the "
+        "registration sites on hover.",
     )
-    p.add_argument("namespace", nargs="?", help="only this namespace (e.g. myext)")
+    p.add_argument("namespace", nargs="?", help="only this namespace (e.g. myext; higher_order for the higher-order "
+                                                "operators)")
     p.add_argument("--html", metavar="FILE", help="write an HTML page to FILE instead of printing text")
     p.set_defaults(handler=_cmd_coverage)
 

@@ -1,6 +1,8 @@
 """`python -m opdispatch coverage`: operators x dispatch keys, each cell
 saying what serves the key (a kernel registered there, an alias-key kernel
-and which, a backend fallback, a fallthrough, or nothing), as text or as an
+and which, a backend fallback, a fallthrough, or nothing, and the py_impl
+kernel the Python dispatcher would run instead), then the higher-order
+operators x keys (their py_impl kernels and fallthroughs), as text or as an
 HTML page with the registration sites on hover."""
 from __future__ import annotations
 
@@ -8,8 +10,10 @@ import dataclasses
 import html
 from typing import Optional
 
+from typing import Any
+
 from . import _C
-from ._introspection import TableEntry, table_entries
+from ._introspection import TableEntry, function_name, hop_table_entries, py_impl_entry, python_site, table_entries
 
 #: Cell kinds: (one-letter code for text, label for HTML, meaning).
 KINDS = {
@@ -22,8 +26,13 @@ KINDS = {
     "fallback": ("F", "fallback", "a backend fallback (for every operator)"),
     "fallthrough": ("T", "skip", "a fallthrough: the key is skipped"),
     "ambiguous": ("X", "ambiguous", "ambiguous AutogradOther: calling raises"),
+    "modes": ("M", "modes", "a higher-order operator's kernels per mode class and tensor subclass"),
     "missing": (".", "", "nothing serves the key: calling raises"),
 }
+
+#: A cell with a py_impl kernel: (text code, HTML class, meaning). The text grid shows the code instead of the
+#: C++ entry's; the page marks the cell and keeps its C++ colour.
+PY_IMPL = ("P", "pyimpl", "a py_impl kernel, run instead of the C++ entry while the Python dispatcher is on")
 
 
 def cell_kind(entry: TableEntry) -> str:
@@ -34,6 +43,8 @@ def cell_kind(entry: TableEntry) -> str:
         return "fallthrough"
     if entry.rule == "ambiguous autogradother":
         return "ambiguous"
+    if entry.rule == "mode and subclass kernels":
+        return "modes"
     if entry.rule == "backend fallback":
         return "fallback"
     if entry.rule == "kernel":
@@ -46,48 +57,114 @@ class Coverage:
     """``ops``: qualified names ("ns::op.overload"), sorted; ``schemas``:
     name -> schema text ("" for an operator with kernels but no definition);
     ``keys``: the columns, the runtime keys (and Undefined) that serve at
-    least one of the operators, by priority; ``cells``: (op, key) -> entry."""
+    least one of the operators (in C++ or with a py_impl kernel), by priority; ``cells``: (op, key) -> entry;
+    ``py_cells``: (op, key) -> the py_impl kernel the Python dispatcher runs
+    there (:func:`~opdispatch._introspection.py_impl_entry`; at the Python
+    key, the operator's ``py_impl(ModeClass)`` kernels), only where there is
+    one. ``hops``: the higher-order operators' names, sorted; ``hop_keys``
+    and ``hop_cells``: their columns and entries
+    (:func:`~opdispatch._introspection.hop_table_entries`)."""
 
     ops: list[str]
     schemas: dict[str, str]
     keys: list[str]
     cells: dict[tuple[str, str], TableEntry]
+    py_cells: dict[tuple[str, str], TableEntry] = dataclasses.field(default_factory=dict)
+    hops: list[str] = dataclasses.field(default_factory=list)
+    hop_keys: list[str] = dataclasses.field(default_factory=list)
+    hop_cells: dict[tuple[str, str], TableEntry] = dataclasses.field(default_factory=dict)
 
 
 def coverage(namespace: Optional[str] = None) -> Coverage:
-    """The coverage of the operators of ``namespace`` (all operators if None).
-    Raises ValueError if the namespace has no operators."""
+    """The coverage of the operators of ``namespace`` (all operators and the
+    higher-order operators if None; only the higher-order operators for
+    "higher_order"). Raises ValueError if the namespace has no operators."""
+    from ._ops import ops as ops_root
+
     ops = sorted(n for n in _C._dispatch_get_all_op_names() if namespace is None or n.split("::")[0] == namespace)
-    if not ops:
+    hops = sorted(ops_root.higher_order) if namespace in (None, "higher_order") else []
+    if not ops and not hops:
         raise ValueError(f"no operators in namespace {namespace!r}")
     cells: dict[tuple[str, str], TableEntry] = {}
+    py_cells: dict[tuple[str, str], TableEntry] = {}
     schemas = {}
-    order: list[str] = []
+    order: list[str] = [e.name for e in _C.DispatchKey.__members__.values()
+                        if e.name == "Undefined" or not _C._dispatch_is_alias_key(e)]
     for op in ops:
         name, _, overload = op.partition(".")
         try:
             schemas[op] = str(_C._dispatch_find_schema_or_throw(name, overload).schema)
         except RuntimeError:
             schemas[op] = ""  # kernels registered without a definition
-        entries = table_entries(op)
-        order = list(entries)
-        for key, entry in entries.items():
+        for key, entry in table_entries(op).items():
             cells[op, key] = entry
-    keys = [k for k in order if any(cells[op, k].served for op in ops)]
-    return Coverage(ops, schemas, keys, cells)
+        overload = _existing_overload(op)
+        if overload is not None:
+            py_cells.update(((op, k), e) for k, e in _py_impl_entries(overload).items())
+    hop_cells = {(name, key): entry for name in hops
+                 for key, entry in hop_table_entries(getattr(ops_root.higher_order, name)).items()}
+    keys = [k for k in order if any(cells[op, k].served or (op, k) in py_cells for op in ops)]
+    hop_keys = [k for k in order if any(hop_cells[h, k].served for h in hops)]
+    return Coverage(ops, schemas, keys, cells, py_cells, hops, hop_keys, hop_cells)
+
+
+def _existing_overload(qualname: str) -> Optional[Any]:
+    """The OpOverload of ``qualname`` if Python has made it (py_impl kernels
+    live on it, so an operator never looked up from Python has none), else
+    None; looks without creating one."""
+    from ._ops import OpOverload, OpOverloadPacket, _OpNamespace, ops as ops_root
+
+    name, _, overload = qualname.partition(".")
+    ns, op = name.split("::", 1)
+    namespace = vars(ops_root).get(ns)
+    packet = vars(namespace).get(op) if isinstance(namespace, _OpNamespace) else None
+    found = vars(packet).get(overload or "default") if isinstance(packet, OpOverloadPacket) else None
+    return found if isinstance(found, OpOverload) else None
+
+
+def _py_impl_entries(op: Any) -> dict[str, TableEntry]:
+    """{runtime key: entry} of the keys where the Python dispatcher runs a
+    py_impl kernel of OpOverload ``op``: the kernel resolve_key picks (alias
+    keys included), and at the Python key its ``py_impl(ModeClass)`` kernels."""
+    if not op.py_kernels and not op.python_key_table:
+        return {}
+    out = {}
+    for key in _C.DispatchKey.__members__:
+        k = _C.DispatchKey.__members__[key]
+        if key == "Python" and op.python_key_table:
+            modes = ", ".join(f"{cls.__name__}: {function_name(fn)} at {python_site(fn)}"
+                              for cls, fn in op.python_key_table.items())
+            out[key] = TableEntry(key, "mode and subclass kernels", f"py_impl kernels for modes: {modes}", "",
+                                  False, "Python")
+        elif key != "Python" and (key == "Undefined" or not _C._dispatch_is_alias_key(k)):
+            entry = py_impl_entry(op, key)
+            if entry is not None:
+                out[key] = entry
+    return out
 
 
 def render_text(cov: Coverage) -> str:
-    """A grid of one-letter codes (legend first), the key names written downwards above their columns."""
-    width = max(len(op) for op in cov.ops)
-    tall = max(len(k) for k in cov.keys)
-    lines = ["Legend:", *(f"  {code}  {meaning}" for code, _, meaning in KINDS.values()), ""]
-    for row in range(tall):
-        lines.append(" " * (width + 2) + " ".join(k[row] if row < len(k) else " " for k in cov.keys))
-    for op in cov.ops:
-        codes = " ".join(KINDS[cell_kind(cov.cells[op, k])][0] for k in cov.keys)
-        lines.append(f"{op:<{width}}  {codes}")
+    """Grids of one-letter codes (legend first), the key names written
+    downwards above their columns: the operators, then the higher-order
+    operators."""
+    lines = ["Legend:", *(f"  {code}  {meaning}" for code, _, meaning in KINDS.values()),
+             f"  {PY_IMPL[0]}  {PY_IMPL[2]}"]
+    if cov.ops:
+        lines += ["", *_text_grid(cov.ops, cov.keys, cov.cells, cov.py_cells)]
+    if cov.hops:
+        lines += ["", "Higher-order operators (opdispatch.ops.higher_order; every kernel is a py_impl kernel):",
+                  *_text_grid(cov.hops, cov.hop_keys, cov.hop_cells, {})]
     return "\n".join(lines)
+
+
+def _text_grid(rows: list[str], keys: list[str], cells: dict, py_cells: dict) -> list[str]:
+    width = max(len(r) for r in rows)
+    lines = [" " * (width + 2) + " ".join(k[i] if i < len(k) else " " for k in keys)
+             for i in range(max(len(k) for k in keys))]
+    for r in rows:
+        codes = " ".join(PY_IMPL[0] if (r, k) in py_cells else KINDS[cell_kind(cells[r, k])][0] for k in keys)
+        lines.append(f"{r:<{width}}  {codes}")
+    return lines
 
 
 _CSS = """
@@ -109,6 +186,11 @@ td { font-size: 12px; min-width: 2.6em; }
 .fallthrough { background: #eeeeee; color: #888; }
 .ambiguous { background: #e57373; color: #fff; }
 .missing { background: #fff; color: #ccc; }
+.modes { background: #fff176; }
+td.pyimpl { box-shadow: inset 0 0 0 3px #7b1fa2; font-weight: 600; }
+.legend span.pyimpl { border: 3px solid #7b1fa2; }
+td.pyimpl::after { content: " +py"; color: #7b1fa2; background: #fff; padding: 0 2px; border-radius: 2px; }
+h2 { font-size: 1.15em; margin: 1.5em 0 .3em; }
 """
 
 
@@ -119,27 +201,52 @@ def _hover(op: str, entry: TableEntry) -> str:
     return text
 
 
+def _html_table(corner: str, rows: list[str], keys: list[str], cells: dict, py_cells: dict,
+                row_titles: dict[str, str]) -> str:
+    esc = html.escape
+    head = "".join(f"<th>{esc(k)}</th>" for k in keys)
+    body = []
+    for r in rows:
+        tds = []
+        for k in keys:
+            entry = cells[r, k]
+            kind = cell_kind(entry)
+            hover = _hover(r, entry)
+            py = py_cells.get((r, k))
+            if py is not None:
+                hover += (f"\nWith the Python dispatcher on: [{py.rule}] py_impl({py.source}) kernel "
+                          f"{py.kernel}" + (f" at Python {py.site}" if py.site else ""))
+            cls = f"{kind} {PY_IMPL[1]}" if py is not None else kind
+            tds.append(f'<td class="{cls}" title="{esc(hover)}">{esc(KINDS[kind][1])}</td>')
+        body.append(f'<tr><th title="{esc(row_titles[r])}">{esc(r)}</th>{"".join(tds)}</tr>')
+    return (f'<table><thead><tr><th>{esc(corner)}</th>{head}</tr></thead>\n<tbody>\n{chr(10).join(body)}\n'
+            f"</tbody></table>\n")
+
+
 def render_html(cov: Coverage, title: str) -> str:
-    """A self-contained HTML page: a legend, then the table (operators as
-    rows, keys as columns); each cell's tooltip gives the rule and the
-    kernel's registration site, each operator's its schema."""
+    """A self-contained HTML page: a legend, then the operators' table
+    (operators as rows, keys as columns) and the higher-order operators'.
+    Each cell's tooltip gives the rule and the kernel's registration site (and
+    the py_impl kernel of a marked cell), each operator's its schema."""
     esc = html.escape
     legend = "".join(f'<span class="{kind}">{esc(label or "none")}: {esc(meaning)}</span>'
                      for kind, (_, label, meaning) in KINDS.items())
-    head = "".join(f"<th>{esc(k)}</th>" for k in cov.keys)
-    rows = []
-    for op in cov.ops:
-        cells = []
-        for k in cov.keys:
-            entry = cov.cells[op, k]
-            kind = cell_kind(entry)
-            cells.append(f'<td class="{kind}" title="{esc(_hover(op, entry))}">{esc(KINDS[kind][1])}</td>')
-        schema = cov.schemas[op] or "(no definition: kernels only)"
-        rows.append(f'<tr><th title="{esc(schema)}">{esc(op)}</th>{"".join(cells)}</tr>')
+    legend += f'<span class="{PY_IMPL[1]}">+py: {esc(PY_IMPL[2])}</span>'
+    parts = []
+    if cov.ops:
+        titles = {op: cov.schemas[op] or "(no definition: kernels only)" for op in cov.ops}
+        parts.append(f"<p>{len(cov.ops)} operators x {len(cov.keys)} dispatch keys (highest priority last). Hover "
+                     f"over a cell for the rule that chose its kernel and where that kernel was registered, over "
+                     f"an operator for its schema.</p>\n")
+        parts.append(_html_table("operator", cov.ops, cov.keys, cov.cells, cov.py_cells, titles))
+    if cov.hops:
+        titles = {h: f"opdispatch.ops.higher_order.{h}: a HigherOrderOperator, dispatched in Python to its "
+                     f"py_impl kernels" for h in cov.hops}
+        parts.append(f'<h2 id="higher-order">Higher-order operators</h2>\n<p>{len(cov.hops)} higher-order '
+                     f"operators x {len(cov.hop_keys)} dispatch keys. They have no C++ entry: every kernel is a "
+                     f"py_impl kernel (per key, alias keys included; at the Python key, per mode class and tensor "
+                     f"subclass), and the keys they skip are fallthroughs.</p>\n")
+        parts.append(_html_table("higher-order operator", cov.hops, cov.hop_keys, cov.hop_cells, {}, titles))
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>'
             f"<style>{_CSS}</style></head><body>\n<h1>{esc(title)}</h1>\n"
-            f"<p>{len(cov.ops)} operators x {len(cov.keys)} dispatch keys (highest priority last). Hover over a "
-            f"cell for the rule that chose its kernel and where that kernel was registered, over an operator for "
-            f'its schema.</p>\n<div class="legend">{legend}</div>\n'
-            f'<table><thead><tr><th>operator</th>{head}</tr></thead>\n<tbody>\n{chr(10).join(rows)}\n'
-            f"</tbody></table>\n</body></html>\n")
+            f'<div class="legend">{legend}</div>\n{"".join(parts)}</body></html>\n')

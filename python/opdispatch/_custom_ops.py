@@ -10,6 +10,7 @@ import inspect
 from typing import Any, Callable, Iterable, Optional, Union
 
 from ._library import legacy_custom_op as _impl
+from ._library.infer_schema import infer_schema
 from .library import get_ctx, register_fake
 
 __all__ = ["custom_op", "get_ctx", "impl", "impl_abstract", "impl_backward", "impl_save_for_backward"]
@@ -51,7 +52,7 @@ def custom_op(qualname: str, func_or_schema: Union[Callable[..., Any], str, None
             raise ValueError(f"custom_op(qualname='{qualname}', ...)(func): expected `func` to have name '{name}' "
                              f"but got '{func.__name__}'. Please either change the name of `func` or the qualname "
                              f"that is passed to `custom_op`")
-        _impl.custom_op_with_schema(qualname, _impl.infer_schema(func, mutates_args=()))
+        _impl.custom_op_with_schema(qualname, infer_schema(func, mutates_args=()))
         return func
 
     if func_or_schema is None:

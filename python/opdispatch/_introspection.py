@@ -6,8 +6,9 @@ registered. Shared by :func:`opdispatch.explain` and the ``table`` and
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import re
-from typing import Optional
+from typing import Any, Optional
 
 from . import _C
 
@@ -29,6 +30,11 @@ RULES = {
     "ambiguous autogradother": "ambiguous: AutogradOther serves several backends and one of them has a kernel of "
                                "its own while a CompositeImplicitAutograd kernel exists; calling raises",
     "missing": "nothing: no kernel at this key, no alias-key kernel that covers it, no backend fallback",
+    # Higher-order operators only (hop_table_entries): their kernels are py_impl kernels, dispatched in Python.
+    "fallthrough": "skipped: a fallthrough of the higher-order operator (HigherOrderOperator.fallthrough, or a key "
+                   "higher-order operators skip until they register a kernel there)",
+    "mode and subclass kernels": "the kernels registered per dispatch-mode class and tensor subclass "
+                                 "(py_impl(ModeClass), py_impl(Subclass)), asked in the Python key's order",
 }
 
 
@@ -49,6 +55,17 @@ def with_origins(text: str) -> str:
         return f"{lang} {match.group(1)}:{match.group(2)}" if lang else match.group(0)
 
     return _REGISTERED_AT.sub(origin, text)
+
+
+def python_site(fn: Any) -> str:
+    """"FILE:LINE" where the Python function ``fn`` (a function, method,
+    classmethod, functools.partial or decorated function) is defined, or ""
+    for one without Python source (a builtin)."""
+    fn = inspect.unwrap(getattr(fn, "__func__", fn))
+    while hasattr(fn, "func") and not hasattr(fn, "__code__"):  # functools.partial
+        fn = fn.func
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,3 +132,81 @@ def table_entries(qualname: str) -> dict[str, TableEntry]:
         source = _source_key(qualname, key, rule)
         out[key] = TableEntry(key, rule, "" if rule == "missing" else kernel, site, fallthrough, source)
     return out
+
+
+#: The rule of a py_impl kernel found by resolve_key at an alias key (or at the key itself: "kernel").
+_ALIAS_RULES = {
+    "CompositeExplicitAutogradNonFunctional": "default backend kernel",
+    "CompositeExplicitAutograd": "default backend kernel",
+    "CompositeImplicitAutograd": "math kernel",
+    "Autograd": "autograd kernel",
+    "FuncTorchBatchedDecomposition": "batched kernel",
+}
+
+
+def function_name(fn: Any) -> str:
+    """What explain and coverage call a Python kernel: its ``__qualname__`` (through decorators), else repr."""
+    fn = inspect.unwrap(getattr(fn, "__func__", fn))
+    return getattr(fn, "__qualname__", None) or repr(fn)
+
+
+def py_impl_entry(op: Any, key: str) -> Optional[TableEntry]:
+    """The ``py_impl`` kernel of ``op`` (an OpOverload or HigherOrderOperator)
+    that serves runtime key ``key`` ("CPU", or "Undefined") by
+    :func:`~opdispatch._ops.resolve_key`'s precedence, counting the
+    operator's C++ kernels too (a C++ kernel at a higher-precedence key wins):
+    an entry whose ``source`` is the key it was registered at, ``kernel`` the
+    function's name and ``site`` its "FILE:LINE"; None if no py_impl kernel
+    serves the key (or resolve_key raises for it). For an OpOverload these
+    kernels run only while the Python dispatcher is on (Note [The Python
+    dispatcher] in csrc/python/PythonDispatcher.cpp)."""
+    from ._ops import resolve_key
+
+    try:
+        final = resolve_key(op, _C.DispatchKey.__members__[key])
+    except (NotImplementedError, RuntimeError):
+        return None
+    fn = op.py_kernels.get(final)
+    if fn is None:
+        return None
+    rule = "kernel" if final.name == key else _ALIAS_RULES[final.name]
+    return TableEntry(key, rule, function_name(fn), python_site(fn), False, final.name)
+
+
+def hop_table_entries(hop: Any) -> dict[str, TableEntry]:
+    """The dispatch table of a :class:`~opdispatch._ops.HigherOrderOperator`
+    as :func:`table_entries` gives it for an operator (Undefined, then every
+    runtime key by priority), computed by the rules its ``dispatch`` uses
+    (Note [Dispatching a higher-order operator] in _ops.py): a key it skips
+    is "fallthrough"; the Python key is "mode and subclass kernels" (``kernel``
+    lists their classes); any other key is served by the py_impl kernel
+    ``resolve_key`` picks, else "missing" (a backend fallback registered in
+    C++ does not serve a higher-order operator; an ambiguous AutogradOther is
+    "ambiguous autogradother")."""
+    out = {}
+    for key in _C.DispatchKey.__members__:
+        k = _C.DispatchKey.__members__[key]
+        if key != "Undefined" and _C._dispatch_is_alias_key(k):
+            continue
+        if key != "Undefined" and not hop.non_fallthrough_keys.has(k):
+            out[key] = TableEntry(key, "fallthrough", "fallthrough", "", True, "")
+        elif key == "Python":
+            classes = ", ".join(cls.__name__ for cls in hop.python_key_table) or "none"
+            out[key] = TableEntry(key, "mode and subclass kernels", f"py_impl kernels for: {classes}", "", False,
+                                  "Python")
+        else:
+            out[key] = py_impl_entry(hop, key) or _hop_unserved(hop, k)
+    return out
+
+
+def _hop_unserved(hop: Any, k: Any) -> TableEntry:
+    """The entry of a key no py_impl kernel of ``hop`` serves: ambiguous or missing."""
+    from ._ops import resolve_key
+
+    try:
+        resolve_key(hop, k)
+    except NotImplementedError:
+        pass
+    except RuntimeError:  # resolve_key's ambiguous AutogradOther
+        return TableEntry(k.name, "ambiguous autogradother", "", "", False, "CompositeImplicitAutograd")
+    return TableEntry(k.name, "missing", "", "", False, "")

@@ -15,7 +15,7 @@ import functools
 import importlib
 import os
 import weakref
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, cast
 
 from . import _C
 from ._library import registry as _registry
@@ -72,7 +72,7 @@ class Tag(enum.Enum):
 # enum is installed as _C.Tag here. _C is only importable through the
 # opdispatch package, whose __init__ imports this module, so `_C.Tag` and
 # `from opdispatch._C import Tag` always see this object.
-_C.Tag = Tag  # type: ignore[attr-defined]
+_C.Tag = Tag  # type: ignore[misc]
 
 
 def _defined_overloads() -> dict[str, list[str]]:
@@ -112,11 +112,13 @@ class OperatorBase:
         self.python_key_table: dict[type, Callable[..., Any]] = {}
 
     def has_kernel_for_dispatch_key(self, k: _C.DispatchKey) -> bool:
-        """Whether a Python kernel is registered at ``k`` with py_impl."""
+        """Whether a Python kernel is registered at ``k`` (a DispatchKey,
+        runtime or alias) with py_impl. PyTorch: OperatorBase.has_kernel_for_dispatch_key."""
         return k in self.py_kernels
 
     def has_kernel_for_any_dispatch_key(self, ks: _C.DispatchKeySet) -> bool:
-        """Whether a py_impl kernel is registered at a runtime key of ``ks``."""
+        """Whether a py_impl kernel is registered at a runtime key of ``ks``
+        (a DispatchKeySet). PyTorch: OperatorBase.has_kernel_for_any_dispatch_key."""
         return any(not _C._dispatch_is_alias_key(k) and ks.has(k) for k in self.py_kernels)
 
     def py_impl(self, k: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -146,7 +148,7 @@ class OperatorBase:
 
         return inner
 
-    def _py_impl_table(self, k: Any) -> tuple[dict, str]:
+    def _py_impl_table(self, k: Any) -> tuple[dict[Any, Any], str]:
         """The registry py_impl(k) writes to and ``k``'s name for messages;
         raises as py_impl documents."""
         if isinstance(k, type) and issubclass(k, TorchDispatchMode):
@@ -223,7 +225,7 @@ def resolve_key(op: OperatorBase, k: _C.DispatchKey) -> _C.DispatchKey:
 
 
 # OpOverloads whose _dispatch_cache holds something (PyTorch: cached_ops); weak, so that removed operators go.
-_cached_ops: weakref.WeakSet = weakref.WeakSet()
+_cached_ops: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
 def _clear_dispatch_caches() -> None:
@@ -248,16 +250,17 @@ class _PythonDispatcherOverload:
         key, a function running the innermost mode's ``py_impl(ModeClass)``
         kernel if there is one (with that mode popped), else the Python key's
         fallback. PyTorch: OpOverload._get_dispatch."""
+        op = cast(OpOverload, self)  # the only class that mixes this in
         if key == _C.DispatchKey.Python:
-            handler: Any = functools.partial(_python_key_handler, self) if self.python_key_table else key
+            handler: Any = functools.partial(_python_key_handler, op) if op.python_key_table else key
         else:
             try:
-                final = resolve_key(self, key)
+                final = resolve_key(op, key)
             except (NotImplementedError, RuntimeError):
                 final = key
-            handler = self.py_kernels.get(final, key)
-        self._dispatch_cache[key] = handler
-        _cached_ops.add(self)
+            handler = op.py_kernels.get(final, key)
+        op._dispatch_cache[key] = handler
+        _cached_ops.add(op)
         return handler
 
 
@@ -313,12 +316,12 @@ _HIGHER_ORDER_OP_DEFAULT_FALLTHROUGH_DISPATCH_KEYS = (
 # (e.g. _AutoDispatchBelowAutograd) and calls the operator again.
 
 
-def _to_flat_tuple(args: tuple, kwargs: dict) -> list[Any]:
+def _to_flat_tuple(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
     """The leaves of a call's arguments, positional first. PyTorch: same name."""
     return pytree.arg_tree_leaves(*args, **kwargs)
 
 
-def _get_tensors(args: tuple, kwargs: dict) -> tuple[Any, ...]:
+def _get_tensors(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
     """The tensors among a call's pytree-flattened arguments. PyTorch: same name."""
     return tuple(t for t in _to_flat_tuple(args, kwargs) if isinstance(t, _C.TensorBase))
 
@@ -334,12 +337,12 @@ def key_extractor(tensors: Iterable[Any], key_mask: _C.DispatchKeySet) -> _C.Dis
     return key_set & key_mask
 
 
-def _compute_keyset(args: tuple, kwargs: dict, non_fallthrough_keys: _C.DispatchKeySet) -> _C.DispatchKeySet:
+def _compute_keyset(args: tuple[Any, ...], kwargs: dict[str, Any], non_fallthrough_keys: _C.DispatchKeySet) -> _C.DispatchKeySet:
     """The key set a higher-order operator call dispatches on. PyTorch: same name."""
     return key_extractor(_get_tensors(args, kwargs), non_fallthrough_keys)
 
 
-def _overloaded_args(args: tuple, kwargs: dict) -> list[Any]:
+def _overloaded_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
     """The tensors with the Python key among a call's pytree-flattened
     arguments, one per class, a subclass before its bases and otherwise in
     argument order. PyTorch: append_overloaded_arg (the order the Python key's
@@ -401,7 +404,7 @@ class HigherOrderOperator(OperatorBase):
 
         return register
 
-    def _py_impl_table(self, k: Any) -> tuple[dict, str]:
+    def _py_impl_table(self, k: Any) -> tuple[dict[Any, Any], str]:
         if isinstance(k, type) and issubclass(k, _C.TensorBase):
             return self.python_key_table, k.__name__
         return super()._py_impl_table(k)
@@ -414,6 +417,7 @@ class HigherOrderOperator(OperatorBase):
         forward calls the operator below autograd (_AutoDispatchBelowAutograd).
         Returns ``fn``. PyTorch: HigherOrderOperator.py_autograd_impl."""
 
+        @functools.wraps(fn)  # explain and coverage name and locate fn
         def maybe_run_autograd(*args: Any, **kwargs: Any) -> Any:
             if not is_grad_enabled() or not any(t.requires_grad for t in _get_tensors(args, kwargs)):
                 with _C._AutoDispatchBelowAutograd():
@@ -464,7 +468,7 @@ class HigherOrderOperator(OperatorBase):
         self._dispatch_cache[dispatch_key] = kernel
         return kernel(*args, **kwargs)
 
-    def _dispatch_python_key(self, args: tuple, kwargs: dict) -> Any:
+    def _dispatch_python_key(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         result: Any = NotImplemented
         mode = _get_current_dispatch_mode()
         if mode is not None:
@@ -668,15 +672,17 @@ class OpOverload(_C._DispatchOperator, _PythonDispatcherOverload, OperatorBase):
         return self
 
 
-class OpOverloadPacket:
+class OpOverloadPacket(_C._DispatchPacket):
     """All overloads of one operator name, e.g. ``opdispatch.ops.mylib.foo``.
 
     ``packet.<overload>`` / ``packet.default`` is the :class:`OpOverload`
-    (cached after the first lookup). Calling the packet calls the first
-    overload, in the order the dispatcher first saw them, whose schema the
-    arguments bind to (Note [Overload resolution]); if none does, TypeError
-    lists every candidate schema. The overload list follows the dispatcher:
-    overloads defined or removed later are seen on the next call or lookup.
+    (cached after the first lookup). Calling the packet (one C call,
+    ``_C._DispatchPacket``) calls the first overload, in the order the
+    dispatcher first saw them, whose schema the arguments bind to (Note
+    [Overload resolution]); if none does, TypeError lists every candidate
+    schema. The overload list follows the dispatcher: overloads defined or
+    removed later are seen on the next call (which calls :meth:`_refresh`
+    when ``_generation`` is stale) or lookup.
     PyTorch: torch._ops.OpOverloadPacket.
     """
 
@@ -733,11 +739,6 @@ class OpOverloadPacket:
         except RuntimeError as e:  # removed between the listing and the lookup
             raise AttributeError(f"'{self}' has no overload '{key}': {e}") from None
 
-    def __call__(self_, /, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
-        if self_._generation != _C._dispatch_registration_generation():
-            self_._refresh()
-        return _call_overload_packet(self_._qualified_op_name, self_._overload_ops, args, kwargs)
-
     def overloads(self) -> list[str]:
         """The overload names ("default" for the unnamed one)."""
         self._refresh_if_stale()
@@ -769,14 +770,6 @@ class OpOverloadPacket:
 
     def __deepcopy__(self, memo: Any = None) -> OpOverloadPacket:
         return self
-
-
-_call_overload_packet = _C._call_overload_packet
-
-
-def _refresh_packet(packet: OpOverloadPacket) -> None:
-    """Brings a packet's overloads up to date with the dispatcher. PyTorch: same name."""
-    packet._refresh()
 
 
 class _OpNamespace:
@@ -864,7 +857,7 @@ class _Ops:
         PyTorch: torch.ops.import_module."""
         importlib.import_module(module)
 
-    def load_library(self, path: str | os.PathLike) -> None:
+    def load_library(self, path: str | os.PathLike[str]) -> None:
         """Loads a shared library whose static initialisers register operators
         (``OPDISPATCH_LIBRARY`` blocks). Raises OSError if it cannot be loaded
         and RuntimeError if one of its registration blocks failed (that
@@ -903,13 +896,15 @@ def _resolve_opoverload(name: str, overload_name: str) -> OpOverload:
     """The OpOverload of ``name`` ("ns::op") and ``overload_name`` ("" for
     default): the first argument of Python fallbacks."""
     ns, op_name = name.split("::", 1)
-    return getattr(getattr(getattr(ops, ns), op_name), overload_name or "default")
+    overload: OpOverload = getattr(getattr(getattr(ops, ns), op_name), overload_name or "default")
+    return overload
 
 
 def _resolve_packet(name: str) -> OpOverloadPacket:
     """The packet of ``name`` ("ns::op") in opdispatch.ops."""
     ns, op_name = name.split("::", 1)
-    return getattr(getattr(ops, ns), op_name)
+    packet: OpOverloadPacket = getattr(getattr(ops, ns), op_name)
+    return packet
 
 
 _C._set_opoverload_resolver(_resolve_opoverload)

@@ -25,9 +25,10 @@ from .autograd import engine, graph
 
 # Note [Calling operators from methods]
 # Methods pass an operator only the arguments that differ from their
-# defaults: a call whose last argument equals its default (or that passes a
-# keyword) takes the dispatcher's generic path, which converts every argument
-# (Note [PyObject dispatch] in csrc/python/PyObjectDispatch.cpp).
+# defaults: an argument passed equal to its default is converted to be
+# compared with it (a Python kernel does not receive it), and keywords cost a
+# second argument buffer (Note [Python call arguments] in
+# csrc/python/PythonCall.h).
 
 _requires_grad_slot = _C.TensorBase.requires_grad
 _TensorBase = _C.TensorBase
@@ -50,19 +51,19 @@ class Tensor(_C.TensorBase):
 
     # --- autograd -------------------------------------------------------------
 
-    def _get_requires_grad(self) -> bool:
-        return _requires_grad_slot.__get__(self)
+    @property
+    def requires_grad(self) -> bool:
+        """Whether operations on this tensor are recorded for backward."""
+        return _requires_grad_slot.__get__(self)  # type: ignore[no-any-return]
 
-    def _set_requires_grad(self, value: bool) -> None:
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
         if not graph.is_leaf(self):
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf tensors. If you want to use a computed tensor "
                 "in a subgraph that doesn't require differentiation use t_no_grad = t.detach()."
             )
         _requires_grad_slot.__set__(self, value)
-
-    requires_grad = property(_get_requires_grad, _set_requires_grad,
-                             doc="Whether operations on this tensor are recorded for backward.")
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         """Sets requires_grad in place and returns self."""

@@ -234,7 +234,7 @@ def _compiler_fingerprint(program: str) -> list[int]:
     return [st.st_size, st.st_mtime_ns]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _installation_fingerprint() -> str:
     """A digest of the installed headers and libopdispatch.so (computed once per process)."""
     h = hashlib.sha256()

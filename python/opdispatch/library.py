@@ -24,10 +24,11 @@ import contextlib
 import contextvars
 import functools
 import importlib
+import os
 import re
 import warnings
 import weakref
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, TypeVar, Union, overload
 
 from . import _C, _ops
 from ._library import registry as _registry
@@ -78,6 +79,18 @@ _reserved_namespaces = ["prim"]
 # Libraries created by the free functions define() / impl() without lib=:
 # they live as long as the process. PyTorch: torch.library._keep_alive.
 _keep_alive: list[Library] = []
+
+# The frames _C skips when it looks for a registration's call site (the
+# "registered at file:line" of kernels, _C._python_call_site): the modules that
+# register on a user's behalf, and contextlib (for `with _scoped_library(...)`).
+_C._dispatch_set_call_site_skip_paths([
+    __file__,
+    os.path.join(os.path.dirname(__file__), "_library", ""),
+    os.path.join(os.path.dirname(__file__), "_custom_ops.py"),
+    _ops.__file__,
+    os.path.join(os.path.dirname(__file__), "_builtins", "_registry.py"),
+    contextlib.__file__,
+])
 
 # A schema without the operator name, as define(qualname, schema) takes it.
 NAMELESS_SCHEMA = re.compile(r"\(.*\) -> .*")
@@ -330,10 +343,15 @@ class Library:
                 registers the fallback for each of its runtime keys.
             with_keyset (bool): pass the call's DispatchKeySet first.
 
+        A fallback opdispatch installs itself for the key (the autograd
+        fallback, fallthroughs such as ADInplaceOrView's) is replaced, and
+        restored when this one goes (Note [Default fallbacks]).
+
         Raises TypeError if ``fn`` is not callable; RuntimeError unless the
         library is ``Library("_", "IMPL", ...)``, or if the key already has a
-        fallback (naming it); ValueError without a dispatch key or for an
-        unknown one. PyTorch: torch.library.Library.fallback.
+        user's fallback (naming it; several are allowed at
+        AutogradPrivateUse1, as in PyTorch); ValueError without a dispatch key
+        or for an unknown one. PyTorch: torch.library.Library.fallback.
         """
         if dispatch_key == "":
             dispatch_key = self.dispatch_key
@@ -412,8 +430,9 @@ def define(qualname: str, schema: str, *, lib: Library | None = None, tags: Tag 
     _library_for(namespace, lib).define(name + schema, alias_analysis="", tags=tags)
 
 
+# singledispatch on the first argument, as PyTorch's define(lib, ...); mypy wants one parameter type.
 @define.register(Library)
-def _(lib: Library, schema: str, alias_analysis: str = "") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def _(lib: Library, schema: str, alias_analysis: str = "") -> Callable[[Callable[..., Any]], Callable[..., Any]]:  # type: ignore[misc]
     """The legacy torch.library.define(lib, schema): a decorator."""
 
     def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -499,8 +518,9 @@ def impl(
     return register(func)
 
 
+# singledispatch on the first argument, as PyTorch's impl(lib, ...); mypy wants one parameter type.
 @impl.register(Library)
-def _(lib: Library, name: str, dispatch_key: str = "") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def _(lib: Library, name: str, dispatch_key: str = "") -> Callable[[Callable[..., Any]], Callable[..., Any]]:  # type: ignore[misc]
     """The legacy torch.library.impl(lib, name, dispatch_key): a decorator."""
 
     def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -525,6 +545,15 @@ def _custom_op_of(api: str, op: Any) -> Optional[CustomOpDef]:
             f'("ns::name[.overload]"), an OpOverload (opdispatch.ops.ns.name.default) or a CustomOpDef'
         )
     return custom_ops._maybe_get_opdef(op)
+
+
+def _op_name(op: _op_identifier) -> str:
+    """The qualified name of ``op``, a name or an OpOverload (a CustomOpDef
+    was handled through _custom_op_of before)."""
+    if isinstance(op, OpOverload):
+        return op._name
+    assert isinstance(op, str), "a CustomOpDef is handled by _custom_op_of"
+    return op
 
 
 def register_kernel(
@@ -558,10 +587,18 @@ def register_kernel(
     opdef = _custom_op_of("register_kernel", op)
     if opdef is not None:
         return opdef.register_kernel(device_types, func)
-    name = op._name if isinstance(op, OpOverload) else op
+    name = _op_name(op)
     return impl(name, "CompositeExplicitAutograd" if device_types is None else device_types, func, lib=lib)
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+@overload
+def register_fake(op: _op_identifier, func: None = None, /, *, lib: Optional[Library] = None,
+                  _stacklevel: int = 1) -> Callable[[_F], _F]: ...
+@overload
+def register_fake(op: _op_identifier, func: _F, /, *, lib: Optional[Library] = None, _stacklevel: int = 1) -> _F: ...
 def register_fake(
     op: _op_identifier,
     func: Optional[Callable[..., Any]] = None,
@@ -606,7 +643,7 @@ def register_fake(
     opdef = _custom_op_of("register_fake", op)
     if opdef is not None:
         return opdef.register_fake if func is None else opdef.register_fake(func)
-    qualname = op._name if isinstance(op, OpOverload) else op
+    qualname = _op_name(op)
 
     def register(f: Callable[..., Any]) -> Callable[..., Any]:
         namespace, op_name = parse_namespace(qualname)
@@ -686,7 +723,7 @@ def register_autograd(
     if opdef is not None:
         opdef.register_autograd(backward, setup_context=setup_context)
         return
-    qualname = op._name if isinstance(op, OpOverload) else op
+    qualname = _op_name(op)
     overload = _utils.lookup_op(qualname)
     schema = overload._schema
     if not _utils.is_functional_schema(schema):

@@ -68,7 +68,7 @@ def assert_close(actual: Any, expected: Any, *, rtol: Optional[float] = None, at
     if a_device == "meta":
         return  # meta tensors have metadata only
     a, e = _values(actual), _values(expected)
-    if rtol is None:
+    if rtol is None or atol is None:  # both, checked above
         rtol, atol = _TOLERANCES.get(np.result_type(a, e).name, (0.0, 0.0))
     a64 = a.astype(np.complex128 if np.iscomplexobj(a) or np.iscomplexobj(e) else np.float64)
     e64 = e.astype(a64.dtype)

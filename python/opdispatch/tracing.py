@@ -63,7 +63,10 @@ __all__ = ["Graph", "GraphModule", "Node", "ProxyTorchDispatchMode", "make_fx", 
 
 
 def sym_size(t: Any, dim: int) -> int:
-    """``t.shape[dim]``: the node that binds a data-dependent size when a graph replays."""
+    """``t.shape[dim]`` (``t`` a tensor, ``dim`` an int): the target of the
+    node that binds a data-dependent size (``u0``) when a graph replays.
+    Raises IndexError for a ``dim`` out of range.
+    PyTorch: torch.ops.aten.sym_size.int."""
     return t.shape[dim]
 
 
@@ -115,6 +118,10 @@ class Graph:
 
     def create_node(self, op: str, target: Any, args: tuple = (), kwargs: Optional[dict] = None,
                     name: Optional[str] = None) -> Node:
+        """Appends a :class:`Node` (``op``: "placeholder", "get_attr",
+        "call_function" or "output"; ``args``/``kwargs``: Nodes, SymInts and
+        constants) named ``name``, or a fresh name from the target
+        ("add", "add_1", ...), and returns it. PyTorch: torch.fx.Graph.create_node."""
         node = Node(name or self._name(_base_name(op, target)), op, target, args, kwargs or {})
         self.nodes.append(node)
         return node
@@ -182,10 +189,12 @@ class GraphModule:
 
     @property
     def nodes(self) -> list[Node]:
+        """The graph's :class:`Node` list, in execution order."""
         return self.graph.nodes
 
     @property
     def code(self) -> str:
+        """The graph as the Python text of ``def forward(self, <inputs>): ...``."""
         return self.graph.python_code()
 
     def __str__(self) -> str:
@@ -259,6 +268,9 @@ class ProxyTorchDispatchMode(TorchDispatchMode):
         return True
 
     def track(self, t: Any, node: Node) -> None:
+        """Makes ``node`` the node of tensor ``t`` in this trace (later calls
+        on ``t`` refer to it), records its "val" and "tensor_meta", and adds a
+        ``sym_size`` node for each data-dependent size not bound yet."""
         self.nodes_of[id(t)] = (t, node)
         node.meta["val"] = t
         node.meta["tensor_meta"] = TensorMetadata(tuple(t.shape), t.dtype, tuple(t.stride()), t.device,
@@ -386,6 +398,8 @@ class ProxyTorchDispatchMode(TorchDispatchMode):
 
     def __torch_dispatch__(self, func: OpOverload, types: tuple[type, ...], args: tuple = (),
                            kwargs: Optional[dict[str, Any]] = None) -> Any:
+        """Runs ``func`` below the tracer (on real tensors, or through the
+        FakeTensorMode) and records it; raises what the call raises."""
         kwargs = kwargs or {}
         return self.record(func, args, kwargs, func(*args, **kwargs))
 

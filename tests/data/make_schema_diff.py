@@ -14,7 +14,6 @@ C++ bindings write (`Tensor!`, `Tensor?`, `*` at the end).
 """
 from __future__ import annotations
 
-import itertools
 import json
 import random
 from pathlib import Path

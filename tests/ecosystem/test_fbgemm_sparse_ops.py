@@ -7,7 +7,6 @@ _dispatch_has_kernel_for_dispatch_key. The ported code is in
 ported/fbgemm_sparse_ops.py."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import opdispatch as torch

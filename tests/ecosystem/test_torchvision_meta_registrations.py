@@ -9,7 +9,6 @@ ported/torchvision_extension.py; the port in
 ported/torchvision_meta_registrations.py."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import opdispatch as torch

@@ -21,9 +21,7 @@ Interface (tests/fuzz/run.py): ``test_one_input(data)`` and ``seed_corpus()``.
 """
 from __future__ import annotations
 
-import math
 import re
-import sys
 from pathlib import Path
 from typing import Any, Callable
 

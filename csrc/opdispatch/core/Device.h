@@ -15,11 +15,13 @@ namespace opdispatch {
 /// The device types: each one's name is its backend DispatchKey's name, its
 /// number is PyTorch's (c10/core/DeviceType.h), its string is what
 /// `Device("...")`, `opdispatch.device` and `Library.impl` device types accept.
+// clang-format off
 #define OPDISPATCH_FORALL_DEVICE_TYPES(_)                                                                      \
   _(CPU, 0, "cpu")                                                                                           \
   _(CUDA, 1, "cuda") _(HIP, 6, "hip") _(MAIA, 8, "maia") _(XLA, 9, "xla") _(XPU, 12, "xpu") _(MPS, 13, "mps") \
   _(Meta, 14, "meta") _(HPU, 15, "hpu") _(VE, 16, "ve") _(Lazy, 17, "lazy") _(IPU, 18, "ipu")                \
   _(MTIA, 19, "mtia") _(PrivateUse1, 20, "privateuseone")
+// clang-format on
 
 enum class DeviceType : int8_t {
 #define OPDISPATCH_DEFINE_DEVICE_TYPE(name, number, str) name = number,

@@ -24,14 +24,17 @@ namespace opdispatch {
 /// The backends that have a device type (Device.h) and an autograd key of
 /// their own, in PyTorch's backend order. `_(prefix##Backend)` for each, so
 /// one list gives both CPU... and AutogradCPU...
+// clang-format off
 #define OPDISPATCH_FORALL_DEVICE_BACKENDS(_, prefix)                                                            \
   _(prefix##CPU) _(prefix##CUDA) _(prefix##HIP) _(prefix##XLA) _(prefix##MPS) _(prefix##IPU) _(prefix##XPU) \
   _(prefix##HPU) _(prefix##VE) _(prefix##Lazy) _(prefix##MTIA) _(prefix##MAIA) _(prefix##PrivateUse1)        \
   _(prefix##Meta)
+// clang-format on
 
 /// Every key, runtime keys from the lowest priority to the highest, then the
 /// alias keys. Autocast keys exist for the backends whose autocast PyTorch
 /// users register kernels or fallthroughs at (PyTorch's order).
+// clang-format off
 #define OPDISPATCH_FORALL_DISPATCH_KEYS(_)                                                                   \
   _(Undefined)                                                                                             \
   OPDISPATCH_FORALL_DEVICE_BACKENDS(_, )                                                                   \
@@ -43,6 +46,7 @@ namespace opdispatch {
   _(FuncTorchBatched) _(FuncTorchVmapMode) _(PythonTLSSnapshot) _(PreDispatch) _(PythonDispatcher)         \
   _(Autograd) _(CompositeImplicitAutograd) _(FuncTorchBatchedDecomposition) _(CompositeExplicitAutograd) \
   _(CompositeExplicitAutogradNonFunctional)
+// clang-format on
 
 enum class DispatchKey : uint8_t {
 #define OPDISPATCH_DEFINE_KEY(k) k,

@@ -4,11 +4,14 @@ broadcasting, and metadata-only outputs."""
 from __future__ import annotations
 
 import contextvars
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
 from .. import _C
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
 
 #: ``call_numpy(fn, *args, **kwargs)``: fn on ndarray views of the tensor
 #: arguments, NumPy's floating-point errors ignored, the result as tensors
@@ -22,7 +25,10 @@ def _install_errstate() -> None:
     that ignores every error. Should a NumPy release move it, a context
     variable of our own stands in: kernels then warn as NumPy does, and stay correct."""
     try:
-        from numpy._core._multiarray_umath import _extobj_contextvar, _make_extobj
+        from numpy._core._multiarray_umath import (  # type: ignore[import-not-found]  # internal, untyped
+            _extobj_contextvar,
+            _make_extobj,
+        )
 
         _C._set_numpy_errstate(_extobj_contextvar, _make_extobj(all="ignore"))
     except (ImportError, TypeError):
@@ -46,7 +52,7 @@ def contiguous_strides(shape: Sequence[int]) -> list[int]:
     return strides
 
 
-def tensor(a: Any) -> _C.TensorBase:
+def tensor(a: Any) -> Tensor:
     """A tensor owning the result array ``a``, C-contiguous with the strides
     Meta kernels give (0-d stays 0-d; from_numpy normalises the strides of
     size-0/1 dimensions)."""

@@ -18,7 +18,9 @@ from ._registry import PT2, defop
 Tensor = _C.TensorBase
 
 #: nll_loss's ``reduction`` argument (PyTorch: at::Reduction::Reduction).
-NONE, MEAN, SUM = 0, 1, 2
+NONE: int = 0
+MEAN: int = 1
+SUM: int = 2
 
 
 def _softmax_kernels(name: str, fn: Callable[[np.ndarray, Optional[int], Any], np.ndarray]

@@ -8,7 +8,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from .. import _C
-from . import comparison, copy, elementwise, factories, views
+from . import comparison, elementwise, factories, views
 from ._numpy import call_numpy, meta_like, wrap_dim
 from ._registry import REDUCTION, NONCORE_REDUCTION, defop
 

@@ -2,7 +2,7 @@
 :class:`~opdispatch._ops.OpOverload` consult the operator's ``py_impl``
 kernels before its C++ kernels, at every key the call passes (Note [The
 Python dispatcher] in csrc/python/PythonDispatcher.cpp). PyTorch:
-torch/_dispatch/python.py.
+torch/_dispatch/python.py. For example::
 
     @opdispatch.ops.mylib.foo.default.py_impl(DispatchKey.CPU)
     def foo_cpu(x):

@@ -44,7 +44,12 @@ __all__ = ["map", "map_impl"]
 
 
 class MapImpl(HigherOrderOperator):
-    """``opdispatch.ops.higher_order.map_impl(f, xs, pos_args)`` (Note [map]). PyTorch: MapImpl."""
+    """``opdispatch.ops.higher_order.map_impl(f, xs, pos_args)``, the operator
+    under :func:`map` (Note [map]): ``f`` a callable, ``xs`` a list of tensors
+    sharing their first size B >= 1, ``pos_args`` a list of values passed
+    whole to every step; returns ``f``'s output pytree with each tensor leaf
+    stacked over the B steps. Kernels: CompositeExplicitAutograd, Autograd,
+    ProxyTorchDispatchMode (make_fx), FakeTensorMode. PyTorch: MapImpl."""
 
     def __init__(self) -> None:
         super().__init__("map_impl")

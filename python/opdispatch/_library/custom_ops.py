@@ -7,7 +7,7 @@ A CustomOpDef is an operator object (a ``_C._DispatchOperator``): calling it
 is the dispatcher's C call, with no Python frame of ours in between. The
 user's functions are registered directly as kernels, with the two per-call
 promises of a custom op (outputs do not alias inputs; mutated arguments get
-a version bump) checked in C (Note [Custom op kernel checks]). Everything
+a version bump) kept by the dispatcher (Note [Post-kernel effects]). Everything
 that can change later — replacing a kernel, disabling one
 (set_kernel_enabled), registering the autograd formula — changes the
 registrations themselves instead of adding an indirection that every call
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, Union, overload
 
 from .. import _C, _ops, library
 from . import fake_impl, registry, utils
@@ -37,6 +37,13 @@ device_types_t = Union[str, Sequence[str], None]
 OPDEFS: dict[str, "CustomOpDef"] = registry.custom_op_defs
 
 
+@overload
+def custom_op(name: str, fn: None = None, /, *, mutates_args: Union[str, Iterable[str]],
+              device_types: device_types_t = None,
+              schema: Optional[str] = None) -> Callable[[Callable[..., Any]], CustomOpDef]: ...
+@overload
+def custom_op(name: str, fn: Callable[..., Any], /, *, mutates_args: Union[str, Iterable[str]],
+              device_types: device_types_t = None, schema: Optional[str] = None) -> CustomOpDef: ...
 def custom_op(
     name: str,
     fn: Optional[Callable[..., Any]] = None,
@@ -115,10 +122,11 @@ def custom_op(
     return inner(fn)
 
 
-def _device_types(device_types: device_types_t) -> list[Optional[str]]:
+def _device_types(device_types: Union[str, Sequence[str]]) -> list[Optional[str]]:
     if isinstance(device_types, str):
         return [device_types]
-    return list(device_types)
+    types: list[Optional[str]] = list(device_types)
+    return types
 
 
 class CustomOpDef(_C._DispatchOperator):
@@ -157,7 +165,7 @@ class CustomOpDef(_C._DispatchOperator):
             registrations.define(name + schema.text, "", ["pt2_compliant_tag"])
             base, _, overload = name.partition(".")
             _C._DispatchOperator.__init__(self, f"{namespace}::{base}", overload)
-            # Note [Custom op kernel checks]: an operator whose schema declares
+            # Note [Post-kernel effects]: an operator whose schema declares
             # a returned view may alias.
             self._check_aliasing = schema.returns_tensors and not schema.returns_views
             self._trivial_fake = schema.mutates and not schema.returns

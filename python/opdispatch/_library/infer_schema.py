@@ -43,7 +43,7 @@ def _schema_type(t: _C.Type) -> _SchemaType:
     return _SchemaType(t.str(), is_tensor_or_tensorlist_like_type(t))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _supported_types() -> tuple[dict[Any, _SchemaType], dict[Any, _SchemaType]]:
     # Built on first use: opdispatch.Tensor is defined after this module is imported.
     from .._tensor import Tensor
@@ -164,7 +164,7 @@ def _parameters(fn: Callable[..., Any]) -> tuple[list[Param], Any]:
 _compiled_annotations: dict[str, Any] = {}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _annotation_names() -> dict[str, Any]:
     """The names a string annotation may use besides the function's module
     globals (PyTorch evaluates them in its own namespace, which has them)."""
@@ -181,7 +181,7 @@ def _annotation_names() -> dict[str, Any]:
 
 class SchemaSummary(NamedTuple):
     """A custom op's schema text and what its per-call checks need to know of
-    it (Note [Custom op kernel checks]), known without parsing the text when
+    it (Note [Post-kernel effects]), known without parsing the text when
     :func:`summarize_inferred_schema` made it."""
 
     text: str

@@ -93,14 +93,17 @@ class FakeTensor(Tensor):
         return _symbolic(self.fake_mode.shape_env, _C.TensorBase.shape.__get__(self))
 
     def size(self, dim: Optional[int] = None) -> Any:  # type: ignore[override]
+        """The sizes (a tuple), or size ``dim`` (an int); data-dependent ones are SymInts."""
         shape = self.shape
         return shape if dim is None else shape[dim]
 
     def stride(self, dim: Optional[int] = None) -> Any:  # type: ignore[override]
+        """The strides (a tuple), or stride ``dim`` (an int), in elements; possibly SymInts."""
         strides = _symbolic(self.fake_mode.shape_env, _C.TensorBase.stride(self))
         return strides if dim is None else strides[dim]
 
     def numel(self) -> Any:  # type: ignore[override]
+        """The number of elements (a SymInt if a size is data-dependent)."""
         return self.fake_mode.shape_env.symbolize(_C.TensorBase.numel(self))
 
     def _no_data(self, what: str) -> RuntimeError:
@@ -109,12 +112,15 @@ class FakeTensor(Tensor):
                             f"to get values.")
 
     def numpy(self, *, force: bool = False) -> Any:  # type: ignore[override]
+        """Raises RuntimeError: a fake tensor has no data."""
         raise self._no_data("numpy()")
 
     def tolist(self) -> Any:
+        """Raises RuntimeError: a fake tensor has no data."""
         raise self._no_data("tolist()")
 
     def item(self) -> Any:
+        """Raises RuntimeError: a fake tensor has no data."""
         raise self._no_data("item()")
 
     def __repr__(self) -> str:
@@ -188,7 +194,8 @@ class FakeTensorMode(TorchDispatchMode):
         """The fake of ``t``: same device, sizes, strides, offset, dtype and
         requires_grad (the same FakeTensor each time for the same ``t``).
         A FakeTensor of this mode is returned as it is; TypeError for a
-        non-tensor, RuntimeError for another mode's fake."""
+        non-tensor, RuntimeError for another mode's fake.
+        PyTorch: FakeTensorMode.from_tensor (without symbolic input sizes)."""
         if isinstance(t, FakeTensor):
             if t.fake_mode is not self:
                 raise RuntimeError("from_tensor: this FakeTensor belongs to another FakeTensorMode")
@@ -204,11 +211,19 @@ class FakeTensorMode(TorchDispatchMode):
         if t.requires_grad:
             meta.requires_grad_(True)
         fake = FakeTensor(self, meta, t.device)
-        self._memo[id(t)] = (weakref.ref(t, lambda _, key=id(t): self._memo.pop(key, None)), fake)
+        key = id(t)
+        self._memo[key] = (weakref.ref(t, lambda _: self._memo.pop(key, None)), fake)
         return fake
 
     def __torch_dispatch__(self, func: OpOverload, types: tuple[type, ...], args: tuple = (),
                            kwargs: Optional[dict[str, Any]] = None) -> Any:
+        """Runs ``func`` on fake tensors (Note [Fake tensors]): its fake impl,
+        the trivial fake impl, or its Meta kernel on the meta twins; returns
+        NotImplemented if another tensor subclass is among ``types``. Raises
+        RuntimeError for real tensors (unless ``allow_non_fake_inputs``) or
+        fakes of another mode, and UnsupportedFakeTensorException for an
+        operator with no fake impl and no Meta kernel.
+        PyTorch: FakeTensorMode.__torch_dispatch__ (dispatch)."""
         kwargs = kwargs or {}
         if any(not issubclass(t, FakeTensor) for t in types):
             return NotImplemented

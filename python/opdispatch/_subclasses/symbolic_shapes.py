@@ -147,6 +147,8 @@ class ShapeEnv:
         return SymInt(name, self)
 
     def hint_of(self, symbol: str) -> int:
+        """The int that stands for ``symbol`` ("u0") in the meta tensors'
+        sizes (its placeholder). KeyError for an unknown symbol."""
         return self._hints[symbol]
 
     def symbolize(self, value: int) -> Size:

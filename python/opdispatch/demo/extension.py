@@ -60,7 +60,7 @@ def _relu_backward(ctx: Any, grad: Any) -> Any:
     return grad * (out > 0)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_extension(namespace: str = "myext") -> DemoExtension:
     """Builds (or finds in the cache) and loads the example extension with its
     operators in ``namespace``, and registers the autograd formula of

@@ -10,7 +10,10 @@ in csrc/python/PythonFallbackKernel.cpp).
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 from .. import _C
 from .._C import (
@@ -79,11 +82,17 @@ class TorchDispatchMode:
         self.old_dispatch_mode_flags: list[bool] = []
         self.old_non_infra_dispatch_mode_flags: list[bool] = []
 
-    def __torch_dispatch__(self, func: Any, types: tuple[type, ...], args: tuple = (),
+    def __torch_dispatch__(self, func: Any, types: tuple[type, ...], args: tuple[Any, ...] = (),
                            kwargs: Optional[dict[str, Any]] = None) -> Any:
+        """Handles one call: ``func`` (an OpOverload), ``types`` (the tensor
+        subclasses with ``__torch_dispatch__`` among the arguments), ``args``
+        (tuple) and ``kwargs`` (dict or None). Returns the call's result, or
+        NotImplemented to pass it on to those subclasses. Subclasses must
+        override it: this one raises NotImplementedError.
+        PyTorch: TorchDispatchMode.__torch_dispatch__."""
         raise NotImplementedError
 
-    def __enter__(self) -> "TorchDispatchMode":
+    def __enter__(self) -> Self:
         global _is_in_torch_dispatch_mode, _is_in_non_infra_torch_dispatch_mode
         if not hasattr(self, "old_dispatch_mode_flags"):  # a subclass that did not call super().__init__()
             self.old_dispatch_mode_flags, self.old_non_infra_dispatch_mode_flags = [], []
@@ -107,26 +116,31 @@ class TorchDispatchMode:
 
     @classmethod
     def is_infra_mode(cls) -> bool:
-        """Whether this mode is infrastructure (FakeTensorMode, the tracer) rather than a user mode."""
+        """Whether this mode is infrastructure (FakeTensorMode, the tracer)
+        rather than a user mode. PyTorch: same name."""
         return False
 
 
 class BaseTorchDispatchMode(TorchDispatchMode):
-    """A mode that runs every call unchanged (a base for modes that only observe)."""
+    """A mode that runs every call unchanged (a base for modes that only
+    observe). PyTorch: torch.utils._python_dispatch.BaseTorchDispatchMode."""
 
-    def __torch_dispatch__(self, func: Any, types: tuple[type, ...], args: tuple = (),
+    def __torch_dispatch__(self, func: Any, types: tuple[type, ...], args: tuple[Any, ...] = (),
                            kwargs: Optional[dict[str, Any]] = None) -> Any:
+        """``func(*args, **kwargs)``, below this mode."""
         return func(*args, **(kwargs or {}))
 
 
 def _get_current_dispatch_mode() -> Optional[TorchDispatchMode]:
-    """The mode that handles the next call on this thread (the top of the stack), or None."""
+    """The mode that handles the next call on this thread (the top of the
+    stack), or None. PyTorch: same name."""
     n = _len_torch_dispatch_stack()
     return _get_dispatch_stack_at(n - 1) if n > 0 else None
 
 
 def _get_current_dispatch_mode_stack() -> list[TorchDispatchMode]:
-    """This thread's modes, the one that runs first last."""
+    """This thread's modes, the one that runs first last (infrastructure
+    modes first, in their slots' order). PyTorch: same name."""
     return [_get_dispatch_stack_at(i) for i in range(_len_torch_dispatch_stack())]
 
 
@@ -142,7 +156,9 @@ def _pop_mode(k: Optional[_C._TorchDispatchModeKey] = None) -> TorchDispatchMode
 
 @contextlib.contextmanager
 def _pop_mode_temporarily(k: Optional[_C._TorchDispatchModeKey] = None) -> Iterator[TorchDispatchMode]:
-    """Pops the top mode (or that of ``k``) for the block; pushes it back after."""
+    """``with _pop_mode_temporarily() as mode:`` pops the top mode (or the
+    infrastructure mode of slot ``k``) for the block, yielding it, and pushes
+    it back after. RuntimeError if there is none. PyTorch: same name."""
     old = _pop_mode(k)
     try:
         yield old
@@ -163,5 +179,6 @@ def _disable_current_modes() -> Iterator[list[TorchDispatchMode]]:
 
 
 def _get_dispatch_mode(key: _C._TorchDispatchModeKey) -> Optional[TorchDispatchMode]:
-    """The infrastructure mode of ``key`` on this thread, or None."""
+    """The infrastructure mode in slot ``key`` (``_C._TorchDispatchModeKey.FAKE``
+    or ``PROXY``) on this thread, or None. PyTorch: same name."""
     return _C._get_dispatch_mode(key)

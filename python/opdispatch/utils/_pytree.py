@@ -121,6 +121,7 @@ def tree_unflatten(leaves: Iterable[Any], treespec: TreeSpec) -> PyTree:
             return children
         if spec.type is tuple:
             return tuple(children)
+        assert spec.type is not None  # only a leaf has no type
         return spec.type(*children)  # a namedtuple
 
     return build(treespec)

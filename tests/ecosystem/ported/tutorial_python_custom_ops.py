@@ -31,7 +31,7 @@ class PIL:
         Image = _Image
 
 
-from typing import Sequence
+from typing import Sequence  # noqa: E402  (where the tutorial imports it)
 
 # Use torch.library.custom_op to define a new custom operator.
 # If your operator mutates any input Tensors, their names must be specified

@@ -7,7 +7,6 @@
 # torch.mm(..., out=) / addmm_ are a NumPy kernel writing the out tiles.
 from typing import List, Tuple
 
-import numpy as np
 
 import opdispatch as torch
 
