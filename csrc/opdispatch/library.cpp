@@ -68,7 +68,8 @@ OperatorName Library::qualifyName(OperatorName name) const {
 }
 
 FunctionSchema Library::qualify(FunctionSchema schema) const {
-  return schema.cloneWithName(qualifyName(schema.operator_name()));
+  OperatorName name = qualifyName(schema.operator_name());
+  return std::move(schema).cloneWithName(std::move(name));
 }
 
 namespace {

@@ -879,11 +879,11 @@ def _sync_packet(qualified_op_name: str) -> None:
     defined or removed; removes it from its namespace if no overload is left
     (so that ``ops`` forgets the operator). PyTorch: torch._ops._refresh_packet
     and the delattr in Library._destroy."""
-    name = qualified_op_name.split(".", 1)[0]
-    ns, op_name = name.split("::", 1)
+    ns, _, name = qualified_op_name.partition("::")
     namespace = ops.__dict__.get(ns)
-    if namespace is None:
+    if namespace is None:  # (most registrations: nothing of the namespace was looked up yet)
         return
+    op_name = name.partition(".")[0]
     packet = vars(namespace).get(op_name)
     if not isinstance(packet, OpOverloadPacket):
         return

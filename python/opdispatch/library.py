@@ -26,7 +26,6 @@ import functools
 import importlib
 import os
 import re
-import sys
 import warnings
 import weakref
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, TypeVar, Union, overload
@@ -154,11 +153,30 @@ def _call_site_frame() -> Optional[tuple[str, int]]:
     return _SITE.get() or _C._python_call_site()
 
 
+# (file, line) -> its "file:line" text, made once per site: registrations in a
+# loop or from one module share the strings kept per kernel.
+_SITE_TEXTS: dict[tuple[str, int], str] = {}
+
+
 def _call_site() -> str:
-    """"file:line" of the registration being made (interned: registrations in
-    a loop or from one module share the strings kept per kernel)."""
-    site = _call_site_frame()
-    return sys.intern(f"{site[0]}:{site[1]}") if site else "(unknown)"
+    """"file:line" of the registration being made."""
+    site = _SITE.get() or _C._python_call_site()  # _call_site_frame(), inlined: once per registration
+    if not site:
+        return "(unknown)"
+    text = _SITE_TEXTS.get(site)
+    if text is None:
+        text = _SITE_TEXTS[site] = f"{site[0]}:{site[1]}"
+    return text
+
+
+def _tag_names(schema: str, tags: Tag | Sequence[Tag]) -> list[str]:
+    """The names of ``tags`` (one Tag or a sequence of them) for define(``schema``);
+    TypeError for anything that is not a :class:`Tag`."""
+    tags = (tags,) if isinstance(tags, Tag) else tuple(tags)
+    for t in tags:
+        if not isinstance(t, Tag):
+            raise TypeError(f"define({schema!r}): tags must be opdispatch.Tag members, got {t!r}")
+    return [t.name for t in tags]
 
 
 class Library:
@@ -230,14 +248,10 @@ class Library:
         where), TypeError for a tag that is not a :class:`Tag`.
         PyTorch: torch.library.Library.define.
         """
-        if isinstance(tags, Tag):
-            tags = (tags,)
-        tags = tuple(tags)
-        for t in tags:
-            if not isinstance(t, Tag):
-                raise TypeError(f"define({schema!r}): tags must be opdispatch.Tag members, got {t!r}")
-        self._live("define")
-        return self._registrations.define(schema, alias_analysis, [t.name for t in tags], site=_call_site())
+        if self.m is None:
+            self._live("define")
+        names = () if type(tags) is tuple and not tags else _tag_names(schema, tags)
+        return self._registrations.define(schema, alias_analysis, names, site=_call_site())
 
     def impl(
         self,
@@ -270,7 +284,8 @@ class Library:
         mismatch with the library; ValueError for an unknown key name.
         PyTorch: torch.library.Library.impl.
         """
-        self._live("impl")
+        if self.m is None:
+            self._live("impl")
         if isinstance(op_name, str):
             name = op_name
         elif isinstance(op_name, OpOverload):
@@ -280,9 +295,10 @@ class Library:
                 "impl should be passed either a name or an OpOverload object as the first argument, "
                 f"not {type(op_name).__name__}"
             )
-        qualname = name if "::" in name else f"{self.ns}::{name}"
-        key_name = dispatch_key or self.dispatch_key or "CompositeImplicitAutograd"
-        _utils.check_callable(fn, f"impl of {qualname} at dispatch key {key_name}")
+        if not callable(fn):
+            qualname = name if "::" in name else f"{self.ns}::{name}"
+            key_name = dispatch_key or self.dispatch_key or "CompositeImplicitAutograd"
+            _utils.check_callable(fn, f"impl of {qualname} at dispatch key {key_name}")
         self._registrations.impl(name, dispatch_key, fn, site=_call_site(), with_keyset=with_keyset)
 
     def _register_fake(self, op_name: str, fn: Callable[..., Any], _stacklevel: int = 1) -> None:

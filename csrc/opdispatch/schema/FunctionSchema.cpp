@@ -291,8 +291,12 @@ bool FunctionSchema::isMutable() const {
   return std::any_of(arguments_.begin(), arguments_.end(), [](const Argument& a) { return a.is_write(); });
 }
 
-FunctionSchema FunctionSchema::cloneWithName(OperatorName name) const {
+FunctionSchema FunctionSchema::cloneWithName(OperatorName name) const& {
   return FunctionSchema(std::move(name), arguments_, returns_, is_vararg_, is_varret_);
+}
+
+FunctionSchema FunctionSchema::cloneWithName(OperatorName name) && {
+  return FunctionSchema(std::move(name), std::move(arguments_), std::move(returns_), is_vararg_, is_varret_);
 }
 
 std::string FunctionSchema::signatureString() const {

@@ -130,7 +130,9 @@ class FunctionSchema {
   /// Whether any argument is annotated as written to.
   bool isMutable() const;
   /// The same schema under another name.
-  FunctionSchema cloneWithName(OperatorName name) const;
+  FunctionSchema cloneWithName(OperatorName name) const&;
+  /// The same schema under another name, taking this one's arguments and returns.
+  FunctionSchema cloneWithName(OperatorName name) &&;
 
   /// The canonical text: `ns::name.overload(args) -> returns`.
   std::string toString() const;

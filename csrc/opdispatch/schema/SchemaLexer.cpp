@@ -47,6 +47,7 @@ class Lexer {
 
   std::vector<Token> tokenize() {
     std::vector<Token> tokens;
+    tokens.reserve(src_.size() / 3 + 2); // a schema has about one token per three bytes: no regrowth
     while (true) {
       while (i_ < src_.size() && isSpace(src_[i_])) {
         ++i_;

@@ -1,8 +1,9 @@
 """Random factories (rand, randn) drawing from one module-level NumPy
-Generator, reseeded by opdispatch.manual_seed."""
+Generator, reseeded by opdispatch.manual_seed. The Generator is made on first
+use: numpy.random costs a third of `import opdispatch`."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
@@ -10,7 +11,7 @@ from .. import _C
 from .factories import FACTORY_KW, make
 from ._registry import RANDOM, defop
 
-_generator = np.random.default_rng()
+_generator: Optional[np.random.Generator] = None
 
 
 def manual_seed(seed: int) -> None:
@@ -18,6 +19,14 @@ def manual_seed(seed: int) -> None:
     values. PyTorch: torch.manual_seed."""
     global _generator
     _generator = np.random.default_rng(seed)
+
+
+def _rng() -> np.random.Generator:
+    """The generator, seeded from the OS on first use unless manual_seed seeded it."""
+    global _generator
+    if _generator is None:
+        _generator = np.random.default_rng()
+    return _generator
 
 
 def _random(name: str, draw: str) -> Any:
@@ -30,7 +39,7 @@ def _random(name: str, draw: str) -> Any:
         def fill(shape: tuple[int, ...], dt: np.dtype) -> np.ndarray:
             # NumPy draws float32 or float64; float16 rounds a float32 draw.
             native = dt if dt in (np.float32, np.float64) else np.dtype(np.float32)
-            return getattr(_generator, draw)(shape, dtype=native).astype(dt, copy=False)
+            return getattr(_rng(), draw)(shape, dtype=native).astype(dt, copy=False)
 
         return make(name, size, dtype, device, fill)
 

@@ -105,7 +105,7 @@ def impls_key(ns: str, op_name: str, dispatch_key: str) -> str:
     ``ns`` registers for ``op_name`` ("name[.overload]", optionally
     "ns::"-qualified) at ``dispatch_key`` (as passed; "" for none).
     PyTorch: the key computed in Library.impl."""
-    return f"{ns}/{op_name.split('::')[-1]}/{dispatch_key}"
+    return f"{ns}/{op_name.rpartition('::')[2]}/{dispatch_key}"
 
 
 def _has_kernel_for_dispatch_key(qualname: str, key: str) -> bool:
@@ -116,22 +116,28 @@ def _has_kernel_for_dispatch_key(qualname: str, key: str) -> bool:
         return False
 
 
+# The two dispatch-key spellings of one kernel slot: "" (no key) means CompositeImplicitAutograd.
+_SAME_SLOT = {"": "CompositeImplicitAutograd", "CompositeImplicitAutograd": ""}
+
+
 def _check_kernel_slot(key: str, ns: str, op_name: str, dispatch_key: str, site: str) -> None:
     """RuntimeError (naming both registration sites) if a Python kernel holds
     :data:`impls` key ``key`` (of ``op_name`` at ``dispatch_key`` in ``ns``).
     "" and "CompositeImplicitAutograd" are one slot (the kernel of no key is
     a CompositeImplicitAutograd kernel)."""
-    same_slot = {"": "CompositeImplicitAutograd", "CompositeImplicitAutograd": ""}.get(dispatch_key)
-    for existing in (key, None if same_slot is None else impls_key(ns, op_name, same_slot)):
-        if existing is not None and existing in impls:
-            name = f"{ns}::{op_name.split('::')[-1]}"
-            raise RuntimeError(
-                f"This is not allowed since there's already a kernel registered from python overriding "
-                f"{name}'s behavior for {dispatch_key or 'CompositeImplicitAutograd'} dispatch key and {ns} "
-                f"namespace. The existing kernel was registered at {impl_sites.get(existing, '(unknown)')}; this "
-                f"registration is at {site}. Destroy the Library holding the existing kernel "
-                f"(Library._destroy()) first, or register at another dispatch key."
-            )
+    existing = key if key in impls else None
+    if existing is None and dispatch_key in _SAME_SLOT:
+        other = impls_key(ns, op_name, _SAME_SLOT[dispatch_key])
+        existing = other if other in impls else None
+    if existing is not None:
+        name = f"{ns}::{op_name.split('::')[-1]}"
+        raise RuntimeError(
+            f"This is not allowed since there's already a kernel registered from python overriding "
+            f"{name}'s behavior for {dispatch_key or 'CompositeImplicitAutograd'} dispatch key and {ns} "
+            f"namespace. The existing kernel was registered at {impl_sites.get(existing, '(unknown)')}; this "
+            f"registration is at {site}. Destroy the Library holding the existing kernel "
+            f"(Library._destroy()) first, or register at another dispatch key."
+        )
 
 
 class RegistrationHandle:
@@ -198,10 +204,11 @@ class Registrations:
         check_alias_analysis(alias_analysis)
         name = schema.split("(", 1)[0].strip()
         qualname = name if "::" in name else f"{self.ns}::{name}"
-        self._live().define(schema, alias_analysis, list(tags), site)
+        (self._live() if self.m is None else self.m).define(schema, alias_analysis, tags, site)
         self.defs.add(qualname)
         defs.add(qualname)
-        _definitions_changed((qualname,))
+        if _definition_listener is not None:
+            _definition_listener(qualname)
         return qualname
 
     def impl(
@@ -231,13 +238,14 @@ class Registrations:
         CompositeImplicitAutograd kernel (PyTorch rule: let it decompose);
         plus what ``_C`` raises (ValueError for an unknown key).
         """
-        m = self._live()
+        m = self._live() if self.m is None else self.m
         dispatch_key = dispatch_key or self.dispatch_key
-        key = impls_key(self.ns, op_name, dispatch_key)
+        key = f"{self.ns}/{op_name.rpartition('::')[2]}/{dispatch_key}"  # impls_key, inlined: a hot path
         if replace and key in self.impls:
             self._replace(key, op_name, dispatch_key, fn, site, with_keyset, check_aliasing)
             return
-        _check_kernel_slot(key, self.ns, op_name, dispatch_key, site)
+        if key in impls or dispatch_key in _SAME_SLOT:
+            _check_kernel_slot(key, self.ns, op_name, dispatch_key, site)
         if dispatch_key == "Meta":
             qualname = op_name if "::" in op_name else f"{self.ns}::{op_name}"
             if _has_kernel_for_dispatch_key(qualname, "CompositeImplicitAutograd"):
