@@ -246,6 +246,8 @@ void initDispatchBindings(py::module_& m) {
   m.def("_dispatch_tls_set_dispatch_key_included", &tls_set_dispatch_key_included);
   m.def("_dispatch_tls_is_dispatch_key_included", &tls_is_dispatch_key_included);
   m.def("_dispatch_tls_local_include_set", [] { return tls_local_dispatch_key_set().included_; });
+  m.def("_dispatch_default_included_set", [] { return default_included_set; },
+        "The keys every thread includes until it excludes them (Note [BackendSelect is included by default]).");
   m.def("_dispatch_tls_local_exclude_set", [] { return tls_local_dispatch_key_set().excluded_; });
   bindGuard<ExcludeDispatchKeyGuard, DispatchKeySet>(
       m, "_ExcludeDispatchKeyGuard", "with _ExcludeDispatchKeyGuard(keyset): excludes the keys for the block.");

@@ -210,23 +210,29 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> Explanation:
     qualname = name + ("." + overload if overload else "")
     schema = str(_C._dispatch_find_schema_or_throw(name, overload).schema)
     tensor_keys = _C._dispatch_argument_key_sets(name, overload, *args, **kwargs)
-    included = _names(_C._dispatch_tls_local_include_set())
+    default = _names(_C._dispatch_default_included_set())
+    included = [k for k in _names(_C._dispatch_tls_local_include_set()) if k not in default]
     excluded = sorted(_names(_C._dispatch_tls_local_exclude_set()), key=_priority, reverse=True)
     entries = table_entries(qualname)
-    keys = _key_sources(tensor_keys, included, excluded, entries)
+    keys = _key_sources(tensor_keys, included, default, excluded, entries)
     hops, error, fix = _hops(qualname, [k.key for k in keys if not k.removed], entries)
     return Explanation(qualname, schema, keys, tuple(included), tuple(excluded), hops, error, fix)
 
 
-def _key_sources(tensor_keys: list, included: list[str], excluded: list[str],
+def _key_sources(tensor_keys: list, included: list[str], default: list[str], excluded: list[str],
                  entries: dict[str, TableEntry]) -> tuple[KeySource, ...]:
-    """Each key the arguments and the TLS include set bring, highest first, with why it may not count."""
+    """Each key the arguments and the TLS include set bring, highest first, with why it may not count.
+    A key of the default include set (BackendSelect) is listed only where the
+    operator has a kernel for it (a factory), not where it is a fallthrough."""
     sources: dict[str, list[str]] = {}
     for arg, index, keyset in tensor_keys:
         for key in _names(keyset):
             sources.setdefault(key, []).append(arg if index < 0 else f"{arg}[{index}]")
     for key in included:
         sources.setdefault(key, []).append("TLS include set")
+    for key in default:
+        if not entries[key].fallthrough:
+            sources.setdefault(key, []).append("default include set")
     keys = []
     for key in sorted(sources, key=_priority, reverse=True):
         entry = entries[key]
