@@ -385,6 +385,22 @@ def test_register_autograd_runs_the_kernel_with_grad_mode_off(ns):
     assert seen == [True]
 
 
+def test_custom_op_without_formula_runs_with_grad_mode_off_and_backward_raises(ns):
+    # PyTorch: custom_op always has an autograd kernel (an autograd.Function whose backward raises).
+    seen = []
+
+    @library.custom_op(f"{ns}::noformula", mutates_args=())
+    def noformula(x: opdispatch.Tensor) -> opdispatch.Tensor:
+        seen.append(opdispatch.is_grad_enabled())
+        return x.clone()
+
+    out = noformula(opdispatch.ones(2, requires_grad=True))
+    assert seen == [False] and out.requires_grad
+    with pytest.raises(RuntimeError, match=rf"^Trying to backward through {ns}.noformula.default but no autograd "
+                                           r"formula was registered. Please use register_autograd to add one.$"):
+        out.sum().backward()
+
+
 def test_autograd_kernel_runs_under_no_grad_and_does_not_record(ns):
     # PyTorch: an Autograd-key kernel still runs under no_grad (grad mode is a flag, not an excluded key).
     calls = []
