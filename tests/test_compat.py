@@ -365,8 +365,10 @@ def test_grad_mode_is_on_in_a_backend_kernel_and_a_mode_below_autograd(ns):
     assert seen == [False] and not y.requires_grad
 
 
-def test_register_autograd_runs_the_kernel_with_grad_mode_off(ns):
-    # PyTorch builds register_autograd on autograd.Function, whose forward runs under no_grad.
+@pytest.mark.parametrize("formula", [True, False])
+def test_custom_op_kernel_runs_with_grad_mode_off_when_recorded(ns, formula):
+    # PyTorch: a custom_op always has an autograd kernel, an autograd.Function whose forward runs under
+    # no_grad; without register_autograd its backward raises.
     seen = []
 
     @library.custom_op(f"{ns}::g", mutates_args=())
@@ -374,31 +376,21 @@ def test_register_autograd_runs_the_kernel_with_grad_mode_off(ns):
         seen.append(opdispatch.is_grad_enabled())
         return x.clone()
 
-    g.register_autograd(lambda ctx, grad: grad)
+    if formula:
+        g.register_autograd(lambda ctx, grad: grad)
     x = opdispatch.ones(2, requires_grad=True)
     out = g(x)
     assert seen == [False] and out.requires_grad
-    out.sum().backward()
-    assert x.grad.numpy().tolist() == [1.0, 1.0]
+    if formula:
+        out.sum().backward()
+        assert x.grad.numpy().tolist() == [1.0, 1.0]
+    else:
+        with pytest.raises(RuntimeError, match=rf"^Trying to backward through {ns}.g.default but no autograd "
+                                               r"formula was registered. Please use register_autograd to add one.$"):
+            out.sum().backward()
     seen.clear()
     g(opdispatch.ones(2))  # nothing requires grad: no autograd.Function, grad mode as the caller's
     assert seen == [True]
-
-
-def test_custom_op_without_formula_runs_with_grad_mode_off_and_backward_raises(ns):
-    # PyTorch: custom_op always has an autograd kernel (an autograd.Function whose backward raises).
-    seen = []
-
-    @library.custom_op(f"{ns}::noformula", mutates_args=())
-    def noformula(x: opdispatch.Tensor) -> opdispatch.Tensor:
-        seen.append(opdispatch.is_grad_enabled())
-        return x.clone()
-
-    out = noformula(opdispatch.ones(2, requires_grad=True))
-    assert seen == [False] and out.requires_grad
-    with pytest.raises(RuntimeError, match=rf"^Trying to backward through {ns}.noformula.default but no autograd "
-                                           r"formula was registered. Please use register_autograd to add one.$"):
-        out.sum().backward()
 
 
 def test_autograd_kernel_runs_under_no_grad_and_does_not_record(ns):
