@@ -13,8 +13,36 @@ namespace opdispatch {
 
 namespace {
 
+// Note [The fake impl of an operator defined in C++ lives in Python]
+// A C++ library that calls set_python_module("mod") before defining an
+// operator says its fake impl is registered by the Python module `mod`. A Meta
+// call of such an operator with no Meta kernel means that registration has not
+// happened: the error says which module to import (or, if it is imported, that
+// the fake impl is missing), as PyTorch's Dispatcher::throwIfHasPythonModule.
+// FakeTensorMode and opcheck reach it through their Meta calls. It runs before
+// the missing-kernel report, with no lock held (getPyStub takes the
+// registration lock).
+void throwIfHasPythonModule(const OperatorName& name) {
+  auto stub = Dispatcher::singleton().getPyStub(name);
+  if (!stub) {
+    return;
+  }
+  const auto& [pymodule, context] = *stub;
+  auto imported = pyInterpreterHooks().isModuleImported;
+  if (imported != nullptr && imported(pymodule.c_str())) {
+    throw NotImplementedError(detail::str(name, ": We could not find the fake impl for this operator. "));
+  }
+  throw NotImplementedError(detail::str(name, ": We could not find the fake impl for this operator. The operator "
+                                        "specified that you may need to import the '", pymodule,
+                                        "' Python module to load the fake impl. ", context));
+}
+
 void missingKernel(const OperatorHandle& op, DispatchKeySet ks, Stack*) {
-  op.entry().reportError(ks.highestPriorityTypeId());
+  DispatchKey k = ks.highestPriorityTypeId();
+  if (k == DispatchKey::Meta) {
+    throwIfHasPythonModule(op.operator_name());
+  }
+  op.entry().reportError(k);
 }
 
 const AnnotatedKernel& missingKernelEntry() {
@@ -454,28 +482,6 @@ std::string OperatorEntry::listAllDispatchKeys() const {
   return out + "]";
 }
 
-// Note [The fake impl of an operator defined in C++ lives in Python]
-// A C++ library that calls set_python_module("mod") before defining an
-// operator says its fake impl is registered by the Python module `mod`. A Meta
-// call of such an operator with no Meta kernel means that registration has not
-// happened: the error says which module to import (or, if it is imported, that
-// the fake impl is missing), as PyTorch's Dispatcher::throwIfHasPythonModule.
-// FakeTensorMode and opcheck reach it through their Meta calls.
-void OperatorEntry::reportMissingPythonFakeImpl() const {
-  auto stub = Dispatcher::singleton().getPyStub(name_);
-  if (!stub) {
-    return;
-  }
-  const auto& [pymodule, context] = *stub;
-  auto imported = pyInterpreterHooks().isModuleImported;
-  if (imported != nullptr && imported(pymodule.c_str())) {
-    throw NotImplementedError(detail::str(name_, ": We could not find the fake impl for this operator. "));
-  }
-  throw NotImplementedError(detail::str(name_, ": We could not find the fake impl for this operator. The operator "
-                                        "specified that you may need to import the '", pymodule,
-                                        "' Python module to load the fake impl. ", context));
-}
-
 void OperatorEntry::reportError(DispatchKey k) const {
   if (k == DispatchKey::Undefined) {
     throw NotImplementedError(detail::str(
@@ -487,9 +493,6 @@ void OperatorEntry::reportError(DispatchKey k) const {
         "operator writer) forgot to register a CompositeExplicitAutograd or CompositeImplicitAutograd kernel. "
         "Available functions are ",
         listAllDispatchKeys(), ".\n\n", dumpComputedTable()));
-  }
-  if (k == DispatchKey::Meta) {
-    reportMissingPythonFakeImpl();
   }
   throw NotImplementedError(detail::str("Could not run '", name_, "' with arguments from the '", k,
                                         "' backend: the operator has no kernel for this key. '", name_,

@@ -165,9 +165,6 @@ class OperatorEntry final {
   std::string listAllDispatchKeys() const;
   /// Raises NotImplementedError: no kernel for key `k`.
   [[noreturn]] void reportError(DispatchKey k) const;
-  /// Throws the error of a Meta call whose fake impl a set_python_module
-  /// module should have registered; returns if the operator has no such module.
-  void reportMissingPythonFakeImpl() const;
   void callKernelBoxedBumpingVersions(const OperatorHandle& op, const AnnotatedSchema& schema, DispatchKeySet ks,
                                       Stack* stack) const;
 
