@@ -166,7 +166,7 @@ def test_explain_usage_errors():
     r = run("explain", "od::mmm", "randn(2, 2)")
     assert r.returncode == 2 and "Did you mean od::mm" in r.stderr
     r = run("explain", "od::full", "[2]", "float('inf')", "dtype=opdispatch.bool")  # builtins stay builtins
-    assert r.returncode == 0 and "Hop 1: Undefined" in r.stdout, r.stderr
+    assert r.returncode == 0 and "Hop 1: BackendSelect" in r.stdout, r.stderr
     r = run("explain", "od::mm", "--exclude", "Autograd")
     assert r.returncode == 2 and "'Autograd' is not a runtime dispatch key" in r.stderr
 

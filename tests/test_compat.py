@@ -316,3 +316,108 @@ def test_check_is_size():
         opdispatch._check_is_size(-1)
     with pytest.warns(FutureWarning), pytest.raises(RuntimeError, match="too big"):
         opdispatch._check_is_size(5, lambda: "too big", max=4)
+
+
+# Grad mode is its own thread-local flag (Note [Grad mode is its own flag]).
+# Each expectation below is what PyTorch 2.13 gives for the same code with
+# torch in place of opdispatch.
+
+def test_no_grad_sets_the_flag_and_excludes_no_key():
+    with opdispatch.no_grad():
+        assert not opdispatch.is_grad_enabled() and not _C.is_grad_enabled()
+        assert not _C._dispatch_tls_is_dispatch_key_excluded(_C.DispatchKey.AutogradCPU)
+        with opdispatch.enable_grad():
+            assert opdispatch.is_grad_enabled()
+    with _C._AutoDispatchBelowAutograd():
+        assert opdispatch.is_grad_enabled()  # below autograd, grad mode stays on
+
+
+def test_grad_mode_is_on_in_a_backend_kernel_and_a_mode_below_autograd(ns):
+    from opdispatch.utils._python_dispatch import TorchDispatchMode
+
+    seen = []
+    lib = Library(ns, "DEF")
+    try:
+        lib.define("f(Tensor x) -> Tensor")
+        lib.impl("f", lambda x: (seen.append(opdispatch.is_grad_enabled()), x.clone())[1], "CPU")
+        x = opdispatch.ones(2, requires_grad=True)
+        out = getattr(ops, ns).f(x)
+        assert seen == [True] and out.requires_grad  # PyTorch: True, and the output requires grad
+        with opdispatch.no_grad():
+            assert not getattr(ops, ns).f(x).requires_grad
+        assert seen == [True, False]
+    finally:
+        lib._destroy()
+
+    class Record(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(opdispatch.is_grad_enabled())
+            return func(*args, **(kwargs or {}))
+
+    seen.clear()
+    with Record():
+        y = x * 2
+    assert seen == [True] and y.requires_grad and y.grad_fn is not None
+    seen.clear()
+    with opdispatch.no_grad(), Record():
+        y = x * 2
+    assert seen == [False] and not y.requires_grad
+
+
+@pytest.mark.parametrize("formula", [True, False])
+def test_custom_op_kernel_runs_with_grad_mode_off_when_recorded(ns, formula):
+    # PyTorch: a custom_op always has an autograd kernel, an autograd.Function whose forward runs under
+    # no_grad; without register_autograd its backward raises.
+    seen = []
+
+    @library.custom_op(f"{ns}::g", mutates_args=())
+    def g(x: opdispatch.Tensor) -> opdispatch.Tensor:
+        seen.append(opdispatch.is_grad_enabled())
+        return x.clone()
+
+    if formula:
+        g.register_autograd(lambda ctx, grad: grad)
+    x = opdispatch.ones(2, requires_grad=True)
+    out = g(x)
+    assert seen == [False] and out.requires_grad
+    if formula:
+        out.sum().backward()
+        assert x.grad.numpy().tolist() == [1.0, 1.0]
+    else:
+        with pytest.raises(RuntimeError, match=rf"^Trying to backward through {ns}.g.default but no autograd "
+                                               r"formula was registered. Please use register_autograd to add one.$"):
+            out.sum().backward()
+    seen.clear()
+    g(opdispatch.ones(2))  # nothing requires grad: no autograd.Function, grad mode as the caller's
+    assert seen == [True]
+
+
+def test_autograd_kernel_runs_under_no_grad_and_does_not_record(ns):
+    # PyTorch: an Autograd-key kernel still runs under no_grad (grad mode is a flag, not an excluded key).
+    calls = []
+    lib = Library(ns, "DEF")
+    try:
+        lib.define("h(Tensor x) -> Tensor")
+        lib.impl("h", lambda x: x.clone(), "CPU")
+
+        def autograd_kernel(keyset, x):
+            calls.append(opdispatch.is_grad_enabled())
+            with _C._AutoDispatchBelowAutograd():
+                return getattr(ops, ns).h(x)
+
+        lib.impl("h", autograd_kernel, "Autograd", with_keyset=True)
+        x = opdispatch.ones(2, requires_grad=True)
+        with opdispatch.no_grad():
+            getattr(ops, ns).h(x)
+            assert not (x * 2).requires_grad and (x * 2).grad_fn is None
+        assert calls == [False]
+    finally:
+        lib._destroy()
+
+
+def test_numpy_of_a_tensor_that_requires_grad_follows_grad_mode():
+    x = opdispatch.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="requires grad"):
+        x.numpy()
+    with opdispatch.no_grad():
+        assert x.numpy().tolist() == [1.0, 1.0]

@@ -953,11 +953,16 @@ def test_fallback_registered_before_the_operator_serves_it(make_lib, ns, resolve
 # =====================================================================================
 
 
+#: The keys every thread includes until it excludes them (PyTorch: c10::default_included_set,
+#: see Note [BackendSelect is included by default]).
+DEFAULT_INCLUDED = _C.DispatchKeySet(K.BackendSelect)
+
+
 @pytest.fixture
 def clean_tls():
-    assert _C._dispatch_tls_local_include_set().empty() and _C._dispatch_tls_local_exclude_set().empty()
+    assert _C._dispatch_tls_local_include_set() == DEFAULT_INCLUDED and _C._dispatch_tls_local_exclude_set().empty()
     yield
-    assert _C._dispatch_tls_local_include_set().empty(), "a test leaked TLS state"
+    assert _C._dispatch_tls_local_include_set() == DEFAULT_INCLUDED, "a test leaked TLS state"
     assert _C._dispatch_tls_local_exclude_set().empty(), "a test leaked TLS state"
 
 
@@ -969,7 +974,7 @@ def test_tls_set_and_query(clean_tls):
         assert not _C._dispatch_tls_is_dispatch_key_excluded(K.Meta)
         assert _C._dispatch_tls_is_dispatch_key_included(K.Python)
         assert _C._dispatch_tls_local_exclude_set() == keys("CPU")
-        assert _C._dispatch_tls_local_include_set() == keys("Python")
+        assert _C._dispatch_tls_local_include_set() == keys("Python") | DEFAULT_INCLUDED
     finally:
         _C._dispatch_tls_set_dispatch_key_excluded(K.CPU, False)
         _C._dispatch_tls_set_dispatch_key_included(K.Python, False)
@@ -982,7 +987,7 @@ def test_guards_nest_and_restore(clean_tls):
     with _C._ExcludeDispatchKeyGuard(keys("CPU")):
         assert _C._dispatch_tls_local_exclude_set() == keys("CPU")
         with _C._IncludeDispatchKeyGuard(keys("Meta", "Python")):
-            assert _C._dispatch_tls_local_include_set() == keys("Meta", "Python")
+            assert _C._dispatch_tls_local_include_set() == keys("Meta", "Python") | DEFAULT_INCLUDED
             with _C._AutoDispatchBelowAutograd():
                 assert _C._dispatch_tls_local_exclude_set() == keys("CPU") | _C._dispatch_get_runtime_keyset(
                     K.Autograd)
@@ -992,7 +997,7 @@ def test_guards_nest_and_restore(clean_tls):
                 assert not _C._dispatch_tls_local_exclude_set().has(K.Meta)
                 assert _C._dispatch_tls_local_exclude_set().has(K.CPU)  # the outer guard still holds
             assert _C._dispatch_tls_local_exclude_set() == keys("CPU")
-        assert _C._dispatch_tls_local_include_set().empty()
+        assert _C._dispatch_tls_local_include_set() == DEFAULT_INCLUDED
     assert _C._dispatch_tls_local_exclude_set().empty()
 
 

@@ -83,11 +83,21 @@ def test_included_keys_are_listed_with_their_source(lib, ns):
     assert hop_summary(e) == [("PrivateUse1", "kernel")]
 
 
-def test_a_call_without_tensors_uses_the_undefined_entry():
-    e = opdispatch.explain(opdispatch.ops.od.zeros, [2, 3])
+def test_a_call_without_tensors_uses_the_undefined_entry(lib, ns):
+    lib.define("nothing(int n) -> Tensor")
+    lib.impl("nothing", lambda n: opdispatch.zeros(n), "CompositeExplicitAutograd")
+    e = opdispatch.explain(f"{ns}::nothing", 2)
     assert e.keys == () and hop_summary(e) == [("Undefined", "default backend kernel")]
     assert e.hops[0].entry.source == "CompositeExplicitAutograd"
     assert "Hop 1: Undefined  (no key left: the Undefined entry)" in str(e)
+
+
+def test_a_factory_goes_through_its_backend_select_kernel():
+    # BackendSelect is in every call's key set (Note [BackendSelect is included by default]); only a
+    # factory has a kernel there, which picks the backend from the device argument.
+    e = opdispatch.explain(opdispatch.ops.od.zeros, [2, 3])
+    assert [(k.key, k.sources) for k in e.keys] == [("BackendSelect", ("default include set",))]
+    assert hop_summary(e)[0] == ("BackendSelect", "kernel") and e.tls_included == ()
 
 
 def test_a_failing_call_says_why_and_what_registration_would_serve_it(lib, ns):

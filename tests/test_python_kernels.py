@@ -200,7 +200,8 @@ def test_redispatch_below_autograd_masks_the_keyset_and_excludes_autograd(ns, li
     seen = []
 
     def cpu(x, scale=1.0):
-        seen.append(opdispatch.autograd.is_grad_enabled())
+        seen.append((_C._dispatch_tls_is_dispatch_key_excluded(_C.DispatchKey.AutogradCPU),
+                     opdispatch.autograd.is_grad_enabled()))
         return tensor(as_numpy(x) * scale)
 
     lib.impl("probe", cpu, "CPU")
@@ -212,7 +213,8 @@ def test_redispatch_below_autograd_masks_the_keyset_and_excludes_autograd(ns, li
 
     lib.impl("probe", autograd_kernel, "Autograd", with_keyset=True)
     assert op(requiring_grad([2.0]), 3.0).tolist() == [6.0]
-    assert seen == [False] and opdispatch.autograd.is_grad_enabled()  # excluded for the call only
+    # The autograd keys are excluded for the call only; grad mode, a flag of its own, stays on (as PyTorch).
+    assert seen == [(True, True)] and not _C._dispatch_tls_is_dispatch_key_excluded(_C.DispatchKey.AutogradCPU)
     with pytest.raises(TypeError, match="argument 'keyset' must be a DispatchKeySet"):
         op._redispatch_below_autograd("CPU", tensor([1.0]))
 

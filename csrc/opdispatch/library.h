@@ -33,6 +33,7 @@
 
 #include <opdispatch/Macros.h>
 #include <opdispatch/core/Device.h>
+#include <opdispatch/core/GradMode.h>
 #include <opdispatch/core/StringView.h>
 #include <opdispatch/core/Tag.h>
 #include <opdispatch/dispatch/Dispatcher.h>

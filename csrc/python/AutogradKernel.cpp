@@ -10,6 +10,7 @@
 #include <iterator>
 
 #include <opdispatch/core/Exception.h>
+#include <opdispatch/core/GradMode.h>
 #include <opdispatch/dispatch/Dispatcher.h>
 
 #include "AutogradMeta.h"
@@ -44,6 +45,7 @@ struct PlainKernelObject {
   Py_ssize_t n_tensors;
   std::array<Py_ssize_t, kMaxTensors> positions; ///< the positional indices of the tensor inputs
   bool keyword_only;        ///< setup_context takes keyword_only_inputs
+  bool grad_mode_below;     ///< a recorded call runs below autograd with grad mode on (else off)
 };
 
 PyTypeObject gPlainKernelType = {PyVarObject_HEAD_INIT(nullptr, 0)};
@@ -250,7 +252,9 @@ PyObject* plainCall(PyObject* self, PyObject* const* argv, size_t nargsf, PyObje
       releaseEdges();
       throw;
     }
-    if (mask == 0) { // reached through the Autograd key, so normally an input requires grad
+    // Reached through the Autograd key, so normally an input requires grad;
+    // grad mode off means no recording (Note [Grad mode is its own flag]).
+    if (mask == 0 || !GradMode::is_enabled()) {
       releaseEdges();
       return PyObject_Vectorcall(k->run_below, argv, nargs, kwnames);
     }
@@ -258,7 +262,11 @@ PyObject* plainCall(PyObject* self, PyObject* const* argv, size_t nargsf, PyObje
     for (Py_ssize_t i = 0; i < k->n_tensors; ++i) {
       PyTuple_SET_ITEM(edge_tuple.ptr(), i, edges[i]); // steals
     }
-    py::object out = py::reinterpret_steal<py::object>(PyObject_Vectorcall(k->run_below, argv, nargs, kwnames));
+    py::object out;
+    {
+      AutoGradMode below(k->grad_mode_below);
+      out = py::reinterpret_steal<py::object>(PyObject_Vectorcall(k->run_below, argv, nargs, kwnames));
+    }
     if (!out) {
       throw py::error_already_set();
     }
@@ -299,15 +307,17 @@ PyObject* plainCall(PyObject* self, PyObject* const* argv, size_t nargsf, PyObje
 
 PyObject* plainNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   static const char* kwlist[] = {"run_below", "formula", "node_class", "positions", "layout", "needs_table",
-                                 "setup", "keyword_only", "kwarg_defaults", "full_inputs", "view_name", nullptr};
+                                 "setup", "keyword_only", "kwarg_defaults", "full_inputs", "view_name",
+                                 "grad_mode_below", nullptr};
   PyObject *run_below, *formula, *node_class, *positions, *layout, *needs_table, *setup, *kwarg_defaults,
       *full_inputs, *view_name;
   int keyword_only = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO!O!O!O!OpO!OO:_PlainAutogradKernel",
+  int grad_mode_below = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO!O!O!O!OpO!OOp:_PlainAutogradKernel",
                                    const_cast<char**>(kwlist), &run_below, &formula, &PyType_Type, &node_class,
                                    &PyTuple_Type, &positions, &PyTuple_Type, &layout, &PyTuple_Type, &needs_table,
                                    &setup, &keyword_only, &PyDict_Type, &kwarg_defaults, &full_inputs,
-                                   &view_name)) {
+                                   &view_name, &grad_mode_below)) {
     return nullptr;
   }
   Py_ssize_t n = PyTuple_GET_SIZE(positions);
@@ -332,6 +342,7 @@ PyObject* plainNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   k->n_tensors = n;
   k->n_positional = PyTuple_GET_SIZE(layout);
   k->keyword_only = keyword_only != 0;
+  k->grad_mode_below = grad_mode_below != 0;
   PyObject** slots[] = {&k->run_below, &k->formula, &k->node_class, &k->layout, &k->needs_table,
                         &k->kwarg_defaults, &k->full_inputs};
   PyObject* values[] = {run_below, formula, node_class, layout, needs_table, kwarg_defaults, full_inputs};
@@ -392,7 +403,7 @@ void initAutogradKernelBindings(py::module_& m) {
   t.tp_basicsize = sizeof(PlainKernelObject);
   t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL;
   t.tp_doc = "_PlainAutogradKernel(run_below, formula, node_class, positions, layout, needs_table, setup, "
-             "keyword_only, kwarg_defaults, full_inputs, view_name): the Autograd kernel "
+             "keyword_only, kwarg_defaults, full_inputs, view_name, grad_mode_below): the Autograd kernel "
              "(keyset, *args, **kwargs) of an operator with a plain schema and a formula; see "
              "opdispatch._library.autograd._plain_kernel for the arguments.";
   t.tp_new = plainNew;

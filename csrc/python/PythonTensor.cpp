@@ -11,6 +11,7 @@
 
 #include <opdispatch/core/CheckedArithmetic.h>
 #include <opdispatch/core/Exception.h>
+#include <opdispatch/core/GradMode.h>
 #include <opdispatch/dispatch/LocalDispatchKeySet.h>
 
 #include "Exceptions.h"
@@ -345,10 +346,12 @@ PyObject* methNumpy(PyObject* self, PyObject* args, PyObject* kwargs) {
   }
   return pythonEntry([&] {
     TensorImpl* impl = selfImpl(self);
-    // PyTorch's rule: only while grad mode is on (grad mode is the TLS
-    // exclusion of the autograd keys, see autograd/grad_mode.py), so kernels
-    // below autograd and code under no_grad() may read such a tensor.
-    OPDISPATCH_CHECK(force || !impl->requires_grad() || tls_is_dispatch_key_excluded(DispatchKey::AutogradCPU),
+    // PyTorch's rule: refused only while grad mode is on. Deliberately also
+    // allowed below autograd (the autograd keys excluded), where grad mode
+    // stays on (Note [Grad mode is its own flag]): opdispatch's kernels are
+    // NumPy code that reads the tensors it is given.
+    OPDISPATCH_CHECK(force || !impl->requires_grad() || !GradMode::is_enabled() ||
+                         tls_is_dispatch_key_excluded(DispatchKey::AutogradCPU),
                      "Can't call numpy() on a tensor that requires grad while grad mode is enabled. Use "
                      "tensor.detach().numpy() instead (or numpy(force=True)).");
     return arrayOfTensor(self);

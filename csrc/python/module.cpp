@@ -44,6 +44,21 @@ void* releaseGil() {
 
 void reacquireGil(void* token) { PyEval_RestoreThread(static_cast<PyThreadState*>(token)); }
 
+bool isModuleImported(const char* name) {
+  if (!opdispatch::python::interpreterAlive()) {
+    return false;
+  }
+  PyGILState_STATE s = PyGILState_Ensure();
+  PyObject* key = PyUnicode_FromString(name);
+  int found = key == nullptr ? -1 : PyDict_Contains(PyImport_GetModuleDict(), key);
+  Py_XDECREF(key);
+  if (found < 0) {
+    PyErr_Clear();
+  }
+  PyGILState_Release(s);
+  return found == 1;
+}
+
 } // namespace
 
 PYBIND11_MODULE(_C, m) {
@@ -52,6 +67,7 @@ PYBIND11_MODULE(_C, m) {
   opdispatch::pyInterpreterHooks().incref = &increfWithGil;
   opdispatch::pyInterpreterHooks().releaseGil = &releaseGil;
   opdispatch::pyInterpreterHooks().reacquireGil = &reacquireGil;
+  opdispatch::pyInterpreterHooks().isModuleImported = &isModuleImported;
   opdispatch::python::initExceptionTranslation(m);
   opdispatch::python::initTypeBindings(m);
   opdispatch::python::initTensorBindings(m);

@@ -13,6 +13,7 @@
 #include <pybind11/stl.h>
 
 #include <opdispatch/core/Exception.h>
+#include <opdispatch/core/GradMode.h>
 #include <opdispatch/dispatch/Dispatcher.h>
 #include <opdispatch/library.h>
 #include <opdispatch/schema/SchemaParser.h>
@@ -241,6 +242,10 @@ void initDispatchBindings(py::module_& m) {
                            device_type);
     return std::string(toString(backendKeyForDevice(d.type())));
   });
+  m.def("_rename_privateuse1_backend", &register_privateuse1_backend, py::arg("backend_name"),
+        "Names the PrivateUse1 device type (once per process). PyTorch: torch._C._rename_privateuse1_backend.");
+  m.def("_get_privateuse1_backend_name", &get_privateuse1_backend,
+        "PrivateUse1's device-type name. PyTorch: torch._C._get_privateuse1_backend_name.");
   m.def("_parse_dispatch_key", [](const std::string& name) -> std::optional<DispatchKey> {
     try {
       return parseDispatchKey(name);
@@ -278,6 +283,8 @@ void initDispatchBindings(py::module_& m) {
   m.def("_dispatch_tls_set_dispatch_key_included", &tls_set_dispatch_key_included);
   m.def("_dispatch_tls_is_dispatch_key_included", &tls_is_dispatch_key_included);
   m.def("_dispatch_tls_local_include_set", [] { return tls_local_dispatch_key_set().included_; });
+  m.def("_dispatch_default_included_set", [] { return default_included_set; },
+        "The keys every thread includes until it excludes them (Note [BackendSelect is included by default]).");
   m.def("_dispatch_tls_local_exclude_set", [] { return tls_local_dispatch_key_set().excluded_; });
   bindGuard<ExcludeDispatchKeyGuard, DispatchKeySet>(
       m, "_ExcludeDispatchKeyGuard", "with _ExcludeDispatchKeyGuard(keyset): excludes the keys for the block.");
@@ -285,6 +292,10 @@ void initDispatchBindings(py::module_& m) {
       m, "_IncludeDispatchKeyGuard", "with _IncludeDispatchKeyGuard(keyset): includes the keys for the block.");
   bindGuard<AutoDispatchBelowAutograd>(m, "_AutoDispatchBelowAutograd",
                                        "with _AutoDispatchBelowAutograd(): excludes the autograd keys for the block.");
+  m.def("is_grad_enabled", &GradMode::is_enabled,
+        "Whether grad mode is on in this thread (Note [Grad mode is its own flag]). PyTorch: torch._C.is_grad_enabled.");
+  m.def("_set_grad_enabled", &GradMode::set_enabled, py::arg("enabled"),
+        "Sets this thread's grad mode. PyTorch: torch._C._set_grad_enabled.");
 
   // --- registry inspection ---------------------------------------------------------
   m.def("_dispatch_dump", [](const std::string& name) {

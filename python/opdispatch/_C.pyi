@@ -1098,6 +1098,26 @@ def _push_on_torch_dispatch_stack(mode: TorchDispatchMode) -> None:
     """
     Pushes a dispatch mode on this thread's stack (a mode with a `_mode_key` goes into that infrastructure slot; RuntimeError if the slot is taken).
     """
+def is_grad_enabled() -> builtins.bool:
+    """
+    Whether grad mode is on in this thread (Note [Grad mode is its own flag]). PyTorch: torch._C.is_grad_enabled.
+    """
+def _set_grad_enabled(enabled: builtins.bool) -> None:
+    """
+    Sets this thread's grad mode. PyTorch: torch._C._set_grad_enabled.
+    """
+def _rename_privateuse1_backend(backend_name: str) -> None:
+    """
+    Names the PrivateUse1 device type (once per process). PyTorch: torch._C._rename_privateuse1_backend.
+    """
+def _get_privateuse1_backend_name() -> str:
+    """
+    PrivateUse1's device-type name. PyTorch: torch._C._get_privateuse1_backend_name.
+    """
+def _dispatch_default_included_set() -> DispatchKeySet:
+    """
+    The keys every thread includes until it excludes them (Note [BackendSelect is included by default]).
+    """
 def _python_call_site() -> tuple[str, int] | None:
     """
     (file, line) of the innermost Python frame outside the paths of _dispatch_set_call_site_skip_paths (the user's registration site), or None. The same frame Python kernels record as 'registered at file:line'.

@@ -373,9 +373,10 @@ def _modes() -> tuple[Any, ...]:
 
 
 def _explanation(call: _Call, schema: str, tensor_keys: list) -> Explanation:
-    included = _names(_C._dispatch_tls_local_include_set())
+    default = _names(_C._dispatch_default_included_set())
+    included = [k for k in _names(_C._dispatch_tls_local_include_set()) if k not in default]
     excluded = sorted(_names(_C._dispatch_tls_local_exclude_set()), key=_priority, reverse=True)
-    keys = _key_sources(call, tensor_keys, included, excluded)
+    keys = _key_sources(call, tensor_keys, included, default, excluded)
     hops, error, fix = _hops(call, [k.key for k in keys if not k.removed])
     return Explanation(call.qualname, schema, keys, tuple(included), tuple(excluded), hops, error, fix)
 
@@ -398,9 +399,11 @@ def _mode_name(mode: Any) -> str:
     return type(mode).__name__ + (f" [{slot}]" if slot else "")
 
 
-def _key_sources(call: _Call, tensor_keys: list, included: list[str],
+def _key_sources(call: _Call, tensor_keys: list, included: list[str], default: list[str],
                  excluded: list[str]) -> tuple[KeySource, ...]:
-    """Each key the arguments and the TLS include set bring, highest first, with why it may not count."""
+    """Each key the arguments and the TLS include set bring, highest first, with why it may not count.
+    A key of the default include set (BackendSelect) is listed only where the
+    operator has a kernel for it (a factory), not where it is a fallthrough."""
     sources: dict[str, list[str]] = {}
     for arg, index, keyset, tensor in tensor_keys:
         label = _argument_label(arg, index)
@@ -415,6 +418,10 @@ def _key_sources(call: _Call, tensor_keys: list, included: list[str],
         else:
             origin = "TLS include set"
         sources.setdefault(key, []).append(origin)
+    for key in default:
+        entry = call.entries.get(key)
+        if entry is not None and not entry.fallthrough:
+            sources.setdefault(key, []).append("default include set")
     keys = []
     for key in sorted(sources, key=_priority, reverse=True):
         entry = call.entries[key]

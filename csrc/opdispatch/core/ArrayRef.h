@@ -56,6 +56,16 @@ class ArrayRef final {
   size_t size_ = 0;
 };
 
+/// Element-wise equality, as PyTorch's c10::ArrayRef operator== (`a.sizes() == b.sizes()`).
+template <class T>
+bool operator==(ArrayRef<T> a, ArrayRef<T> b) {
+  return a.equals(b);
+}
+template <class T>
+bool operator!=(ArrayRef<T> a, ArrayRef<T> b) {
+  return !a.equals(b);
+}
+
 using IntArrayRef = ArrayRef<int64_t>;
 
 } // namespace opdispatch

@@ -1,6 +1,9 @@
 // Device parsing and printing, and the device type -> dispatch key map.
 #include <opdispatch/core/Device.h>
 
+#include <atomic>
+#include <mutex>
+
 #include <opdispatch/core/Exception.h>
 
 namespace opdispatch {
@@ -25,6 +28,13 @@ std::string validTypes() {
   return s;
 }
 
+// PrivateUse1's registered name: written once under the mutex, before the
+// flag is published, and never changed afterwards, so readers that saw the
+// flag read it without locking.
+std::mutex gPrivateUse1Mutex;
+std::string gPrivateUse1Name;
+std::atomic<bool> gPrivateUse1Registered{false};
+
 void checkIndex(int index, const std::string& what) {
   OPDISPATCH_CHECK_VALUE(index >= -1 && index < 128, "invalid device index ", index, " for ", what,
                          ": expected a number from 0 to 127 (or -1 for none)");
@@ -44,6 +54,10 @@ Device::Device(const std::string& spec) {
       type_ = n.type;
       found = true;
     }
+  }
+  if (!found && gPrivateUse1Registered.load(std::memory_order_acquire) && type_name == gPrivateUse1Name) {
+    type_ = DeviceType::PrivateUse1;
+    found = true;
   }
   OPDISPATCH_CHECK_VALUE(found, "unknown device '", spec, "'. Expected one of ", validTypes(),
                          ", optionally followed by :<index>");
@@ -66,6 +80,9 @@ std::string Device::str() const {
 }
 
 const char* toString(DeviceType t) {
+  if (t == DeviceType::PrivateUse1 && gPrivateUse1Registered.load(std::memory_order_acquire)) {
+    return gPrivateUse1Name.c_str();
+  }
   for (const auto& n : kNames) {
     if (n.type == t) {
       return n.name;
@@ -73,6 +90,26 @@ const char* toString(DeviceType t) {
   }
   return "unknown";
 }
+
+void register_privateuse1_backend(const std::string& backend_name) {
+  std::lock_guard<std::mutex> lock(gPrivateUse1Mutex);
+  if (gPrivateUse1Registered.load(std::memory_order_relaxed)) {
+    OPDISPATCH_CHECK(backend_name == gPrivateUse1Name, "rename_privateuse1_backend: the PrivateUse1 backend is "
+                     "already named '", gPrivateUse1Name, "'; it can be named once per process (got '",
+                     backend_name, "')");
+    return;
+  }
+  bool valid = !backend_name.empty() && backend_name.find(':') == std::string::npos;
+  for (const auto& n : kNames) {
+    valid = valid && backend_name != n.name;
+  }
+  OPDISPATCH_CHECK_VALUE(valid, "rename_privateuse1_backend: '", backend_name, "' cannot name a device type: "
+                         "it must be non-empty, without ':', and none of ", validTypes());
+  gPrivateUse1Name = backend_name;
+  gPrivateUse1Registered.store(true, std::memory_order_release);
+}
+
+std::string get_privateuse1_backend() { return toString(DeviceType::PrivateUse1); }
 
 std::ostream& operator<<(std::ostream& os, DeviceType t) { return os << toString(t); }
 std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str(); }

@@ -69,6 +69,16 @@ class Device {
 const char* toString(DeviceType t);
 std::ostream& operator<<(std::ostream& os, DeviceType t);
 std::ostream& operator<<(std::ostream& os, const Device& d);
+/// Gives PrivateUse1 a device-type name of its own (an out-of-tree device
+/// plugin calls it once, e.g. "openreg"): afterwards Device parses the name
+/// (and still "privateuseone") and prints it. Calling it again with the same
+/// name is a no-op; a different name, an existing device-type name or an
+/// empty one throws. PyTorch: c10::register_privateuse1_backend.
+void register_privateuse1_backend(const std::string& backend_name);
+/// PrivateUse1's device-type name: the registered one, else "privateuseone".
+/// PyTorch: c10::get_privateuse1_backend.
+std::string get_privateuse1_backend();
+
 /// The backend dispatch key of a device type: cpu -> CPU, xpu -> XPU,
 /// privateuseone -> PrivateUse1, ... PyTorch: torch::dispatch(DeviceType, f).
 DispatchKey backendKeyForDevice(DeviceType t);

@@ -54,25 +54,43 @@ std::string str(const Args&... args) {
 inline std::string str() { return std::string(); }
 inline const std::string& str(const std::string& s) { return s; }
 inline std::string str(const char* s) { return s; }
+
+/// The message of a failed OPDISPATCH_CHECK: `failed` (which names the
+/// condition) when the check has no message arguments, else the arguments
+/// concatenated. PyTorch: c10::detail::torchCheckMsgImpl.
+inline const char* checkMessage(const char* failed) { return failed; }
+template <class... Args>
+std::string checkMessage(const char* /*failed*/, const Args&... args) {
+  return str(args...);
+}
 } // namespace detail
 
 } // namespace opdispatch
 
-#define OPDISPATCH_CHECK_WITH(ErrorType, cond, ...)                        \
-  do {                                                                     \
-    if (OPDISPATCH_UNLIKELY(!(cond))) {                                    \
-      throw ::opdispatch::ErrorType(::opdispatch::detail::str(__VA_ARGS__)); \
-    }                                                                      \
+// Note [Messages of failed checks]
+// OPDISPATCH_CHECK(cond, args...) throws with the arguments concatenated by
+// operator<<, as TORCH_CHECK does. With no message arguments the message names
+// the failed condition in PyTorch's words ("Expected x > 0 to be true, but got
+// false. ..."), so a bare OPDISPATCH_CHECK(x > 0) ported from TORCH_CHECK(x > 0)
+// still says what went wrong.
+#define OPDISPATCH_CHECK_WITH(ErrorType, cond, ...)                                              \
+  do {                                                                                           \
+    if (OPDISPATCH_UNLIKELY(!(cond))) {                                                          \
+      throw ::opdispatch::ErrorType(::opdispatch::detail::checkMessage(                          \
+          "Expected " #cond " to be true, but got false.  (Could this error message be improved?  " \
+          "If so, please report an enhancement request to opdispatch.)",                         \
+          ##__VA_ARGS__));                                                                       \
+    }                                                                                            \
   } while (false)
 
-/// Throws opdispatch::Error(message) unless `cond` holds.
-#define OPDISPATCH_CHECK(cond, ...) OPDISPATCH_CHECK_WITH(Error, cond, __VA_ARGS__)
-#define OPDISPATCH_CHECK_TYPE(cond, ...) OPDISPATCH_CHECK_WITH(TypeError, cond, __VA_ARGS__)
-#define OPDISPATCH_CHECK_VALUE(cond, ...) OPDISPATCH_CHECK_WITH(ValueError, cond, __VA_ARGS__)
-#define OPDISPATCH_CHECK_INDEX(cond, ...) OPDISPATCH_CHECK_WITH(IndexError, cond, __VA_ARGS__)
-#define OPDISPATCH_CHECK_OVERFLOW(cond, ...) OPDISPATCH_CHECK_WITH(OverflowError, cond, __VA_ARGS__)
+/// Throws opdispatch::Error(message) unless `cond` holds; see Note [Messages of failed checks].
+#define OPDISPATCH_CHECK(cond, ...) OPDISPATCH_CHECK_WITH(Error, cond, ##__VA_ARGS__)
+#define OPDISPATCH_CHECK_TYPE(cond, ...) OPDISPATCH_CHECK_WITH(TypeError, cond, ##__VA_ARGS__)
+#define OPDISPATCH_CHECK_VALUE(cond, ...) OPDISPATCH_CHECK_WITH(ValueError, cond, ##__VA_ARGS__)
+#define OPDISPATCH_CHECK_INDEX(cond, ...) OPDISPATCH_CHECK_WITH(IndexError, cond, ##__VA_ARGS__)
+#define OPDISPATCH_CHECK_OVERFLOW(cond, ...) OPDISPATCH_CHECK_WITH(OverflowError, cond, ##__VA_ARGS__)
 #define OPDISPATCH_CHECK_NOT_IMPLEMENTED(cond, ...) \
-  OPDISPATCH_CHECK_WITH(NotImplementedError, cond, __VA_ARGS__)
+  OPDISPATCH_CHECK_WITH(NotImplementedError, cond, ##__VA_ARGS__)
 /// For conditions that only a bug in opdispatch can break.
 #define OPDISPATCH_INTERNAL_ASSERT(cond, ...)                                  \
   OPDISPATCH_CHECK_WITH(Error, cond, "INTERNAL ASSERT FAILED at ", __FILE__, ":", \

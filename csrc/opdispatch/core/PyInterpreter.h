@@ -17,6 +17,8 @@ struct PyInterpreterHooks {
   void* (*releaseGil)() = nullptr;
   /// Takes the GIL back with the token of releaseGil.
   void (*reacquireGil)(void* token) = nullptr;
+  /// Whether the Python module `name` is imported (in sys.modules), taking the GIL.
+  bool (*isModuleImported)(const char* name) = nullptr;
 };
 
 /// The process-wide hooks (in libopdispatch, shared by every extension).

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include <opdispatch/core/Exception.h>
+#include <opdispatch/core/PyInterpreter.h>
 #include <opdispatch/dispatch/CallUnit.h>
 #include <opdispatch/schema/InferSchema.h>
 
@@ -56,7 +57,38 @@ std::vector<DispatchTableEntryInfo> OperatorHandle::dispatchTableEntries() const
   }
   return out;
 }
+
+namespace {
+
+// Note [The fake impl of an operator defined in C++ lives in Python]
+// A C++ library that calls set_python_module("mod") before defining an
+// operator says its fake impl is registered by the Python module `mod`. A Meta
+// call of such an operator with no Meta kernel means that registration has not
+// happened: the error says which module to import (or, if it is imported, that
+// the fake impl is missing), as PyTorch's Dispatcher::throwIfHasPythonModule.
+// FakeTensorMode and opcheck reach it through their Meta calls. It runs before
+// the missing-kernel report takes the registration lock (getPyStub takes it).
+void throwIfHasPythonModule(const OperatorName& name) {
+  auto stub = Dispatcher::singleton().getPyStub(name);
+  if (!stub) {
+    return;
+  }
+  const auto& [pymodule, context] = *stub;
+  auto imported = pyInterpreterHooks().isModuleImported;
+  if (imported != nullptr && imported(pymodule.c_str())) {
+    throw NotImplementedError(detail::str(name, ": We could not find the fake impl for this operator. "));
+  }
+  throw NotImplementedError(detail::str(name, ": We could not find the fake impl for this operator. The operator "
+                                        "specified that you may need to import the '", pymodule,
+                                        "' Python module to load the fake impl. ", context));
+}
+
+} // namespace
+
 void OperatorHandle::reportError(DispatchKey k) const {
+  if (k == DispatchKey::Meta) {
+    throwIfHasPythonModule(operator_name());
+  }
   // The message reads the registrations (Note [Kernel lifetime]); the call
   // path stays lock-free, only a call that fails takes the lock.
   std::lock_guard<std::mutex> lock(Dispatcher::singleton().mutex_);

@@ -8,10 +8,24 @@
 
 namespace opdispatch {
 
-/// The raw thread-local words (zero = both sets empty), kept POD so that
+/// Keys every call includes unless TLS excludes them. PyTorch: c10::default_included_set.
+/// See Note [BackendSelect is included by default].
+constexpr DispatchKeySet default_included_set{DispatchKey::BackendSelect};
+
+// Note [BackendSelect is included by default]
+// A factory (empty, zeros, ...) has no tensor argument, so nothing in its key
+// set says which backend the result lives on: its BackendSelect kernel reads
+// the device argument and redispatches to that backend's key, where a device
+// plugin's kernel (e.g. PrivateUse1) takes it. For that kernel to run,
+// BackendSelect is in every call's key set, as in PyTorch; every other
+// operator has the BackendSelect fallthrough, which the non-fallthrough mask
+// removes, so for them nothing changes. The raw word stores included XOR
+// default_included_set, so that zero-initialised TLS means "the default".
+
+/// The raw thread-local words (zero = the default sets), kept POD so that
 /// reading them on the call path is one load with no TLS initialisation check.
 struct PODLocalDispatchKeySet {
-  uint64_t included_;
+  uint64_t included_; ///< included set XOR default_included_set
   uint64_t excluded_;
 };
 
@@ -24,7 +38,7 @@ struct LocalDispatchKeySet {
 };
 
 inline LocalDispatchKeySet tls_local_dispatch_key_set() {
-  return {DispatchKeySet(DispatchKeySet::RAW, raw_local_dispatch_key_set.included_),
+  return {DispatchKeySet(DispatchKeySet::RAW, raw_local_dispatch_key_set.included_ ^ default_included_set.raw_repr()),
           DispatchKeySet(DispatchKeySet::RAW, raw_local_dispatch_key_set.excluded_)};
 }
 /// Replaces this thread's sets (RestorePythonTLSSnapshot restores the ones recorded on entry).
@@ -82,5 +96,21 @@ struct AutoDispatchBelowADInplaceOrView {
       : guard_(autograd_dispatch_keyset.add(DispatchKey::ADInplaceOrView)) {}
   ExcludeDispatchKeyGuard guard_;
 };
+
+/// PyTorch keeps the thread-local dispatch state in c10::impl; these are its
+/// names for the declarations above, so code ported with the name map
+/// (c10:: -> opdispatch::) finds them.
+namespace impl {
+using ::opdispatch::_force_tls_local_dispatch_key_set;
+using ::opdispatch::ExcludeDispatchKeyGuard;
+using ::opdispatch::IncludeDispatchKeyGuard;
+using ::opdispatch::LocalDispatchKeySet;
+using ::opdispatch::PODLocalDispatchKeySet;
+using ::opdispatch::tls_is_dispatch_key_excluded;
+using ::opdispatch::tls_is_dispatch_key_included;
+using ::opdispatch::tls_local_dispatch_key_set;
+using ::opdispatch::tls_set_dispatch_key_excluded;
+using ::opdispatch::tls_set_dispatch_key_included;
+} // namespace impl
 
 } // namespace opdispatch

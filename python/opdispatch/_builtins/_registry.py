@@ -82,15 +82,44 @@ def defop(
         if composite is not None:
             LIB.impl(name, composite, "CompositeImplicitAutograd")
         op = _C._DispatchOperator("od::" + base, overload)
+        if _is_factory(op._schema):
+            LIB.impl(name, _backend_select(op), "BackendSelect", with_keyset=True)
         if backward is not None:
             # Built-in formulas take None for an output that received no gradient (as PyTorch's generated nodes).
-            LIB.impl(name, make_autograd_kernel(op, backward, setup_context, materialize_grads=False), "Autograd",
-                     with_keyset=True)
+            kernel = make_autograd_kernel(op, backward, setup_context, materialize_grads=False, grad_mode_below=True)
+            LIB.impl(name, kernel, "Autograd", with_keyset=True)
         elif autograd is not None:
             LIB.impl(name, autograd(op), "Autograd", with_keyset=True)
         elif not differentiable:
             LIB.impl(name, _below_autograd(op), "Autograd", with_keyset=True)
     return op
+
+
+def _is_factory(schema: _C.FunctionSchema) -> bool:
+    """Whether ``schema`` makes a tensor from a ``device`` argument and has no
+    tensor argument to dispatch on (empty, zeros, arange, ...)."""
+    return (any(a.name == "device" for a in schema.arguments)
+            and not any("Tensor" in str(a.real_type) for a in schema.arguments))
+
+
+def _backend_select(op: _C._DispatchOperator) -> Kernel:
+    """The BackendSelect kernel of a factory: redispatches to the backend key
+    of its ``device`` argument (CPU when None), where a device plugin's kernel
+    (e.g. at PrivateUse1) or the CompositeExplicitAutograd kernel takes it.
+    See Note [BackendSelect is included by default] in
+    csrc/opdispatch/dispatch/LocalDispatchKeySet.h. PyTorch: the generated
+    BackendSelect kernels (RegisterBackendSelect.cpp), computeDispatchKey."""
+    redispatch = op.redispatch
+    key_for_device = _C._dispatch_key_for_device
+    cpu = _C.DispatchKeySet(_C.DispatchKey.CPU)
+
+    def backend_select(keyset: _C.DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
+        device = kwargs.get("device")
+        ks = cpu if device is None else _C.DispatchKeySet(key_for_device(str(device)))
+        return redispatch(ks, *args, **kwargs)
+
+    backend_select.__name__ = f"{op._schema.name.replace('::', '_')}_backend_select"
+    return backend_select
 
 
 def _below_autograd(op: _C._DispatchOperator) -> Kernel:

@@ -12,6 +12,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _C
+from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import check_inplace as check_inplace_autograd
 from . import comparison, copy, factories, reduction
 from ._numpy import call_numpy, check_inplace
@@ -340,7 +341,7 @@ def _inplace_autograd(name: str, functional: Callable[..., Tensor]) -> Callable[
 
     def make(op: _C._DispatchOperator) -> Callable[..., Tensor]:
         def kernel(keyset: _C.DispatchKeySet, self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-            if not (self.requires_grad or any(t.requires_grad for t in operands(args))):
+            if not is_grad_enabled() or not (self.requires_grad or any(t.requires_grad for t in operands(args))):
                 return op._redispatch_below_autograd(keyset, self, *args, **kwargs)
             check_inplace_autograd(name, self)
             result = functional(copy.clone(self), *args, **kwargs)

@@ -3,7 +3,8 @@ branch or body function, used by their autograd rules. PyTorch:
 torch/_higher_order_ops/utils.py (create_bw_fn)."""
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+import contextlib
+from typing import Any, Callable, Iterator, Sequence
 
 from .. import _C
 from ..autograd import engine
@@ -11,10 +12,31 @@ from ..autograd.grad_mode import enable_grad
 from ..utils._pytree import TreeSpec, tree_flatten, tree_unflatten
 
 
+_AUTOGRAD_KEYS = list(_C._dispatch_get_runtime_keyset(_C.DispatchKey.Autograd))
+
+
+@contextlib.contextmanager
+def _recording() -> Iterator[None]:
+    """Grad mode on and the autograd keys not excluded, for its block: a
+    higher-order operator's kernel runs below autograd (the keys excluded), and
+    its backward must record the branch it differentiates. Grad mode alone is
+    not enough (Note [Grad mode is its own flag])."""
+    excluded = [k for k in _AUTOGRAD_KEYS if _C._dispatch_tls_is_dispatch_key_excluded(k)]
+    for k in excluded:
+        _C._dispatch_tls_set_dispatch_key_excluded(k, False)
+    try:
+        with enable_grad():
+            yield
+    finally:
+        for k in excluded:
+            _C._dispatch_tls_set_dispatch_key_excluded(k, True)
+
+
 def vjp_fn(fn: Callable[..., Any], args_spec: TreeSpec, wants_grad: Sequence[bool]) -> Callable[..., tuple]:
     """The backward of ``fn``: ``bw(*primals, *cotangents)`` runs
-    ``fn(*tree_unflatten(primals, args_spec))`` with grad mode on (also when
-    called below autograd, as a higher-order operator's kernel is) on detached
+    ``fn(*tree_unflatten(primals, args_spec))`` recording (grad mode on and the
+    autograd keys not excluded, also when called below autograd, as a
+    higher-order operator's kernel is) on detached
     copies of the primals, and returns the gradients of the primals flagged in
     ``wants_grad`` (a zero tensor where one was not used), one cotangent per
     tensor output of ``fn`` in order. Outputs that do not require grad are
@@ -24,7 +46,7 @@ def vjp_fn(fn: Callable[..., Any], args_spec: TreeSpec, wants_grad: Sequence[boo
 
     def bw(*flat: Any) -> tuple:
         primals, cotangents = flat[:n], flat[n:]
-        with enable_grad():
+        with _recording():
             inputs = [p.detach().requires_grad_(w) if isinstance(p, _C.TensorBase) else p
                       for p, w in zip(primals, wants_grad)]
             outs = [o for o in tree_flatten(fn(*tree_unflatten(inputs, args_spec)))[0]

@@ -14,6 +14,7 @@ from typing import Any, Callable, Optional
 
 from .. import _C
 from ..autograd import graph
+from ..autograd.grad_mode import is_grad_enabled, set_grad_enabled
 from ..autograd.graph import check_inplace
 from .utils import check_callable, is_tensor_like_type, is_tensorlist_like_type
 
@@ -130,13 +131,19 @@ def _record_outputs(info: _SchemaInfo, node: graph.OpNode, flat: list[Any]) -> N
 
 
 def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[SetupContextFn] = None, *,
-                         materialize_grads: bool = True) -> Callable[..., Any]:
+                         materialize_grads: bool = True, grad_mode_below: bool = False) -> Callable[..., Any]:
     """The Autograd-key kernel (registered with ``with_keyset=True``) of ``op``
     (an OpOverload) with formula ``backward(ctx, *grads)``;
     ``setup_context(ctx, inputs, output)`` — or ``(ctx, inputs,
     keyword_only_inputs, output)`` — saves what backward needs. Outputs that
     received no gradient get zeros in backward, or None without
     ``materialize_grads`` (PyTorch: ctx.set_materialize_grads).
+
+    The kernel records only while grad mode is on (Note [Grad mode is its own
+    flag]). A recorded call runs the operator with grad mode off, as the
+    forward of PyTorch's autograd.Function that register_autograd builds;
+    ``grad_mode_below=True`` keeps it on, as PyTorch's built-in operators
+    (VariableType) do.
 
     Mutating operators are supported: an in-place update of a leaf that
     requires grad raises RuntimeError; otherwise the mutated tensor's history
@@ -150,9 +157,9 @@ def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[
     formula = graph.Formula(op_name, backward, info.positional_names, _zeros if materialize_grads else None)
     keyword_only = setup_context is not None and _wants_keyword_only(setup_context)
     if info.plain:
-        kernel = _plain_kernel(op, info, formula, setup_context, keyword_only)
+        kernel = _plain_kernel(op, info, formula, setup_context, keyword_only, grad_mode_below)
     else:
-        kernel = _general_kernel(op, info, formula, setup_context, keyword_only)
+        kernel = _general_kernel(op, info, formula, setup_context, keyword_only, grad_mode_below)
     kernel.__name__ = f"{info.name.replace('::', '_')}_autograd"
     return kernel
 
@@ -171,7 +178,7 @@ def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[
 
 
 def _plain_kernel(op: Any, info: _SchemaInfo, formula: graph.Formula, setup_context: Optional[SetupContextFn],
-                  keyword_only: bool) -> Callable[..., Any]:
+                  keyword_only: bool, grad_mode_below: bool) -> Callable[..., Any]:
     """The autograd kernel of a plain schema (see Note [Recording a call]):
     a _C._PlainAutogradKernel, which records a call in C. Per call it takes
     each tensor input's gradient edge; if none requires grad, it runs the
@@ -189,11 +196,11 @@ def _plain_kernel(op: Any, info: _SchemaInfo, formula: graph.Formula, setup_cont
         run_below=op._redispatch_below_autograd, formula=formula, node_class=graph.OpNode, positions=positions,
         layout=tuple(graph.TENSOR if i in positions else None for i in range(n_positional)), needs_table=needs_table,
         setup=setup_context, keyword_only=keyword_only, kwarg_defaults=info.kwarg_defaults,
-        full_inputs=info.full_inputs, view_name=info.name if info.is_view else None)
+        full_inputs=info.full_inputs, view_name=info.name if info.is_view else None, grad_mode_below=grad_mode_below)
 
 
 def _general_kernel(op: Any, info: _SchemaInfo, formula: graph.Formula, setup_context: Optional[SetupContextFn],
-                    keyword_only: bool) -> Callable[..., Any]:
+                    keyword_only: bool, grad_mode_below: bool) -> Callable[..., Any]:
     """The autograd kernel of any schema (see Note [Recording a call])."""
     op_name = info.name
     run_below_autograd = op._redispatch_below_autograd
@@ -236,12 +243,13 @@ def _general_kernel(op: Any, info: _SchemaInfo, formula: graph.Formula, setup_co
                 needs[i] = requires
                 any_needs = any_needs or requires
         # Reached through the Autograd key, so normally an input requires grad.
-        if not any_needs:
+        if not any_needs or not is_grad_enabled():
             return run_below_autograd(keyset, *args, **kwargs)
         inputs, kw_inputs = info.full_inputs(args, kwargs) if info.mutated or setup_context else ((), {})
         if info.mutated:
             _check_inplace_on_leaf(info, inputs, kw_inputs)
-        out = run_below_autograd(keyset, *args, **kwargs)
+        with set_grad_enabled(grad_mode_below):
+            out = run_below_autograd(keyset, *args, **kwargs)
         node = make_node(formula, tuple(needs), tuple(edges), layout, nargs)
         if setup_context is not None:
             if keyword_only:
@@ -274,7 +282,7 @@ def _not_implemented_fallback(keyset: _C.DispatchKeySet, op: Any, *args: Any, **
     below autograd and, if an input requires grad, gives the floating-point
     outputs a grad_fn that raises "derivative for NS::OP is not implemented"."""
     requires = any(_requires_grad(a) for a in args) or any(_requires_grad(v) for v in kwargs.values())
-    if not requires:
+    if not requires or not is_grad_enabled():
         return op._redispatch_below_autograd(keyset, *args, **kwargs)
     edges = [graph.gradient_edge(t) for a in args for t in (a if isinstance(a, (list, tuple)) else (a,))
              if isinstance(t, _C.TensorBase)]

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, Union, overload
+from typing import Any, Callable, Iterable, Iterator, NoReturn, Optional, Sequence, Union, overload
 
 from .. import _C, _ops, library
 from . import fake_impl, registry, utils
@@ -115,6 +115,7 @@ def custom_op(
         assert summary is not None
         result = CustomOpDef(namespace, opname, summary, fn)
         result._register_kernels(device_types, fn, result._site)
+        result._register_default_autograd()
         return result
 
     if fn is None:
@@ -256,6 +257,22 @@ class CustomOpDef(_C._DispatchOperator):
         for device_type in types:
             self._backend_fns[device_type] = fn
             self._install_kernel(device_type, site)
+
+    def _register_default_autograd(self) -> None:
+        """Gives a functional custom op the autograd kernel PyTorch's custom_op
+        always has: with an input that requires grad (and grad mode on), the
+        kernel runs with grad mode off, the outputs require grad, and backward
+        raises until register_autograd supplies a formula. PyTorch:
+        CustomOpDef._register_to_dispatcher (autograd.make_autograd_impl)."""
+        if not utils.is_functional_schema(self._schema):
+            return
+        op_name = str(self._opoverload)
+
+        def no_formula(ctx: Any, *grads: Any) -> NoReturn:
+            raise RuntimeError(f"Trying to backward through {op_name} but no autograd formula was registered. "
+                               f"Please use register_autograd to add one.")
+
+        self._set_kernel("Autograd", make_autograd_kernel(self, no_formula), with_keyset=True, site=self._site)
 
     def _install_kernel(self, device_type: Optional[str], site: Optional[str] = None) -> None:
         """(Re)registers the kernel of ``device_type``: its function, or the

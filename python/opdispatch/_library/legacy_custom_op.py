@@ -12,6 +12,7 @@ import inspect
 from typing import Any, Callable, Iterable, NoReturn, Optional, Union
 
 from .. import _C, _ops, library
+from ..autograd.grad_mode import is_grad_enabled
 from . import fake_impl, registry, utils
 from .autograd import make_autograd_kernel
 from .infer_schema import infer_schema
@@ -295,7 +296,9 @@ class CustomOp:
 
     def _autograd_indirection(self, keyset: _C.DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
         """The Autograd kernel: the formula once both halves are registered.
-        Reached only when an input requires grad (and grad mode is on)."""
+        Reached only when an input requires grad; records only while grad mode is on."""
+        if not is_grad_enabled():
+            return self._op._redispatch_below_autograd(keyset, *args, **kwargs)
         if self._autograd_kernel is not None:
             return self._autograd_kernel(keyset, *args, **kwargs)
         if "save_for_backward" in self._impls or "backward" in self._impls:

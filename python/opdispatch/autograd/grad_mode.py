@@ -1,8 +1,11 @@
 """Grad mode: whether operations on tensors that require grad are recorded.
 
-Grad mode is the thread-local exclusion of the autograd dispatch keys, so a
-call made with grad disabled goes straight past every autograd kernel (one
-source of truth, no per-call flag check). PyTorch: torch.autograd.grad_mode.
+Grad mode is a thread-local flag of its own (opdispatch::GradMode in C++),
+not the exclusion of the autograd dispatch keys: code running below autograd
+(a kernel, a mode's ``__torch_dispatch__``) sees grad mode on, and the
+autograd kernels consult the flag before they record. See Note [Grad mode is
+its own flag] in csrc/opdispatch/core/GradMode.h. PyTorch:
+torch.autograd.grad_mode, c10::GradMode.
 """
 from __future__ import annotations
 
@@ -13,18 +16,9 @@ from .. import _C
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_AUTOGRAD_KEYS = list(_C._dispatch_get_runtime_keyset(_C.DispatchKey.Autograd))
-_PROBE_KEY = _C.DispatchKey.AutogradCPU
-
-
-def is_grad_enabled() -> bool:
-    """Whether grad mode is on in this thread."""
-    return not _C._dispatch_tls_is_dispatch_key_excluded(_PROBE_KEY)
-
-
-def _set_grad_enabled(mode: bool) -> None:
-    for key in _AUTOGRAD_KEYS:
-        _C._dispatch_tls_set_dispatch_key_excluded(key, not mode)
+#: Whether grad mode is on in this thread. PyTorch: torch.is_grad_enabled.
+is_grad_enabled: Callable[[], bool] = _C.is_grad_enabled
+_set_grad_enabled: Callable[[bool], None] = _C._set_grad_enabled
 
 
 class _GradModeContext:
