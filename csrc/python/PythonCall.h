@@ -13,12 +13,12 @@
 
 #include <pybind11/pybind11.h>
 
+#include <opdispatch/core/SmallVector.h>
 #include <opdispatch/dispatch/AnnotatedSchema.h>
 #include <opdispatch/dispatch/ArgumentTensors.h>
 #include <opdispatch/dispatch/KernelRef.h>
 #include <opdispatch/dispatch/OperatorHandle.h>
 
-#include "InlineVector.h"
 #include "PythonTensor.h"
 
 namespace opdispatch {
@@ -134,10 +134,10 @@ class BoundArguments final {
     kOwned = 8, ///< objects_ holds a reference made from the value
   };
   const AnnotatedSchema& schema_;
-  InlineVector<PyObject*, kPrefix + 10> objects_;
-  InlineVector<ValueSlot, 10> values_;
+  SmallVector<PyObject*, kPrefix + 10> objects_;
+  SmallVector<ValueSlot, 10> values_;
   /// (Not a char type: its stores would alias every other member.)
-  InlineVector<uint16_t, 10> flags_;
+  SmallVector<uint16_t, 10> flags_;
   DispatchKeySet key_set_;
   /// Whether some flag is kValue or kOwned (the destructor has work).
   bool needs_cleanup_ = false;
@@ -168,7 +168,7 @@ class PythonKernelArguments final {
   PyObject** buffer_;
   size_t num_positional_ = 0;
   /// The buffer when there are keywords (the keyword values must follow the positional ones).
-  InlineVector<PyObject*, BoundArguments::kPrefix + 10> with_keywords_;
+  SmallVector<PyObject*, BoundArguments::kPrefix + 10> with_keywords_;
   pybind11::object kwnames_;
 };
 
