@@ -80,7 +80,8 @@ def test_table_shows_cpp_and_python_origins(lib, pymodule):
         assert cpu in section and meta in section and python in section, section
     assert "[ boxed unboxed ]" in kernels  # the C++ kernels
     assert "CPU: C++" in table and "[kernel]" in table
-    assert "AutogradCPU: C++" in table and "[backend fallback]" in table  # the core's autograd fallback
+    # the autograd fallback opdispatch's Python layer installs (Note [Default fallbacks])
+    assert "AutogradCPU: Python" in table and "_library/autograd.py" in table and "[backend fallback]" in table
 
 
 def test_table_of_a_python_operator_with_overload_default(pymodule):

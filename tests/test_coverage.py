@@ -104,7 +104,8 @@ def test_html_page_on_builtin_and_cpp_extension_ops():
     cls, text, title = fma["CPU"]
     assert (cls, text) == ("kernel", "kernel")
     assert f"C++ {EXAMPLE / 'cpu_kernels.cpp'}:" in title and "myext::fma at CPU" in title
-    assert fma["AutogradCPU"][0] == "fallback" and "DefaultFallbacks.cpp" in fma["AutogradCPU"][2]
+    # The autograd layer's fallback (a default registration replacing the core's, Note [Default fallbacks]).
+    assert fma["AutogradCPU"][0] == "fallback" and "_library/autograd.py" in fma["AutogradCPU"][2]
     call_op = dict(zip(cov.keys, body["myext::call_op"]))
     assert call_op["CPU"][:2] == ("CompositeImplicitAutograd", "CIA")
     assert "<title>myext coverage</title>" in page

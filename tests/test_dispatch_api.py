@@ -103,11 +103,13 @@ Result = namedtuple("Result", "state table provenance")
 
 KEYS_TO_CHECK = ("Undefined", "CPU", "CUDA", "XLA", "Meta", "QuantizedCPU",
                  "AutogradOther", "AutogradCPU", "AutogradCUDA", "AutogradXLA")
-_CORE_FALLBACK_SITE = re.compile(r"registered at \S*DefaultFallbacks\.cpp:\d+")
+# The default fallbacks opdispatch installs (Note [Default fallbacks]): the core's, and the Python
+# layer's autograd fallback.
+_DEFAULT_FALLBACK_SITE = re.compile(r"registered at \S*(DefaultFallbacks\.cpp|_library/autograd\.py):\d+")
 
 
 def _normalize(text: str, namespace: str) -> str:
-    return _CORE_FALLBACK_SITE.sub("registered in opdispatch core", text.replace(namespace, "test"))
+    return _DEFAULT_FALLBACK_SITE.sub("registered by opdispatch", text.replace(namespace, "test"))
 
 
 def extract_table(table: str, wanted=KEYS_TO_CHECK) -> str:
@@ -242,7 +244,7 @@ def test_def_with_inference():
 name: test::foo
 schema: test::foo(Tensor _0) -> Tensor _0
 debug: registered at /dev/null:0
-alias analysis kind: FROM_SCHEMA
+alias analysis kind: CONSERVATIVE
 CPU: impl_t_t :: (Tensor _0) -> Tensor _0 [ boxed unboxed ]
 AutogradCPU: impl_t_t :: (Tensor _0) -> Tensor _0 [ boxed unboxed ]
 Autograd[alias]: impl_t_t :: (Tensor _0) -> Tensor _0 [ boxed unboxed ]
@@ -260,12 +262,12 @@ alias analysis kind: FROM_SCHEMA
 """
     # No kernels: only the core's backend fallbacks serve it.
     assert extract_table(result.table) == """\
-AutogradOther: registered in opdispatch core [backend fallback]
-AutogradCPU: registered in opdispatch core [backend fallback]
-AutogradCUDA: registered in opdispatch core [backend fallback]
-AutogradXLA: registered in opdispatch core [backend fallback]
+AutogradOther: registered by opdispatch [backend fallback]
+AutogradCPU: registered by opdispatch [backend fallback]
+AutogradCUDA: registered by opdispatch [backend fallback]
+AutogradXLA: registered by opdispatch [backend fallback]
 """
-    assert "ADInplaceOrView: fallthrough registered in opdispatch core [backend fallback]" in result.table
+    assert "ADInplaceOrView: fallthrough registered by opdispatch [backend fallback]" in result.table
 
 
 def test_impl_only():
@@ -297,7 +299,7 @@ def test_computed_table():
 name: test::foo
 schema: test::foo(Tensor _0) -> Tensor _0
 debug: registered at /dev/null:0
-alias analysis kind: FROM_SCHEMA
+alias analysis kind: CONSERVATIVE
 CPU: fn_cpu :: (Tensor _0) -> Tensor _0 [ boxed unboxed ]
 XLA: fn_xla :: (Tensor _0) -> Tensor _0 [ boxed unboxed ]
 AutogradCPU: fn_autogradcpu :: (Tensor _0) -> Tensor _0 [ boxed unboxed ]
@@ -359,7 +361,7 @@ XLA: fn_math [math kernel]
 Meta: fn_math [math kernel]
 QuantizedCPU: fn_math [math kernel]
 AutogradOther: fn_math [math kernel]
-AutogradCPU: registered in opdispatch core [backend fallback]
+AutogradCPU: registered by opdispatch [backend fallback]
 AutogradCUDA: fn_math [math kernel]
 AutogradXLA: fn_math [math kernel]
 """
@@ -473,10 +475,10 @@ CUDA: fn_defaultbackend [default backend kernel]
 XLA: fn_defaultbackend [default backend kernel]
 Meta: fn_defaultbackend [default backend kernel]
 QuantizedCPU: fn_defaultbackend [default backend kernel]
-AutogradOther: registered in opdispatch core [backend fallback]
-AutogradCPU: registered in opdispatch core [backend fallback]
-AutogradCUDA: registered in opdispatch core [backend fallback]
-AutogradXLA: registered in opdispatch core [backend fallback]
+AutogradOther: registered by opdispatch [backend fallback]
+AutogradCPU: registered by opdispatch [backend fallback]
+AutogradCUDA: registered by opdispatch [backend fallback]
+AutogradXLA: registered by opdispatch [backend fallback]
 """
 
 
@@ -550,7 +552,7 @@ def test_computed_table_with_python_kernels():
         r"XLA: registered at \S+:\d+ \[default backend kernel\]\n"
         r"Meta: registered at \S+test_dispatch_api\.py:\d+ \[kernel\]\n"
         r"QuantizedCPU: registered at \S+:\d+ \[default backend kernel\]\n"
-        r"(Autograd\w+: registered in opdispatch core \[backend fallback\]\n){4}", table), table
+        r"(Autograd\w+: registered by opdispatch \[backend fallback\]\n){4}", table), table
     assert re.search(r"^Meta: registered at \S+test_dispatch_api\.py:\d+ :: \(none\) \[ boxed \]$",
                      result.state, re.M), result.state
 

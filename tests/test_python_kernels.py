@@ -323,7 +323,7 @@ def test_fallback_exceptions_pass_through(ns, lib, fallback_lib):
             getattr(ops, ns).f(tensor([1.0]))
 
 
-# --- per-call checks (Note [Custom op kernel checks]) -------------------------------------
+# --- per-call checks (Note [Post-kernel effects]) -------------------------------------
 
 
 @pytest.fixture
@@ -379,7 +379,7 @@ def test_checked_kernel_outputs_may_not_alias_each_other_or_list_inputs(checked)
 
 @pytest.mark.parametrize("keyword", [False, True], ids=["fast_path", "boxed"])
 def test_the_versions_of_mutable_arguments_are_bumped(checked, keyword):
-    # The dispatcher bumps them for every kernel (Note [Version counters of mutated arguments]).
+    # The dispatcher bumps them for every kernel (Note [Post-kernel effects]).
     def scale_(x, y, maybe):
         x.numpy()[:] *= 2
 

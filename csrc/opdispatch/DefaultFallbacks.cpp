@@ -1,47 +1,48 @@
-// The backend fallbacks registered when libopdispatch loads: fallthrough for
-// keys that only matter when a layer above registers kernels for them, and
-// the autograd fallback (see AutogradFallback.h) and the PythonTLSSnapshot
-// fallback (see PythonTLSSnapshot.h).
-#include <atomic>
+// The backend fallbacks libopdispatch installs when it loads, as defaults a
+// user's fallback can replace (Note [Default fallbacks]): the autograd
+// fallback for every autograd key (AutogradFallback.h), the PythonTLSSnapshot
+// fallback (PythonTLSSnapshot.h), and fallthrough for the keys that only
+// matter when a layer above registers kernels for them.
+#include <initializer_list>
+#include <string>
+#include <vector>
 
 #include <opdispatch/dispatch/AutogradFallback.h>
+#include <opdispatch/dispatch/Dispatcher.h>
 #include <opdispatch/dispatch/PythonTLSSnapshot.h>
-#include <opdispatch/library.h>
 
 namespace opdispatch {
 
 namespace {
-std::atomic<AutogradFallbackHook> autogradHook{nullptr};
 
-void autogradFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
-  if (AutogradFallbackHook hook = autogradHook.load(std::memory_order_acquire)) {
-    hook(op, ks, stack);
-    return;
+class DefaultFallbacks final {
+ public:
+  DefaultFallbacks() {
+    for (DispatchKey k : autograd_dispatch_keyset) {
+      add(k, KernelFunction::makeFromBoxedFunctionWithKeyset<&autogradFallback>(), __LINE__);
+    }
+    add(DispatchKey::PythonTLSSnapshot, KernelFunction::makeFromBoxedFunctionWithKeyset<&pythonTLSSnapshotFallback>(),
+        __LINE__);
+    // The autocast keys PyTorch itself gives a fallthrough; device plugins
+    // register their own for AutocastHPU, AutocastXLA and AutocastPrivateUse1.
+    for (DispatchKey k : {DispatchKey::BackendSelect, DispatchKey::Functionalize, DispatchKey::ADInplaceOrView,
+                          DispatchKey::AutocastCPU, DispatchKey::AutocastXPU, DispatchKey::AutocastMPS,
+                          DispatchKey::AutocastCUDA, DispatchKey::FuncTorchVmapMode, DispatchKey::PreDispatch}) {
+      add(k, KernelFunction::makeFallthrough(), __LINE__);
+    }
   }
-  op.redispatchBoxed(ks & after_autograd_keyset, stack);
-}
+
+ private:
+  void add(DispatchKey k, KernelFunction kernel, int line) {
+    handles_.push_back(Dispatcher::singleton().registerFallback(
+        k, std::move(kernel), "registered at " + std::string(__FILE__) + ":" + std::to_string(line),
+        FallbackKind::Default));
+  }
+  std::vector<RegistrationHandleRAII> handles_;
+};
+
+const DefaultFallbacks kDefaultFallbacks;
+
 } // namespace
 
-AutogradFallbackHook setAutogradFallbackHook(AutogradFallbackHook hook) { return autogradHook.exchange(hook); }
-
 } // namespace opdispatch
-
-using opdispatch::CppFunction;
-
-OPDISPATCH_LIBRARY_IMPL(_, Autograd, m) {
-  m.fallback(CppFunction::makeFromBoxedFunctionWithKeyset<&opdispatch::autogradFallback>());
-}
-OPDISPATCH_LIBRARY_IMPL(_, BackendSelect, m) { m.fallback(CppFunction::makeFallthrough()); }
-OPDISPATCH_LIBRARY_IMPL(_, Functionalize, m) { m.fallback(CppFunction::makeFallthrough()); }
-OPDISPATCH_LIBRARY_IMPL(_, ADInplaceOrView, m) { m.fallback(CppFunction::makeFallthrough()); }
-// The autocast keys PyTorch itself gives a fallthrough; device plugins
-// register their own for AutocastHPU, AutocastXLA and AutocastPrivateUse1.
-OPDISPATCH_LIBRARY_IMPL(_, AutocastCPU, m) { m.fallback(CppFunction::makeFallthrough()); }
-OPDISPATCH_LIBRARY_IMPL(_, AutocastXPU, m) { m.fallback(CppFunction::makeFallthrough()); }
-OPDISPATCH_LIBRARY_IMPL(_, AutocastMPS, m) { m.fallback(CppFunction::makeFallthrough()); }
-OPDISPATCH_LIBRARY_IMPL(_, AutocastCUDA, m) { m.fallback(CppFunction::makeFallthrough()); }
-OPDISPATCH_LIBRARY_IMPL(_, FuncTorchVmapMode, m) { m.fallback(CppFunction::makeFallthrough()); }
-OPDISPATCH_LIBRARY_IMPL(_, PythonTLSSnapshot, m) {
-  m.fallback(CppFunction::makeFromBoxedFunctionWithKeyset<&opdispatch::pythonTLSSnapshotFallback>());
-}
-OPDISPATCH_LIBRARY_IMPL(_, PreDispatch, m) { m.fallback(CppFunction::makeFallthrough()); }

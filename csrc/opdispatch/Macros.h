@@ -9,3 +9,4 @@
 #define OPDISPATCH_STRINGIZE(x) OPDISPATCH_STRINGIZE_IMPL(x)
 #define OPDISPATCH_UID OPDISPATCH_CONCAT(opdispatch_uid_, __COUNTER__)
 #define OPDISPATCH_NOINLINE __attribute__((noinline))
+#define OPDISPATCH_ALWAYS_INLINE inline __attribute__((always_inline))

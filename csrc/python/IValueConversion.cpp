@@ -530,8 +530,13 @@ std::string suggestArgument(const FunctionSchema& schema, const std::string& nam
   return best ? detail::str(". Did you mean '", best->name(), "'?") : std::string();
 }
 
-/// Throws TypeError for the first of the `num_kw` names in `kwnames` that
-/// names no argument of `schema`, suggesting a close one.
+/// "<op>(): argument '<name>' (position <i>)".
+std::string argumentLabel(const FunctionSchema& schema, const Argument& arg, size_t position) {
+  return detail::str(opLabel(schema), "(): argument '", arg.name(), "' (position ", position + 1, ")");
+}
+
+} // namespace
+
 void checkKeywordsKnown(const FunctionSchema& schema, PyObject* kwnames, size_t num_kw) {
   for (size_t k = 0; k < num_kw; ++k) {
     std::string name = displayText(PyTuple_GET_ITEM(kwnames, k));
@@ -542,13 +547,6 @@ void checkKeywordsKnown(const FunctionSchema& schema, PyObject* kwnames, size_t 
     }
   }
 }
-
-/// "<op>(): argument '<name>' (position <i>)".
-std::string argumentLabel(const FunctionSchema& schema, const Argument& arg, size_t position) {
-  return detail::str(opLabel(schema), "(): argument '", arg.name(), "' (position ", position + 1, ")");
-}
-
-} // namespace
 
 IValue toIValueAny(PyObject* obj) {
   if (obj == Py_None) {
@@ -667,83 +665,9 @@ PyObject* toPyObject(const IValue& v, TypePtr type) {
   return out;
 }
 
-void pushArgumentsForSchema(const FunctionSchema& schema, PyObject* const* args, size_t nargs, PyObject* kwnames,
-                            Stack& stack) {
-  const auto& arguments = schema.arguments();
-  size_t num_positional = 0;
-  while (num_positional < arguments.size() && !arguments[num_positional].kwarg_only()) {
-    ++num_positional;
-  }
-  if (nargs > num_positional) {
-    throw TypeError(detail::str(opLabel(schema), "() takes ", num_positional, " positional argument",
-                                num_positional == 1 ? "" : "s", " but ", nargs, " were given. Declaration: ",
-                                schema));
-  }
-  size_t num_kw = kwnames ? static_cast<size_t>(PyTuple_GET_SIZE(kwnames)) : 0;
-  size_t base = stack.size();
-  stack.reserve(base + arguments.size());
-  try {
-    size_t kw_used = 0;
-    for (size_t i = 0; i < arguments.size(); ++i) {
-      const Argument& arg = arguments[i];
-      PyObject* value = nullptr;
-      if (i < nargs) {
-        value = args[i];
-      }
-      for (size_t k = 0; k < num_kw; ++k) {
-        PyObject* name = PyTuple_GET_ITEM(kwnames, k);
-        if (PyUnicode_CompareWithASCIIString(name, arg.name().c_str()) == 0) {
-          if (value != nullptr) {
-            throw TypeError(detail::str(opLabel(schema), "() got multiple values for argument '", arg.name(), "'"));
-          }
-          value = args[nargs + k];
-          ++kw_used;
-        }
-      }
-      if (value != nullptr) {
-        stack.push_back(toIValue(value, arg, schema, i));
-      } else if (arg.default_value()) {
-        stack.push_back(*arg.default_value());
-      } else {
-        // A misspelled keyword explains the missing value: report it first (as Python does).
-        checkKeywordsKnown(schema, kwnames, num_kw);
-        throw TypeError(detail::str(opLabel(schema), "() missing value for argument '", arg.name(),
-                                    "'. Declaration: ", schema));
-      }
-    }
-    if (kw_used != num_kw) {
-      checkKeywordsKnown(schema, kwnames, num_kw);
-    }
-  } catch (...) {
-    stack.resize(base);
-    throw;
-  }
-}
-
-void pushArgumentsForSchema(const FunctionSchema& schema, PyObject* args, PyObject* kwargs, Stack& stack) {
-  size_t nargs = args ? static_cast<size_t>(PyTuple_GET_SIZE(args)) : 0;
-  size_t nkw = kwargs ? static_cast<size_t>(PyDict_GET_SIZE(kwargs)) : 0;
-  if (nkw == 0) {
-    pushArgumentsForSchema(schema, args ? &PyTuple_GET_ITEM(args, 0) : nullptr, nargs, nullptr, stack);
-    return;
-  }
-  std::vector<PyObject*> flat(nargs + nkw);
-  for (size_t i = 0; i < nargs; ++i) {
-    flat[i] = PyTuple_GET_ITEM(args, i);
-  }
-  // Converting a value can run Python code that changes `kwargs`: hold the values.
-  py::tuple names(nkw);
-  py::tuple values(nkw);
-  Py_ssize_t pos = 0;
-  PyObject *key, *value;
-  size_t k = 0;
-  while (k < nkw && PyDict_Next(kwargs, &pos, &key, &value)) {
-    names[k] = py::reinterpret_borrow<py::object>(key);
-    values[k] = py::reinterpret_borrow<py::object>(value);
-    flat[nargs + k] = value;
-    ++k;
-  }
-  pushArgumentsForSchema(schema, flat.data(), nargs, names.ptr(), stack);
+PyObject* argumentToPyObject(const IValue& v, const FunctionSchema& schema, size_t position) {
+  const Argument& arg = schema.arguments()[position];
+  return toPython(v, arg.type(), [&] { return argumentLabel(schema, arg, position); }).release().ptr();
 }
 
 PyObject* popResultsToPython(const FunctionSchema& schema, Stack& stack) {
@@ -769,39 +693,6 @@ PyObject* popResultsToPython(const FunctionSchema& schema, Stack& stack) {
   }
   drop(stack, n);
   return out.release().ptr();
-}
-
-std::pair<PyObject*, PyObject*> popArgumentsToPython(const FunctionSchema& schema, Stack& stack) {
-  const auto& arguments = schema.arguments();
-  size_t n = arguments.size();
-  IValue* values = stack.data() + (stack.size() - n);
-  auto isDefault = [&](size_t i) {
-    const auto& d = arguments[i].default_value();
-    return d.has_value() && d->equals(values[i]);
-  };
-  auto argument = [&](size_t i) {
-    return toPython(values[i], arguments[i].type(), [&] { return argumentLabel(schema, arguments[i], i); });
-  };
-  size_t num_positional = 0;
-  while (num_positional < n && !arguments[num_positional].kwarg_only()) {
-    ++num_positional;
-  }
-  size_t positional_end = num_positional;
-  while (positional_end > 0 && isDefault(positional_end - 1)) {
-    --positional_end;
-  }
-  py::tuple args(positional_end);
-  for (size_t i = 0; i < positional_end; ++i) {
-    PyTuple_SET_ITEM(args.ptr(), i, argument(i).release().ptr());
-  }
-  py::dict kwargs;
-  for (size_t i = num_positional; i < n; ++i) {
-    if (!isDefault(i)) {
-      kwargs[py::str(arguments[i].name())] = argument(i);
-    }
-  }
-  drop(stack, n);
-  return {args.release().ptr(), kwargs.release().ptr()};
 }
 
 void pushPythonResults(const FunctionSchema& schema, PyObject* result, const char* where, Stack& stack) {

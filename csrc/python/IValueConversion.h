@@ -1,5 +1,5 @@
-// Python <-> IValue conversion driven by schema types, and binding a Python
-// call's arguments to an operator's schema (positional, keyword, defaults).
+// Python <-> IValue conversion driven by schema types: a call's argument
+// values (binding them to the schema is PythonCall.h's) and its results.
 #pragma once
 
 #include <Python.h>
@@ -47,26 +47,17 @@ std::string utf8String(PyObject* str);
 /// "<unprintable>" for a non-str.
 std::string displayText(PyObject* str);
 
-/// Pushes the arguments of a call onto `stack`: `args` positional values
-/// (`nargs` of them), then `kwnames` (a tuple of names, may be null) for the
-/// values that follow in `args`; defaults fill the rest. Throws TypeError
-/// naming the operator and argument on a count, name or type problem; the
-/// stack is unchanged then.
-void pushArgumentsForSchema(const FunctionSchema& schema, PyObject* const* args, size_t nargs, PyObject* kwnames,
-                            Stack& stack);
-/// Same with an args tuple and a kwargs dict (either may be null).
-void pushArgumentsForSchema(const FunctionSchema& schema, PyObject* args, PyObject* kwargs, Stack& stack);
+/// Throws TypeError for the first of the `num_kw` names in `kwnames` (a
+/// tuple of str) that names no argument of `schema`, suggesting a close one.
+void checkKeywordsKnown(const FunctionSchema& schema, PyObject* kwnames, size_t num_kw);
+/// New reference to the Python value of `v`, argument `position` of
+/// `schema`; throws as toPyObject, naming the operator and the argument.
+PyObject* argumentToPyObject(const IValue& v, const FunctionSchema& schema, size_t position);
 
 /// New reference to the Python result of a call whose results are the top of
 /// `stack`: None for no return, the value for one, a tuple for several.
 /// Pops them.
 PyObject* popResultsToPython(const FunctionSchema& schema, Stack& stack);
-
-/// Converts a call's arguments (top of `stack`, popped) to Python: PyTorch's
-/// convention (parseIValuesToPyArgsKwargs) — positional args as a tuple,
-/// trailing positional args equal to their defaults dropped, kwarg-only args
-/// as a dict unless equal to their defaults. Returns (args, kwargs), new refs.
-std::pair<PyObject*, PyObject*> popArgumentsToPython(const FunctionSchema& schema, Stack& stack);
 
 /// Checks a Python kernel's result against the schema's returns and pushes it
 /// (one value, or a tuple/list of them). Throws TypeError naming the operator,

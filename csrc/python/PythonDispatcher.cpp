@@ -23,20 +23,25 @@
 //     back here (Note [FULL_AFTER keeps the Python dispatcher]), so py_impl
 //     kernels are consulted at every key a call passes, e.g. the CPU kernel
 //     after an autograd kernel.
-// Version bumps of mutated arguments are decided below the key (see
-// OperatorEntry::bumpsVersions). With the Python dispatcher off, no key set
+// The call takes on the post-kernel effects of k's table entry (version
+// bumps, the alias check) whichever of 3 and 4 runs, so mutated arguments
+// are bumped once. With the Python dispatcher off, no key set
 // has PythonDispatcher and calls never come here: they cost what they cost
 // without it.
 #include "PythonDispatcher.h"
 
 #include <memory>
+#include <string>
+#include <utility>
 
 #include <opdispatch/core/Exception.h>
+#include <opdispatch/dispatch/CallUnit.h>
 #include <opdispatch/dispatch/Dispatcher.h>
 #include <opdispatch/dispatch/LocalDispatchKeySet.h>
 
 #include "DispatchKeyCaster.h"
 #include "IValueConversion.h"
+#include "PythonCall.h"
 #include "PythonFallbackKernel.h"
 
 namespace py = pybind11;
@@ -77,31 +82,52 @@ py::object handlerFor(const OperatorHandle& op, DispatchKey k) {
   return func.attr("_get_dispatch")(key);
 }
 
+/// A py_impl kernel standing in for the table entry of a key for one call.
+class PythonHandlerKernel final : public OperatorKernel {
+ public:
+  PythonHandlerKernel(py::object handler, DispatchKey k)
+      : handler_(std::move(handler)), where_(detail::str("Python dispatcher's kernel for ", k)) {}
+  std::string describe() const override { return where_; }
+
+  /// The boxed entry (GIL held): calls the handler with the arguments as
+  /// Python kernels receive them and pushes its checked results.
+  static void call(OperatorKernel* functor, const OperatorHandle& op, DispatchKeySet, Stack* stack) {
+    auto& self = *static_cast<PythonHandlerKernel*>(functor);
+    auto [args, kwargs] = popArgumentsToPython(schemaForCall(op.entry()), *stack);
+    PyObject* result = PyObject_Call(self.handler_.ptr(), args.ptr(), kwargs.ptr());
+    if (result == nullptr) {
+      throw py::error_already_set();
+    }
+    py::object owned = py::reinterpret_steal<py::object>(result);
+    pushPythonResults(op.schema(), result, self.where_.c_str(), *stack);
+  }
+
+ private:
+  py::object handler_;
+  std::string where_;
+};
+
 void pythonDispatcherFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
-  DispatchKey k = ks.remove(DispatchKey::PythonDispatcher).highestPriorityTypeId();
+  const DispatchKey k = ks.remove(DispatchKey::PythonDispatcher).highestPriorityTypeId();
+  const OperatorEntry& entry = op.entry();
+  // The call goes on as the table entry of k would take it, that entry's
+  // post-kernel effects included (Note [Post-kernel effects]): k's kernel,
+  // or the py_impl kernel serving k in its place.
+  const KernelRef below = entry.table().entry(static_cast<int>(k));
+  BoxedCallFrame frame(entry.schemaPtr(), stack);
   {
     py::gil_scoped_acquire gil;
     py::object handler = handlerFor(op, k);
     if (!py::isinstance<DispatchKey>(handler)) {
-      const FunctionSchema& schema = op.schema();
-      auto [args_ptr, kwargs_ptr] = popArgumentsToPython(schema, *stack);
-      py::object args = py::reinterpret_steal<py::object>(args_ptr);
-      py::object kwargs = py::reinterpret_steal<py::object>(kwargs_ptr);
-      PyObject* result = PyObject_Call(handler.ptr(), args.ptr(), kwargs.ptr());
-      if (result == nullptr) {
-        throw py::error_already_set();
-      }
-      py::object owned = py::reinterpret_steal<py::object>(result);
-      std::string where = detail::str("Python dispatcher's kernel for ", k);
-      pushPythonResults(schema, result, where.c_str(), *stack);
+      PythonHandlerKernel kernel(std::move(handler), k);
+      invokeKernel(op, KernelRef(&kernel, &PythonHandlerKernel::call, nullptr, below.effects()), ks, frame);
       return;
     }
   }
-  const OperatorEntry& entry = op.entry();
   if (!entry.hasComputedKernelForDispatchKey(k)) {
     entry.reportError(k);  // the error a call without the Python dispatcher raises, naming k
   }
-  entry.lookup(DispatchKeySet(k)).callBoxed(op, ks, stack);
+  invokeKernel(op, below, ks, frame);
 }
 
 /// Sets whether this thread includes PythonDispatcher for its lifetime and

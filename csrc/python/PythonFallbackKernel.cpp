@@ -38,6 +38,7 @@
 
 #include "ContextManager.h"
 #include "IValueConversion.h"
+#include "PythonCall.h"
 #include "PythonTensor.h"
 #include "TorchDispatchModeTLS.h"
 
@@ -266,9 +267,7 @@ void pythonFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
     op.redispatchBoxed(ks & DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::Python), stack);
     return;
   }
-  auto [args_ptr, kwargs_ptr] = popArgumentsToPython(schema, *stack);
-  py::object args = py::reinterpret_steal<py::object>(args_ptr);
-  py::object kwargs = py::reinterpret_steal<py::object>(kwargs_ptr);
+  auto [args, kwargs] = popArgumentsToPython(schemaForCall(op.entry()), *stack);
   std::vector<PyObject*> overloaded;
   for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args.ptr()); ++i) {
     collectOverloaded(PyTuple_GET_ITEM(args.ptr(), i), overloaded);

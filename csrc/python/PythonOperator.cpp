@@ -1,6 +1,10 @@
-// The C call path of OpOverload: argument binding, dispatch, result
-// conversion; overload resolution for packets (see Note [Overload resolution]).
+// The callable base classes of OpOverload (_DispatchOperator) and
+// OpOverloadPacket (_DispatchPacket): vectorcall entry points into the one
+// call path (csrc/python/PythonCall.h), and overload resolution for packets
+// (Note [Overload resolution]).
 #include "PythonOperator.h"
+
+#include <structmember.h>
 
 #include <optional>
 #include <string>
@@ -10,11 +14,11 @@
 #include <opdispatch/core/Exception.h>
 #include <opdispatch/dispatch/Dispatcher.h>
 #include <opdispatch/dispatch/LocalDispatchKeySet.h>
-#include <opdispatch/schema/SchemaParser.h>
 
 #include "Exceptions.h"
 #include "IValueConversion.h"
-#include "PyObjectDispatch.h"
+#include "PythonCall.h"
+#include "StaticType.h"
 
 namespace py = pybind11;
 
@@ -24,50 +28,33 @@ namespace {
 
 struct OperatorObject {
   PyObject_HEAD
+  vectorcallfunc vectorcall;
   /// Never freed (see Note [Kernel lifetime]); null until __init__ ran.
   OperatorEntry* entry;
   PyObject* dict;
   PyObject* weakrefs;
-  /// Facts about the current schema for the fast path (Note [PyObject dispatch]).
-  FastCallCache fast;
 };
 
-PyTypeObject gOperatorType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+struct PacketObject {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  PyObject* dict;
+  PyObject* weakrefs;
+  /// `_qualified_op_name`: "ns::op".
+  PyObject* name;
+  /// `_overload_ops`: the tuple of OpOverloads a call chooses from.
+  PyObject* overloads;
+  /// `_generation`: the registration generation `overloads` was read at.
+  long long generation;
+};
+
+PyTypeObject gOperatorType = staticTypeObject();
+PyTypeObject gPacketType = staticTypeObject();
 
 OperatorEntry& entryOf(PyObject* self) {
   OperatorEntry* e = reinterpret_cast<OperatorObject*>(self)->entry;
   OPDISPATCH_CHECK(e != nullptr, "this operator object was not initialised (call _DispatchOperator.__init__)");
   return *e;
-}
-
-const AnnotatedSchema& schemaOf(const OperatorEntry& e) {
-  const AnnotatedSchema* s = e.schemaPtr();
-  OPDISPATCH_CHECK(s != nullptr, "operator ", e.operator_name(),
-                   " has no schema: its definition was removed (the Library that defined it was destroyed)");
-  return *s;
-}
-
-/// Dispatches a call whose arguments are already on `stack` and returns the
-/// Python result: normally, or for `redispatch_ks` (already restricted by the caller).
-PyObject* dispatchBound(OperatorEntry& e, const AnnotatedSchema& s, const std::optional<DispatchKeySet>& redispatch_ks,
-                        Stack& stack) {
-  OperatorHandle op(&e);
-  if (redispatch_ks) {
-    op.redispatchBoxed(*redispatch_ks, &stack);
-  } else {
-    DispatchKeySet ks = e.computeDispatchKeySetBoxed(s, stack);
-    e.callKernelBoxed(op, s, ks, &stack);
-  }
-  return popResultsToPython(s.schema, stack);
-}
-
-PyObject* callWithKeySet(PyObject* self, const std::optional<DispatchKeySet>& redispatch_ks, PyObject* args,
-                         PyObject* kwargs) {
-  OperatorEntry& e = entryOf(self);
-  const AnnotatedSchema& s = schemaOf(e);
-  Stack stack;
-  pushArgumentsForSchema(s.schema, args, kwargs, stack);
-  return dispatchBound(e, s, redispatch_ks, stack);
 }
 
 /// A DispatchKey from a DispatchKey object or its name.
@@ -86,27 +73,29 @@ DispatchKey toDispatchKey(PyObject* obj) {
 // Calling a packet (opdispatch.ops.ns.foo(...)) picks the first overload, in
 // the order the packet lists them, whose schema the arguments bind to: the
 // same binding a direct call of that overload does (counts, names, types,
-// defaults). The first that binds is dispatched with the stack built while
-// checking, so arguments are converted once. If none binds, a TypeError lists
+// defaults). The first that binds is dispatched with the arguments bound while
+// checking, so they are converted once. If none binds, a TypeError lists
 // every candidate schema with the reason it was rejected; with a single
 // candidate its own error is raised unchanged. PyTorch: getOpWithStack in
 // torch/csrc/jit/python/pybind_utils.h (its overload order is registration
 // order, as ours).
 
-/// Binds args/kwargs to the first of `candidates` (operators with a schema)
-/// that accepts them, leaving the arguments on `stack`; returns its index.
-size_t bindFirstMatching(const std::string& name, const std::vector<std::pair<OperatorEntry*, const AnnotatedSchema*>>& candidates,
-                         PyObject* args, PyObject* kwargs, Stack& stack) {
+using Candidates = std::vector<std::pair<OperatorEntry*, const AnnotatedSchema*>>;
+
+/// Binds the call to the first of `candidates` (operators with a schema)
+/// that accepts it, into `bound`; returns its index.
+size_t bindFirstMatching(const std::string& name, const Candidates& candidates, PyCallArguments call,
+                         std::optional<BoundArguments>& bound) {
   OPDISPATCH_CHECK(!candidates.empty(), "no overload of ", name,
                    " is defined (its definitions were removed); define it again or load the library that defines it");
   if (candidates.size() == 1) {
-    pushArgumentsForSchema(candidates[0].second->schema, args, kwargs, stack);
+    bound.emplace(*candidates[0].second, call);
     return 0;
   }
   std::string reasons;
   for (size_t i = 0; i < candidates.size(); ++i) {
     try {
-      pushArgumentsForSchema(candidates[i].second->schema, args, kwargs, stack);
+      bound.emplace(*candidates[i].second, call);
       return i;
     } catch (const TypeError& e) {
       reasons += detail::str("\n  ", candidates[i].second->schema, "\n    ", e.what());
@@ -118,81 +107,21 @@ size_t bindFirstMatching(const std::string& name, const std::vector<std::pair<Op
                               "opdispatch.ops.<ns>.<op>.<overload>)."));
 }
 
-/// _call_overload_packet(name, overloads, args, kwargs): see Note [Overload resolution].
-PyObject* callOverloadPacket(PyObject*, PyObject* const* argv, Py_ssize_t nargs) {
+// --- _DispatchOperator ----------------------------------------------------------
+
+PyObject* operatorVectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   return pythonEntry([&]() -> PyObject* {
-    OPDISPATCH_CHECK_TYPE(nargs == 4 && PyUnicode_Check(argv[0]) && PyTuple_Check(argv[1]) && PyTuple_Check(argv[2]) &&
-                              (argv[3] == Py_None || PyDict_Check(argv[3])),
-                          "_call_overload_packet(name: str, overloads: tuple, args: tuple, kwargs: dict | None)");
-    PyObject* kwargs = argv[3] == Py_None ? nullptr : argv[3];
-    if (PyTuple_GET_SIZE(argv[1]) == 1 && (kwargs == nullptr || PyDict_GET_SIZE(kwargs) == 0)) {
-      // One overload: its own call, fast path included.
-      PyObject* only = PyTuple_GET_ITEM(argv[1], 0);
-      auto* obj = reinterpret_cast<OperatorObject*>(only);
-      PyObject* result = nullptr;
-      if (PyObject_TypeCheck(only, &gOperatorType) && obj->entry != nullptr &&
-          tryPyObjectDispatch(*obj->entry, obj->fast, &PyTuple_GET_ITEM(argv[2], 0),
-                              static_cast<size_t>(PyTuple_GET_SIZE(argv[2])), nullptr, &result)) {
-        return result;
-      }
-    }
-    std::string name = py::cast<std::string>(argv[0]);
-    std::vector<std::pair<OperatorEntry*, const AnnotatedSchema*>> candidates;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(argv[1]); ++i) {
-      PyObject* o = PyTuple_GET_ITEM(argv[1], i);
-      OPDISPATCH_CHECK_TYPE(PyObject_TypeCheck(o, &gOperatorType), "_call_overload_packet: overload ", i,
-                            " is not an operator object but ", pyTypeName(o));
-      OperatorEntry& e = entryOf(o);
-      if (const AnnotatedSchema* s = e.schemaPtr()) {
-        candidates.emplace_back(&e, s);
-      }
-    }
-    Stack stack;
-    size_t i = bindFirstMatching(name, candidates, argv[2], kwargs, stack);
-    return dispatchBound(*candidates[i].first, *candidates[i].second, std::nullopt, stack);
+    OperatorHandle op(&entryOf(self));
+    return callFromPython(op, {args, static_cast<size_t>(PyVectorcall_NARGS(nargsf)), kwnames}).release().ptr();
   });
 }
 
-/// _jit_resolve_packet(qualname, *args, **kwargs) -> the overload name ("default" for ""). PyTorch: same name.
-PyObject* resolvePacket(PyObject*, PyObject* args, PyObject* kwargs) {
-  return pythonEntry([&]() -> PyObject* {
-    OPDISPATCH_CHECK_TYPE(PyTuple_GET_SIZE(args) >= 1 && PyUnicode_Check(PyTuple_GET_ITEM(args, 0)),
-                          "_jit_resolve_packet(qualname: str, *args, **kwargs)");
-    std::string name = py::cast<std::string>(PyTuple_GET_ITEM(args, 0));
-    Dispatcher& d = Dispatcher::singleton();
-    std::vector<std::pair<OperatorEntry*, const AnnotatedSchema*>> candidates;
-    for (const auto& n : d.getAllOpNames()) {
-      if (n.name != name) {
-        continue;
-      }
-      if (auto op = d.findSchema(n)) {
-        if (const AnnotatedSchema* s = op->entry().schemaPtr()) {
-          candidates.emplace_back(&op->entry(), s);
-        }
-      }
-    }
-    py::tuple rest = py::reinterpret_steal<py::tuple>(PyTuple_GetSlice(args, 1, PyTuple_GET_SIZE(args)));
-    if (!rest) {
-      throw py::error_already_set();
-    }
-    Stack stack;
-    size_t i = bindFirstMatching(name, candidates, rest.ptr(), kwargs, stack);
-    const std::string& overload = candidates[i].first->operator_name().overload_name;
-    return py::str(overload.empty() ? "default" : overload).release().ptr();
-  });
-}
-
-PyObject* operatorCall(PyObject* self, PyObject* args, PyObject* kwargs) {
-  return pythonEntry([&]() -> PyObject* {
-    auto* obj = reinterpret_cast<OperatorObject*>(self);
-    PyObject* result = nullptr;
-    if (obj->entry != nullptr && (kwargs == nullptr || PyDict_GET_SIZE(kwargs) == 0) &&
-        tryPyObjectDispatch(*obj->entry, obj->fast, &PyTuple_GET_ITEM(args, 0),
-                            static_cast<size_t>(PyTuple_GET_SIZE(args)), nullptr, &result)) {
-      return result;
-    }
-    return callWithKeySet(self, std::nullopt, args, kwargs);
-  });
+PyObject* operatorNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  PyObject* self = PyType_GenericNew(type, args, kwargs);
+  if (self != nullptr) {
+    reinterpret_cast<OperatorObject*>(self)->vectorcall = operatorVectorcall;
+  }
+  return self;
 }
 
 int operatorInit(PyObject* self, PyObject* args, PyObject* kwargs) {
@@ -255,16 +184,7 @@ PyObject* redispatchImpl(PyObject* self, PyObject* const* args, Py_ssize_t nargs
       ks = ks & after_autograd_keyset;
       guard.emplace();
     }
-    auto* obj = reinterpret_cast<OperatorObject*>(self);
-    PyObject* result = nullptr;
-    if ((kwnames == nullptr || PyTuple_GET_SIZE(kwnames) == 0) &&
-        tryPyObjectDispatch(e, obj->fast, args + 1, nargs - 1, &ks, &result)) {
-      return result;
-    }
-    const AnnotatedSchema& s = schemaOf(e);
-    Stack stack;
-    pushArgumentsForSchema(s.schema, args + 1, nargs - 1, kwnames, stack);
-    return dispatchBound(e, s, ks, stack);
+    return callFromPython(OperatorHandle(&e), {args + 1, nargs - 1, kwnames}, &ks).release().ptr();
   });
 }
 
@@ -276,21 +196,17 @@ PyObject* methRedispatchBelowAutograd(PyObject* self, PyObject* const* args, Py_
   return redispatchImpl(self, args, nargsf, kwnames, true);
 }
 
-PyObject* methCallForDispatchKey(PyObject* self, PyObject* args, PyObject* kwargs) {
+PyObject* methCallForDispatchKey(PyObject* self, PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames) {
   return pythonEntry([&]() -> PyObject* {
-    OPDISPATCH_CHECK_TYPE(PyTuple_GET_SIZE(args) >= 1,
-                          "_call_for_dispatch_key(dispatch_key, *args, **kwargs) needs a dispatch key");
-    DispatchKey k = toDispatchKey(PyTuple_GET_ITEM(args, 0));
-    py::tuple rest = py::reinterpret_steal<py::tuple>(PyTuple_GetSlice(args, 1, PyTuple_GET_SIZE(args)));
-    if (!rest) {
-      throw py::error_already_set();
-    }
+    size_t nargs = static_cast<size_t>(PyVectorcall_NARGS(nargsf));
+    OPDISPATCH_CHECK_TYPE(nargs >= 1, "_call_for_dispatch_key(dispatch_key, *args, **kwargs) needs a dispatch key");
+    DispatchKey k = toDispatchKey(args[0]);
     OperatorEntry& e = entryOf(self);
-    const AnnotatedSchema& s = schemaOf(e);
+    BoundArguments bound(schemaForCall(e), {args + 1, nargs - 1, kwnames});
     Stack stack;
-    pushArgumentsForSchema(s.schema, rest.ptr(), kwargs, stack);
+    bound.pushIValues(stack);
     OperatorHandle(&e).callBoxedForDispatchKey(k, &stack);
-    return popResultsToPython(s.schema, stack);
+    return popResultsToPython(bound.schema().schema, stack);
   });
 }
 
@@ -299,69 +215,224 @@ PyObject* getHandle(PyObject* self, void*) {
 }
 
 PyObject* getSchema(PyObject* self, void*) {
-  return pythonEntry([&] { return py::cast(schemaOf(entryOf(self)).schema).release().ptr(); });
+  return pythonEntry([&] { return py::cast(schemaForCall(entryOf(self)).schema).release().ptr(); });
 }
 
-PyMethodDef kMethods[] = {
-    {"redispatch", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(methRedispatch)),
-     METH_FASTCALL | METH_KEYWORDS,
+// --- _DispatchPacket ---------------------------------------------------------------
+
+/// Calls the first overload of the packet the arguments bind to (Note [Overload resolution]).
+PyObject* callOverloads(PacketObject* p, PyCallArguments call) {
+  OPDISPATCH_CHECK_TYPE(p->overloads != nullptr && PyTuple_Check(p->overloads) && p->name != nullptr &&
+                            PyUnicode_Check(p->name),
+                        "this packet was not initialised: _qualified_op_name must be a str and _overload_ops a "
+                        "tuple of operators");
+  Candidates candidates;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(p->overloads); ++i) {
+    PyObject* o = PyTuple_GET_ITEM(p->overloads, i);
+    OPDISPATCH_CHECK_TYPE(PyObject_TypeCheck(o, &gOperatorType), "_overload_ops[", i,
+                          "] is not an operator object but ", pyTypeName(o));
+    OperatorEntry& e = entryOf(o);
+    if (const AnnotatedSchema* s = e.schemaPtr()) {
+      candidates.emplace_back(&e, s);
+    }
+  }
+  std::optional<BoundArguments> bound;
+  size_t i = bindFirstMatching(utf8String(p->name), candidates, call, bound);
+  return callBound(OperatorHandle(candidates[i].first), *bound).release().ptr();
+}
+
+PyObject* packetVectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  auto* p = reinterpret_cast<PacketObject*>(self);
+  if (p->generation != static_cast<long long>(Dispatcher::singleton().registrationGeneration())) {
+    // Overloads were defined or removed since: the Python side re-reads them.
+    PyObject* r = PyObject_CallMethod(self, "_refresh", nullptr);
+    if (r == nullptr) {
+      return nullptr;
+    }
+    Py_DECREF(r);
+  }
+  return pythonEntry(
+      [&]() -> PyObject* { return callOverloads(p, {args, static_cast<size_t>(PyVectorcall_NARGS(nargsf)), kwnames}); });
+}
+
+PyObject* packetNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  PyObject* self = PyType_GenericNew(type, args, kwargs);
+  if (self != nullptr) {
+    auto* p = reinterpret_cast<PacketObject*>(self);
+    p->vectorcall = packetVectorcall;
+    p->generation = -1;
+  }
+  return self;
+}
+
+void packetDealloc(PyObject* self) {
+  auto* p = reinterpret_cast<PacketObject*>(self);
+  PyObject_GC_UnTrack(self);
+  if (p->weakrefs != nullptr) {
+    PyObject_ClearWeakRefs(self);
+  }
+  Py_CLEAR(p->dict);
+  Py_CLEAR(p->name);
+  Py_CLEAR(p->overloads);
+  Py_TYPE(self)->tp_free(self);
+}
+
+int packetTraverse(PyObject* self, visitproc visit, void* arg) {
+  auto* p = reinterpret_cast<PacketObject*>(self);
+  Py_VISIT(p->dict);
+  Py_VISIT(p->overloads);
+  return 0;
+}
+
+int packetClear(PyObject* self) {
+  auto* p = reinterpret_cast<PacketObject*>(self);
+  Py_CLEAR(p->dict);
+  Py_CLEAR(p->overloads);
+  return 0;
+}
+
+/// _jit_resolve_packet(qualname, *args, **kwargs) -> the overload name ("default" for ""). PyTorch: same name.
+PyObject* resolvePacket(PyObject*, PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames) {
+  return pythonEntry([&]() -> PyObject* {
+    size_t nargs = static_cast<size_t>(PyVectorcall_NARGS(nargsf));
+    OPDISPATCH_CHECK_TYPE(nargs >= 1 && PyUnicode_Check(args[0]), "_jit_resolve_packet(qualname: str, *args, **kwargs)");
+    std::string name = utf8String(args[0]);
+    Dispatcher& d = Dispatcher::singleton();
+    Candidates candidates;
+    for (const std::string& overload : d.findOverloadNames(name)) {
+      if (auto op = d.findSchema(OperatorName(name, overload))) {
+        if (const AnnotatedSchema* s = op->entry().schemaPtr()) {
+          candidates.emplace_back(&op->entry(), s);
+        }
+      }
+    }
+    std::optional<BoundArguments> bound;
+    size_t i = bindFirstMatching(name, candidates, {args + 1, nargs - 1, kwnames}, bound);
+    const std::string& overload = candidates[i].first->operator_name().overload_name;
+    return py::str(overload.empty() ? "default" : overload).release().ptr();
+  });
+}
+
+// Python subclasses (OpOverload, OpOverloadPacket) get the base's vectorcall
+// entry: CPython before 3.12 does not pass Py_TPFLAGS_HAVE_VECTORCALL on to
+// classes defined in Python, which would build an args tuple per call.
+PyObject* initSubclass(PyObject* cls, PyObject*) {
+  auto* type = reinterpret_cast<PyTypeObject*>(cls);
+  PyTypeObject* base = PyType_IsSubtype(type, &gPacketType) ? &gPacketType : &gOperatorType;
+  if (type->tp_call == base->tp_call) {  // __call__ not overridden
+    type->tp_vectorcall_offset = base->tp_vectorcall_offset;
+    type->tp_flags |= Py_TPFLAGS_HAVE_VECTORCALL;
+    PyType_Modified(type);
+  }
+  Py_RETURN_NONE;
+}
+
+constexpr int kFastcallKeywords = METH_FASTCALL | METH_KEYWORDS;
+
+template <class F>
+PyCFunction cfunction(F* f) {
+  return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f));
+}
+
+PyMethodDef kOperatorMethods[] = {
+    {"redispatch", cfunction(methRedispatch), kFastcallKeywords,
      "redispatch(keyset, *args, **kwargs): calls the kernel for `keyset` (already restricted by the caller)."},
-    {"_redispatch_below_autograd",
-     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(methRedispatchBelowAutograd)),
-     METH_FASTCALL | METH_KEYWORDS,
+    {"_redispatch_below_autograd", cfunction(methRedispatchBelowAutograd), kFastcallKeywords,
      "_redispatch_below_autograd(keyset, *args, **kwargs): what an Autograd kernel does to run the operator: "
      "redispatch(keyset & _after_autograd_keyset, ...) with the autograd keys excluded for the call "
      "(_AutoDispatchBelowAutograd), in one C call."},
-    {"_call_for_dispatch_key",
-     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(methCallForDispatchKey)),
-     METH_VARARGS | METH_KEYWORDS,
+    {"_call_for_dispatch_key", cfunction(methCallForDispatchKey), kFastcallKeywords,
      "_call_for_dispatch_key(dispatch_key, *args, **kwargs): calls the kernel registered at `dispatch_key` (a "
      "DispatchKey or its name; alias keys such as CompositeImplicitAutograd allowed), bypassing the choice of "
      "kernel from the arguments. See OperatorHandle::callBoxedForDispatchKey."},
+    {"__init_subclass__", initSubclass, METH_NOARGS | METH_CLASS, "Gives the subclass the vectorcall entry."},
     {nullptr, nullptr, 0, nullptr},
 };
 
+PyMethodDef kPacketMethods[] = {
+    {"__init_subclass__", initSubclass, METH_NOARGS | METH_CLASS, "Gives the subclass the vectorcall entry."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+PyMemberDef kPacketMembers[] = {
+    {"_qualified_op_name", T_OBJECT_EX, offsetof(PacketObject, name), 0, "The operator's name, 'ns::op'."},
+    {"_overload_ops", T_OBJECT_EX, offsetof(PacketObject, overloads), 0,
+     "The OpOverloads a call chooses from, in order (a tuple)."},
+    {"_generation", T_LONGLONG, offsetof(PacketObject, generation), 0,
+     "The registration generation _overload_ops was read at; a call with another one calls _refresh() first."},
+    {nullptr, 0, 0, 0, nullptr},
+};
+
 PyMethodDef kModuleMethods[] = {
-    {"_call_overload_packet", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(callOverloadPacket)),
-     METH_FASTCALL,
-     "_call_overload_packet(name, overloads, args, kwargs): calls the first operator of the tuple `overloads` "
-     "whose schema the arguments bind to; TypeError listing every candidate if none does."},
-    {"_jit_resolve_packet", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(resolvePacket)),
-     METH_VARARGS | METH_KEYWORDS,
+    {"_jit_resolve_packet", cfunction(resolvePacket), kFastcallKeywords,
      "_jit_resolve_packet(qualname, *args, **kwargs) -> the name of the overload of `qualname` a packet call "
      "with these arguments would pick ('default' for the unnamed one)."},
     {nullptr, nullptr, 0, nullptr},
 };
 
-PyGetSetDef kGetSets[] = {
+PyGetSetDef kOperatorGetSets[] = {
     {"_handle", getHandle, nullptr, "The _OperatorHandle.", nullptr},
     {"_schema", getSchema, nullptr, "The FunctionSchema.", nullptr},
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, nullptr, nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
 };
+
+PyGetSetDef kPacketGetSets[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, nullptr, nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr},
+};
+
+/// The slots both callable types share: a garbage-collected, subclassable
+/// object with a __dict__, weak references and its vectorcall entry in
+/// T::vectorcall.
+template <class T>
+void initCallableType(PyTypeObject& t, const char* name, const char* doc) {
+  t.tp_name = name;
+  t.tp_basicsize = sizeof(T);
+  t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL;
+  t.tp_doc = doc;
+  t.tp_call = PyVectorcall_Call;
+  t.tp_vectorcall_offset = offsetof(T, vectorcall);
+  t.tp_dictoffset = offsetof(T, dict);
+  t.tp_weaklistoffset = offsetof(T, weakrefs);
+}
+
+void ready(py::module_& m, PyTypeObject& t, const char* name) {
+  if (PyType_Ready(&t) < 0) {
+    throw py::error_already_set();
+  }
+  Py_INCREF(&t);
+  m.attr(name) = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(&t));
+}
 
 } // namespace
 
 void initOperatorBindings(py::module_& m) {
   PyTypeObject& t = gOperatorType;
-  t.tp_name = "opdispatch._C._DispatchOperator";
-  t.tp_basicsize = sizeof(OperatorObject);
-  t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC;
-  t.tp_doc = "_DispatchOperator(name, overload_name=''): calling it dispatches the operator.";
-  t.tp_new = PyType_GenericNew;
+  initCallableType<OperatorObject>(t, "opdispatch._C._DispatchOperator",
+                                   "_DispatchOperator(name, overload_name=''): calling it dispatches the operator.");
+  t.tp_new = operatorNew;
   t.tp_init = operatorInit;
   t.tp_dealloc = operatorDealloc;
   t.tp_traverse = operatorTraverse;
   t.tp_clear = operatorClear;
-  t.tp_call = operatorCall;
-  t.tp_methods = kMethods;
-  t.tp_getset = kGetSets;
-  t.tp_dictoffset = offsetof(OperatorObject, dict);
-  t.tp_weaklistoffset = offsetof(OperatorObject, weakrefs);
-  if (PyType_Ready(&t) < 0) {
-    throw py::error_already_set();
-  }
-  Py_INCREF(&t);
-  m.attr("_DispatchOperator") = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(&t));
+  t.tp_methods = kOperatorMethods;
+  t.tp_getset = kOperatorGetSets;
+  ready(m, t, "_DispatchOperator");
+
+  PyTypeObject& p = gPacketType;
+  initCallableType<PacketObject>(
+      p, "opdispatch._C._DispatchPacket",
+      "_DispatchPacket(): calling it calls the first of _overload_ops the arguments bind to.");
+  p.tp_new = packetNew;
+  p.tp_dealloc = packetDealloc;
+  p.tp_traverse = packetTraverse;
+  p.tp_clear = packetClear;
+  p.tp_methods = kPacketMethods;
+  p.tp_members = kPacketMembers;
+  p.tp_getset = kPacketGetSets;
+  ready(m, p, "_DispatchPacket");
+
   if (PyModule_AddFunctions(m.ptr(), kModuleMethods) < 0) {
     throw py::error_already_set();
   }

@@ -18,6 +18,7 @@
 #include "NumpyBridge.h"
 #include "PythonFallbackKernel.h"
 #include "PythonTypes.h"
+#include "StaticType.h"
 
 namespace py = pybind11;
 
@@ -30,7 +31,7 @@ namespace {
 /// The class new wrappers get (opdispatch.Tensor once _tensor.py registers it).
 PyTypeObject* gTensorClass = nullptr;
 
-PyTypeObject gTensorBaseType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+PyTypeObject gTensorBaseType = staticTypeObject();
 
 TensorImpl* selfImpl(PyObject* self) { return unpackImpl(self); }
 

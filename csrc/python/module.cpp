@@ -61,7 +61,6 @@ PYBIND11_MODULE(_C, m) {
   opdispatch::python::initSchemaBindings(m);
   opdispatch::python::initDispatchBindings(m);
   opdispatch::python::initOperatorBindings(m);
-  opdispatch::python::initAutogradFallbackBindings(m);
   opdispatch::python::initTorchDispatchModeBindings(m);
   opdispatch::python::initPythonFallbackBindings(m);
   opdispatch::python::initPythonDispatcherBindings(m);

@@ -19,6 +19,7 @@
 
 #include "DispatchKeyCaster.h"
 #include "IValueConversion.h"
+#include "PythonCall.h"
 #include "PythonKernelHolder.h"
 #include "PythonTensor.h"
 #include "python_dispatch.h"
@@ -42,12 +43,6 @@ Library::Kind parseKind(const std::string& k) {
     return Library::FRAGMENT;
   }
   throw ValueError(detail::str("could not parse library kind '", k, "'; expected DEF, IMPL or FRAGMENT"));
-}
-
-void checkAliasAnalysis(const std::string& a) {
-  OPDISPATCH_CHECK_VALUE(a.empty() || a == "FROM_SCHEMA" || a == "CONSERVATIVE" || a == "PURE_FUNCTION",
-                         "could not parse alias analysis kind '", a,
-                         "'; expected '', FROM_SCHEMA, CONSERVATIVE or PURE_FUNCTION");
 }
 
 std::optional<DispatchKey> optionalKey(const std::string& k) {
@@ -117,6 +112,29 @@ void bindGuard(py::module_& m, const char* name, const char* doc) {
       });
 }
 
+/// The files, and directories (ending in '/'), whose frames are not where a
+/// user registered: the Python layer's own registration code, which says so
+/// with _dispatch_set_call_site_skip_paths.
+struct SkippedSources {
+  std::vector<std::string> paths;
+  /// Changes with every new list, so cached answers are recomputed.
+  uint64_t version = 0;
+
+  bool skips(const std::string& file) const {
+    for (const auto& p : paths) {
+      if (!p.empty() && p.back() == '/' ? file.compare(0, p.size(), p) == 0 : file == p) {
+        return true;
+      }
+    }
+    return false;
+  }
+};
+
+SkippedSources& skippedSources() {
+  static SkippedSources s;
+  return s;
+}
+
 /// Rejects alias keys where only runtime keys (or Undefined) make sense.
 DispatchKey runtimeKey(DispatchKey k, const char* what) {
   OPDISPATCH_CHECK_VALUE(k == DispatchKey::Undefined || isRuntimeDispatchKey(k), what,
@@ -128,21 +146,40 @@ DispatchKey runtimeKey(DispatchKey k, const char* what) {
 
 } // namespace
 
-py::object callBoxedFromPython(const OperatorHandle& op, py::args args, py::kwargs kwargs) {
-  const FunctionSchema& schema = op.schema();
-  Stack stack;
-  pushArgumentsForSchema(schema, args.ptr(), kwargs.ptr(), stack);
-  op.callBoxed(&stack);
-  return py::reinterpret_steal<py::object>(popResultsToPython(schema, stack));
+namespace {
+/// The Python call of `op` with args/kwargs (redispatched to `ks` if given): Note [One call path].
+py::object callHandle(const OperatorHandle& op, const DispatchKeySet* ks, const py::args& args,
+                      const py::kwargs& kwargs) {
+  PyCallArgumentsFromTuple call(args.ptr(), kwargs.ptr());
+  return callFromPython(op, call.get(), ks);
 }
 
-py::object redispatchBoxedFromPython(const OperatorHandle& op, DispatchKeySet ks, py::args args, py::kwargs kwargs) {
-  const FunctionSchema& schema = op.schema();
-  Stack stack;
-  pushArgumentsForSchema(schema, args.ptr(), kwargs.ptr(), stack);
-  op.redispatchBoxed(ks, &stack);
-  return py::reinterpret_steal<py::object>(popResultsToPython(schema, stack));
+/// Registrations undone together when the object is destroyed or remove() is called.
+struct RegistrationHandles {
+  std::vector<RegistrationHandleRAII> handles;
+  void remove() {
+    while (!handles.empty()) {
+      handles.pop_back();
+    }
+  }
+};
+
+/// `name` with `lib`'s namespace if it has none.
+OperatorName qualifiedIn(const Library& lib, OperatorName name) {
+  if (name.name.find("::") == std::string::npos) {
+    name.name = lib.ns() + "::" + name.name;
+  }
+  return name;
 }
+
+/// Defines `schema` in `lib` and records how its alias annotations are read.
+void defineWithAliasAnalysis(Library& lib, FunctionSchema schema, std::optional<AliasAnalysisKind> kind,
+                             const std::vector<Tag>& tags = {}, std::string debug = "") {
+  OperatorName name = qualifiedIn(lib, schema.operator_name());
+  lib.def(std::move(schema), tags, std::move(debug));
+  Dispatcher::singleton().setAliasAnalysis(name, kind);
+}
+} // namespace
 
 void initDispatchBindings(py::module_& m) {
   // --- keys ---------------------------------------------------------------------
@@ -323,10 +360,18 @@ void initDispatchBindings(py::module_& m) {
       .def_property_readonly("tags", [](const OperatorHandle& op) { return op.tags(); })
       .def_property_readonly("debug", [](const OperatorHandle& op) { return op.debug(); })
       .def("has_schema", &OperatorHandle::hasSchema)
-      .def("call_boxed", &callBoxedFromPython,
-           "Calls the operator: binds args/kwargs to the schema, dispatches, returns the result(s).")
-      .def("redispatch_boxed", &redispatchBoxedFromPython,
-           "Calls the kernel for `keyset` (already restricted by the caller).")
+      .def(
+          "call_boxed",
+          [](const OperatorHandle& op, const py::args& args, const py::kwargs& kwargs) {
+            return callHandle(op, nullptr, args, kwargs);
+          },
+          "Calls the operator as calling its OpOverload does (Note [One call path]).")
+      .def(
+          "redispatch_boxed",
+          [](const OperatorHandle& op, DispatchKeySet ks, const py::args& args, const py::kwargs& kwargs) {
+            return callHandle(op, &ks, args, kwargs);
+          },
+          "Calls the kernel for `keyset` (already restricted by the caller), as OpOverload.redispatch does.")
       .def("has_kernel_for_dispatch_key", &OperatorHandle::hasKernelForDispatchKey)
       .def("has_kernel_for_any_dispatch_key", &OperatorHandle::hasKernelForAnyDispatchKey)
       .def("has_computed_kernel_for_dispatch_key", &OperatorHandle::hasComputedKernelForDispatchKey)
@@ -355,10 +400,22 @@ void initDispatchBindings(py::module_& m) {
         "Registers f(name, overload_name) -> OpOverload, used for the op argument of Python fallbacks (None "
         "removes it); returns the previous one (or None).");
   m.def(
+      "_dispatch_set_call_site_skip_paths",
+      [](std::vector<std::string> paths) {
+        SkippedSources& skipped = skippedSources();
+        std::vector<std::string> previous = std::move(skipped.paths);
+        skipped.paths = std::move(paths);
+        ++skipped.version;
+        return previous;
+      },
+      py::arg("paths"),
+      "Sets the source files (and directories, ending in '/') whose frames are not a user's registration site "
+      "(_python_call_site and the 'registered at' of Python kernels skip them); returns the previous list.");
+  m.def(
       "_python_call_site",
       []() -> std::optional<std::pair<std::string, int>> { return pythonCallSiteFrame(); },
-      "(file, line) of the innermost Python frame outside opdispatch's registration code (the user's "
-      "registration site), or None. The same frame Python kernels record as 'registered at file:line'.");
+      "(file, line) of the innermost Python frame outside the paths of _dispatch_set_call_site_skip_paths (the "
+      "user's registration site), or None. The same frame Python kernels record as 'registered at file:line'.");
 
   py::class_<Library>(m, "_DispatchLibrary", "A set of registrations for one namespace, undone by reset() or "
                                              "when the object dies.")
@@ -366,14 +423,15 @@ void initDispatchBindings(py::module_& m) {
           "define",
           [](Library& self, const std::string& schema, const std::string& alias_analysis,
              const std::vector<std::string>& tags, const std::string& site) {
-            checkAliasAnalysis(alias_analysis);
+            AliasAnalysisKind kind = parseAliasAnalysisKind(alias_analysis);
             FunctionSchema parsed = parseSchema(schema);
             std::string name = parsed.name();
             std::vector<Tag> parsed_tags;
             for (const auto& t : tags) {
               parsed_tags.push_back(parseTag(t));
             }
-            self.def(std::move(parsed), parsed_tags, site.empty() ? std::string() : detail::str("registered at ", site));
+            defineWithAliasAnalysis(self, std::move(parsed), kind, parsed_tags,
+                                    site.empty() ? std::string() : detail::str("registered at ", site));
             return name;
           },
           py::arg("schema"), py::arg("alias_analysis") = "", py::arg("tags") = std::vector<std::string>{},
@@ -393,16 +451,18 @@ void initDispatchBindings(py::module_& m) {
             OPDISPATCH_CHECK_TYPE(PyCallable_Check(func.ptr()), "impl(", name, "): the kernel must be callable, not ",
                                   pyTypeName(func.ptr()));
             DispatchKey key = effectiveKey(self, dispatch);
-            KernelChecks checks{check_aliasing};
-            self.impl(name, withKey(dispatch, CppFunction::makeFromKernelFunction(PythonKernelHolder::makeKernel(
-                                                  func.ptr(), key, with_keyset, /*is_fallback=*/false, checks))
+            KernelFunction kernel = PythonKernelHolder::makeKernel(func.ptr(), key, with_keyset);
+            if (check_aliasing) {
+              kernel = std::move(kernel).checkOutputAliasing();
+            }
+            self.impl(name, withKey(dispatch, CppFunction::makeFromKernelFunction(std::move(kernel))
                                                   .debug(site.empty() ? pythonCallSite()
                                                                       : detail::str("registered at ", site))));
           },
           py::arg("name"), py::arg("dispatch"), py::arg("func"), py::arg("with_keyset") = false,
           py::arg("check_aliasing") = false, py::arg("site") = "",
           "Registers the Python function `func` as the kernel of `name` at `dispatch`. check_aliasing: its tensor "
-          "outputs may not share memory with its inputs or each other (Note [Custom op kernel checks]). "
+          "outputs may not share memory with its inputs or each other (Note [Post-kernel effects]). "
           "site: where it was registered ('file:line', for debug output), if the caller knows it already; "
           "default: the innermost Python frame outside opdispatch.")
       .def(
@@ -431,22 +491,27 @@ void initDispatchBindings(py::module_& m) {
       .def(
           "def_",
           [](py::object self, const std::string& schema, const std::string& alias) {
-            checkAliasAnalysis(alias);
-            self.cast<Library&>().def(schema);
+            AliasAnalysisKind kind = parseAliasAnalysisKind(alias);
+            defineWithAliasAnalysis(self.cast<Library&>(), parseSchema(schema), kind);
             return self;
           },
           py::arg("schema"), py::arg("alias") = "")
       .def(
           "def_legacy",
           [](py::object self, const std::string& schema) {
-            self.cast<Library&>().def(schema);
+            // PyTorch defines it with a schema that specifies no kind: CONSERVATIVE (default).
+            defineWithAliasAnalysis(self.cast<Library&>(), parseSchema(schema), std::nullopt);
             return self;
           },
           py::arg("schema"))
       .def(
           "def_name_t_t",
           [](py::object self, const std::string& name, const std::string& dispatch, const std::string& debug) {
-            self.cast<Library&>()._def(parseName(name), identityKernel(dispatch, debug));
+            Library& lib = self.cast<Library&>();
+            lib._def(parseName(name), identityKernel(dispatch, debug));
+            // A schema inferred from the C++ function is CONSERVATIVE, as in PyTorch.
+            Dispatcher::singleton().setAliasAnalysis(qualifiedIn(lib, parseName(name)),
+                                                     AliasAnalysisKind::CONSERVATIVE);
             return self;
           },
           py::arg("name"), py::arg("dispatch") = "", py::arg("debug") = "default_def_name_t_t")
@@ -454,8 +519,12 @@ void initDispatchBindings(py::module_& m) {
           "def_schema_t_t",
           [](py::object self, const std::string& schema, const std::string& dispatch, const std::string& alias,
              const std::string& debug) {
-            checkAliasAnalysis(alias);
-            self.cast<Library&>()._def(parseSchema(schema), identityKernel(dispatch, debug));
+            AliasAnalysisKind kind = parseAliasAnalysisKind(alias);
+            FunctionSchema parsed = parseSchema(schema);
+            Library& lib = self.cast<Library&>();
+            OperatorName name = qualifiedIn(lib, parsed.operator_name());
+            lib._def(std::move(parsed), identityKernel(dispatch, debug));
+            Dispatcher::singleton().setAliasAnalysis(name, kind);
             return self;
           },
           py::arg("name"), py::arg("dispatch") = "", py::arg("alias") = "", py::arg("debug") = "default_def_schema_t_t")
@@ -475,6 +544,31 @@ void initDispatchBindings(py::module_& m) {
       },
       py::arg("kind"), py::arg("name"), py::arg("dispatch"), py::arg("file") = "/dev/null", py::arg("linenum") = 0,
       "A registration library: kind 'DEF' | 'IMPL' | 'FRAGMENT', namespace, dispatch key name ('' for none).");
+
+  py::class_<RegistrationHandles>(m, "_RegistrationHandles",
+                                  "Registrations undone by remove() or when the object dies.")
+      .def("remove", &RegistrationHandles::remove, "Undoes the registrations (idempotent).");
+  m.def(
+      "_dispatch_register_default_fallback",
+      [](const std::string& dispatch, py::object func, bool with_keyset, const std::string& debug) {
+        OPDISPATCH_CHECK_TYPE(PyCallable_Check(func.ptr()),
+                              "_dispatch_register_default_fallback(): the kernel must be callable, not ",
+                              pyTypeName(func.ptr()));
+        DispatchKey key = parseDispatchKey(dispatch);
+        DispatchKeySet keys = getRuntimeDispatchKeySet(key);
+        OPDISPATCH_CHECK_VALUE(!keys.empty(), "cannot register a fallback for dispatch key ", key);
+        // One kernel for every runtime key of an alias key, as Library::fallback does.
+        KernelFunction kernel = PythonKernelHolder::makeKernel(func.ptr(), key, with_keyset, /*is_fallback=*/true);
+        auto out = std::make_unique<RegistrationHandles>();
+        for (DispatchKey k : keys) {
+          out->handles.push_back(Dispatcher::singleton().registerFallback(k, kernel, debug, FallbackKind::Default));
+        }
+        return out;
+      },
+      py::arg("dispatch"), py::arg("func"), py::arg("with_keyset") = false, py::arg("debug"),
+      "Registers fn([keyset,] op, *args, **kwargs) as a default backend fallback of `dispatch` (each runtime key "
+      "of an alias key): one opdispatch installs, which a user's fallback for the same key replaces (Note "
+      "[Default fallbacks]). Returns the registrations (_RegistrationHandles); keep them alive.");
 }
 
 namespace {
@@ -482,7 +576,9 @@ namespace {
 /// per code object (registrations in a loop or at import revisit the same ones).
 struct CodeInfo {
   std::string file;
-  bool internal;
+  bool internal = false;
+  /// The SkippedSources version `internal` was computed for.
+  uint64_t version = ~uint64_t(0);
   /// The last (instruction offset, line) asked for: line numbers are
   /// computed by walking the code's line table, which is slow in long modules.
   int last_lasti = -1;
@@ -493,21 +589,18 @@ CodeInfo& codeInfo(PyCodeObject* code) {
   // Keyed by code objects kept alive by the map itself, so addresses are never reused.
   static std::unordered_map<PyCodeObject*, CodeInfo> infos;
   auto it = infos.find(code);
-  if (it != infos.end()) {
-    return it->second;
+  if (it == infos.end()) {
+    Py_INCREF(code);
+    // A path may hold undecodable bytes (surrogates).
+    it = infos.emplace(code, CodeInfo{displayText(code->co_filename)}).first;
   }
-  std::string file = displayText(code->co_filename); // a path may hold undecodable bytes (surrogates)
-  auto endsWith = [&](const char* suffix) {
-    size_t n = std::strlen(suffix);
-    return file.size() >= n && file.compare(file.size() - n, n, suffix) == 0;
-  };
-  bool internal = file.find("/opdispatch/library.py") != std::string::npos ||
-                  file.find("/opdispatch/_library/") != std::string::npos ||
-                  file.find("/opdispatch/_custom_ops.py") != std::string::npos ||
-                  file.find("/opdispatch/_ops.py") != std::string::npos ||
-                  file.find("/opdispatch/_builtins/_registry.py") != std::string::npos || endsWith("/contextlib.py");
-  Py_INCREF(code);
-  return infos.emplace(code, CodeInfo{std::move(file), internal}).first->second;
+  CodeInfo& info = it->second;
+  const SkippedSources& skipped = skippedSources();
+  if (info.version != skipped.version) {
+    info.internal = skipped.skips(info.file);
+    info.version = skipped.version;
+  }
+  return info;
 }
 
 int lineOf(PyFrameObject* frame, CodeInfo& info) {
@@ -525,8 +618,7 @@ int lineOf(PyFrameObject* frame, CodeInfo& info) {
 } // namespace
 
 std::optional<std::pair<std::string, int>> pythonCallSiteFrame() {
-  // The innermost Python frame outside opdispatch's own registration code
-  // (and contextlib, for `with _scoped_library(...)`): where the user registered.
+  // The innermost Python frame outside the skipped sources: where the user registered.
   // (Registrations walk it several times each: the file names are read in place, without copies.)
   PyFrameObject* frame = PyEval_GetFrame();
   Py_XINCREF(frame);

@@ -12,6 +12,7 @@
 #include <opdispatch/schema/SchemaParser.h>
 
 #include "IValueConversion.h"
+#include "PythonCall.h"
 #include "python_dispatch.h"
 
 namespace py = pybind11;
@@ -35,12 +36,11 @@ OperatorHandle operatorOrThrow(const std::string& name) {
 /// file:line", else "".
 py::list tableEntries(const std::string& name) {
   const OperatorEntry& entry = operatorOrThrow(name).entry();
-  const Dispatcher& dispatcher = Dispatcher::singleton();
   const std::string prefix = "registered at ";
   py::list out;
   for (int i = 0; i < kDispatchTableSize; ++i) {
     auto key = static_cast<DispatchKey>(i);
-    auto [kernel, reason] = entry.computeDispatchTableEntryWithDebug(dispatcher, key);
+    auto [kernel, reason] = entry.computeDispatchTableEntryWithDebug(key);
     const std::string& debug = kernel->debug;
     std::string site = debug.compare(0, prefix.size(), prefix) == 0 ? debug.substr(prefix.size()) : "";
     out.append(py::make_tuple(std::string(toString(key)), debug, std::string(reason),
@@ -60,9 +60,11 @@ void appendKeys(py::list& out, const std::string& arg, int index, const Tensor& 
 /// (same TypeErrors); the key set is the tensor's own, before TLS and masks.
 py::list argumentKeySets(const std::string& name, const std::string& overload, py::args args,
                          py::kwargs kwargs) {
-  const FunctionSchema& schema = Dispatcher::singleton().findSchemaOrThrow(name, overload).schema();
+  OperatorHandle op = Dispatcher::singleton().findSchemaOrThrow(name, overload);
+  const AnnotatedSchema& s = schemaForCall(op.entry());
+  const FunctionSchema& schema = s.schema;
   Stack stack;
-  pushArgumentsForSchema(schema, args.ptr(), kwargs.ptr(), stack);
+  BoundArguments(s, PyCallArgumentsFromTuple(args.ptr(), kwargs.ptr()).get()).pushIValues(stack);
   py::list out;
   const auto& arguments = schema.arguments();
   for (size_t i = 0; i < arguments.size(); ++i) {

@@ -3,7 +3,7 @@
 // the pattern: take the call's key set first, do this layer's work, and call
 // the backend kernel (CPU or Meta) with the keys below this one. The version
 // counter of the mutated tensor needs no code: the dispatcher bumps it when
-// the backend kernel returns (Note [Version counters of mutated arguments]).
+// the backend kernel returns (Note [Post-kernel effects]).
 //
 // Like every ADInplaceOrView kernel it only runs when the key is in the call's
 // key set: for tensors that require grad (the autograd fallback redispatches

@@ -668,15 +668,17 @@ class OpOverload(_C._DispatchOperator, _PythonDispatcherOverload, OperatorBase):
         return self
 
 
-class OpOverloadPacket:
+class OpOverloadPacket(_C._DispatchPacket):
     """All overloads of one operator name, e.g. ``opdispatch.ops.mylib.foo``.
 
     ``packet.<overload>`` / ``packet.default`` is the :class:`OpOverload`
-    (cached after the first lookup). Calling the packet calls the first
-    overload, in the order the dispatcher first saw them, whose schema the
-    arguments bind to (Note [Overload resolution]); if none does, TypeError
-    lists every candidate schema. The overload list follows the dispatcher:
-    overloads defined or removed later are seen on the next call or lookup.
+    (cached after the first lookup). Calling the packet (one C call,
+    ``_C._DispatchPacket``) calls the first overload, in the order the
+    dispatcher first saw them, whose schema the arguments bind to (Note
+    [Overload resolution]); if none does, TypeError lists every candidate
+    schema. The overload list follows the dispatcher: overloads defined or
+    removed later are seen on the next call (which calls :meth:`_refresh`
+    when ``_generation`` is stale) or lookup.
     PyTorch: torch._ops.OpOverloadPacket.
     """
 
@@ -733,11 +735,6 @@ class OpOverloadPacket:
         except RuntimeError as e:  # removed between the listing and the lookup
             raise AttributeError(f"'{self}' has no overload '{key}': {e}") from None
 
-    def __call__(self_, /, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
-        if self_._generation != _C._dispatch_registration_generation():
-            self_._refresh()
-        return _call_overload_packet(self_._qualified_op_name, self_._overload_ops, args, kwargs)
-
     def overloads(self) -> list[str]:
         """The overload names ("default" for the unnamed one)."""
         self._refresh_if_stale()
@@ -769,14 +766,6 @@ class OpOverloadPacket:
 
     def __deepcopy__(self, memo: Any = None) -> OpOverloadPacket:
         return self
-
-
-_call_overload_packet = _C._call_overload_packet
-
-
-def _refresh_packet(packet: OpOverloadPacket) -> None:
-    """Brings a packet's overloads up to date with the dispatcher. PyTorch: same name."""
-    packet._refresh()
 
 
 class _OpNamespace:

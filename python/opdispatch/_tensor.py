@@ -25,9 +25,10 @@ from .autograd import engine, graph
 
 # Note [Calling operators from methods]
 # Methods pass an operator only the arguments that differ from their
-# defaults: a call whose last argument equals its default (or that passes a
-# keyword) takes the dispatcher's generic path, which converts every argument
-# (Note [PyObject dispatch] in csrc/python/PyObjectDispatch.cpp).
+# defaults: an argument passed equal to its default is converted to be
+# compared with it (a Python kernel does not receive it), and keywords cost a
+# second argument buffer (Note [Python call arguments] in
+# csrc/python/PythonCall.h).
 
 _requires_grad_slot = _C.TensorBase.requires_grad
 _TensorBase = _C.TensorBase

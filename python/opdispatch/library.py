@@ -24,6 +24,7 @@ import contextlib
 import contextvars
 import functools
 import importlib
+import os
 import re
 import sys
 import warnings
@@ -79,6 +80,18 @@ _reserved_namespaces = ["prim"]
 # Libraries created by the free functions define() / impl() without lib=:
 # they live as long as the process. PyTorch: torch.library._keep_alive.
 _keep_alive: list[Library] = []
+
+# The frames _C skips when it looks for a registration's call site (the
+# "registered at file:line" of kernels, _C._python_call_site): the modules that
+# register on a user's behalf, and contextlib (for `with _scoped_library(...)`).
+_C._dispatch_set_call_site_skip_paths([
+    __file__,
+    os.path.join(os.path.dirname(__file__), "_library", ""),
+    os.path.join(os.path.dirname(__file__), "_custom_ops.py"),
+    _ops.__file__,
+    os.path.join(os.path.dirname(__file__), "_builtins", "_registry.py"),
+    contextlib.__file__,
+])
 
 # A schema without the operator name, as define(qualname, schema) takes it.
 NAMELESS_SCHEMA = re.compile(r"\(.*\) -> .*")
@@ -314,10 +327,15 @@ class Library:
                 registers the fallback for each of its runtime keys.
             with_keyset (bool): pass the call's DispatchKeySet first.
 
+        A fallback opdispatch installs itself for the key (the autograd
+        fallback, fallthroughs such as ADInplaceOrView's) is replaced, and
+        restored when this one goes (Note [Default fallbacks]).
+
         Raises TypeError if ``fn`` is not callable; RuntimeError unless the
         library is ``Library("_", "IMPL", ...)``, or if the key already has a
-        fallback (naming it); ValueError without a dispatch key or for an
-        unknown one. PyTorch: torch.library.Library.fallback.
+        user's fallback (naming it; several are allowed at
+        AutogradPrivateUse1, as in PyTorch); ValueError without a dispatch key
+        or for an unknown one. PyTorch: torch.library.Library.fallback.
         """
         if dispatch_key == "":
             dispatch_key = self.dispatch_key

@@ -558,7 +558,7 @@ void note(std::string& history, char sign, Reg r) {
 constexpr int kMaxExhaustiveSize = 5;
 
 /// The CPU backend fallback is Dispatcher-wide: each test starts and ends without one.
-class DispatchTable : public ::testing::Test {
+class ComputedTable : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_FALSE(Dispatcher::singleton().hasBackendFallbackForDispatchKey(DispatchKey::CPU)); }
   void TearDown() override {
@@ -570,7 +570,7 @@ class DispatchTable : public ::testing::Test {
 
 // --- the oracle's assumptions -------------------------------------------------------------
 
-TEST_F(DispatchTable, LibopdispatchRegistersExactlyTheKnownDefaultFallbacks) {
+TEST_F(ComputedTable, LibopdispatchRegistersExactlyTheKnownDefaultFallbacks) {
   auto defaults = defaultFallbacks();
   for (const TableKey& t : kTableKeys) {
     EXPECT_EQ(Dispatcher::singleton().hasBackendFallbackForDispatchKey(t.key), defaults.count(t.key) > 0)
@@ -581,7 +581,7 @@ TEST_F(DispatchTable, LibopdispatchRegistersExactlyTheKnownDefaultFallbacks) {
 
 // --- commutativity and invertibility, exhaustively up to five registrations ----------------
 
-TEST_F(DispatchTable, EveryRegistrationOrderOfUpToFiveGivesTheOracleTable) {
+TEST_F(ComputedTable, EveryRegistrationOrderOfUpToFiveGivesTheOracleTable) {
   Harness h("dt_orders");
   Recorded recorded;
   int orders = 0;
@@ -604,7 +604,7 @@ TEST_F(DispatchTable, EveryRegistrationOrderOfUpToFiveGivesTheOracleTable) {
   EXPECT_EQ(recorded.size(), 219u);  // one state per subset
 }
 
-TEST_F(DispatchTable, EveryDeregistrationOrderRestoresEachEarlierState) {
+TEST_F(ComputedTable, EveryDeregistrationOrderRestoresEachEarlierState) {
   Harness h("dt_inverse");
   Recorded recorded;
   auto subsets = subsetsUpTo(kMaxExhaustiveSize);
@@ -650,7 +650,7 @@ TEST_F(DispatchTable, EveryDeregistrationOrderRestoresEachEarlierState) {
 
 // --- all registrations, duplicates, random interleavings ----------------------------------
 
-TEST_F(DispatchTable, RandomInterleavingsOfAllRegistrationsAndADuplicateCpuKernelMatchTheOracle) {
+TEST_F(ComputedTable, RandomInterleavingsOfAllRegistrationsAndADuplicateCpuKernelMatchTheOracle) {
   Harness h("dt_random");
   Recorded recorded;
   std::mt19937 rng(7);
@@ -691,7 +691,7 @@ TEST_F(DispatchTable, RandomInterleavingsOfAllRegistrationsAndADuplicateCpuKerne
   EXPECT_EQ(recorded.size(), 512u + 128u);
 }
 
-TEST_F(DispatchTable, NewerCpuKernelWinsAndRemovingItRestoresTheOlder) {
+TEST_F(ComputedTable, NewerCpuKernelWinsAndRemovingItRestoresTheOlder) {
   Harness h("dt_duplicate");
   h.add(Reg::Def);
   h.add(Reg::Cpu);
@@ -710,7 +710,7 @@ TEST_F(DispatchTable, NewerCpuKernelWinsAndRemovingItRestoresTheOlder) {
 
 // --- the global CPU fallback ---------------------------------------------------------------
 
-TEST_F(DispatchTable, OnlyOneCpuFallbackAtATimeAndItGoesWithItsLibrary) {
+TEST_F(ComputedTable, OnlyOneCpuFallbackAtATimeAndItGoesWithItsLibrary) {
   Harness h("dt_fallback");
   h.add(Reg::Def);
   h.add(Reg::CpuFallback);
@@ -757,7 +757,7 @@ IntOp intOp(const std::string& name) {
 
 } // namespace
 
-TEST_F(DispatchTable, CompositeImplicitAutogradAloneServesBackendsAutogradKeysAndUndefined) {
+TEST_F(ComputedTable, CompositeImplicitAutogradAloneServesBackendsAutogradKeysAndUndefined) {
   Library lib(Library::DEF, "dt_cia", std::nullopt, __FILE__, __LINE__);
   lib.def("f(Tensor x) -> int");
   lib.impl("f", dispatch(DispatchKey::CompositeImplicitAutograd, constant(5, "cia_kernel")));
@@ -773,7 +773,7 @@ TEST_F(DispatchTable, CompositeImplicitAutogradAloneServesBackendsAutogradKeysAn
   EXPECT_EQ(op.call(cpuTensor(true)), 5);
 }
 
-TEST_F(DispatchTable, KernelRegisteredWithoutAKeyIsCompositeImplicitAutograd) {
+TEST_F(ComputedTable, KernelRegisteredWithoutAKeyIsCompositeImplicitAutograd) {
   Library lib(Library::DEF, "dt_nokey", std::nullopt, __FILE__, __LINE__);
   lib.def("f(Tensor x) -> int");
   lib.impl("f", constant(5, "nokey_kernel"));
@@ -782,7 +782,7 @@ TEST_F(DispatchTable, KernelRegisteredWithoutAKeyIsCompositeImplicitAutograd) {
   EXPECT_EQ(tableEntry(op, DispatchKey::AutogradCPU), (Entry{"nokey_kernel", "math kernel"}));
 }
 
-TEST_F(DispatchTable, CpuKernelSendsAutogradCpuToTheAutogradFallbackInsteadOfTheMathKernel) {
+TEST_F(ComputedTable, CpuKernelSendsAutogradCpuToTheAutogradFallbackInsteadOfTheMathKernel) {
   Library lib(Library::DEF, "dt_cia_cpu", std::nullopt, __FILE__, __LINE__);
   lib.def("f(Tensor x) -> int");
   lib.impl("f", dispatch(DispatchKey::CompositeImplicitAutograd, constant(5, "cia_kernel")));
@@ -798,7 +798,7 @@ TEST_F(DispatchTable, CpuKernelSendsAutogradCpuToTheAutogradFallbackInsteadOfThe
   EXPECT_EQ(op.call(cpuTensor(true)), 1);
 }
 
-TEST_F(DispatchTable, CompositeExplicitAutogradServesBackendsAndUndefinedButNotAutogradKeys) {
+TEST_F(ComputedTable, CompositeExplicitAutogradServesBackendsAndUndefinedButNotAutogradKeys) {
   Library lib(Library::DEF, "dt_cea", std::nullopt, __FILE__, __LINE__);
   lib.def("f(Tensor x) -> int");
   lib.impl("f", dispatch(DispatchKey::CompositeExplicitAutograd, constant(6, "cea_kernel")));
@@ -822,7 +822,7 @@ TEST_F(DispatchTable, CompositeExplicitAutogradServesBackendsAndUndefinedButNotA
   EXPECT_EQ(op.call(cpuTensor(true)), 6);
 }
 
-TEST_F(DispatchTable, MathKernelWithAnAutogradOtherBackendKernelIsAmbiguousAndRaises) {
+TEST_F(ComputedTable, MathKernelWithAnAutogradOtherBackendKernelIsAmbiguousAndRaises) {
   for (DispatchKey backend : {DispatchKey::QuantizedCPU, DispatchKey::SparseCPU}) {
     SCOPED_TRACE(toString(backend));
     Library lib(Library::DEF, "dt_ambiguous", std::nullopt, __FILE__, __LINE__);
@@ -857,7 +857,7 @@ TEST_F(DispatchTable, MathKernelWithAnAutogradOtherBackendKernelIsAmbiguousAndRa
   }
 }
 
-TEST_F(DispatchTable, FallthroughKernelAtAutogradCpuRemovesItFromTheNonFallthroughKeys) {
+TEST_F(ComputedTable, FallthroughKernelAtAutogradCpuRemovesItFromTheNonFallthroughKeys) {
   Library lib(Library::DEF, "dt_fallthrough", std::nullopt, __FILE__, __LINE__);
   lib.def("f(Tensor x) -> int");
   lib.impl("f", dispatch(DispatchKey::CPU, constant(1, "cpu_kernel")));

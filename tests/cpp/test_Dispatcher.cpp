@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <set>
 #include <thread>
 
 #include <opdispatch/library.h>
@@ -222,6 +223,132 @@ TEST(Dispatcher, CallBoxedForDispatchKeyRunsTheKernelAtThatKey) {
   EXPECT_EQ(callAt(DispatchKey::Meta), 1);  // no kernel at Meta: the table entry (the math kernel)
   EXPECT_THROW(callAt(DispatchKey::CompositeExplicitAutograd), Error);  // alias key without a kernel
   EXPECT_THROW(callAt(DispatchKey::AutogradCPU), Error);                // a fallthrough cannot be called
+}
+
+// --- one call path: every call form has the same effects ----------------------
+
+namespace {
+/// A CPU kernel of `f_(Tensor(a!) x, int n) -> Tensor(a!)` that returns x, or throws for n < 0.
+Tensor mutateOrThrow(const Tensor& x, int64_t n) {
+  OPDISPATCH_CHECK_VALUE(n >= 0, "n must not be negative");
+  return x;
+}
+
+/// Calls f_ with (x, n) in the form `form`; returns what the kernel returned.
+Tensor callInForm(const std::string& form, const OperatorHandle& op, const Tensor& x, int64_t n) {
+  auto typed = op.typed<Tensor(const Tensor&, int64_t)>();
+  if (form == "typed") {
+    return typed.call(x, n);
+  }
+  if (form == "typed redispatch") {
+    return typed.redispatch(x.key_set(), x, n);
+  }
+  Stack stack{x, n};
+  if (form == "boxed") {
+    op.callBoxed(&stack);
+  } else {
+    op.redispatchBoxed(x.key_set(), &stack);
+  }
+  return stack.at(0).toTensor();
+}
+} // namespace
+
+TEST(Dispatcher, EveryCallFormBumpsMutatedArgumentsOnceOnSuccessAndNeverOnError) {
+  Library lib(Library::DEF, "disp_forms", std::nullopt, __FILE__, __LINE__);
+  lib.def("f_(Tensor(a!) x, int n) -> Tensor(a!)");
+  lib.impl("f_", dispatch(DispatchKey::CPU, OPDISPATCH_FN(mutateOrThrow)));
+  OperatorHandle op = Dispatcher::singleton().findSchemaOrThrow("disp_forms::f_", "");
+  for (const char* form : {"typed", "typed redispatch", "boxed", "boxed redispatch"}) {
+    Tensor x = cpuTensor();
+    EXPECT_TRUE(callInForm(form, op, x, 1).is_same(x)) << form;
+    EXPECT_EQ(x.unsafeGetTensorImpl()->version(), 1u) << form;
+    EXPECT_THROW(callInForm(form, op, x, -1), ValueError) << form;
+    EXPECT_EQ(x.unsafeGetTensorImpl()->version(), 1u) << form;  // the kernel failed: no bump
+    // Above the backend (an autograd kernel that redispatches) the bump happens once, below.
+  }
+  lib.impl("f_", dispatch(DispatchKey::AutogradCPU, [](DispatchKeySet ks, const Tensor& x, int64_t n) -> Tensor {
+             return Dispatcher::singleton()
+                 .findSchemaOrThrow("disp_forms::f_", "")
+                 .typed<Tensor(const Tensor&, int64_t)>()
+                 .redispatch(ks & after_autograd_keyset, x, n);
+           }));
+  for (const char* form : {"typed", "boxed"}) {
+    Tensor x = cpuTensor(true);
+    callInForm(form, op, x, 1);
+    EXPECT_EQ(x.unsafeGetTensorImpl()->version(), 1u) << form;
+  }
+}
+
+TEST(Dispatcher, AMissingKernelRaisesTheSameErrorInEveryCallForm) {
+  Library lib(Library::DEF, "disp_forms_missing", std::nullopt, __FILE__, __LINE__);
+  lib.def("f_(Tensor(a!) x, int n) -> Tensor(a!)");
+  OperatorHandle op = Dispatcher::singleton().findSchemaOrThrow("disp_forms_missing::f_", "");
+  std::set<std::string> messages;
+  for (const char* form : {"typed", "typed redispatch", "boxed", "boxed redispatch"}) {
+    Tensor x = cpuTensor();
+    try {
+      callInForm(form, op, x, 1);
+      ADD_FAILURE() << form;
+    } catch (const NotImplementedError& e) {
+      messages.insert(e.what());
+    }
+    EXPECT_EQ(x.unsafeGetTensorImpl()->version(), 0u) << form;
+  }
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_EQ(messages.begin()->rfind("Could not run 'disp_forms_missing::f_' with arguments from the 'CPU' backend", 0),
+            0u);
+}
+
+// --- default fallbacks are replaceable (Note [Default fallbacks]) ---------------
+
+TEST(Dispatcher, AUserFallbackReplacesADefaultAndRemovingItRestoresTheDefault) {
+  Library lib(Library::DEF, "disp_defaults", std::nullopt, __FILE__, __LINE__);
+  lib.def("f(Tensor x) -> int");
+  lib.impl("f", dispatch(DispatchKey::PrivateUse1, [](const Tensor&) -> int64_t { return 7; }));
+  auto f = Dispatcher::singleton().findSchemaOrThrow("disp_defaults::f", "").typed<int64_t(const Tensor&)>();
+  IncludeDispatchKeyGuard include(DispatchKeySet{DispatchKey::PrivateUse1, DispatchKey::AutogradPrivateUse1});
+  const std::string before = f.dumpComputedTable();
+  EXPECT_NE(before.find("AutogradPrivateUse1: registered at"), std::string::npos);
+  EXPECT_EQ(f.call(cpuTensor()), 7);  // the default autograd fallback redispatches below autograd
+  {
+    // As an out-of-tree device plugin does (PyTorch accepts it over its own default too).
+    Library plugin(Library::IMPL, "_", DispatchKey::AutogradPrivateUse1, __FILE__, __LINE__);
+    plugin.fallback(CppFunction::makeFromBoxedFunctionWithKeyset<&countingFallback>());
+    EXPECT_EQ(f.call(cpuTensor()), 100);
+    f.checkInvariants();
+    {
+      // PyTorch accepts several at AutogradPrivateUse1: the newest wins, removing it restores the previous.
+      Library second(Library::IMPL, "_", DispatchKey::AutogradPrivateUse1, __FILE__, __LINE__);
+      second.fallback(CppFunction::makeFallthrough());
+      EXPECT_EQ(f.call(cpuTensor()), 7);
+    }
+    EXPECT_EQ(f.call(cpuTensor()), 100);
+    // Elsewhere a second user fallback is an error, and changes nothing.
+    Library user(Library::IMPL, "_", DispatchKey::ADInplaceOrView, __FILE__, __LINE__);
+    user.fallback(CppFunction::makeFromBoxedFunctionWithKeyset<&countingFallback>());  // replaces the default
+    Library again(Library::IMPL, "_", DispatchKey::ADInplaceOrView, __FILE__, __LINE__);
+    EXPECT_THROW(again.fallback(CppFunction::makeFallthrough()), Error);
+  }
+  EXPECT_EQ(f.call(cpuTensor()), 7);
+  EXPECT_EQ(f.dumpComputedTable(), before);
+  f.checkInvariants();
+}
+
+TEST(Dispatcher, ADefaultFallbackRegisteredAfterAUserOneDoesNotReplaceIt) {
+  Library lib(Library::DEF, "disp_defaults2", std::nullopt, __FILE__, __LINE__);
+  lib.def("f(Tensor x) -> int");
+  auto f = Dispatcher::singleton().findSchemaOrThrow("disp_defaults2::f", "").typed<int64_t(const Tensor&)>();
+  IncludeDispatchKeyGuard include(DispatchKey::PrivateUse1);
+  Library user(Library::IMPL, "_", DispatchKey::PrivateUse1, __FILE__, __LINE__);
+  user.fallback(CppFunction::makeFromBoxedFunctionWithKeyset<&countingFallback>());
+  RegistrationHandleRAII later_default = Dispatcher::singleton().registerFallback(
+      DispatchKey::PrivateUse1, KernelFunction::makeFallthrough(), "a later default", FallbackKind::Default);
+  EXPECT_EQ(f.call(cpuTensor()), 100);
+  user.reset();
+  EXPECT_FALSE(f.entry().nonFallthroughKeys().has(DispatchKey::PrivateUse1));  // the default now
+  later_default.reset();
+  EXPECT_FALSE(Dispatcher::singleton().hasBackendFallbackForDispatchKey(DispatchKey::PrivateUse1));
+  f.checkInvariants();
 }
 
 // --- errors leave the registry unchanged ----------------------------------------

@@ -8,17 +8,6 @@
 
 namespace opdispatch {
 
-void IValue::swap(IValue& o) noexcept {
-  if (this == &o) {
-    return;
-  }
-  IValue tmp(std::move(o));
-  o.tag_ = tag_;
-  o.movePayload(std::move(*this));
-  tag_ = tmp.tag_;
-  movePayload(std::move(tmp));
-}
-
 IValue::IValue(const Scalar& s) : IValue() {
   switch (s.tag()) {
     case Scalar::Tag::Int:

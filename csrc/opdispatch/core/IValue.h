@@ -82,7 +82,6 @@ class IValue final {
     return *this;
   }
   ~IValue() { destroy(); }
-  void swap(IValue& o) noexcept;
 
   // --- construction ---------------------------------------------------------
   IValue(Tensor t) : tag_(Tag::Tensor) { new (&p_.as_tensor) Tensor(std::move(t)); }

@@ -1,21 +1,18 @@
-// The backend fallback of the autograd keys: what a call does when a tensor
-// requires grad but the operator has no autograd kernel.
+// The core's backend fallback for the autograd keys: what a call on a tensor
+// that requires grad does when the operator has no autograd kernel.
 #pragma once
 
+#include <opdispatch/core/DispatchKeySet.h>
 #include <opdispatch/core/Stack.h>
-#include <opdispatch/dispatch/KernelFunction.h>
 
 namespace opdispatch {
 
 class OperatorHandle;
 
-/// A function that handles such calls instead of the default (which calls
-/// the kernels below autograd, so the result does not require grad). The
-/// autograd layer installs one that records a "derivative not implemented"
-/// node; it must itself redispatch with `ks & after_autograd_keyset`.
-using AutogradFallbackHook = void (*)(const OperatorHandle& op, DispatchKeySet ks, Stack* stack);
-
-/// Installs `hook` (null restores the default); returns the previous hook.
-AutogradFallbackHook setAutogradFallbackHook(AutogradFallbackHook hook);
+/// Calls the kernels below autograd (`ks & after_autograd_keyset`), so the
+/// result does not require grad. Registered as a default fallback
+/// (DefaultFallbacks.cpp); the Python layer registers one that records a
+/// "derivative not implemented" node instead (Note [Default fallbacks]).
+void autogradFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack);
 
 } // namespace opdispatch

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include <opdispatch/core/Exception.h>
+#include <opdispatch/dispatch/CallUnit.h>
 #include <opdispatch/schema/InferSchema.h>
 
 namespace opdispatch {
@@ -63,11 +64,7 @@ OperatorEntry& Dispatcher::lookupOrCreate(const OperatorName& name) {
   if (it != operatorLookupTable_.end()) {
     return *it->second;
   }
-  OperatorEntry& e = operators_.emplace_back(name);
-  // Pick up the backend fallbacks registered before the entry existed (PyTorch:
-  // the OperatorEntry constructor). Only a kernel registration recomputes the
-  // table otherwise, so a def-only operator would see every key as missing.
-  e.updateDispatchTable(*this);
+  OperatorEntry& e = operators_.emplace_back(name, backendFallbacks_);
   operatorLookupTable_.emplace(name, &e);
   entriesByName_[name.name].push_back(&e);
   return e;
@@ -167,23 +164,28 @@ void Dispatcher::checkInvariants() {
 
 // --- registration --------------------------------------------------------------
 
-void Dispatcher::retire(AnnotatedKernelContainer& from, AnnotatedKernelContainerIterator it) {
-  retiredKernels_.splice(retiredKernels_.end(), from, it);
-}
-
 RegistrationHandleRAII Dispatcher::registerDef(FunctionSchema schema, std::string debug,
-                                               std::vector<std::string> tags) {
+                                               std::vector<std::string> tags,
+                                               std::optional<AliasAnalysisKind> alias_analysis) {
   std::lock_guard<std::mutex> lock(mutex_);
   OperatorEntry& e = lookupOrCreate(schema.operator_name());
   OPDISPATCH_CHECK(!e.hasSchema(), "Tried to register an operator (", schema,
                    ") with the same name and overload name multiple times. Each overload's schema should only be "
                    "registered with a single call to def(). Duplicate registration: ",
                    debug, ". Original registration: ", e.debug());
-  e.registerSchema(std::move(schema), std::move(debug), std::move(tags));
+  e.registerSchema(std::move(schema), std::move(debug), std::move(tags), alias_analysis);
   ++e.def_count_;
   ++e.def_and_impl_count_;
   generation_.fetch_add(1, std::memory_order_release);
   return RegistrationHandleRAII([this, &e] { deregisterDef(e); });
+}
+
+void Dispatcher::setAliasAnalysis(const OperatorName& name, std::optional<AliasAnalysisKind> kind) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = operatorLookupTable_.find(name);
+  OPDISPATCH_CHECK(it != operatorLookupTable_.end() && it->second->hasSchema(), "cannot set the alias analysis kind of ",
+                   name, ": it is not defined");
+  it->second->setAliasAnalysis(kind);
 }
 
 void Dispatcher::deregisterDef(OperatorEntry& e) {
@@ -200,8 +202,7 @@ RegistrationHandleRAII Dispatcher::registerImpl(OperatorName name, std::optional
                                                 std::string debug) {
   std::lock_guard<std::mutex> lock(mutex_);
   OperatorEntry& e = lookupOrCreate(name);
-  auto it = e.registerKernel(*this, key, std::move(kernel), cpp_signature, std::move(inferred_schema),
-                             std::move(debug));
+  auto it = e.registerKernel(key, std::move(kernel), cpp_signature, std::move(inferred_schema), std::move(debug));
   ++e.def_and_impl_count_;
   kernelGeneration_.fetch_add(1, std::memory_order_release);
   DispatchKey k = key.value_or(DispatchKey::CompositeImplicitAutograd);
@@ -212,8 +213,7 @@ void Dispatcher::deregisterImpl(OperatorEntry& e, DispatchKey key, AnnotatedKern
   OperatorKernel* functor = it->kernel.functor();
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    retire(e.kernelsFor(key), it);
-    e.afterKernelRemoved(*this, key);
+    e.deregisterKernel(key, it, retiredKernels_);
     --e.def_and_impl_count_;
     kernelGeneration_.fetch_add(1, std::memory_order_release);
   }
@@ -222,41 +222,32 @@ void Dispatcher::deregisterImpl(OperatorEntry& e, DispatchKey key, AnnotatedKern
   }
 }
 
-RegistrationHandleRAII Dispatcher::registerFallback(DispatchKey key, KernelFunction kernel, std::string debug) {
+RegistrationHandleRAII Dispatcher::registerFallback(DispatchKey key, KernelFunction kernel, std::string debug,
+                                                    FallbackKind kind) {
   std::lock_guard<std::mutex> lock(mutex_);
-  OPDISPATCH_CHECK_VALUE(isRuntimeDispatchKey(key), "a backend fallback needs a runtime dispatch key, got ", key,
-                         " (", debug, ")");
-  auto& slot = backendFallbackKernels_[static_cast<int>(key)];
-  OPDISPATCH_CHECK(slot.empty(), "Tried to register multiple backend fallbacks for the same dispatch key ", key,
-                   "; previous registration ", slot.empty() ? "" : slot.front().debug, ", new registration ",
-                   debug, ". Remove the previous fallback first.");
-  slot.emplace_front(std::move(kernel), std::nullopt, nullptr, std::move(debug));
+  BackendFallbacks::Position position = backendFallbacks_.add(key, kind, std::move(kernel), std::move(debug));
   for (auto& e : operators_) {
-    e.updateDispatchTableEntry(*this, key);
+    e.updateFallback(key);
   }
   kernelGeneration_.fetch_add(1, std::memory_order_release);
-  return RegistrationHandleRAII([this, key] { deregisterFallback(key); });
+  return RegistrationHandleRAII([this, position] { deregisterFallback(position); });
 }
 
-void Dispatcher::deregisterFallback(DispatchKey key) {
-  OperatorKernel* functor = nullptr;
+void Dispatcher::deregisterFallback(const BackendFallbacks::Position& position) {
+  OperatorKernel* functor = position.it->kernel.functor();
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto& slot = backendFallbackKernels_[static_cast<int>(key)];
-    functor = slot.front().kernel.functor();
-    retire(slot, slot.begin());
+    backendFallbacks_.remove(position, retiredKernels_);
     for (auto& e : operators_) {
-      e.updateDispatchTableEntry(*this, key);
+      e.updateFallback(position.key);
     }
     kernelGeneration_.fetch_add(1, std::memory_order_release);
     // A fallback registered at an alias key is one functor in several slots
     // (Library::_fallback). Retire it with the last of them: a call that
     // reaches a slot still registered must find it working, not retired
-    // (a retired kernel redispatches to the same slot, forever).
-    for (const auto& other : backendFallbackKernels_) {
-      if (functor != nullptr && !other.empty() && other.front().kernel.functor() == functor) {
-        functor = nullptr;
-      }
+    // (a retired Python kernel redispatches to the same slot, forever).
+    if (functor != nullptr && backendFallbacks_.uses(functor)) {
+      functor = nullptr;
     }
   }
   if (functor) {
@@ -308,28 +299,20 @@ std::optional<std::pair<std::string, std::string>> Dispatcher::getPyStub(const O
 
 // --- calls -------------------------------------------------------------------------
 
-void Dispatcher::callBoxed(const OperatorHandle& op, Stack* stack) const {
-  const OperatorEntry& e = op.entry();
-  const AnnotatedSchema* s = e.schemaPtr();
+void OperatorHandle::callBoxed(Stack* stack) const {
+  const AnnotatedSchema* s = entry_->schemaPtr();
   if (OPDISPATCH_UNLIKELY(s == nullptr)) {
-    e.schema();
+    entry_->schema();  // throws, naming the operator
   }
-  OPDISPATCH_CHECK(stack->size() >= s->num_arguments, "boxed call of ", e.operator_name(), " needs ",
+  OPDISPATCH_CHECK(stack->size() >= s->num_arguments, "boxed call of ", entry_->operator_name(), " needs ",
                    s->num_arguments, " arguments on the stack but it holds ", stack->size());
-  DispatchKeySet ks = e.computeDispatchKeySetBoxed(*s, *stack);
-  e.callKernelBoxed(op, *s, ks, stack);
+  BoxedCallFrame frame(s, stack);
+  callOperator(*this, frame);
 }
 
-void Dispatcher::redispatchBoxed(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) const {
-  const OperatorEntry& e = op.entry();
-  DispatchKeySet masked = ks & e.nonFallthroughKeys();
-  if (OPDISPATCH_UNLIKELY(e.bumpsVersions(masked))) {
-    if (const AnnotatedSchema* s = e.schemaPtr()) {
-      e.callKernelBoxed(op, *s, masked, stack);
-      return;
-    }
-  }
-  e.lookup(masked).callBoxed(op, masked, stack);
+void OperatorHandle::redispatchBoxed(DispatchKeySet ks, Stack* stack) const {
+  BoxedCallFrame frame(entry_->schemaPtr(), stack);
+  redispatchOperator(*this, ks, frame);
 }
 
 void OperatorHandle::callBoxedForDispatchKey(DispatchKey k, Stack* stack) const {
@@ -340,27 +323,30 @@ void OperatorHandle::callBoxedForDispatchKey(DispatchKey k, Stack* stack) const 
   }
   OPDISPATCH_CHECK(stack->size() >= s->num_arguments, "boxed call of ", e.operator_name(), " needs ",
                    s->num_arguments, " arguments on the stack but it holds ", stack->size());
-  const AnnotatedKernel* chosen = nullptr;
+  std::optional<KernelRef> chosen;
   {
     std::lock_guard<std::mutex> lock(Dispatcher::singleton().mutex_);
-    chosen = e.getKernelForDispatchKey(k);
+    if (const AnnotatedKernel* direct = e.getKernelForDispatchKey(k)) {
+      chosen = direct->kernel.ref();
+    }
   }
-  // The kernel node outlives the lock: deregistered kernels are never freed (Note [Kernel lifetime]).
-  if (chosen == nullptr) {
+  // The kernel's functor outlives the lock: deregistered kernels are never freed (Note [Kernel lifetime]).
+  if (!chosen) {
     OPDISPATCH_CHECK(!isAliasDispatchKey(k), "operator ", e.operator_name(), " has no kernel registered at ", k,
                      "; register one there (e.g. Library.impl(name, fn, \"", k,
                      "\")) or call the operator normally");
-    chosen = e.dispatchTable_[static_cast<int>(k)].load(std::memory_order_acquire);
+    chosen = e.table().entry(static_cast<int>(k));
   }
-  OPDISPATCH_CHECK(!chosen->kernel.isFallthrough(), "the kernel of ", e.operator_name(), " for ", k,
+  OPDISPATCH_CHECK(!chosen->isFallthrough(), "the kernel of ", e.operator_name(), " for ", k,
                    " is a fallthrough, which cannot be called directly; call the operator normally");
-  DispatchKeySet ks = e.computeDispatchKeySetBoxed(*s, *stack);
-  chosen->kernel.callBoxed(*this, ks, stack);
+  BoxedCallFrame frame(s, stack);
+  DispatchKeySet ks = applyLocalDispatchKeySet(frame.argumentKeySet()) & e.nonFallthroughKeys();
+  chosen->callBoxed(*this, ks, stack);
 }
 
 bool Dispatcher::hasBackendFallbackForDispatchKey(DispatchKey k) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return backendFallbackKernel(k) != nullptr;
+  return backendFallbacks_.lookup(k) != nullptr;
 }
 
 } // namespace opdispatch

@@ -1,6 +1,6 @@
 // Dispatcher: the process-wide registry of operators (def / impl / fallback /
-// library registrations with RAII handles) and the call entry points;
-// OperatorHandle and TypedOperatorHandle, the handles callers hold.
+// library registrations with RAII handles) and the boxed call entry points.
+// The handles callers hold are OperatorHandle and TypedOperatorHandle.
 #pragma once
 
 #include <atomic>
@@ -11,101 +11,14 @@
 #include <unordered_map>
 #include <vector>
 
-#include <opdispatch/dispatch/DispatchKeyExtractor.h>
+#include <opdispatch/dispatch/AliasAnalysisKind.h>
+#include <opdispatch/dispatch/BackendFallbacks.h>
 #include <opdispatch/dispatch/OperatorEntry.h>
+#include <opdispatch/dispatch/OperatorHandle.h>
 #include <opdispatch/dispatch/RegistrationHandleRAII.h>
+#include <opdispatch/dispatch/TypedOperatorHandle.h>
 
 namespace opdispatch {
-
-template <class FuncType>
-class TypedOperatorHandle;
-
-/// A handle to one operator (valid for the whole process, see Note [Kernel lifetime]).
-class OperatorHandle {
- public:
-  explicit OperatorHandle(OperatorEntry* entry) : entry_(entry) {}
-
-  const OperatorName& operator_name() const { return entry_->operator_name(); }
-  bool hasSchema() const { return entry_->hasSchema(); }
-  /// Throws Error if the operator has no schema.
-  const FunctionSchema& schema() const { return entry_->schema(); }
-  const std::string& debug() const { return entry_->debug(); }
-  const std::vector<std::string>& tags() const { return entry_->tags(); }
-  std::string dumpState() const;
-  std::string dumpComputedTable() const;
-  void checkInvariants() const;
-  bool hasKernelForDispatchKey(DispatchKey k) const;
-  bool hasKernelForAnyDispatchKey(DispatchKeySet ks) const;
-  bool hasComputedKernelForDispatchKey(DispatchKey k) const;
-  bool isKernelFallthroughKernel(DispatchKey k) const;
-
-  /// A typed handle for calls with C++ signature `FuncType` (e.g.
-  /// `Tensor(const Tensor&, double)`). Throws Error if the signature does not
-  /// match the registered kernels or the schema.
-  template <class FuncType>
-  TypedOperatorHandle<FuncType> typed() const {
-    checkTypedSignature(CppSignature::make<FuncType>(), *inferFunctionSchema<FuncType>());
-    return TypedOperatorHandle<FuncType>(entry_);
-  }
-
-  /// Calls with the arguments on top of `stack`; leaves the results there.
-  /// Throws Error if the operator has no schema, NotImplementedError if no kernel serves the keys.
-  void callBoxed(Stack* stack) const;
-  void callBoxed(Stack& stack) const { callBoxed(&stack); }
-  /// Calls the kernel for `ks` (already restricted by the caller, typically
-  /// `ks & DispatchKeySet(FULL_AFTER, current_key)`).
-  void redispatchBoxed(DispatchKeySet ks, Stack* stack) const;
-  /// Calls the kernel registered directly at `k` (a runtime or alias key,
-  /// e.g. CompositeImplicitAutograd to run a decomposition), or, for a runtime
-  /// key with no kernel of its own, the dispatch table's entry for `k`. The
-  /// arguments choose nothing; the kernel receives their key set as usual.
-  /// Throws Error if the operator has no schema, if `k` is an alias key with
-  /// no kernel, or if the kernel is a fallthrough. PyTorch:
-  /// OperatorHandle::callBoxedForDispatchKey (behind OpOverload.decompose).
-  /// Bypasses the dispatcher, so it does not bump the versions of mutated
-  /// arguments (Note [Version counters of mutated arguments]).
-  void callBoxedForDispatchKey(DispatchKey k, Stack* stack) const;
-
-  OperatorEntry& entry() const { return *entry_; }
-  bool operator==(const OperatorHandle& o) const { return entry_ == o.entry_; }
-  bool operator!=(const OperatorHandle& o) const { return entry_ != o.entry_; }
-
- protected:
-  void checkTypedSignature(const CppSignature& sig, const FunctionSchema& inferred) const;
-  OperatorEntry* entry_;
-};
-
-/// An OperatorHandle whose calls are typed: no boxing when the kernel has an
-/// unboxed entry. PyTorch: TypedOperatorHandle.
-template <class Return, class... Args>
-class TypedOperatorHandle<Return(Args...)> final : public OperatorHandle {
- public:
-  /// Dispatches on the tensor arguments and TLS, then calls the kernel.
-  Return call(Args... args) const {
-    const OperatorEntry& e = *entry_;
-    DispatchKeySet ks = e.computeDispatchKeySet(detail::multiDispatchKeySet(args...));
-    return callKernel(e, ks, std::forward<Args>(args)...);
-  }
-  /// Calls the kernel for `ks` (the caller restricted it, e.g. with FULL_AFTER).
-  Return redispatch(DispatchKeySet ks, Args... args) const {
-    const OperatorEntry& e = *entry_;
-    return callKernel(e, ks & e.nonFallthroughKeys(), std::forward<Args>(args)...);
-  }
-
- private:
-  friend class OperatorHandle;
-  explicit TypedOperatorHandle(OperatorEntry* e) : OperatorHandle(e) {}
-
-  Return callKernel(const OperatorEntry& e, DispatchKeySet ks, Args... args) const {
-    if (OPDISPATCH_UNLIKELY(e.bumpsVersions(ks))) {
-      // Bumps when the kernel returns.
-      const AnnotatedSchema* schema = e.schemaPtr();
-      detail::MutatedTensors mutated(schema ? &schema->mutable_arg_indices : nullptr, args...);
-      return e.lookup(ks).template call<Return, Args...>(*this, ks, std::forward<Args>(args)...);
-    }
-    return e.lookup(ks).template call<Return, Args...>(*this, ks, std::forward<Args>(args)...);
-  }
-};
 
 class Dispatcher final {
  public:
@@ -141,20 +54,28 @@ class Dispatcher final {
   uint64_t kernelGeneration() const { return kernelGeneration_.load(std::memory_order_acquire); }
 
   // --- registration ----------------------------------------------------------
-  /// Defines an operator. Throws Error if it is already defined (naming both
-  /// registration sites) or if a kernel already registered for it does not
-  /// match the schema. Nothing changes when it throws.
-  RegistrationHandleRAII registerDef(FunctionSchema schema, std::string debug,
-                                     std::vector<std::string> tags = {});
+  /// Defines an operator whose alias annotations are read as `alias_analysis`
+  /// says (nullopt: not specified; see AliasAnalysisKind). Throws Error if it
+  /// is already defined (naming both registration sites) or if a kernel
+  /// already registered for it does not match the schema. Nothing changes
+  /// when it throws.
+  RegistrationHandleRAII registerDef(FunctionSchema schema, std::string debug, std::vector<std::string> tags = {},
+                                     std::optional<AliasAnalysisKind> alias_analysis = AliasAnalysisKind::FROM_SCHEMA);
+  /// Replaces the alias analysis kind of the current definition of `name`
+  /// (for bindings that define through Library, whose def takes no kind).
+  /// Throws Error if `name` is not defined.
+  void setAliasAnalysis(const OperatorName& name, std::optional<AliasAnalysisKind> kind);
   /// Registers a kernel at `key` (no key: CompositeImplicitAutograd).
   /// Throws Error on a schema or C++ signature mismatch; nothing changes then.
   RegistrationHandleRAII registerImpl(OperatorName name, std::optional<DispatchKey> key, KernelFunction kernel,
                                       std::optional<CppSignature> cpp_signature,
                                       std::unique_ptr<FunctionSchema> inferred_schema, std::string debug);
-  /// Registers the backend fallback of runtime key `key` (used by every
-  /// operator without a kernel for it). Throws Error if `key` already has one
-  /// or is not a runtime key.
-  RegistrationHandleRAII registerFallback(DispatchKey key, KernelFunction kernel, std::string debug);
+  /// Registers a backend fallback for runtime key `key` (used by every
+  /// operator without a kernel for it); `kind` says who installs it (Note
+  /// [Default fallbacks]). Throws Error if `key` is not a runtime key or
+  /// already has a user fallback (ValueError for the former); nothing changes then.
+  RegistrationHandleRAII registerFallback(DispatchKey key, KernelFunction kernel, std::string debug,
+                                          FallbackKind kind = FallbackKind::User);
   /// Claims namespace `ns` for a DEF library. Throws Error naming both sites
   /// if another DEF library has it.
   RegistrationHandleRAII registerLibrary(std::string ns, std::string debug);
@@ -167,19 +88,15 @@ class Dispatcher final {
   std::optional<std::pair<std::string, std::string>> getPyStub(const OperatorName& name) const;
 
   // --- calls -------------------------------------------------------------------
-  void callBoxed(const OperatorHandle& op, Stack* stack) const;
-  void redispatchBoxed(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) const;
+  /// OperatorHandle::callBoxed. PyTorch: Dispatcher::callBoxed.
+  void callBoxed(const OperatorHandle& op, Stack* stack) const { op.callBoxed(stack); }
+  /// OperatorHandle::redispatchBoxed. PyTorch: Dispatcher::redispatchBoxed.
+  void redispatchBoxed(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) const {
+    op.redispatchBoxed(ks, stack);
+  }
 
   // --- fallbacks -----------------------------------------------------------------
   bool hasBackendFallbackForDispatchKey(DispatchKey k) const;
-  /// The fallback registered for `k`, or null. (Dispatcher mutex held, or no concurrent registration.)
-  const AnnotatedKernel* backendFallbackKernel(DispatchKey k) const {
-    if (!isRuntimeDispatchKey(k)) {
-      return nullptr;
-    }
-    const auto& slot = backendFallbackKernels_[static_cast<int>(k)];
-    return slot.empty() ? nullptr : &slot.front();
-  }
 
  private:
   Dispatcher() = default;
@@ -187,15 +104,14 @@ class Dispatcher final {
   bool isListed(const OperatorEntry& e) const { return e.def_and_impl_count_ > 0; }
   void deregisterDef(OperatorEntry& entry);
   void deregisterImpl(OperatorEntry& entry, DispatchKey key, AnnotatedKernelContainerIterator it);
-  void deregisterFallback(DispatchKey key);
-  void retire(AnnotatedKernelContainer& from, AnnotatedKernelContainerIterator it);
+  void deregisterFallback(const BackendFallbacks::Position& position);
 
   mutable std::mutex mutex_;
   std::list<OperatorEntry> operators_;
   std::unordered_map<OperatorName, OperatorEntry*> operatorLookupTable_;
   /// Every entry by its name without overload, in creation order (entries are never freed).
   std::unordered_map<std::string, std::vector<OperatorEntry*>> entriesByName_;
-  std::array<AnnotatedKernelContainer, kDispatchTableSize> backendFallbackKernels_;
+  BackendFallbacks backendFallbacks_;
   std::unordered_map<std::string, std::string> libraries_;
   /// Per operator, the (pymodule, context) records of registerPythonModule, newest last.
   std::unordered_map<OperatorName, std::list<std::pair<std::string, std::string>>> pythonModules_;
@@ -205,10 +121,5 @@ class Dispatcher final {
   std::atomic<uint64_t> generation_{0};
   std::atomic<uint64_t> kernelGeneration_{0};
 };
-
-inline void OperatorHandle::callBoxed(Stack* stack) const { Dispatcher::singleton().callBoxed(*this, stack); }
-inline void OperatorHandle::redispatchBoxed(DispatchKeySet ks, Stack* stack) const {
-  Dispatcher::singleton().redispatchBoxed(*this, ks, stack);
-}
 
 } // namespace opdispatch

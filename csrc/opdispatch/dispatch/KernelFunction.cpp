@@ -2,7 +2,7 @@
 #include <opdispatch/dispatch/KernelFunction.h>
 
 #include <opdispatch/core/Exception.h>
-#include <opdispatch/dispatch/Dispatcher.h>
+#include <opdispatch/dispatch/OperatorHandle.h>
 
 namespace opdispatch {
 
@@ -22,7 +22,7 @@ void ambiguousAutogradOtherKernel(OperatorKernel*, const OperatorHandle& op, Dis
 }
 } // namespace
 
-bool KernelFunction::isFallthrough() const { return boxed_kernel_func_ == &fallthroughKernel; }
+bool KernelRef::isFallthrough() const { return boxed_ == &fallthroughKernel; }
 
 KernelFunction KernelFunction::makeFallthrough() { return KernelFunction(nullptr, &fallthroughKernel, nullptr); }
 

@@ -1,6 +1,7 @@
 // KernelFunction: one registered kernel — a boxed entry point, optionally an
-// unboxed (typed) one, and the functor state both use. Also the fallthrough
-// marker and the "ambiguous autogradother" kernel.
+// unboxed (typed) one, and the functor state both use (owned). Also the
+// fallthrough marker and the "ambiguous autogradother" kernel. Calls go
+// through its KernelRef (the dispatch table holds those).
 #pragma once
 
 #include <memory>
@@ -8,9 +9,10 @@
 #include <type_traits>
 
 #include <opdispatch/core/DispatchKeySet.h>
+#include <opdispatch/core/FunctionTraits.h>
 #include <opdispatch/core/Stack.h>
 #include <opdispatch/dispatch/BoxingTemplates.h>
-#include <opdispatch/core/FunctionTraits.h>
+#include <opdispatch/dispatch/KernelRef.h>
 #include <opdispatch/dispatch/OperatorKernel.h>
 
 namespace opdispatch {
@@ -20,8 +22,7 @@ class OperatorHandle;
 class KernelFunction final {
  public:
   /// The boxed calling convention: arguments on top of the stack, replaced by the results.
-  using BoxedKernelFunction = void(OperatorKernel* functor, const OperatorHandle& op, DispatchKeySet ks,
-                                   Stack* stack);
+  using BoxedKernelFunction = KernelRef::BoxedKernelFunction;
   /// A plain boxed function, as users write them.
   using BoxedFunction = void(const OperatorHandle& op, Stack* stack);
   using BoxedFunctionWithKeyset = void(const OperatorHandle& op, DispatchKeySet ks, Stack* stack);
@@ -31,32 +32,30 @@ class KernelFunction final {
 
   bool isValid() const { return boxed_kernel_func_ != nullptr; }
   /// Whether this is the "skip this key" marker (see makeFallthrough).
-  bool isFallthrough() const;
+  bool isFallthrough() const { return ref().isFallthrough(); }
   bool hasUnboxedKernel() const { return unboxed_kernel_func_ != nullptr; }
-  /// Whether this kernel was made by makeFromBoxedFunctor<KernelFunctor> (in
+  /// Whether `k` is a kernel made by makeFromBoxedFunctor<KernelFunctor> (in
   /// the same shared library as the caller).
   template <class KernelFunctor>
-  bool isBoxedFunctor() const {
-    return boxed_kernel_func_ == &boxedFunctor<KernelFunctor>;
+  static bool isBoxedFunctor(const KernelRef& k) {
+    return k.boxedFunction() == &boxedFunctor<KernelFunctor>;
   }
   OperatorKernel* functor() const { return functor_.get(); }
 
-  /// Calls with arguments on `stack`; `ks` is the (masked) key set of the call.
-  void callBoxed(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) const {
-    (*boxed_kernel_func_)(functor_.get(), op, ks, stack);
+  /// The entry points and functor, with `effects` (KernelRef::Effects) for the dispatcher.
+  KernelRef ref(uint32_t effects = KernelRef::kNoEffects) const {
+    return KernelRef(functor_.get(), boxed_kernel_func_, unboxed_kernel_func_, effects);
   }
+  /// Calls with arguments on `stack` (no dispatch: this kernel, whatever `ks` says).
+  void callBoxed(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) const { ref().callBoxed(op, ks, stack); }
 
-  /// Calls with typed arguments: the unboxed entry when there is one (the
-  /// caller guarantees `Return(Args...)` is the kernel's signature, see
-  /// CppSignature), else boxes the arguments and calls the boxed entry
-  /// (detail::BoxedKernelWrapper).
-  template <class Return, class... Args>
-  Return call(const OperatorHandle& op, DispatchKeySet ks, Args... args) const {
-    if (OPDISPATCH_LIKELY(unboxed_kernel_func_ != nullptr)) {
-      using Unboxed = Return(OperatorKernel*, DispatchKeySet, Args...);
-      return (*reinterpret_cast<Unboxed*>(unboxed_kernel_func_))(functor_.get(), ks, std::forward<Args>(args)...);
-    }
-    return detail::BoxedKernelWrapper<Return(Args...)>::call(*this, op, ks, std::forward<Args>(args)...);
+  /// Whether the dispatcher checks that this kernel's tensor results share
+  /// memory with no argument and no other result (Note [Post-kernel effects]).
+  bool checksOutputAliasing() const { return checks_output_aliasing_; }
+  /// Asks for that check on every call (opdispatch.library.custom_op's kernels do).
+  KernelFunction&& checkOutputAliasing() && {
+    checks_output_aliasing_ = true;
+    return std::move(*this);
   }
 
   // --- construction -------------------------------------------------------------
@@ -108,11 +107,6 @@ class KernelFunction final {
 
   /// "boxed unboxed " / "fallthrough " for dumpState.
   std::string dumpState() const;
-  /// Whether both have the same entry points and functor.
-  bool _equalsBoxedAndUnboxed(const KernelFunction& o) const {
-    return boxed_kernel_func_ == o.boxed_kernel_func_ && unboxed_kernel_func_ == o.unboxed_kernel_func_ &&
-           functor_ == o.functor_;
-  }
 
  private:
   KernelFunction(intrusive_ptr<OperatorKernel> functor, BoxedKernelFunction* boxed, void* unboxed)
@@ -134,6 +128,7 @@ class KernelFunction final {
   intrusive_ptr<OperatorKernel> functor_;
   BoxedKernelFunction* boxed_kernel_func_ = nullptr;
   void* unboxed_kernel_func_ = nullptr;
+  bool checks_output_aliasing_ = false;
 };
 
 } // namespace opdispatch

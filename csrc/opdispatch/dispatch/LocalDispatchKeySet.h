@@ -27,8 +27,15 @@ inline LocalDispatchKeySet tls_local_dispatch_key_set() {
   return {DispatchKeySet(DispatchKeySet::RAW, raw_local_dispatch_key_set.included_),
           DispatchKeySet(DispatchKeySet::RAW, raw_local_dispatch_key_set.excluded_)};
 }
-/// Replaces this thread's sets (used to carry TLS state across threads).
+/// Replaces this thread's sets (RestorePythonTLSSnapshot restores the ones recorded on entry).
 void _force_tls_local_dispatch_key_set(LocalDispatchKeySet ks);
+
+/// The key set a call with arguments of keys `ks` dispatches on: `ks` |
+/// this thread's included keys - its excluded keys.
+inline DispatchKeySet applyLocalDispatchKeySet(DispatchKeySet ks) {
+  const LocalDispatchKeySet tls = tls_local_dispatch_key_set();
+  return (ks | tls.included_) - tls.excluded_;
+}
 
 bool tls_is_dispatch_key_included(DispatchKey k);
 bool tls_is_dispatch_key_excluded(DispatchKey k);

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include <opdispatch/core/Exception.h>
-#include <opdispatch/dispatch/Dispatcher.h>
+#include <opdispatch/dispatch/OperatorHandle.h>
 #include <opdispatch/schema/InferSchema.h>
 
 namespace opdispatch {
@@ -22,6 +22,8 @@ const AnnotatedKernel& missingKernelEntry() {
   return k;
 }
 
+bool isMissing(KernelRef k) { return k.boxedFunction() == missingKernelEntry().kernel.ref().boxedFunction(); }
+
 const AnnotatedKernel& ambiguousAutogradOtherEntry() {
   static const AnnotatedKernel k(KernelFunction::makeAmbiguousAutogradOther(), std::nullopt, nullptr,
                                  "ambiguous_autogradother");
@@ -31,84 +33,36 @@ const AnnotatedKernel& ambiguousAutogradOtherEntry() {
 // Every table index: Undefined, then each runtime key.
 DispatchKey tableKey(int index) { return static_cast<DispatchKey>(index); }
 
+uint8_t aliasBit(DispatchKey k) {
+  return static_cast<uint8_t>(1u << (static_cast<int>(k) - static_cast<int>(kFirstAliasKey)));
+}
+
+/// The table entries a kernel registered at `k` can change (PyTorch:
+/// OperatorEntry::updateDispatchTable): the runtime keys `k` stands for;
+/// for a backend key also its autograd key, whose CompositeImplicitAutograd
+/// choice depends on the backend's kernels (precedence 2.3); Undefined for
+/// the Composite aliases; and for CompositeExplicitAutograd every autograd
+/// key (2.3 again).
+std::pair<DispatchKeySet, bool> affectedEntries(DispatchKey k) {
+  DispatchKeySet keys = getRuntimeDispatchKeySet(k);
+  if (isBackendDispatchKey(k)) {
+    keys = keys.add(getAutogradKeyFromBackend(k));
+  }
+  if (k == DispatchKey::CompositeExplicitAutograd) {
+    keys = keys | autograd_dispatch_keyset;
+  }
+  bool undefined = k == DispatchKey::CompositeImplicitAutograd || k == DispatchKey::CompositeExplicitAutograd ||
+                   k == DispatchKey::CompositeExplicitAutogradNonFunctional;
+  return {keys, undefined};
+}
+
 } // namespace
 
-AnnotatedSchema::AnnotatedSchema(FunctionSchema s, std::string d, std::vector<std::string> t)
-    : schema(std::move(s)), debug(std::move(d)), tags(std::move(t)) {
-  num_arguments = static_cast<uint32_t>(schema.arguments().size());
-  for (uint32_t i = 0; i < num_arguments; ++i) {
-    if (schema.arguments()[i].type()->isTensorLike()) {
-      tensor_arg_indices.push_back(i);
-    }
-    if (schema.arguments()[i].is_write()) {
-      mutable_arg_indices.push_back(i);
-    }
-  }
-}
-
-void OperatorEntry::callKernelBoxedBumpingVersions(const OperatorHandle& op, const AnnotatedSchema& schema,
-                                                   DispatchKeySet ks, Stack* stack) const {
-  // The kernel pops its arguments: keep the mutated tensors to bump afterwards.
-  std::vector<intrusive_ptr<TensorImpl>> mutated;
-  const IValue* args = stack->data() + (stack->size() - schema.num_arguments);
-  for (uint32_t i : schema.mutable_arg_indices) {
-    const IValue& v = args[i];
-    if (v.isTensor()) {
-      mutated.push_back(v.toTensor().getIntrusivePtr());
-    } else if (v.isTensorList()) {
-      for (const auto& t : v.toTensorList()) {
-        mutated.push_back(t.getIntrusivePtr());
-      }
-    } else if (v.isOptionalTensorList()) {
-      for (const auto& t : v.toOptionalTensorList()) {
-        if (t) {
-          mutated.push_back(t->getIntrusivePtr());
-        }
-      }
-    }
-  }
-  lookup(ks).callBoxed(op, ks, stack);
-  for (const auto& t : mutated) {
-    if (t) {
-      t->bump_version();
-    }
-  }
-}
-
-OperatorEntry::OperatorEntry(OperatorName name) : nonFallthroughKeys_(~uint64_t(0)), name_(std::move(name)) {
-  for (auto& e : dispatchTable_) {
-    e.store(&missingKernelEntry(), std::memory_order_relaxed);
-  }
-}
-
-DispatchKeySet OperatorEntry::computeDispatchKeySetBoxed(const AnnotatedSchema& schema, const Stack& stack) const {
-  DispatchKeySet ks;
-  const IValue* args = stack.data() + (stack.size() - schema.num_arguments);
-  for (uint32_t i : schema.tensor_arg_indices) {
-    const IValue& v = args[i];
-    if (OPDISPATCH_LIKELY(v.isTensor())) {
-      if (const TensorImpl* impl = v.unsafeToTensorImpl()) {
-        ks = ks | impl->key_set();
-      }
-    } else if (v.isTensorList()) {
-      for (const auto& t : v.toTensorList()) {
-        ks = ks | t.key_set();
-      }
-    } else if (v.isOptionalTensorList()) {
-      for (const auto& t : v.toOptionalTensorList()) {
-        if (t) {
-          ks = ks | t->key_set();
-        }
-      }
-    } else if (v.isGenericList()) {
-      for (const auto& e : v.toGenericList()) {
-        if (e.isTensor()) {
-          ks = ks | e.toTensor().key_set();
-        }
-      }
-    }
-  }
-  return computeDispatchKeySet(ks);
+OperatorEntry::OperatorEntry(OperatorName name, const BackendFallbacks& fallbacks)
+    : table_(missingKernelEntry().kernel.ref()), name_(std::move(name)), fallbacks_(fallbacks) {
+  // Pick up the backend fallbacks registered before the entry existed
+  // (PyTorch: the OperatorEntry constructor).
+  updateDispatchTable(DispatchKeySet(DispatchKeySet::FULL), true);
 }
 
 const FunctionSchema& OperatorEntry::schema() const {
@@ -131,12 +85,12 @@ const std::vector<std::string>& OperatorEntry::tags() const {
   return s ? s->tags : none;
 }
 
-namespace {
-constexpr uint64_t keyBit(DispatchKey k) { return uint64_t(1) << static_cast<int>(k); }
-} // namespace
+bool OperatorEntry::hasKernelForDispatchKey(DispatchKey k) const {
+  return isAliasDispatchKey(k) ? (aliasKernelKeys_ & aliasBit(k)) != 0 : runtimeKernelKeys_.has(k);
+}
 
 const AnnotatedKernel* OperatorEntry::getKernelForDispatchKey(DispatchKey k) const {
-  if ((kernelKeys_ & keyBit(k)) == 0) {
+  if (!hasKernelForDispatchKey(k)) {
     return nullptr;
   }
   for (const auto& [key, list] : kernels_) {
@@ -147,13 +101,6 @@ const AnnotatedKernel* OperatorEntry::getKernelForDispatchKey(DispatchKey k) con
   return nullptr;
 }
 
-bool OperatorEntry::hasKernelForDispatchKey(DispatchKey k) const { return getKernelForDispatchKey(k) != nullptr; }
-
-bool OperatorEntry::hasKernelForAnyDispatchKey(DispatchKeySet ks) const {
-  // Bit i of a DispatchKeySet is runtime key i + 1 (Note [DispatchKeySet representation]).
-  return ((kernelKeys_ >> 1) & ks.raw_repr()) != 0;
-}
-
 bool OperatorEntry::isKernelFallthroughKernel(DispatchKey k) const {
   const AnnotatedKernel* a = getKernelForDispatchKey(k);
   return a != nullptr && a->kernel.isFallthrough();
@@ -162,7 +109,7 @@ bool OperatorEntry::isKernelFallthroughKernel(DispatchKey k) const {
 bool OperatorEntry::hasComputedKernelForDispatchKey(DispatchKey k) const {
   OPDISPATCH_CHECK_VALUE(k == DispatchKey::Undefined || isRuntimeDispatchKey(k),
                          "hasComputedKernelForDispatchKey needs a runtime key, got alias key ", k);
-  return dispatchTable_[static_cast<int>(k)].load(std::memory_order_acquire) != &missingKernelEntry();
+  return !isMissing(table_.entry(static_cast<int>(k)));
 }
 
 std::optional<CppSignature> OperatorEntry::cppSignature() const {
@@ -192,7 +139,8 @@ void OperatorEntry::checkKernelSchema(const AnnotatedKernel& k, const FunctionSc
                    "\nFix the C++ kernel's signature or the schema so that they agree.");
 }
 
-void OperatorEntry::registerSchema(FunctionSchema schema, std::string debug, std::vector<std::string> tags) {
+void OperatorEntry::registerSchema(FunctionSchema schema, std::string debug, std::vector<std::string> tags,
+                                   std::optional<AliasAnalysisKind> alias_analysis) {
   OPDISPATCH_INTERNAL_ASSERT(!hasSchema(), "registerSchema on ", name_, " which already has a schema");
   OPDISPATCH_INTERNAL_ASSERT(schema.operator_name() == name_, "schema ", schema, " registered for ", name_);
   for (const auto& kv : kernels_) {
@@ -200,16 +148,17 @@ void OperatorEntry::registerSchema(FunctionSchema schema, std::string debug, std
       checkKernelSchema(k, schema, debug, kv.first);
     }
   }
-  auto* annotated = new AnnotatedSchema(std::move(schema), std::move(debug), std::move(tags));
-  hasMutableArguments_.store(!annotated->mutable_arg_indices.empty(), std::memory_order_relaxed);
-  schema_.store(annotated, std::memory_order_release);
+  schema_.store(new AnnotatedSchema(std::move(schema), std::move(debug), std::move(tags)), std::memory_order_release);
+  aliasAnalysis_ = alias_analysis;
+  // The effects of every entry depend on the schema's mutated arguments.
+  updateDispatchTable(DispatchKeySet(DispatchKeySet::FULL), true);
 }
 
 const AnnotatedSchema* OperatorEntry::deregisterSchema() {
   const AnnotatedSchema* old = schemaPtr();
   OPDISPATCH_INTERNAL_ASSERT(old != nullptr, "deregisterSchema on ", name_, " which has no schema");
   schema_.store(nullptr, std::memory_order_release);
-  hasMutableArguments_.store(false, std::memory_order_relaxed);
+  updateDispatchTable(DispatchKeySet(DispatchKeySet::FULL), true);
   return old;
 }
 
@@ -236,12 +185,15 @@ AnnotatedKernelContainer& OperatorEntry::kernelsFor(DispatchKey key) {
     }
   }
   kernels_.emplace_back(key, AnnotatedKernelContainer());
-  kernelKeys_ |= keyBit(key);
+  if (isAliasDispatchKey(key)) {
+    aliasKernelKeys_ |= aliasBit(key);
+  } else {
+    runtimeKernelKeys_ = runtimeKernelKeys_.add(key);
+  }
   return kernels_.back().second;
 }
 
-AnnotatedKernelContainerIterator OperatorEntry::registerKernel(const Dispatcher& dispatcher,
-                                                               std::optional<DispatchKey> key, KernelFunction kernel,
+AnnotatedKernelContainerIterator OperatorEntry::registerKernel(std::optional<DispatchKey> key, KernelFunction kernel,
                                                                std::optional<CppSignature> sig,
                                                                std::unique_ptr<FunctionSchema> inferred,
                                                                std::string debug) {
@@ -265,23 +217,35 @@ AnnotatedKernelContainerIterator OperatorEntry::registerKernel(const Dispatcher&
   }
   auto& list = kernelsFor(k);
   list.emplace_front(std::move(candidate));
-  updateDispatchTable(dispatcher);
+  auto [keys, undefined] = affectedEntries(k);
+  updateDispatchTable(keys, undefined);
   return list.begin();
 }
 
-void OperatorEntry::afterKernelRemoved(const Dispatcher& dispatcher, DispatchKey key) {
-  for (auto it = kernels_.begin(); it != kernels_.end(); ++it) {
-    if (it->first == key && it->second.empty()) {
-      kernels_.erase(it);
-      kernelKeys_ &= ~keyBit(key);
-      break;
+void OperatorEntry::deregisterKernel(DispatchKey key, AnnotatedKernelContainerIterator it,
+                                     AnnotatedKernelContainer& retired) {
+  for (auto kv = kernels_.begin(); kv != kernels_.end(); ++kv) {
+    if (kv->first != key) {
+      continue;
     }
+    retired.splice(retired.end(), kv->second, it);
+    if (kv->second.empty()) {
+      kernels_.erase(kv);
+      if (isAliasDispatchKey(key)) {
+        aliasKernelKeys_ &= static_cast<uint8_t>(~aliasBit(key));
+      } else {
+        runtimeKernelKeys_ = runtimeKernelKeys_.remove(key);
+      }
+    }
+    break;
   }
-  updateDispatchTable(dispatcher);
+  auto [keys, undefined] = affectedEntries(key);
+  updateDispatchTable(keys, undefined);
 }
 
-std::pair<const AnnotatedKernel*, const char*> OperatorEntry::computeDispatchTableEntryWithDebug(
-    const Dispatcher& dispatcher, DispatchKey k) const {
+void OperatorEntry::updateFallback(DispatchKey k) { updateDispatchTable(DispatchKeySet(k), false); }
+
+std::pair<const AnnotatedKernel*, const char*> OperatorEntry::computeDispatchTableEntryWithDebug(DispatchKey k) const {
   // Precedence for runtime key k (PyTorch: computeDispatchTableEntryWithDebug):
   // 1. a kernel registered directly at k;
   // 2.1 CompositeExplicitAutogradNonFunctional, 2.2 CompositeExplicitAutograd,
@@ -297,10 +261,8 @@ std::pair<const AnnotatedKernel*, const char*> OperatorEntry::computeDispatchTab
   const bool undefined = k == DispatchKey::Undefined;
 
   // Without a kernel at k or at any alias key, only 3. and 4. can apply.
-  constexpr uint64_t kAliasKeyBits = ((uint64_t(1) << (static_cast<int>(kLastAliasKey) + 1)) - 1) &
-                                     ~((uint64_t(1) << static_cast<int>(kFirstAliasKey)) - 1);
-  if ((kernelKeys_ & (keyBit(k) | kAliasKeyBits)) == 0) {
-    if (const AnnotatedKernel* fallback = dispatcher.backendFallbackKernel(k)) {
+  if (!runtimeKernelKeys_.has(k) && aliasKernelKeys_ == 0) {
+    if (const AnnotatedKernel* fallback = fallbacks_.lookup(k)) {
       return {fallback, "backend fallback"};
     }
     return {&missingKernelEntry(), "missing"};
@@ -345,31 +307,37 @@ std::pair<const AnnotatedKernel*, const char*> OperatorEntry::computeDispatchTab
     }
   }
   // 3.
-  if (const AnnotatedKernel* fallback = dispatcher.backendFallbackKernel(k)) {
+  if (const AnnotatedKernel* fallback = fallbacks_.lookup(k)) {
     return {fallback, "backend fallback"};
   }
   // 4.
   return {&missingKernelEntry(), "missing"};
 }
 
-void OperatorEntry::updateDispatchTable(const Dispatcher& dispatcher) {
-  uint64_t non_fallthrough = 0;
-  for (int i = 0; i < kDispatchTableSize; ++i) {
-    const AnnotatedKernel* chosen = computeDispatchTableEntryWithDebug(dispatcher, tableKey(i)).first;
-    dispatchTable_[i].store(chosen, std::memory_order_release);
-    if (i > 0 && !chosen->kernel.isFallthrough()) {
-      non_fallthrough |= DispatchKeySet(tableKey(i)).raw_repr();
-    }
+KernelRef OperatorEntry::tableEntry(DispatchKey k, const AnnotatedKernel& chosen) const {
+  // Note [Post-kernel effects]: versions are bumped below autograd, for the
+  // kernels of backend keys (and Undefined); the alias check is the kernel's.
+  uint32_t effects = KernelRef::kNoEffects;
+  const AnnotatedSchema* s = schemaPtr();
+  if (s != nullptr && !s->mutable_arg_indices.empty() &&
+      (k == DispatchKey::Undefined || isBackendDispatchKey(k))) {
+    effects |= KernelRef::kBumpsVersions;
   }
-  nonFallthroughKeys_.store(non_fallthrough, std::memory_order_relaxed);
+  if (chosen.kernel.checksOutputAliasing()) {
+    effects |= KernelRef::kChecksOutputAliasing;
+  }
+  return chosen.kernel.ref(effects);
 }
 
-void OperatorEntry::updateDispatchTableEntry(const Dispatcher& dispatcher, DispatchKey k) {
-  const AnnotatedKernel* chosen = computeDispatchTableEntryWithDebug(dispatcher, k).first;
-  dispatchTable_[static_cast<int>(k)].store(chosen, std::memory_order_release);
-  uint64_t bit = DispatchKeySet(k).raw_repr();
-  uint64_t mask = nonFallthroughKeys_.load(std::memory_order_relaxed);
-  nonFallthroughKeys_.store(chosen->kernel.isFallthrough() ? (mask & ~bit) : (mask | bit), std::memory_order_relaxed);
+void OperatorEntry::updateDispatchTable(DispatchKeySet keys, bool undefined) {
+  DispatchTable::Update update(table_);
+  if (undefined) {
+    update.set(0, tableEntry(DispatchKey::Undefined, *computeDispatchTableEntryWithDebug(DispatchKey::Undefined).first));
+  }
+  for (DispatchKey k : keys) {
+    update.set(static_cast<int>(k), tableEntry(k, *computeDispatchTableEntryWithDebug(k).first));
+  }
+  update.publish();
 }
 
 std::string OperatorEntry::dumpState() const {
@@ -378,7 +346,8 @@ std::string OperatorEntry::dumpState() const {
   if (const AnnotatedSchema* s = schemaPtr()) {
     oss << "schema: " << s->schema << "\n";
     oss << "debug: " << s->debug << "\n";
-    oss << "alias analysis kind: FROM_SCHEMA\n";
+    oss << "alias analysis kind: " << (aliasAnalysis_ ? toString(*aliasAnalysis_) : "CONSERVATIVE (default)")
+        << "\n";
   } else {
     oss << "schema: (none)\n";
   }
@@ -403,9 +372,8 @@ std::string OperatorEntry::dumpState() const {
 
 std::string OperatorEntry::dumpComputedTable() const {
   std::ostringstream oss;
-  const Dispatcher& dispatcher = Dispatcher::singleton();
   for (int i = 0; i < kDispatchTableSize; ++i) {
-    auto [kernel, reason] = computeDispatchTableEntryWithDebug(dispatcher, tableKey(i));
+    auto [kernel, reason] = computeDispatchTableEntryWithDebug(tableKey(i));
     if (kernel == &missingKernelEntry()) {
       continue;
     }
@@ -423,19 +391,18 @@ void OperatorEntry::checkInvariants() const {
     OPDISPATCH_INTERNAL_ASSERT(!kv.second.empty(), "empty kernel list for ", kv.first, "\n", dumpState());
     OPDISPATCH_INTERNAL_ASSERT(kv.first != DispatchKey::Undefined, dumpState());
   }
-  const Dispatcher& dispatcher = Dispatcher::singleton();
   uint64_t non_fallthrough = 0;
   for (int i = 0; i < kDispatchTableSize; ++i) {
-    const AnnotatedKernel* expected = computeDispatchTableEntryWithDebug(dispatcher, tableKey(i)).first;
-    OPDISPATCH_INTERNAL_ASSERT(dispatchTable_[i].load() == expected, "stale dispatch table entry for ", tableKey(i),
+    KernelRef expected = tableEntry(tableKey(i), *computeDispatchTableEntryWithDebug(tableKey(i)).first);
+    OPDISPATCH_INTERNAL_ASSERT(table_.entry(i) == expected, "stale dispatch table entry for ", tableKey(i),
                                "\nCanonical state\n~~~~~~~~~~~\n", dumpState(),
                                "\nComputed table:\n~~~~~~~~~~~\n", dumpComputedTable());
-    if (i > 0 && !expected->kernel.isFallthrough()) {
+    if (i > 0 && !expected.isFallthrough()) {
       non_fallthrough |= DispatchKeySet(tableKey(i)).raw_repr();
     }
   }
-  OPDISPATCH_INTERNAL_ASSERT(non_fallthrough == nonFallthroughKeys_.load(), "stale fallthrough mask for ", name_,
-                             ": stored ", nonFallthroughKeys(), ", expected ",
+  OPDISPATCH_INTERNAL_ASSERT(non_fallthrough == nonFallthroughKeys().raw_repr(), "stale fallthrough mask for ",
+                             name_, ": stored ", nonFallthroughKeys(), ", expected ",
                              DispatchKeySet(DispatchKeySet::RAW, non_fallthrough));
 }
 
@@ -443,7 +410,7 @@ std::string OperatorEntry::listAllDispatchKeys() const {
   std::string out = "[";
   bool first = true;
   for (int i = 1; i < kDispatchTableSize; ++i) {
-    if (dispatchTable_[i].load() == &missingKernelEntry()) {
+    if (isMissing(table_.entry(i))) {
       continue;
     }
     out += first ? "" : ", ";

@@ -2,6 +2,8 @@
 // KernelFunction carries: a wrapped C++ function, a lambda, a Python callable).
 #pragma once
 
+#include <string>
+
 #include <opdispatch/core/intrusive_ptr.h>
 
 namespace opdispatch {
@@ -9,11 +11,13 @@ namespace opdispatch {
 class OperatorKernel : public intrusive_ptr_target {
  public:
   ~OperatorKernel() override = default;
-  /// Called once, with the Dispatcher's registration lock held, when the
-  /// kernel is deregistered. The functor object itself stays alive (a call
+  /// Called once when the kernel is deregistered (after the Dispatcher
+  /// released its registration lock, so it may take the GIL). The functor object itself stays alive (a call
   /// may still be running it; see Note [Kernel lifetime]); state that should
   /// be released promptly, such as a Python callable, is released here.
   virtual void retire() {}
+  /// How error messages name this kernel, e.g. "Python kernel registered at CPU".
+  virtual std::string describe() const { return "kernel"; }
 };
 
 } // namespace opdispatch

@@ -69,8 +69,8 @@ def defop(
     that serves every key (PyTorch's ``to``, ``contiguous``, ``flatten``).
     ``tags``: PyTorch's tags of the namesake (one of the sets above).
     Returns the operator. Kernels of mutating operators need not bump
-    version counters: the dispatcher does (Note [Version counters of mutated
-    arguments] in csrc/opdispatch/dispatch/OperatorEntry.h).
+    version counters: the dispatcher does (Note [Post-kernel
+    effects] in csrc/opdispatch/dispatch/PostKernelEffects.h).
     """
     with _registration_site(*_declaring_statement()):
         LIB.define(schema, tags=tags)

@@ -9,6 +9,7 @@ PyTorch: torch/_library/autograd.py, torch/csrc/autograd/autograd_not_implemente
 from __future__ import annotations
 
 import inspect
+import sys
 from typing import Any, Callable, Optional
 
 from .. import _C
@@ -285,8 +286,19 @@ def _not_implemented_fallback(keyset: _C.DispatchKeySet, op: Any, *args: Any, **
     return out
 
 
+# The registration of _not_implemented_fallback (kept alive for the process).
+_fallback_registration: Optional[_C._RegistrationHandles] = None
+
+
 def install_not_implemented_fallback() -> None:
     """Makes operators without an autograd formula raise at backward (DESIGN.md
-    "Tensors, autograd"). The fallback receives the OpOverload through the
-    resolver opdispatch._ops installs."""
-    _C._set_autograd_fallback(_not_implemented_fallback)
+    "Tensors, autograd"): registers the fallback at every autograd key as a
+    default, which a user's fallback for such a key (e.g. a device plugin's
+    AutogradPrivateUse1 fallback) replaces (Note [Default fallbacks]). The
+    fallback receives the OpOverload through the resolver opdispatch._ops
+    installs. PyTorch: the autograd fallback of VariableFallbackKernel.cpp."""
+    global _fallback_registration
+    if _fallback_registration is None:
+        site = f"registered at {__file__}:{sys._getframe().f_lineno}"
+        _fallback_registration = _C._dispatch_register_default_fallback(
+            "Autograd", _not_implemented_fallback, with_keyset=True, debug=site)

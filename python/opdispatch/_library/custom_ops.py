@@ -7,7 +7,7 @@ A CustomOpDef is an operator object (a ``_C._DispatchOperator``): calling it
 is the dispatcher's C call, with no Python frame of ours in between. The
 user's functions are registered directly as kernels, with the two per-call
 promises of a custom op (outputs do not alias inputs; mutated arguments get
-a version bump) checked in C (Note [Custom op kernel checks]). Everything
+a version bump) kept by the dispatcher (Note [Post-kernel effects]). Everything
 that can change later — replacing a kernel, disabling one
 (set_kernel_enabled), registering the autograd formula — changes the
 registrations themselves instead of adding an indirection that every call
@@ -157,7 +157,7 @@ class CustomOpDef(_C._DispatchOperator):
             registrations.define(name + schema.text, "", ["pt2_compliant_tag"])
             base, _, overload = name.partition(".")
             _C._DispatchOperator.__init__(self, f"{namespace}::{base}", overload)
-            # Note [Custom op kernel checks]: an operator whose schema declares
+            # Note [Post-kernel effects]: an operator whose schema declares
             # a returned view may alias.
             self._check_aliasing = schema.returns_tensors and not schema.returns_views
             self._trivial_fake = schema.mutates and not schema.returns

@@ -181,7 +181,7 @@ def _annotation_names() -> dict[str, Any]:
 
 class SchemaSummary(NamedTuple):
     """A custom op's schema text and what its per-call checks need to know of
-    it (Note [Custom op kernel checks]), known without parsing the text when
+    it (Note [Post-kernel effects]), known without parsing the text when
     :func:`summarize_inferred_schema` made it."""
 
     text: str

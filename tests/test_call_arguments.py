@@ -1,8 +1,8 @@
-"""The fast paths of a Python call (Note [PyObject dispatch] in
-csrc/python/PyObjectDispatch.cpp): a call that reaches a Python kernel hands
-it the caller's objects without an IValue round trip. Every case here checks
-that the kernel sees exactly what the generic path would give it, including
-the calls the fast path must leave to the generic path."""
+"""The arguments of a Python call (Note [Python call arguments] in
+csrc/python/PythonCall.h): a call that reaches a Python kernel hands it the
+caller's objects where an IValue round trip would give back the same object,
+and the converted values elsewhere. Every case here checks that the kernel
+sees exactly what that round trip would give it: PyTorch's convention."""
 from __future__ import annotations
 
 import numpy as np
@@ -43,7 +43,7 @@ def test_positional_tensor_reaches_the_kernel_as_the_same_object(recorder):
     assert calls[-1] == ((x,), {}) and calls[-1][0][0] is x
 
 
-def test_keyword_arguments_take_the_generic_path_and_arrive_positionally(recorder):
+def test_keyword_arguments_arrive_positionally(recorder):
     define, calls = recorder
     op = define("f(Tensor x, int n) -> Tensor")
     x = tensor([1.0])
@@ -51,7 +51,7 @@ def test_keyword_arguments_take_the_generic_path_and_arrive_positionally(recorde
     assert calls[-1] == ((x, 3), {})
 
 
-def test_trailing_arguments_equal_to_their_defaults_are_dropped_on_both_paths(recorder):
+def test_trailing_arguments_equal_to_their_defaults_are_dropped(recorder):
     define, calls = recorder
     op = define("f(Tensor x, int n=2, bool flag=False) -> Tensor")
     x = tensor([1.0])
@@ -88,7 +88,7 @@ def test_values_the_round_trip_would_convert_are_converted(recorder):
     assert calls[-1][0][1:] == (1.5, 7, 2.5)
 
 
-def test_lists_of_tensors_take_the_generic_path(recorder):
+def test_lists_arrive_as_new_lists_of_the_same_tensors(recorder):
     define, calls = recorder
     op = define("f(Tensor x, Tensor[] ys) -> Tensor")
     x, y = tensor([1.0]), tensor([2.0])
@@ -109,7 +109,7 @@ def test_tensor_subclasses_keep_their_class_and_identity(recorder):
     assert type(calls[-1][0][0]) is MyTensor
 
 
-def test_tls_guards_choose_the_kernel_on_the_fast_path(lib, ns):
+def test_tls_guards_choose_the_kernel(lib, ns):
     lib.define("f(Tensor x) -> Tensor")
     lib.impl("f", lambda x: tensor([1.0]), "CPU")
     lib.impl("f", lambda x: tensor([2.0]), "PrivateUse1")
@@ -134,7 +134,7 @@ def test_wrong_argument_types_fail_the_same_way(recorder):
     assert calls == []
 
 
-def test_wrong_results_are_checked_on_the_fast_path(lib, ns):
+def test_wrong_results_are_checked(lib, ns):
     lib.define("f(Tensor x) -> Tensor")
     lib.impl("f", lambda x: 3, "CPU")
     with pytest.raises(TypeError, match=r"returned int for return 0 but the schema declares Tensor"):
@@ -155,14 +155,14 @@ def test_exceptions_pass_through_unchanged(lib, ns):
     assert any(frame.name == "kernel" for frame in info.traceback)
 
 
-def test_mutated_arguments_get_their_versions_bumped_on_both_paths(lib, ns):
+def test_mutated_arguments_get_their_versions_bumped_positional_or_keyword(lib, ns):
     lib.define("f_(Tensor(a!) x, int n=1) -> Tensor(a!)")
     lib.impl("f_", lambda x, n=1: x, "CPU")
     op = getattr(opdispatch.ops, ns).f_.default
     x = tensor([1.0])
-    op(x)  # fast path
+    op(x)
     assert x._version == 1
-    op(x, n=5)  # keyword: generic path
+    op(x, n=5)
     assert x._version == 2
 
 
@@ -182,7 +182,7 @@ def test_kernels_with_keyset_get_a_cached_keyset_object(lib, ns):
     assert seen[0] is seen[1] and seen[0].has(DK.CPU)
 
 
-def test_redispatch_takes_the_fast_path_with_the_given_keyset(lib, ns):
+def test_redispatch_uses_the_given_keyset(lib, ns):
     lib.define("f(Tensor x) -> Tensor")
     lib.impl("f", lambda x: tensor([1.0]), "CPU")
     op = getattr(opdispatch.ops, ns).f.default
@@ -198,9 +198,62 @@ def test_redispatch_takes_the_fast_path_with_the_given_keyset(lib, ns):
         op.redispatch("CPU", x)
 
 
-def test_a_single_overload_packet_call_uses_the_fast_path(recorder, ns):
+def test_a_single_overload_packet_call_passes_the_objects(recorder, ns):
     define, calls = recorder
     define("g(Tensor x) -> Tensor")
     x = tensor([1.0])
     assert getattr(opdispatch.ops, ns).g(x) is x
     assert calls[-1][0][0] is x
+
+
+def test_symbool_and_qscheme_arguments_are_passable(recorder):
+    # PyTorch's argument parser takes a bool for SymBool and an int for QScheme
+    # (it has no Python qscheme values it can convert).
+    define, calls = recorder
+    op = define("f(Tensor x, SymBool b, QScheme q, SymBool[] bs) -> Tensor")
+    x = tensor([1.0])
+    op(x, True, 2, [False, True])
+    assert calls[-1] == ((x, True, 2, [False, True]), {})
+    with pytest.raises(TypeError, match=r"argument 'b' \(position 2\) must be SymBool, not str"):
+        op(x, "yes", 0, [])
+    with pytest.raises(TypeError, match=r"argument 'q' \(position 3\) must be QScheme, not float"):
+        op(x, False, 1.5, [])
+
+
+def test_a_default_before_a_given_argument_arrives_as_its_value(recorder):
+    define, calls = recorder
+    op = define("f(Tensor x, int n=2, bool flag=False) -> Tensor")
+    x = tensor([1.0])
+    op(x, flag=True)
+    assert calls[-1] == ((x, 2, True), {})
+
+
+def test_a_list_argument_arrives_as_a_new_list(recorder):
+    # The kernel may change the list it gets without changing the caller's.
+    define, calls = recorder
+    op = define("f(Tensor x, int[] sizes) -> Tensor")
+    x, sizes = tensor([1.0]), [1, 2]
+    op(x, sizes)
+    got = calls[-1][0][1]
+    assert got == [1, 2] and got is not sizes
+
+
+def test_values_that_do_not_convert_fail_naming_the_argument(recorder):
+    define, calls = recorder
+    op = define("f(Tensor x, int n, str s) -> Tensor")
+    x = tensor([1.0])
+    with pytest.raises((OverflowError, ValueError), match="'n'"):
+        op(x, 2**70, "a")
+    with pytest.raises((TypeError, ValueError, UnicodeError), match="'s'|surrogate"):
+        op(x, 1, "\ud800")
+    assert calls == []
+
+
+
+def test_operators_and_packets_are_called_through_vectorcall(recorder):
+    # No args tuple per call: the Python subclasses inherit the C types' vectorcall entry.
+    py_tpflags_have_vectorcall = 1 << 11
+    define, _ = recorder
+    op = define("f(Tensor x) -> Tensor")
+    assert type(op).__flags__ & py_tpflags_have_vectorcall
+    assert type(op.overloadpacket).__flags__ & py_tpflags_have_vectorcall

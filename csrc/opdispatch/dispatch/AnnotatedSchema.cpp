@@ -1,0 +1,26 @@
+// AnnotatedSchema: the argument positions computed from a schema.
+#include <opdispatch/dispatch/AnnotatedSchema.h>
+
+namespace opdispatch {
+
+AnnotatedSchema::AnnotatedSchema(FunctionSchema s, std::string d, std::vector<std::string> t)
+    : schema(std::move(s)), debug(std::move(d)), tags(std::move(t)) {
+  num_arguments = static_cast<uint32_t>(schema.arguments().size());
+  num_positional = 0;
+  while (num_positional < num_arguments && !schema.arguments()[num_positional].kwarg_only()) {
+    ++num_positional;
+  }
+  for (uint32_t i = 0; i < num_arguments; ++i) {
+    const Argument& arg = schema.arguments()[i];
+    argument_info.push_back({arg.type()->unwrapOptional()->kind(), arg.type()->isOptional(),
+                             arg.default_value().has_value()});
+    if (schema.arguments()[i].type()->isTensorLike()) {
+      tensor_arg_indices.push_back(i);
+    }
+    if (schema.arguments()[i].is_write()) {
+      mutable_arg_indices.push_back(i);
+    }
+  }
+}
+
+} // namespace opdispatch

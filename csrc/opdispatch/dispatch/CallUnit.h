@@ -1,0 +1,187 @@
+// The call unit: how every call of an operator runs — key-set extraction,
+// table lookup, kernel, post-kernel effects — for any representation of its
+// arguments (a call frame). See Note [One call path].
+#pragma once
+
+#include <cstdint>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include <opdispatch/Macros.h>
+#include <opdispatch/core/Stack.h>
+#include <opdispatch/dispatch/ArgumentTensors.h>
+#include <opdispatch/dispatch/DispatchKeyExtractor.h>
+#include <opdispatch/dispatch/LocalDispatchKeySet.h>
+#include <opdispatch/dispatch/OperatorHandle.h>
+#include <opdispatch/dispatch/PostKernelEffects.h>
+
+namespace opdispatch {
+
+// Note [One call path]
+// A call from Python, a typed or boxed call from C++ and a redispatch all run
+// through callOperator / redispatchOperator below. They differ only in how
+// the arguments are held, a call frame:
+//   BoxedCallFrame            IValues on a Stack (OperatorHandle::callBoxed)
+//   TypedCallFrame            typed C++ arguments (TypedOperatorHandle::call)
+//   python::PythonCallFrame   Python objects bound to the schema
+//                             (csrc/python/PythonCall.h): kept as they are
+//                             for a Python kernel, converted to IValues for
+//                             a C++ kernel — a choice of conversion.
+// The call unit does the rest, once for all of them:
+//   1. the key set: the keys of the arguments' tensors | TLS included - TLS
+//      excluded (a redispatch takes its caller's key set instead);
+//   2. the lookup: that set masked to the non-fallthrough keys, and the
+//      table entry of its highest key (DispatchTable::lookup);
+//   3. the kernel, invoked through the frame;
+//   4. the post-kernel effects, if the entry has any (Note [Post-kernel effects]).
+// A missing kernel is a table entry that raises (OperatorEntry::reportError),
+// so every form fails the same way; so does a Python kernel's wrong result,
+// which the Python kernel's calling convention checks in either representation.
+//
+// A frame provides:
+//   using Result = ...;     what invoke returns (void: results stay in the frame)
+//   static constexpr bool kArgumentsOutliveKernel;  whether the argument tensors stay alive through invoke
+//   DispatchKeySet argumentKeySet() const;
+//   template <class F> void forEachArgumentTensor(F&& f) const;   f(argument index, TensorImpl&)
+//   Result invoke(const OperatorHandle&, const KernelRef&, DispatchKeySet);
+//   template <class F> void forEachResultTensor([const Result&,] F&& f) const;  f(return index, TensorImpl&)
+// with forEachTensor (ArgumentTensors.h) listing the tensors of each value.
+
+namespace detail {
+
+/// Steps 3 and 4 for an entry with effects (kept out of line: the common call
+/// has none). `kernel` and `frame` by value, so that the caller's copies need
+/// not live in memory: a typed call keeps both in registers.
+template <class Frame>
+OPDISPATCH_NOINLINE typename Frame::Result invokeWithEffects(const OperatorHandle& op, KernelRef kernel,
+                                                             DispatchKeySet ks, Frame frame) {
+  PostKernelEffects effects(op.entry().schemaPtr(), kernel);
+  frame.forEachArgumentTensor(
+      [&](uint32_t index, TensorImpl& t) { effects.addArgument(index, t, !Frame::kArgumentsOutliveKernel); });
+  auto check = [&](size_t return_index, const TensorImpl& t) { effects.checkResult(return_index, t); };
+  if constexpr (std::is_void_v<typename Frame::Result>) {
+    frame.invoke(op, kernel, ks);
+    if (effects.checksResults()) {
+      frame.forEachResultTensor(check);
+    }
+    effects.commit();
+  } else {
+    typename Frame::Result result = frame.invoke(op, kernel, ks);
+    if (effects.checksResults()) {
+      frame.forEachResultTensor(result, check);
+    }
+    effects.commit();
+    return result;
+  }
+}
+
+} // namespace detail
+
+/// Runs `kernel`, a table entry (or a kernel standing in for one, with its
+/// effects), with key set `ks`: steps 3 and 4 of Note [One call path].
+template <class Frame>
+OPDISPATCH_ALWAYS_INLINE typename Frame::Result invokeKernel(const OperatorHandle& op, KernelRef kernel,
+                                                             DispatchKeySet ks, Frame& frame) {
+  if (OPDISPATCH_LIKELY(!kernel.hasEffects())) {
+    return frame.invoke(op, kernel, ks);
+  }
+  return detail::invokeWithEffects(op, kernel, ks, std::move(frame));
+}
+
+/// Calls the kernel of `ks` (a key set the caller restricted, e.g. with
+/// FULL_AFTER; it is masked to the non-fallthrough keys here): steps 2-4 of
+/// Note [One call path].
+template <class Frame>
+OPDISPATCH_ALWAYS_INLINE typename Frame::Result redispatchOperator(const OperatorHandle& op, DispatchKeySet ks,
+                                                                   Frame& frame) {
+  KernelRef kernel;
+  const DispatchKeySet masked = op.entry().table().lookup(ks, &kernel);
+  return invokeKernel(op, kernel, masked, frame);
+}
+
+/// Dispatches a call on its arguments and the thread-local state: Note [One call path].
+template <class Frame>
+OPDISPATCH_ALWAYS_INLINE typename Frame::Result callOperator(const OperatorHandle& op, Frame& frame) {
+  return redispatchOperator(op, applyLocalDispatchKeySet(frame.argumentKeySet()), frame);
+}
+
+/// The arguments of a boxed call: the top `schema->num_arguments` values of a
+/// stack, replaced by the results when the kernel returns.
+class BoxedCallFrame final {
+ public:
+  using Result = void;
+  /// The kernel pops the arguments.
+  static constexpr bool kArgumentsOutliveKernel = false;
+  /// `schema` may be null for a redispatch racing the removal of the definition (then no tensor is listed).
+  BoxedCallFrame(const AnnotatedSchema* schema, Stack* stack) : schema_(schema), stack_(stack) {}
+
+  DispatchKeySet argumentKeySet() const {
+    DispatchKeySet ks;
+    forEachArgumentTensor([&](uint32_t, TensorImpl& t) { ks = ks | t.key_set(); });
+    return ks;
+  }
+  template <class F>
+  void forEachArgumentTensor(F&& f) const {
+    if (schema_ == nullptr) {
+      return;
+    }
+    const IValue* args = stack_->data() + (stack_->size() - schema_->num_arguments);
+    for (uint32_t i : schema_->tensor_arg_indices) {
+      forEachTensor(args[i], [&](TensorImpl& t) { f(i, t); });
+    }
+  }
+  void invoke(const OperatorHandle& op, const KernelRef& kernel, DispatchKeySet ks) { kernel.callBoxed(op, ks, stack_); }
+  template <class F>
+  void forEachResultTensor(F&& f) const {
+    if (schema_ == nullptr) {
+      return;
+    }
+    const size_t n = schema_->schema.returns().size();
+    const IValue* results = stack_->data() + (stack_->size() - n);
+    for (size_t i = 0; i < n; ++i) {
+      forEachTensor(results[i], [&](TensorImpl& t) { f(i, t); });
+    }
+  }
+
+ private:
+  const AnnotatedSchema* schema_;
+  Stack* stack_;
+};
+
+/// The arguments of a typed call, by reference (a TypedOperatorHandle's parameters).
+template <class Return, class... Args>
+class TypedCallFrame final {
+ public:
+  using Result = Return;
+  /// References to the caller's values stay alive; a by-value class argument
+  /// (a Tensor, say) may be moved into the kernel.
+  static constexpr bool kArgumentsOutliveKernel =
+      ((std::is_lvalue_reference_v<Args> || std::is_arithmetic_v<std::decay_t<Args>>) && ...);
+  explicit TypedCallFrame(Args&&... args) : args_(std::forward<Args>(args)...) {}
+
+  DispatchKeySet argumentKeySet() const {
+    return std::apply([](const auto&... a) { return detail::multiDispatchKeySet(a...); }, args_);
+  }
+  template <class F>
+  void forEachArgumentTensor(F&& f) const {
+    std::apply([&](const auto&... a) { forEachTensorIndexed(f, a...); }, args_);
+  }
+  Return invoke(const OperatorHandle& op, const KernelRef& kernel, DispatchKeySet ks) {
+    return std::apply(
+        [&](Args&&... a) -> Return { return kernel.template call<Return, Args...>(op, ks, std::forward<Args>(a)...); },
+        std::move(args_));
+  }
+  template <class R, class F>
+  void forEachResultTensor(const R& result, F&& f) const {
+    opdispatch::forEachResultTensor(result, f);
+  }
+  /// (A void result holds no tensors.)
+  template <class F>
+  void forEachResultTensor(F&&) const {}
+
+ private:
+  std::tuple<Args&&...> args_;
+};
+
+} // namespace opdispatch

@@ -1,0 +1,127 @@
+// PostKernelEffects: what the dispatcher does when a kernel returns — bump
+// the version counters of mutated arguments, check that a custom op's outputs
+// alias nothing — written once for every call form (Note [One call path]).
+#pragma once
+
+#include <cstdint>
+#include <utility>
+
+#include <opdispatch/core/SmallVector.h>
+#include <opdispatch/core/TensorImpl.h>
+#include <opdispatch/core/intrusive_ptr.h>
+#include <opdispatch/dispatch/AnnotatedSchema.h>
+#include <opdispatch/dispatch/KernelRef.h>
+
+namespace opdispatch {
+
+// Note [Post-kernel effects]
+// Two rules apply around a kernel, whichever way the call came (Python,
+// typed or boxed C++, redispatch) and whatever the kernel is:
+// 1. Version counters of mutated arguments. Autograd checks that a tensor
+//    saved for backward was not modified in place since; every in-place
+//    write must therefore bump the tensor's version counter. PyTorch does it
+//    in the ADInplaceOrView kernels, which run for every tensor because
+//    ADInplaceOrView is always in its key sets. Here that key is only on
+//    tensors that require grad (Note [Tensor key sets]), so the dispatcher
+//    does it instead: when a kernel chosen for a backend key (or Undefined)
+//    returns, the version counters of the tensors passed to the arguments the
+//    schema marks as written to (`Tensor(a!)`) are bumped. That is below every
+//    autograd kernel, as ADInplaceOrView is, so an autograd kernel saving a
+//    mutated tensor sees its new version. Kernels never bump versions
+//    themselves.
+// 2. Output aliasing (KernelFunction::checkOutputAliasing; custom_op asks for
+//    it): no tensor result may share memory with an argument or another
+//    result ("shares memory" is TensorImpl::sharesMemoryWith: the same
+//    tensor, a view of it — meta tensors included — or overlapping storage
+//    bytes). PyTorch wraps every custom_op kernel in a Python function for it
+//    (torch/_library/custom_ops.py); checking here keeps the user's function as
+//    the registered kernel, so a call runs no extra Python frame.
+// The effects apply only when the call succeeds: a kernel that raises, returns
+// the wrong number or types of results (those errors are part of calling a
+// Python kernel) or fails the alias check bumps nothing, as in PyTorch, where
+// both live inside the kernel. The table entry says which rules apply
+// (KernelRef::Effects, computed at registration), so a call of an operator
+// without mutated arguments or checks pays one branch.
+class PostKernelEffects final {
+ public:
+  /// For a call that runs `kernel` (which has effects) under definition
+  /// `schema` (null if it was removed meanwhile: then the effects are nothing).
+  PostKernelEffects(const AnnotatedSchema* schema, const KernelRef& kernel)
+      : schema_(schema),
+        functor_(kernel.functor()),
+        bumps_versions_(schema != nullptr && kernel.bumpsVersions() && !schema->mutable_arg_indices.empty()),
+        checks_aliasing_(schema != nullptr && kernel.checksOutputAliasing()) {}
+  PostKernelEffects(const PostKernelEffects&) = delete;
+  PostKernelEffects& operator=(const PostKernelEffects&) = delete;
+
+  /// Records tensor `t` of argument `index`, before the kernel runs. Call it
+  /// for every tensor of every argument; it keeps those a rule needs. With
+  /// `hold`, it keeps a strong reference (for a boxed kernel, which pops its
+  /// arguments: a tensor the kernel frees must not be confused with a new one
+  /// at the same address, nor have its version bumped).
+  OPDISPATCH_ALWAYS_INLINE void addArgument(uint32_t index, TensorImpl& t, bool hold) {
+    const bool mutated = bumps_versions_ && isMutable(index);
+    if (mutated || checks_aliasing_) {
+      arguments_.push_back({index, mutated, &t});
+      if (hold) {
+        held_.push_back(intrusive_ptr<TensorImpl>(&t));
+      }
+    }
+  }
+  /// Whether the results must be shown to checkResult.
+  bool checksResults() const { return checks_aliasing_; }
+  /// Checks tensor `t` of return `return_index`, after the kernel returned,
+  /// results in order. Throws Error (RuntimeError) naming the operator, the
+  /// kernel, the return and the argument or return it shares memory with.
+  OPDISPATCH_ALWAYS_INLINE void checkResult(size_t return_index, const TensorImpl& t) {
+    for (const Argument& a : arguments_) {
+      if (t.sharesMemoryWith(*a.tensor)) {
+        throwOutputAliases(return_index, false, a.index, &t == a.tensor);
+      }
+    }
+    for (const auto& [earlier_index, earlier] : results_) {
+      if (t.sharesMemoryWith(*earlier)) {
+        throwOutputAliases(return_index, true, earlier_index, &t == earlier);
+      }
+    }
+    results_.push_back({return_index, &t});
+  }
+  /// The call succeeded: bumps the versions of the mutated arguments.
+  OPDISPATCH_ALWAYS_INLINE void commit() {
+    for (const Argument& a : arguments_) {
+      if (a.mutated) {
+        a.tensor->bump_version();
+      }
+    }
+  }
+
+ private:
+  bool isMutable(uint32_t index) const {
+    for (uint32_t m : schema_->mutable_arg_indices) {
+      if (m == index) {
+        return true;
+      }
+    }
+    return false;
+  }
+  [[noreturn]] void throwOutputAliases(size_t return_index, bool other_is_return, size_t other,
+                                       bool same_tensor) const;
+
+  const AnnotatedSchema* schema_;
+  /// The kernel's functor (for the alias check's message), or null.
+  OperatorKernel* functor_;
+  bool bumps_versions_;
+  bool checks_aliasing_;
+  struct Argument {
+    uint32_t index;
+    bool mutated;
+    TensorImpl* tensor;
+  };
+  SmallVector<Argument, 6> arguments_;
+  /// Strong references to the arguments addArgument was asked to hold.
+  SmallVector<intrusive_ptr<TensorImpl>, 4> held_;
+  /// (return index, tensor) of the results checked so far.
+  SmallVector<std::pair<size_t, const TensorImpl*>, 4> results_;
+};
+
+} // namespace opdispatch
