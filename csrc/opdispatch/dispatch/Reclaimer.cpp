@@ -81,14 +81,13 @@ void Reclaimer::unregisterThread(std::atomic<uint64_t>* slot) {
 }
 
 void Reclaimer::retire(void* p, void (*deleter)(void*)) {
-  bool full = false;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    // p was unlinked before this: a call that announces a later epoch cannot reach it.
-    retired_.push_back({p, deleter, detail::gCallEpoch.load(std::memory_order_seq_cst)});
-    full = retired_.size() >= kBatch;
-  }
-  if (full) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // p was unlinked before this: a call that announces a later epoch cannot reach it.
+  retired_.push_back({p, deleter, detail::gCallEpoch.load(std::memory_order_seq_cst)});
+}
+
+void Reclaimer::reclaimIfDue() {
+  if (pending() >= kBatch) {
     reclaim();
   }
 }
