@@ -36,7 +36,9 @@ namespace opdispatch {
 //   every call costs more than the rest of a typed C++ call, so, where Linux
 //   offers it, reclaim() issues membarrier(PRIVATE_EXPEDITED), which runs a
 //   full fence on every thread of the process that is running, and calls
-//   only need a compiler barrier. Elsewhere calls issue the fence.
+//   only need a compiler barrier. Elsewhere calls issue the fence. Should
+//   membarrier fail later (a forked child registers again), reclaim() frees
+//   nothing: a leak, never a use after free.
 // Why this over the alternatives: reference counts on kernels would make
 // every call write a shared counter (contended between threads calling the
 // same operator) and still need protection between reading the pointer and
