@@ -1,13 +1,17 @@
 // Reclaimer: retired objects are freed only once no call that could see them
-// runs (Note [Reclaiming retired kernels]); idle threads hold nothing up.
+// runs (Note [Reclaiming retired kernels]); idle threads hold nothing up. The
+// Dispatcher frees deregistered kernels and dead operator entries through it.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
+#include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include <opdispatch/dispatch/Reclaimer.h>
+#include <opdispatch/library.h>
 
 using namespace opdispatch;
 
@@ -145,6 +149,7 @@ TEST(Reclaimer, ReadersRacingReplacementNeverSeeAFreedObject) {
   while (std::chrono::steady_clock::now() < deadline) {
     Tracked* old = current.exchange(new Tracked(), std::memory_order_acq_rel);
     Reclaimer::singleton().retire(old);
+    Reclaimer::singleton().reclaimIfDue();
     ++retired;
   }
   stop.store(true);
@@ -158,4 +163,76 @@ TEST(Reclaimer, ReadersRacingReplacementNeverSeeAFreedObject) {
   EXPECT_GT(reads.load(), 0);
   EXPECT_EQ(gFreed.load(), retired);
   EXPECT_EQ(Reclaimer::singleton().pending(), 0u);
+}
+
+// --- the Dispatcher's use of it ------------------------------------------------
+
+namespace {
+Tensor oneFloat() { return empty({1}, ScalarType::Float); }
+int64_t callBoxedInt(const OperatorHandle& op, const Tensor& x) {
+  Stack s;
+  s.emplace_back(x);
+  op.callBoxed(&s);
+  return s.at(0).toInt();
+}
+} // namespace
+
+TEST(Reclamation, DeregisteredKernelIsFreedOnceNoCallRuns) {
+  auto token = std::make_shared<int>(0);  // held by the kernel's functor only
+  Library lib(Library::DEF, "reclaim_a", std::nullopt, __FILE__, __LINE__);
+  lib.def("f(Tensor x) -> int");
+  {
+    Library impl(Library::IMPL, "reclaim_a", DispatchKey::CPU, __FILE__, __LINE__);
+    impl.impl("f", [token](const Tensor&) -> int64_t { return 1; });
+    EXPECT_EQ(token.use_count(), 2);
+    EXPECT_EQ(callBoxedInt(Dispatcher::singleton().findSchemaOrThrow("reclaim_a::f", ""), oneFloat()), 1);
+    ThreadInCall caller;  // a call running while the kernel goes
+    impl.reset();
+    drain();
+    EXPECT_EQ(token.use_count(), 2);
+    caller.finish();
+  }
+  drain();
+  EXPECT_EQ(token.use_count(), 1);
+}
+
+TEST(Reclamation, DeadEntryLeavesTheIndexesAndAKeptHandleStaysUsable) {
+  Dispatcher& d = Dispatcher::singleton();
+  Tensor x = oneFloat();
+  std::optional<OperatorHandle> kept;
+  {
+    Library lib(Library::DEF, "reclaim_b", std::nullopt, __FILE__, __LINE__);
+    lib.def("f(Tensor x) -> int");
+    lib.def("f.two(Tensor x, int y) -> int");
+    lib.impl("f", dispatch(DispatchKey::CPU, [](const Tensor&) -> int64_t { return 1; }));
+    kept = d.findSchemaOrThrow("reclaim_b::f", "");
+    EXPECT_EQ(d.findOverloadNames("reclaim_b::f"), (std::vector<std::string>{"", "two"}));
+  }
+  // f.two is gone; f is kept by `kept` alone: unlisted, not callable.
+  EXPECT_FALSE(d.findOp(OperatorName("reclaim_b::f", "")).has_value());
+  EXPECT_TRUE(d.findOverloadNames("reclaim_b::f").empty());
+  EXPECT_THROW(callBoxedInt(*kept, x), Error);
+  {
+    // Defined again: the kept handle finds the new definition (same entry).
+    Library lib(Library::DEF, "reclaim_b", std::nullopt, __FILE__, __LINE__);
+    lib.def("f(Tensor x) -> int");
+    lib.impl("f", dispatch(DispatchKey::CPU, [](const Tensor&) -> int64_t { return 2; }));
+    EXPECT_EQ(callBoxedInt(*kept, x), 2);
+    EXPECT_TRUE(d.findSchemaOrThrow("reclaim_b::f", "") == *kept);
+  }
+  drain();
+  const size_t before = Reclaimer::singleton().pending();
+  kept.reset();  // the last reference: the entry goes to the Reclaimer
+  EXPECT_EQ(Reclaimer::singleton().pending(), before + 1);
+  drain();
+  EXPECT_EQ(Reclaimer::singleton().pending(), 0u);
+  {
+    // A new entry under the same name, found by every index.
+    Library lib(Library::DEF, "reclaim_b", std::nullopt, __FILE__, __LINE__);
+    lib.def("f.three(Tensor x) -> int");
+    lib.impl("f.three", dispatch(DispatchKey::CPU, [](const Tensor&) -> int64_t { return 3; }));
+    EXPECT_EQ(d.findOverloadNames("reclaim_b::f"), (std::vector<std::string>{"three"}));
+    EXPECT_EQ(callBoxedInt(d.findSchemaOrThrow("reclaim_b::f", "three"), x), 3);
+    d.checkInvariants();
+  }
 }

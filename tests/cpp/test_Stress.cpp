@@ -143,6 +143,16 @@ TEST(Stress, CallsRacingRegistrationsOfKernelsFallbacksAndLibraries) {
     op.callBoxed(&s);
     EXPECT_EQ(s.at(0).toInt(), 7);
   });
+  churn.registrars.push_back([n = 0]() mutable {
+    // Handles taken and dropped while their libraries come and go: the last
+    // handle of an operator without registrations frees its entry.
+    std::string ns = "stress_lib_" + std::to_string(n++ % 4);
+    if (auto op = Dispatcher::singleton().findOp(OperatorName(ns + "::g", ""))) {
+      OperatorHandle copy = *op;
+      op.reset();
+      (void)copy.hasSchema();
+    }
+  });
   churn.registrars.push_back([] {
     // A fragment adds an overload to the namespace, then removes it.
     Library frag(Library::FRAGMENT, "stress_a", std::nullopt, __FILE__, __LINE__);

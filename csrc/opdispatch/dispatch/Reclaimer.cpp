@@ -33,15 +33,25 @@ bool registerMembarrier() {
   return syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 }
 /// A full fence on every running thread of the process (with calls fencing
-/// themselves, a fence here pairs with theirs).
-void fenceAllThreads() {
-  if (detail::gCallsFence || syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
+/// themselves, a fence here pairs with theirs). False if it cannot be had:
+/// then nothing may be freed.
+bool fenceAllThreads() {
+  if (detail::gCallsFence) {
     std::atomic_thread_fence(std::memory_order_seq_cst);
+    return true;
   }
+  if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) {
+    return true;
+  }
+  // A forked child may have lost the registration: register again.
+  return registerMembarrier() && syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0;
 }
 #else
 bool registerMembarrier() { return false; }
-void fenceAllThreads() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+bool fenceAllThreads() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  return true;
+}
 #endif
 
 } // namespace
@@ -81,14 +91,13 @@ void Reclaimer::unregisterThread(std::atomic<uint64_t>* slot) {
 }
 
 void Reclaimer::retire(void* p, void (*deleter)(void*)) {
-  bool full = false;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    // p was unlinked before this: a call that announces a later epoch cannot reach it.
-    retired_.push_back({p, deleter, detail::gCallEpoch.load(std::memory_order_seq_cst)});
-    full = retired_.size() >= kBatch;
-  }
-  if (full) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // p was unlinked before this: a call that announces a later epoch cannot reach it.
+  retired_.push_back({p, deleter, detail::gCallEpoch.load(std::memory_order_seq_cst)});
+}
+
+void Reclaimer::reclaimIfDue() {
+  if (pending() >= kBatch) {
     reclaim();
   }
 }
@@ -103,7 +112,9 @@ size_t Reclaimer::reclaim() {
     // Calls announcing from now on see everything retired so far unlinked.
     const uint64_t now = detail::gCallEpoch.fetch_add(1, std::memory_order_seq_cst) + 1;
     // Makes every running call's announcement visible before the slots are read.
-    fenceAllThreads();
+    if (!fenceAllThreads()) {
+      return 0;
+    }
     uint64_t oldest = now;
     for (const std::atomic<uint64_t>* slot : threads_) {
       const uint64_t e = slot->load(std::memory_order_acquire);

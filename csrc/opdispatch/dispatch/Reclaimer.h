@@ -36,7 +36,9 @@ namespace opdispatch {
 //   every call costs more than the rest of a typed C++ call, so, where Linux
 //   offers it, reclaim() issues membarrier(PRIVATE_EXPEDITED), which runs a
 //   full fence on every thread of the process that is running, and calls
-//   only need a compiler barrier. Elsewhere calls issue the fence.
+//   only need a compiler barrier. Elsewhere calls issue the fence. Should
+//   membarrier fail later (a forked child registers again), reclaim() frees
+//   nothing: a leak, never a use after free.
 // Why this over the alternatives: reference counts on kernels would make
 // every call write a shared counter (contended between threads calling the
 // same operator) and still need protection between reading the pointer and
@@ -103,23 +105,25 @@ class Reclaimer final {
  public:
   static Reclaimer& singleton();
 
-  /// Frees `p` with `deleter(p)` once no call that started before now is
-  /// still running. `p` must already be unreachable for new calls.
-  /// Thread-safe; runs reclaim() when enough is pending.
+  /// Frees `p` with `deleter(p)` at a later reclaim(), once no call that
+  /// started before now is still running. `p` must already be unreachable
+  /// for new calls. Thread-safe; frees nothing itself (callers may hold locks).
   void retire(void* p, void (*deleter)(void*));
   template <class T>
   void retire(T* p) {
     retire(const_cast<void*>(static_cast<const void*>(p)), [](void* q) { delete static_cast<T*>(q); });
   }
   /// Frees every retired object no running call can see; returns how many.
-  /// Never waits for calls. Thread-safe; must not be called inside a call
-  /// on this thread's behalf only to free what that call uses (it will not).
+  /// Never waits for calls (a call on this thread keeps what it may use).
+  /// Thread-safe; call it holding no lock a deleter might take.
   size_t reclaim();
+  /// reclaim() if at least kBatch objects are pending.
+  void reclaimIfDue();
   /// Number of retired objects not freed yet.
   size_t pending() const;
 
-  /// reclaim() runs from retire() once this many objects are pending (the
-  /// membarrier it issues costs microseconds: batches amortise it).
+  /// reclaimIfDue() reclaims once this many objects are pending (the
+  /// membarrier reclaim() issues costs microseconds: batches amortise it).
   static constexpr size_t kBatch = 32;
 
  private:
