@@ -7,11 +7,12 @@ Each case is timed as ns per call: the median of >= 5 rounds of a timeit
 loop, the cases interleaved round-robin so machine drift hits all alike;
 a row's ratio is the median of the rounds' ratios (opdispatch and PyTorch
 measured one after the other), which a busy machine disturbs less.
-Registration and lookup costs are measured in fresh processes (registration.py,
-lookup.py), and so is import time, for an editable install in the layout a
-wheel gives it (import_time.py); the main job (main_job.py) as training
-steps per second. Registration and import carry their targets on CPU time
-(wall time beside it): on a shared machine wall time grows with the load.
+Registration, lookup and leak (define + impl + call + destroy cycle) costs are
+measured in fresh processes (registration.py, lookup.py, leak.py), and so is
+import time, for an editable install in the layout a wheel gives it
+(import_time.py); the main job (main_job.py) as training steps per second.
+Registration, import and leak cycles carry their targets on CPU time (wall
+time beside it): on a shared machine wall time grows with the load.
 """
 from __future__ import annotations
 
@@ -153,6 +154,17 @@ def run(quick: bool) -> list[dict[str, Any]]:
                           ("packet_call_after_registration_ns", "packet call after a registration")):
             rows.append(_row(f"8. {what}, {n // 1000}k operators", look[key], tlook[key] if tlook else None,
                              "< 50 us", look[key] < 50e3))
+
+    leak = _script("leak.py", "--cycles", str(20000 if quick else 100000))
+    for kind, what in (("same_name", "same name"), ("unique_name", "unique names")):
+        r = leak[kind]
+        rows.append(_row(f"11. define+impl+call+destroy cycle, {what}: RSS growth per cycle", r["bytes_per_cycle"],
+                         None, "< 200 B", r["bytes_per_cycle"] < 200, unit="B"))
+        rows.append(_row(f"11. define+impl+call+destroy cycle, {what}: CPU time per cycle", r["us_per_cycle"] * 1e3,
+                         None, None, None))
+    # No slower (issue 9, item 7), within the 10% two timings of a shared machine differ by.
+    rows.append(_row("11. cycle time, unique names / same name", leak["unique_over_same_time"], None, "<= 1.1x",
+                     leak["unique_over_same_time"] <= 1.1, unit="x"))
 
     rates = main_job.run(torch, 11 if quick else 31, 20)
     theirs, ratio = rates.get("pytorch_manual"), rates.get("pytorch_manual_ratio")

@@ -8,6 +8,8 @@
 
 #include <pybind11/pybind11.h>
 
+#include <opdispatch/dispatch/Reclaimer.h>
+
 namespace opdispatch::python {
 
 /// Sets the Python error for the C++ exception being handled (call inside a
@@ -15,9 +17,11 @@ namespace opdispatch::python {
 void setPythonErrorFromCurrentException();
 
 /// Runs `f` (returning a new reference or null); converts any C++ exception
-/// into a Python error and returns null. For raw C-API entry points.
+/// into a Python error and returns null. For raw C-API entry points; `f`
+/// runs as a call (CallGuard): the schemas and kernels it reads stay alive.
 template <class F>
 PyObject* pythonEntry(F&& f) noexcept {
+  CallGuard guard;
   try {
     return f();
   } catch (...) {

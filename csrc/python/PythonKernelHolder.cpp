@@ -50,7 +50,13 @@ PythonKernelHolder::PythonKernelHolder(PyObject* func, DispatchKey key, bool wit
   Py_INCREF(func_);
 }
 
-PythonKernelHolder::~PythonKernelHolder() { retire(); }
+PythonKernelHolder::~PythonKernelHolder() {
+  // Usually retired at deregistration already; the Reclaimer frees it later
+  // on any thread, which must then not wait for the GIL for nothing.
+  if (func_ != nullptr) {
+    retire();
+  }
+}
 
 void PythonKernelHolder::retire() {
   if (!interpreterAlive()) {

@@ -6,6 +6,7 @@
 
 #include <structmember.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -29,8 +30,8 @@ namespace {
 struct OperatorObject {
   PyObject_HEAD
   vectorcallfunc vectorcall;
-  /// Never freed (see Note [Kernel lifetime]); null until __init__ ran.
-  OperatorEntry* entry;
+  /// The operator (a counted handle, see Note [Kernel lifetime]); null until __init__ ran.
+  OperatorHandle* handle;
   PyObject* dict;
   PyObject* weakrefs;
 };
@@ -51,11 +52,13 @@ struct PacketObject {
 PyTypeObject gOperatorType = staticTypeObject();
 PyTypeObject gPacketType = staticTypeObject();
 
-OperatorEntry& entryOf(PyObject* self) {
-  OperatorEntry* e = reinterpret_cast<OperatorObject*>(self)->entry;
-  OPDISPATCH_CHECK(e != nullptr, "this operator object was not initialised (call _DispatchOperator.__init__)");
-  return *e;
+const OperatorHandle& handleOf(PyObject* self) {
+  const OperatorHandle* h = reinterpret_cast<OperatorObject*>(self)->handle;
+  OPDISPATCH_CHECK(h != nullptr, "this operator object was not initialised (call _DispatchOperator.__init__)");
+  return *h;
 }
+
+OperatorEntry& entryOf(PyObject* self) { return handleOf(self).entry(); }
 
 /// A DispatchKey from a DispatchKey object or its name.
 DispatchKey toDispatchKey(PyObject* obj) {
@@ -80,7 +83,7 @@ DispatchKey toDispatchKey(PyObject* obj) {
 // torch/csrc/jit/python/pybind_utils.h (its overload order is registration
 // order, as ours).
 
-using Candidates = std::vector<std::pair<OperatorEntry*, const AnnotatedSchema*>>;
+using Candidates = std::vector<std::pair<const OperatorHandle*, const AnnotatedSchema*>>;
 
 /// Binds the call to the first of `candidates` (operators with a schema)
 /// that accepts it, into `bound`; returns its index.
@@ -111,8 +114,9 @@ size_t bindFirstMatching(const std::string& name, const Candidates& candidates, 
 
 PyObject* operatorVectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   return pythonEntry([&]() -> PyObject* {
-    OperatorHandle op(&entryOf(self));
-    return callFromPython(op, {args, static_cast<size_t>(PyVectorcall_NARGS(nargsf)), kwnames}).release().ptr();
+    return callFromPython(handleOf(self), {args, static_cast<size_t>(PyVectorcall_NARGS(nargsf)), kwnames})
+        .release()
+        .ptr();
   });
 }
 
@@ -133,8 +137,10 @@ int operatorInit(PyObject* self, PyObject* args, PyObject* kwargs) {
     return -1;
   }
   PyObject* r = pythonEntry([&]() -> PyObject* {
-    OperatorHandle op = Dispatcher::singleton().findSchemaOrThrow(name, overload);
-    reinterpret_cast<OperatorObject*>(self)->entry = &op.entry();
+    auto* obj = reinterpret_cast<OperatorObject*>(self);
+    auto handle = std::make_unique<OperatorHandle>(Dispatcher::singleton().findSchemaOrThrow(name, overload));
+    delete obj->handle;
+    obj->handle = handle.release();
     Py_RETURN_NONE;
   });
   if (r == nullptr) {
@@ -151,6 +157,8 @@ void operatorDealloc(PyObject* self) {
     PyObject_ClearWeakRefs(self);
   }
   Py_CLEAR(obj->dict);
+  delete obj->handle;
+  obj->handle = nullptr;
   Py_TYPE(self)->tp_free(self);
 }
 
@@ -184,7 +192,7 @@ PyObject* redispatchImpl(PyObject* self, PyObject* const* args, Py_ssize_t nargs
       ks = ks & after_autograd_keyset;
       guard.emplace();
     }
-    return callFromPython(OperatorHandle(&e), {args + 1, nargs - 1, kwnames}, &ks).release().ptr();
+    return callFromPython(handleOf(self), {args + 1, nargs - 1, kwnames}, &ks).release().ptr();
   });
 }
 
@@ -205,13 +213,13 @@ PyObject* methCallForDispatchKey(PyObject* self, PyObject* const* args, Py_ssize
     BoundArguments bound(schemaForCall(e), {args + 1, nargs - 1, kwnames});
     Stack stack;
     bound.pushIValues(stack);
-    OperatorHandle(&e).callBoxedForDispatchKey(k, &stack);
+    handleOf(self).callBoxedForDispatchKey(k, &stack);
     return popResultsToPython(bound.schema().schema, stack);
   });
 }
 
 PyObject* getHandle(PyObject* self, void*) {
-  return pythonEntry([&] { return py::cast(OperatorHandle(&entryOf(self))).release().ptr(); });
+  return pythonEntry([&] { return py::cast(handleOf(self)).release().ptr(); });
 }
 
 PyObject* getSchema(PyObject* self, void*) {
@@ -231,14 +239,14 @@ PyObject* callOverloads(PacketObject* p, PyCallArguments call) {
     PyObject* o = PyTuple_GET_ITEM(p->overloads, i);
     OPDISPATCH_CHECK_TYPE(PyObject_TypeCheck(o, &gOperatorType), "_overload_ops[", i,
                           "] is not an operator object but ", pyTypeName(o));
-    OperatorEntry& e = entryOf(o);
-    if (const AnnotatedSchema* s = e.schemaPtr()) {
-      candidates.emplace_back(&e, s);
+    const OperatorHandle& h = handleOf(o);
+    if (const AnnotatedSchema* s = h.entry().schemaPtr()) {
+      candidates.emplace_back(&h, s);
     }
   }
   std::optional<BoundArguments> bound;
   size_t i = bindFirstMatching(utf8String(p->name), candidates, call, bound);
-  return callBound(OperatorHandle(candidates[i].first), *bound).release().ptr();
+  return callBound(*candidates[i].first, *bound).release().ptr();
 }
 
 PyObject* packetVectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
@@ -298,12 +306,16 @@ PyObject* resolvePacket(PyObject*, PyObject* const* args, Py_ssize_t nargsf, PyO
     OPDISPATCH_CHECK_TYPE(nargs >= 1 && PyUnicode_Check(args[0]), "_jit_resolve_packet(qualname: str, *args, **kwargs)");
     std::string name = utf8String(args[0]);
     Dispatcher& d = Dispatcher::singleton();
-    Candidates candidates;
+    std::vector<OperatorHandle> handles;
     for (const std::string& overload : d.findOverloadNames(name)) {
       if (auto op = d.findSchema(OperatorName(name, overload))) {
-        if (const AnnotatedSchema* s = op->entry().schemaPtr()) {
-          candidates.emplace_back(&op->entry(), s);
-        }
+        handles.push_back(std::move(*op));
+      }
+    }
+    Candidates candidates;
+    for (const OperatorHandle& h : handles) {
+      if (const AnnotatedSchema* s = h.entry().schemaPtr()) {
+        candidates.emplace_back(&h, s);
       }
     }
     std::optional<BoundArguments> bound;

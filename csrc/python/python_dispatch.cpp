@@ -365,11 +365,12 @@ void initDispatchBindings(py::module_& m) {
 
   // --- operator handles -------------------------------------------------------------
   py::class_<OperatorHandle>(m, "_OperatorHandle", "A handle to a defined operator.")
-      .def_property_readonly("schema", [](const OperatorHandle& op) { return op.schema(); })
+      // The guards keep the schema while it is copied (Note [Reclaiming retired kernels]).
+      .def_property_readonly("schema", [](const OperatorHandle& op) { CallGuard guard; return op.schema(); })
       .def_property_readonly("name", [](const OperatorHandle& op) { return op.operator_name().name; })
       .def_property_readonly("overload_name", [](const OperatorHandle& op) { return op.operator_name().overload_name; })
-      .def_property_readonly("tags", [](const OperatorHandle& op) { return op.tags(); })
-      .def_property_readonly("debug", [](const OperatorHandle& op) { return op.debug(); })
+      .def_property_readonly("tags", [](const OperatorHandle& op) { CallGuard guard; return op.tags(); })
+      .def_property_readonly("debug", [](const OperatorHandle& op) { CallGuard guard; return op.debug(); })
       .def("has_schema", &OperatorHandle::hasSchema)
       .def(
           "call_boxed",

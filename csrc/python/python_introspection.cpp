@@ -62,6 +62,7 @@ void appendKeys(py::list& out, const std::string& arg, int index, const Tensor& 
 py::list argumentKeySets(const std::string& name, const std::string& overload, py::args args,
                          py::kwargs kwargs) {
   OperatorHandle op = Dispatcher::singleton().findSchemaOrThrow(name, overload);
+  CallGuard guard;  // keeps the schema (Note [Reclaiming retired kernels])
   const AnnotatedSchema& s = schemaForCall(op.entry());
   const FunctionSchema& schema = s.schema;
   Stack stack;

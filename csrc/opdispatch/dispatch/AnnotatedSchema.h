@@ -20,8 +20,8 @@ struct ArgumentInfo {
   bool has_default;
 };
 
-/// Immutable once published (calls read it without locking); never freed
-/// while a call can see it (Note [Kernel lifetime]).
+/// Immutable once published (calls read it without locking); freed only
+/// once no call can see it (Note [Kernel lifetime]).
 struct AnnotatedSchema {
   AnnotatedSchema(FunctionSchema s, std::string d, std::vector<std::string> t);
   FunctionSchema schema;

@@ -51,7 +51,8 @@ class BackendFallbacks final {
   /// AutogradPrivateUse1); nothing changes then.
   Position add(DispatchKey k, FallbackKind kind, KernelFunction kernel, std::string debug);
   /// Unlinks the registration at `p` and moves its node to the end of
-  /// `retired` (its address stays valid; Note [Kernel lifetime]).
+  /// `retired` (its address stays valid: the caller retires it to the
+  /// Reclaimer; Note [Kernel lifetime]).
   void remove(const Position& p, AnnotatedKernelContainer& retired);
   /// Whether any registration (in effect or not) uses `functor`.
   bool uses(const OperatorKernel* functor) const;

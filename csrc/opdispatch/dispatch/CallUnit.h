@@ -15,6 +15,7 @@
 #include <opdispatch/dispatch/LocalDispatchKeySet.h>
 #include <opdispatch/dispatch/OperatorHandle.h>
 #include <opdispatch/dispatch/PostKernelEffects.h>
+#include <opdispatch/dispatch/Reclaimer.h>
 
 namespace opdispatch {
 
@@ -105,6 +106,7 @@ OPDISPATCH_ALWAYS_INLINE typename Frame::Result invokeKernel(const OperatorHandl
 template <class Frame>
 OPDISPATCH_ALWAYS_INLINE typename Frame::Result redispatchOperator(const OperatorHandle& op, DispatchKeySet ks,
                                                                    Frame& frame) {
+  CallGuard guard;  // Note [Reclaiming retired kernels]
   KernelRef kernel;
   const DispatchKeySet masked = op.entry().table().lookup(ks, &kernel);
   return invokeKernel(op, kernel, masked, frame);

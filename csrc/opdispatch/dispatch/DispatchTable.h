@@ -29,11 +29,11 @@ namespace opdispatch {
 // publication during its read (lock-free). The fallthrough mask sits in the
 // same buffer, so one read gives a mask and an entry from the same table.
 //
-// Retired kernels are kept alive elsewhere (Note [Kernel lifetime]); the table
-// owns nothing and has nothing to reclaim. What a call can still be using
-// after a registration is the functor of an overwritten entry, owned by its
-// retired AnnotatedKernel (a separate object): a reclamation scheme frees
-// that once no call that read the old table version can still run it.
+// The table owns nothing and has nothing to reclaim. What a call can still be
+// using after a registration is the functor of an overwritten entry, owned
+// by its retired AnnotatedKernel (a separate object), which the Reclaimer
+// frees once no call that read the old table version can still run it (Note
+// [Reclaiming retired kernels]).
 class DispatchTable final {
  public:
   /// Every entry `initial` (not a fallthrough), every key in the mask.

@@ -6,6 +6,7 @@
 #include <opdispatch/core/Exception.h>
 #include <opdispatch/core/PyInterpreter.h>
 #include <opdispatch/dispatch/CallUnit.h>
+#include <opdispatch/dispatch/Reclaimer.h>
 #include <opdispatch/schema/InferSchema.h>
 
 namespace opdispatch {
@@ -114,7 +115,7 @@ OperatorEntry& Dispatcher::lookupOrCreate(const OperatorName& name) {
     return *it->second;
   }
   OperatorEntry& e = operators_.emplace_back(name, backendFallbacks_);
-  operatorLookupTable_.emplace(name, &e);
+  operatorLookupTable_.emplace(name, std::prev(operators_.end()));
   entriesByName_[name.name].push_back(&e);
   return e;
 }
@@ -125,7 +126,7 @@ std::optional<OperatorHandle> Dispatcher::findSchema(const OperatorName& name) {
   if (it == operatorLookupTable_.end() || !it->second->hasSchema()) {
     return std::nullopt;
   }
-  return OperatorHandle(it->second);
+  return OperatorHandle(&*it->second);
 }
 
 OperatorHandle Dispatcher::findSchemaOrThrow(const std::string& name, const std::string& overload_name) {
@@ -138,9 +139,10 @@ OperatorHandle Dispatcher::findSchemaOrThrow(const std::string& name, const std:
   OPDISPATCH_CHECK(it == operatorLookupTable_.end() || !isListed(*it->second), "Could not find schema for ", full,
                    ": it has kernels registered but no schema; define it first");
   std::vector<std::string> overloads;
-  for (const auto& e : operators_) {
-    if (e.operator_name().name == name && e.hasSchema()) {
-      const auto& o = e.operator_name().overload_name;
+  auto same_name = entriesByName_.find(name);
+  for (const OperatorEntry* e : same_name == entriesByName_.end() ? std::vector<OperatorEntry*>() : same_name->second) {
+    if (e->hasSchema()) {
+      const auto& o = e->operator_name().overload_name;
       overloads.push_back(o.empty() ? "default" : o);
     }
   }
@@ -160,7 +162,7 @@ std::optional<OperatorHandle> Dispatcher::findOp(const OperatorName& name) {
   if (it == operatorLookupTable_.end() || !isListed(*it->second)) {
     return std::nullopt;
   }
-  return OperatorHandle(it->second);
+  return OperatorHandle(&*it->second);
 }
 
 OperatorHandle Dispatcher::findOrRegisterName(const OperatorName& name) {
@@ -213,6 +215,45 @@ void Dispatcher::checkInvariants() {
 
 // --- registration --------------------------------------------------------------
 
+void Dispatcher::retireEntryIfDead(OperatorEntry& e) {
+  if (e.retired_ || isListed(e) || e.handleCount_.load(std::memory_order_acquire) != 0) {
+    return;
+  }
+  // No handle and no registration refers to it (handles are only made under
+  // the lock, from the indexes below, or copied from a live handle).
+  auto found = operatorLookupTable_.find(e.operator_name());
+  OPDISPATCH_INTERNAL_ASSERT(found != operatorLookupTable_.end() && &*found->second == &e, "entry of ",
+                             e.operator_name(), " is not indexed");
+  auto retired = std::make_unique<std::list<OperatorEntry>>();
+  retired->splice(retired->end(), operators_, found->second);
+  operatorLookupTable_.erase(found);
+  auto same_name = entriesByName_.find(e.operator_name().name);
+  auto& entries = same_name->second;
+  entries.erase(std::find(entries.begin(), entries.end(), &e));
+  if (entries.empty()) {
+    entriesByName_.erase(same_name);
+  }
+  e.retired_ = true;
+  Reclaimer::singleton().retire(retired.release());
+}
+
+void Dispatcher::releaseEntry(OperatorEntry& e) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    retireEntryIfDead(e);
+  }
+  Reclaimer::singleton().reclaimIfDue();
+}
+
+void OperatorHandle::release(OperatorEntry* e) noexcept {
+  // Keeps *e while the Dispatcher decides: another thread may take and drop
+  // a handle of it, and retire it, meanwhile (Note [Kernel lifetime]).
+  CallGuard guard;
+  if (e->handleCount_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    Dispatcher::singleton().releaseEntry(*e);
+  }
+}
+
 RegistrationHandleRAII Dispatcher::registerDef(FunctionSchema schema, std::string debug,
                                                std::vector<std::string> tags,
                                                std::optional<AliasAnalysisKind> alias_analysis) {
@@ -238,11 +279,15 @@ void Dispatcher::setAliasAnalysis(const OperatorName& name, std::optional<AliasA
 }
 
 void Dispatcher::deregisterDef(OperatorEntry& e) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  retiredSchemas_.push_back(e.deregisterSchema());
-  --e.def_count_;
-  --e.def_and_impl_count_;
-  generation_.fetch_add(1, std::memory_order_release);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Reclaimer::singleton().retire(e.deregisterSchema());
+    --e.def_count_;
+    --e.def_and_impl_count_;
+    generation_.fetch_add(1, std::memory_order_release);
+    retireEntryIfDead(e);
+  }
+  Reclaimer::singleton().reclaimIfDue();
 }
 
 RegistrationHandleRAII Dispatcher::registerImpl(OperatorName name, std::optional<DispatchKey> key,
@@ -251,7 +296,13 @@ RegistrationHandleRAII Dispatcher::registerImpl(OperatorName name, std::optional
                                                 std::string debug) {
   std::lock_guard<std::mutex> lock(mutex_);
   OperatorEntry& e = lookupOrCreate(name);
-  auto it = e.registerKernel(key, std::move(kernel), cpp_signature, std::move(inferred_schema), std::move(debug));
+  AnnotatedKernelContainerIterator it;
+  try {
+    it = e.registerKernel(key, std::move(kernel), cpp_signature, std::move(inferred_schema), std::move(debug));
+  } catch (...) {
+    retireEntryIfDead(e);  // an entry made for this registration goes with it
+    throw;
+  }
   ++e.def_and_impl_count_;
   kernelGeneration_.fetch_add(1, std::memory_order_release);
   DispatchKey k = key.value_or(DispatchKey::CompositeImplicitAutograd);
@@ -260,15 +311,20 @@ RegistrationHandleRAII Dispatcher::registerImpl(OperatorName name, std::optional
 
 void Dispatcher::deregisterImpl(OperatorEntry& e, DispatchKey key, AnnotatedKernelContainerIterator it) {
   OperatorKernel* functor = it->kernel.functor();
+  // Owned here until handed to the Reclaimer (after retire(): it may free it at once).
+  auto retired = std::make_unique<AnnotatedKernelContainer>();
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    e.deregisterKernel(key, it, retiredKernels_);
+    e.deregisterKernel(key, it, *retired);
     --e.def_and_impl_count_;
     kernelGeneration_.fetch_add(1, std::memory_order_release);
+    retireEntryIfDead(e);
   }
   if (functor) {
     functor->retire();
   }
+  Reclaimer::singleton().retire(retired.release());
+  Reclaimer::singleton().reclaimIfDue();
 }
 
 RegistrationHandleRAII Dispatcher::registerFallback(DispatchKey key, KernelFunction kernel, std::string debug,
@@ -284,9 +340,12 @@ RegistrationHandleRAII Dispatcher::registerFallback(DispatchKey key, KernelFunct
 
 void Dispatcher::deregisterFallback(const BackendFallbacks::Position& position) {
   OperatorKernel* functor = position.it->kernel.functor();
+  // The functor is shared with the fallback's other slots and kept alive by
+  // `retired` until it goes to the Reclaimer.
+  auto retired = std::make_unique<AnnotatedKernelContainer>();
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    backendFallbacks_.remove(position, retiredKernels_);
+    backendFallbacks_.remove(position, *retired);
     for (auto& e : operators_) {
       e.updateFallback(position.key);
     }
@@ -302,6 +361,8 @@ void Dispatcher::deregisterFallback(const BackendFallbacks::Position& position) 
   if (functor) {
     functor->retire();
   }
+  Reclaimer::singleton().retire(retired.release());
+  Reclaimer::singleton().reclaimIfDue();
 }
 
 RegistrationHandleRAII Dispatcher::registerLibrary(std::string ns, std::string debug) {
@@ -349,6 +410,7 @@ std::optional<std::pair<std::string, std::string>> Dispatcher::getPyStub(const O
 // --- calls -------------------------------------------------------------------------
 
 void OperatorHandle::callBoxed(Stack* stack) const {
+  CallGuard guard;
   const AnnotatedSchema* s = entry_->schemaPtr();
   if (OPDISPATCH_UNLIKELY(s == nullptr)) {
     entry_->schema();  // throws, naming the operator
@@ -360,11 +422,13 @@ void OperatorHandle::callBoxed(Stack* stack) const {
 }
 
 void OperatorHandle::redispatchBoxed(DispatchKeySet ks, Stack* stack) const {
+  CallGuard guard;
   BoxedCallFrame frame(entry_->schemaPtr(), stack);
   redispatchOperator(*this, ks, frame);
 }
 
 void OperatorHandle::callBoxedForDispatchKey(DispatchKey k, Stack* stack) const {
+  CallGuard guard;
   const OperatorEntry& e = *entry_;
   const AnnotatedSchema* s = e.schemaPtr();
   if (OPDISPATCH_UNLIKELY(s == nullptr)) {
@@ -379,7 +443,7 @@ void OperatorHandle::callBoxedForDispatchKey(DispatchKey k, Stack* stack) const 
       chosen = direct->kernel.ref();
     }
   }
-  // The kernel's functor outlives the lock: deregistered kernels are never freed (Note [Kernel lifetime]).
+  // The kernel's functor outlives the lock: `guard` keeps it (Note [Reclaiming retired kernels]).
   if (!chosen) {
     OPDISPATCH_CHECK(!isAliasDispatchKey(k), "operator ", e.operator_name(), " has no kernel registered at ", k,
                      "; register one there (e.g. Library.impl(name, fn, \"", k,

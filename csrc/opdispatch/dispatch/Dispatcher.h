@@ -34,8 +34,9 @@ class Dispatcher final {
   OperatorHandle findSchemaOrThrow(const std::string& name, const std::string& overload_name);
   /// The operator if it has any registration (schema or kernels).
   std::optional<OperatorHandle> findOp(const OperatorName& name);
-  /// The operator entry for `name`, created if needed (never freed). For
-  /// callers that cache a handle before the operator is registered.
+  /// The operator entry for `name`, created if needed (kept while a handle
+  /// or a registration refers to it). For callers that cache a handle
+  /// before the operator is registered.
   OperatorHandle findOrRegisterName(const OperatorName& name);
   /// Names of all operators with any registration.
   std::vector<OperatorName> getAllOpNames();
@@ -103,21 +104,24 @@ class Dispatcher final {
   OperatorEntry& lookupOrCreate(const OperatorName& name);
   bool isListed(const OperatorEntry& e) const { return e.def_and_impl_count_ > 0; }
   void deregisterDef(OperatorEntry& entry);
+  /// Unindexes `e` and retires it to the Reclaimer if nothing refers to it
+  /// any more (Note [Kernel lifetime]). Lock held.
+  void retireEntryIfDead(OperatorEntry& e);
+  /// The last handle of `e` went (OperatorHandle::release): retires `e` if it is dead.
+  void releaseEntry(OperatorEntry& e);
   void deregisterImpl(OperatorEntry& entry, DispatchKey key, AnnotatedKernelContainerIterator it);
   void deregisterFallback(const BackendFallbacks::Position& position);
 
   mutable std::mutex mutex_;
+  /// The live entries (see Note [Kernel lifetime] for when one goes).
   std::list<OperatorEntry> operators_;
-  std::unordered_map<OperatorName, OperatorEntry*> operatorLookupTable_;
-  /// Every entry by its name without overload, in creation order (entries are never freed).
+  std::unordered_map<OperatorName, std::list<OperatorEntry>::iterator> operatorLookupTable_;
+  /// Every live entry by its name without overload, in creation order.
   std::unordered_map<std::string, std::vector<OperatorEntry*>> entriesByName_;
   BackendFallbacks backendFallbacks_;
   std::unordered_map<std::string, std::string> libraries_;
   /// Per operator, the (pymodule, context) records of registerPythonModule, newest last.
   std::unordered_map<OperatorName, std::list<std::pair<std::string, std::string>>> pythonModules_;
-  /// Deregistered kernels, kept alive (Note [Kernel lifetime]).
-  AnnotatedKernelContainer retiredKernels_;
-  std::vector<const AnnotatedSchema*> retiredSchemas_;
   std::atomic<uint64_t> generation_{0};
   std::atomic<uint64_t> kernelGeneration_{0};
 };

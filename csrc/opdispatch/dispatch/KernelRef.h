@@ -18,7 +18,8 @@ class OperatorHandle;
 
 /// A non-owning, trivially copyable view of a kernel's entry points. The
 /// functor it points to is owned by the registered KernelFunction and
-/// outlives every call that can see it (Note [Kernel lifetime]).
+/// outlives every call that can see it (Note [Kernel lifetime]): use a
+/// KernelRef only inside a call (CallGuard).
 class KernelRef final {
  public:
   /// The boxed calling convention: arguments on top of the stack, replaced by the results.

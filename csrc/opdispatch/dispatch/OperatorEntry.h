@@ -25,13 +25,25 @@ namespace opdispatch {
 // Note [Kernel lifetime]
 // Calls never take the registration lock, so a call may be running a kernel
 // at the moment another thread deregisters it. Deregistered kernels and
-// schemas are therefore never freed: their nodes move to the Dispatcher's
-// retired lists (their addresses stay valid) and OperatorKernel::retire()
-// releases state such as Python callables. Table entries are published
-// whole (Note [Hot dispatch table]), so a racing call sees the old or the new
-// kernel, never a freed one. OperatorEntry objects are never freed either;
-// an OperatorHandle stays valid for the life of the process, and calling an
-// operator whose schema was deregistered raises.
+// schemas are unlinked and handed to the Reclaimer, which frees them once no
+// call that could see them is running (Note [Reclaiming retired kernels]);
+// OperatorKernel::retire() releases state such as Python callables at once.
+// Table entries are published whole (Note [Hot dispatch table]), so a racing
+// call sees the old or the new kernel, never a freed one. References that
+// schema(), debug() and tags() return stay valid while the definition is
+// registered, or for the rest of the current call (CallGuard).
+//
+// An OperatorEntry lives while it is listed (it has a definition or kernels)
+// or an OperatorHandle refers to it: handles count themselves in
+// handleCount_. When both end, the Dispatcher unlinks the entry from its
+// indexes (under its lock) and retires it to the Reclaimer, so a process that
+// defines and removes operators of new names for ever stays flat. A handle
+// kept past the removal of its operator's definition keeps its entry: calling
+// it raises, and defining the operator again makes it callable again (the
+// name still finds that entry). A handle count reaching 0 outside the lock
+// races a lookup that makes a new handle under it; the Dispatcher decides
+// under the lock (Dispatcher::releaseEntry), and the entry's memory outlives
+// that decision because the releasing thread holds a CallGuard.
 
 class OperatorEntry final {
  public:
@@ -47,7 +59,7 @@ class OperatorEntry final {
   const DispatchTable& table() const { return table_; }
   /// The keys whose table entry is not a fallthrough.
   DispatchKeySet nonFallthroughKeys() const { return table_.nonFallthroughKeys(); }
-  /// The current schema, or null (never freed; see Note [Kernel lifetime]).
+  /// The current schema, or null (valid for the current call; see Note [Kernel lifetime]).
   const AnnotatedSchema* schemaPtr() const { return schema_.load(std::memory_order_acquire); }
 
   // --- inspection --------------------------------------------------------------
@@ -147,6 +159,10 @@ class OperatorEntry final {
   /// Number of live def and impl registrations (the op is listed while > 0).
   int def_count_ = 0;
   int def_and_impl_count_ = 0;
+  /// Live OperatorHandles of this entry (changed without the lock; see Note [Kernel lifetime]).
+  std::atomic<int64_t> handleCount_{0};
+  /// Set (under the lock) when the entry left the Dispatcher's indexes for the Reclaimer.
+  bool retired_ = false;
 };
 
 } // namespace opdispatch

@@ -1,9 +1,10 @@
-// OperatorHandle: what callers hold to call and inspect one operator (valid
-// for the whole process, see Note [Kernel lifetime]). Typed calls go through
-// TypedOperatorHandle (OperatorHandle::typed).
+// OperatorHandle: what callers hold to call and inspect one operator (it
+// keeps the operator's entry alive, see Note [Kernel lifetime]). Typed calls
+// go through TypedOperatorHandle (OperatorHandle::typed).
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <opdispatch/core/Stack.h>
@@ -30,7 +31,24 @@ struct DispatchTableEntryInfo {
 
 class OperatorHandle {
  public:
-  explicit OperatorHandle(OperatorEntry* entry) : entry_(entry) {}
+  /// A handle keeps its entry alive (Note [Kernel lifetime]).
+  explicit OperatorHandle(OperatorEntry* entry) : entry_(entry) { retain(); }
+  OperatorHandle(const OperatorHandle& o) : entry_(o.entry_) { retain(); }
+  OperatorHandle(OperatorHandle&& o) noexcept : entry_(o.entry_) { o.entry_ = nullptr; }
+  OperatorHandle& operator=(const OperatorHandle& o) {
+    OperatorHandle copy(o);
+    std::swap(entry_, copy.entry_);
+    return *this;
+  }
+  OperatorHandle& operator=(OperatorHandle&& o) noexcept {
+    std::swap(entry_, o.entry_);
+    return *this;
+  }
+  ~OperatorHandle() {
+    if (entry_ != nullptr) {
+      release(entry_);
+    }
+  }
 
   const OperatorName& operator_name() const { return entry_->operator_name(); }
   bool hasSchema() const { return entry_->hasSchema(); }
@@ -90,6 +108,11 @@ class OperatorHandle {
  protected:
   void checkTypedSignature(const CppSignature& sig, const FunctionSchema& inferred) const;
   OperatorEntry* entry_;
+
+ private:
+  void retain() { entry_->handleCount_.fetch_add(1, std::memory_order_relaxed); }
+  /// Uncounts a handle of `e`; the last one may let the Dispatcher reclaim `e`.
+  static void release(OperatorEntry* e) noexcept;
 };
 
 } // namespace opdispatch

@@ -1,0 +1,146 @@
+// Reclaimer: frees what registrations retire (kernels, schemas, operator
+// entries) once no call can still be using it, without calls taking a lock.
+// CallGuard marks a call; Reclaimer::retire hands over what a call may see.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include <opdispatch/Macros.h>
+
+namespace opdispatch {
+
+// Note [Reclaiming retired kernels]
+// Calls read the dispatch table and the schema without a lock, so a call may
+// be running a kernel (or reading a schema) at the moment another thread
+// deregisters it. Deregistration therefore unlinks and *retires* such objects
+// here; they are freed once every call that could have seen them returned.
+//
+// The scheme is epoch-based reclamation with per-thread announcements, in
+// the flavour of user-space RCU (liburcu's "memb" flavour):
+// - A global epoch counter, starting at 1. A call (CallGuard, outermost call
+//   of a thread only: nested calls and redispatches are covered by it)
+//   stores the epoch it read into its thread's slot on entry, and 0
+//   ("quiescent") on exit, with release order.
+// - retire(p) records p with the epoch current when it was unlinked.
+// - reclaim() advances the epoch, then reads every thread's slot: p may be
+//   freed iff every slot is 0 or greater than p's epoch. A call that can
+//   still use p read the table before p was unlinked, so it announced an
+//   epoch <= p's (and the announcement is visible to reclaim(): see below).
+//   A slot with a newer epoch, or 0, cannot hold p.
+// - The announcement must be ordered before the call's reads of the table
+//   (a store followed by loads: only a full fence orders them). A fence on
+//   every call costs more than the rest of a typed C++ call, so, where Linux
+//   offers it, reclaim() issues membarrier(PRIVATE_EXPEDITED), which runs a
+//   full fence on every thread of the process that is running, and calls
+//   only need a compiler barrier. Elsewhere calls issue the fence. Should
+//   membarrier fail later (a forked child registers again), reclaim() frees
+//   nothing: a leak, never a use after free.
+// Why this over the alternatives: reference counts on kernels would make
+// every call write a shared counter (contended between threads calling the
+// same operator) and still need protection between reading the pointer and
+// counting it; hazard pointers need the same per-call fence; pure
+// quiescent-state schemes need every thread to report quiescence regularly,
+// which threads that stop calling never do — here an idle thread's slot is
+// 0 and never holds reclamation up. The cost: one thread-local store and a
+// compiler barrier per outermost call, one more store on return.
+//
+// Reclamation never waits: a call running for a long time (or a kernel that
+// deregisters itself) only defers freeing what it might use; reclaim() runs
+// after deregistrations and frees what it can. Deleters run without any lock
+// held (they may release Python objects or call into the dispatcher).
+
+/// The calling thread's announcement (0: in no call). POD, initial-exec TLS:
+/// reached in one instruction on the call path, also from user extensions.
+struct PODCallEpoch {
+  std::atomic<uint64_t> epoch;
+  /// Whether this thread's slot is known to the Reclaimer.
+  bool registered;
+};
+extern __thread PODCallEpoch tls_call_epoch __attribute__((tls_model("initial-exec")));
+
+namespace detail {
+/// The global epoch (Note [Reclaiming retired kernels]); never 0.
+extern std::atomic<uint64_t> gCallEpoch;
+/// Whether calls must fence themselves (no membarrier on this system).
+extern bool gCallsFence;
+/// Makes this thread's slot known to the Reclaimer (once per thread).
+void registerCallEpochThread();
+} // namespace detail
+
+/// Marks the calling thread as inside a call for its scope: nothing a call
+/// can see is freed while it runs. Cheap when nested. Not movable.
+class CallGuard final {
+ public:
+  CallGuard() : outermost_(tls_call_epoch.epoch.load(std::memory_order_relaxed) == 0) {
+    if (OPDISPATCH_LIKELY(outermost_)) {
+      if (OPDISPATCH_UNLIKELY(!tls_call_epoch.registered)) {
+        detail::registerCallEpochThread();
+      }
+      tls_call_epoch.epoch.store(detail::gCallEpoch.load(std::memory_order_relaxed), std::memory_order_relaxed);
+      if (OPDISPATCH_UNLIKELY(detail::gCallsFence)) {
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+      } else {
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+      }
+    }
+  }
+  ~CallGuard() {
+    if (OPDISPATCH_LIKELY(outermost_)) {
+      tls_call_epoch.epoch.store(0, std::memory_order_release);
+    }
+  }
+  CallGuard(const CallGuard&) = delete;
+  CallGuard& operator=(const CallGuard&) = delete;
+
+ private:
+  bool outermost_;
+};
+
+/// The process's reclamation domain (in libopdispatch, shared by every extension).
+class Reclaimer final {
+ public:
+  static Reclaimer& singleton();
+
+  /// Frees `p` with `deleter(p)` at a later reclaim(), once no call that
+  /// started before now is still running. `p` must already be unreachable
+  /// for new calls. Thread-safe; frees nothing itself (callers may hold locks).
+  void retire(void* p, void (*deleter)(void*));
+  template <class T>
+  void retire(T* p) {
+    retire(const_cast<void*>(static_cast<const void*>(p)), [](void* q) { delete static_cast<T*>(q); });
+  }
+  /// Frees every retired object no running call can see; returns how many.
+  /// Never waits for calls (a call on this thread keeps what it may use).
+  /// Thread-safe; call it holding no lock a deleter might take.
+  size_t reclaim();
+  /// reclaim() if at least kBatch objects are pending.
+  void reclaimIfDue();
+  /// Number of retired objects not freed yet.
+  size_t pending() const;
+
+  /// reclaimIfDue() reclaims once this many objects are pending (the
+  /// membarrier reclaim() issues costs microseconds: batches amortise it).
+  static constexpr size_t kBatch = 32;
+
+ private:
+  friend void detail::registerCallEpochThread();
+  Reclaimer();
+  struct Retired {
+    void* object;
+    void (*deleter)(void*);
+    uint64_t epoch;
+  };
+
+  mutable std::mutex mutex_;
+  std::vector<Retired> retired_;
+  /// The epoch slots of the threads that ever called (each removed at its thread's exit).
+  std::vector<std::atomic<uint64_t>*> threads_;
+  friend struct ThreadSlotOwner;
+  void unregisterThread(std::atomic<uint64_t>* slot);
+};
+
+} // namespace opdispatch
