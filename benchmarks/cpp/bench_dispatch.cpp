@@ -37,8 +37,8 @@ int main(int argc, char** argv) {
   auto op1 = d.findSchemaOrThrow("bench_cpp::ident1", "");
   auto op8 = d.findSchemaOrThrow("bench_cpp::ident8", "");
   auto typed1 = op1.typed<Tensor(const Tensor&)>();
-  auto typed8 = op8.typed<Tensor(const Tensor&, const Tensor&, const Tensor&, const Tensor&, int64_t, int64_t,
-                                 double, bool)>();
+  auto typed8 =
+      op8.typed<Tensor(const Tensor&, const Tensor&, const Tensor&, const Tensor&, int64_t, int64_t, double, bool)>();
   Tensor (*volatile direct1)(const Tensor&) = &ident1;
   Tensor (*volatile direct8)(const Tensor&, const Tensor&, const Tensor&, const Tensor&, int64_t, int64_t, double,
                              bool) = &ident8;

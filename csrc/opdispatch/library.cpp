@@ -37,14 +37,18 @@ bool isIdentifier(const std::string& s) {
 } // namespace
 
 Library::Library(Kind kind, std::string ns, std::optional<DispatchKey> k, const char* file, uint32_t line)
-    : kind_(kind), ns_(std::move(ns)), dispatch_key_(k), file_(file), line_(line) {
+    : kind_(kind),
+      ns_(std::move(ns)),
+      dispatch_key_(k),
+      file_(file),
+      line_(line) {
   OPDISPATCH_CHECK_VALUE(isIdentifier(ns_), "invalid namespace '", ns_, "' for an ", toString(kind_),
                          " block: a namespace is an identifier (letters, digits and '_', not starting with a "
                          "digit), or it could not be looked up again (",
                          debugString(), ")");
   if (kind_ == DEF) {
-    OPDISPATCH_CHECK_VALUE(ns_ != "_", "the namespace '_' is reserved for fallback (IMPL) libraries (",
-                           debugString(), ")");
+    OPDISPATCH_CHECK_VALUE(ns_ != "_", "the namespace '_' is reserved for fallback (IMPL) libraries (", debugString(),
+                           ")");
     registrars_.emplace_back(Dispatcher::singleton().registerLibrary(ns_, debugString()));
   }
 }
@@ -108,16 +112,16 @@ void Library::registerDef(FunctionSchema schema, const std::vector<Tag>& tags, s
   RegistrationHandleRAII def_handle = Dispatcher::singleton().registerDef(
       std::move(schema), debug.empty() ? debugString() : std::move(debug), tagNames(tags));
   if (python_module_) {
-    registrars_.emplace_back(Dispatcher::singleton().registerPythonModule(name, python_module_->first,
-                                                                           python_module_->second));
+    registrars_.emplace_back(
+        Dispatcher::singleton().registerPythonModule(name, python_module_->first, python_module_->second));
   }
   registrars_.emplace_back(std::move(def_handle));
 }
 
 Library& Library::_def(std::variant<OperatorName, FunctionSchema>&& name_or_schema, CppFunction&& f,
                        const std::vector<Tag>& tags) & {
-  OPDISPATCH_CHECK(kind_ != IMPL, "Cannot define an operator inside an ", toString(kind_), " block (",
-                   debugString(), ")");
+  OPDISPATCH_CHECK(kind_ != IMPL, "Cannot define an operator inside an ", toString(kind_), " block (", debugString(),
+                   ")");
   FunctionSchema schema = [&] {
     if (auto* s = std::get_if<FunctionSchema>(&name_or_schema)) {
       return std::move(*s);
@@ -133,9 +137,8 @@ Library& Library::_def(std::variant<OperatorName, FunctionSchema>&& name_or_sche
   registerDef(std::move(qualified), tags);
   std::string debug = f.debug_.empty() ? debugString() : f.debug_;
   try {
-    registrars_.emplace_back(Dispatcher::singleton().registerImpl(name, f.dispatch_key_, std::move(f.func_),
-                                                                  f.cpp_signature_, std::move(f.schema_),
-                                                                  std::move(debug)));
+    registrars_.emplace_back(Dispatcher::singleton().registerImpl(
+        name, f.dispatch_key_, std::move(f.func_), f.cpp_signature_, std::move(f.schema_), std::move(debug)));
   } catch (...) {
     // The impl does not fit the def: undo the def too, newest first.
     while (registrars_.size() > before) {
@@ -156,22 +159,21 @@ Library& Library::_impl(const std::string& name, CppFunction&& f) & {
                    " is inconsistent with the dispatch key of the enclosing ", toString(kind_), " block (",
                    *dispatch_key_, "). (", debugString(), ")");
   std::string debug = f.debug_.empty() ? debugString() : f.debug_;
-  registrars_.emplace_back(Dispatcher::singleton().registerImpl(std::move(op), key, std::move(f.func_),
-                                                                f.cpp_signature_, std::move(f.schema_),
-                                                                std::move(debug)));
+  registrars_.emplace_back(Dispatcher::singleton().registerImpl(
+      std::move(op), key, std::move(f.func_), f.cpp_signature_, std::move(f.schema_), std::move(debug)));
   return *this;
 }
 
 Library& Library::_fallback(CppFunction&& f) & {
-  OPDISPATCH_CHECK(kind_ == IMPL && ns_ == "_", "fallback() is only allowed in OPDISPATCH_LIBRARY_IMPL(_, KEY, m) "
-                   "(a library of kind IMPL for namespace '_'); this is a ", toString(kind_), " block for ", ns_,
-                   " (", debugString(), ")");
+  OPDISPATCH_CHECK(kind_ == IMPL && ns_ == "_",
+                   "fallback() is only allowed in OPDISPATCH_LIBRARY_IMPL(_, KEY, m) "
+                   "(a library of kind IMPL for namespace '_'); this is a ",
+                   toString(kind_), " block for ", ns_, " (", debugString(), ")");
   std::optional<DispatchKey> key = f.dispatch_key_ ? f.dispatch_key_ : dispatch_key_;
   OPDISPATCH_CHECK(key.has_value(), "a backend fallback needs a dispatch key (", debugString(), ")");
   std::string debug = f.debug_.empty() ? debugString() : f.debug_;
   DispatchKeySet keys = getRuntimeDispatchKeySet(*key);
-  OPDISPATCH_CHECK_VALUE(!keys.empty(), "cannot register a fallback for dispatch key ", *key, " (", debugString(),
-                         ")");
+  OPDISPATCH_CHECK_VALUE(!keys.empty(), "cannot register a fallback for dispatch key ", *key, " (", debugString(), ")");
   std::vector<RegistrationHandleRAII> handles;
   for (DispatchKey k : keys) {
     handles.emplace_back(Dispatcher::singleton().registerFallback(k, f.func_, debug));
@@ -201,8 +203,8 @@ std::vector<std::string>& staticErrors() {
 }
 } // namespace
 
-LibraryInit::LibraryInit(Library::Kind kind, InitFn* fn, const char* ns, std::optional<DispatchKey> k,
-                         const char* file, uint32_t line) {
+LibraryInit::LibraryInit(Library::Kind kind, InitFn* fn, const char* ns, std::optional<DispatchKey> k, const char* file,
+                         uint32_t line) {
   try {
     lib_.emplace(kind, ns, k, file, line);
     fn(*lib_);

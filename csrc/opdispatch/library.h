@@ -96,11 +96,10 @@ class CppFunction final {
         cpp_signature_(CppSignature::make<typename FuncPtr::FuncPtrType>()),
         schema_(inferFunctionSchema<std::remove_pointer_t<typename FuncPtr::FuncPtrType>>()) {}
   /// A lambda or functor with a typed operator().
-  template <class Lambda,
-            std::enable_if_t<detail::is_functor<std::decay_t<Lambda>>::value &&
-                                 !detail::is_compile_time_function_pointer<std::decay_t<Lambda>>::value &&
-                                 !std::is_same_v<std::decay_t<Lambda>, CppFunction>,
-                             int> = 0>
+  template <class Lambda, std::enable_if_t<detail::is_functor<std::decay_t<Lambda>>::value &&
+                                               !detail::is_compile_time_function_pointer<std::decay_t<Lambda>>::value &&
+                                               !std::is_same_v<std::decay_t<Lambda>, CppFunction>,
+                                           int> = 0>
   explicit CppFunction(Lambda&& f)
       : func_(KernelFunction::makeFromUnboxedLambda(std::forward<Lambda>(f))),
         cpp_signature_(CppSignature::make<std::decay_t<Lambda>>()),
@@ -331,21 +330,21 @@ std::vector<std::string> takeStaticRegistrationErrors();
   void OPDISPATCH_LIBRARY_init_##ns(::opdispatch::Library& m)
 
 #define OPDISPATCH_LIBRARY_FRAGMENT(ns, m) OPDISPATCH_LIBRARY_FRAGMENT_UID(ns, m, OPDISPATCH_UID)
-#define OPDISPATCH_LIBRARY_FRAGMENT_UID(ns, m, uid)                                                      \
-  static void OPDISPATCH_CONCAT(OPDISPATCH_LIBRARY_FRAGMENT_init_##ns##_, uid)(::opdispatch::Library&);  \
-  static const ::opdispatch::detail::LibraryInit OPDISPATCH_CONCAT(                                      \
-      OPDISPATCH_LIBRARY_FRAGMENT_static_init_##ns##_, uid)(                                             \
-      ::opdispatch::Library::FRAGMENT, &OPDISPATCH_CONCAT(OPDISPATCH_LIBRARY_FRAGMENT_init_##ns##_, uid), \
-      #ns, std::nullopt, __FILE__, __LINE__);                                                             \
+#define OPDISPATCH_LIBRARY_FRAGMENT_UID(ns, m, uid)                                                                 \
+  static void OPDISPATCH_CONCAT(OPDISPATCH_LIBRARY_FRAGMENT_init_##ns##_, uid)(::opdispatch::Library&);             \
+  static const ::opdispatch::detail::LibraryInit OPDISPATCH_CONCAT(OPDISPATCH_LIBRARY_FRAGMENT_static_init_##ns##_, \
+                                                                   uid)(                                            \
+      ::opdispatch::Library::FRAGMENT, &OPDISPATCH_CONCAT(OPDISPATCH_LIBRARY_FRAGMENT_init_##ns##_, uid), #ns,      \
+      std::nullopt, __FILE__, __LINE__);                                                                            \
   void OPDISPATCH_CONCAT(OPDISPATCH_LIBRARY_FRAGMENT_init_##ns##_, uid)(::opdispatch::Library & m)
 
 #define OPDISPATCH_LIBRARY_IMPL(ns, k, m) OPDISPATCH_LIBRARY_IMPL_UID(ns, k, m, OPDISPATCH_UID)
-#define OPDISPATCH_LIBRARY_IMPL_UID(ns, k, m, uid)                                                          \
-  static void OPDISPATCH_CONCAT(OPDISPATCH_LIBRARY_IMPL_init_##ns##_##k##_, uid)(::opdispatch::Library&);   \
-  static const ::opdispatch::detail::LibraryInit OPDISPATCH_CONCAT(                                         \
-      OPDISPATCH_LIBRARY_IMPL_static_init_##ns##_##k##_, uid)(                                              \
-      ::opdispatch::Library::IMPL, &OPDISPATCH_CONCAT(OPDISPATCH_LIBRARY_IMPL_init_##ns##_##k##_, uid), #ns, \
-      std::make_optional(::opdispatch::DispatchKey::k), __FILE__, __LINE__);                                \
+#define OPDISPATCH_LIBRARY_IMPL_UID(ns, k, m, uid)                                                                    \
+  static void OPDISPATCH_CONCAT(OPDISPATCH_LIBRARY_IMPL_init_##ns##_##k##_, uid)(::opdispatch::Library&);             \
+  static const ::opdispatch::detail::LibraryInit OPDISPATCH_CONCAT(OPDISPATCH_LIBRARY_IMPL_static_init_##ns##_##k##_, \
+                                                                   uid)(                                              \
+      ::opdispatch::Library::IMPL, &OPDISPATCH_CONCAT(OPDISPATCH_LIBRARY_IMPL_init_##ns##_##k##_, uid), #ns,          \
+      std::make_optional(::opdispatch::DispatchKey::k), __FILE__, __LINE__);                                          \
   void OPDISPATCH_CONCAT(OPDISPATCH_LIBRARY_IMPL_init_##ns##_##k##_, uid)(::opdispatch::Library & m)
 
 // OPDISPATCH_SELECTIVE_NAME("ns::op") and OPDISPATCH_SELECTIVE_SCHEMA("ns::op(...) -> ...")
@@ -354,11 +353,11 @@ std::vector<std::string> takeStaticRegistrationErrors();
 // operators are defined and implemented; without it, every one is. PyTorch:
 // TORCH_SELECTIVE_NAME, TORCH_SELECTIVE_SCHEMA (TORCH_OPERATOR_WHITELIST).
 #if defined(OPDISPATCH_OPERATOR_ALLOWLIST)
-#define OPDISPATCH_SELECTIVE_NAME(n)                                                                    \
-  ::opdispatch::detail::SelectiveStr<::opdispatch::detail::allowlistContains(                          \
+#define OPDISPATCH_SELECTIVE_NAME(n)                                          \
+  ::opdispatch::detail::SelectiveStr<::opdispatch::detail::allowlistContains( \
       OPDISPATCH_STRINGIZE(OPDISPATCH_OPERATOR_ALLOWLIST), n)>(n)
-#define OPDISPATCH_SELECTIVE_SCHEMA(n)                                                                  \
-  ::opdispatch::detail::SelectiveStr<::opdispatch::detail::allowlistContains(                          \
+#define OPDISPATCH_SELECTIVE_SCHEMA(n)                                        \
+  ::opdispatch::detail::SelectiveStr<::opdispatch::detail::allowlistContains( \
       OPDISPATCH_STRINGIZE(OPDISPATCH_OPERATOR_ALLOWLIST), ::opdispatch::detail::schemaOperatorName(n))>(n)
 #else
 #define OPDISPATCH_SELECTIVE_NAME(n) ::opdispatch::detail::SelectiveStr<true>(n)

@@ -29,8 +29,7 @@ namespace {
 constexpr size_t kMaxTensors = 16;
 
 struct PlainKernelObject {
-  PyObject_HEAD
-  vectorcallfunc vectorcall;
+  PyObject_HEAD vectorcallfunc vectorcall;
   PyObject* dict;
   PyObject* run_below;      ///< op._redispatch_below_autograd
   PyObject* formula;        ///< graph.Formula
@@ -270,10 +269,10 @@ PyObject* plainCall(PyObject* self, PyObject* const* argv, size_t nargsf, PyObje
     if (!out) {
       throw py::error_already_set();
     }
-    OPDISPATCH_CHECK_TYPE(isTensor(out.ptr()), "the kernel below autograd returned ",
-                          Py_TYPE(out.ptr())->tp_name, " where the schema returns a Tensor");
-    py::object node = makeNode(k, PyTuple_GET_ITEM(k->needs_table, static_cast<Py_ssize_t>(mask)),
-                               edge_tuple.ptr(), n_args);
+    OPDISPATCH_CHECK_TYPE(isTensor(out.ptr()), "the kernel below autograd returned ", Py_TYPE(out.ptr())->tp_name,
+                          " where the schema returns a Tensor");
+    py::object node = makeNode(k, PyTuple_GET_ITEM(k->needs_table, static_cast<Py_ssize_t>(mask)), edge_tuple.ptr(),
+                               n_args);
     if (k->setup != nullptr) {
       callSetup(k, node.ptr(), args, n_args, kwnames, out.ptr());
     }
@@ -306,18 +305,17 @@ PyObject* plainCall(PyObject* self, PyObject* const* argv, size_t nargsf, PyObje
 }
 
 PyObject* plainNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
-  static const char* kwlist[] = {"run_below", "formula", "node_class", "positions", "layout", "needs_table",
-                                 "setup", "keyword_only", "kwarg_defaults", "full_inputs", "view_name",
-                                 "grad_mode_below", nullptr};
-  PyObject *run_below, *formula, *node_class, *positions, *layout, *needs_table, *setup, *kwarg_defaults,
-      *full_inputs, *view_name;
+  static const char* kwlist[] = {"run_below",   "formula",         "node_class",   "positions",      "layout",
+                                 "needs_table", "setup",           "keyword_only", "kwarg_defaults", "full_inputs",
+                                 "view_name",   "grad_mode_below", nullptr};
+  PyObject *run_below, *formula, *node_class, *positions, *layout, *needs_table, *setup, *kwarg_defaults, *full_inputs,
+      *view_name;
   int keyword_only = 0;
   int grad_mode_below = 1;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO!O!O!O!OpO!OOp:_PlainAutogradKernel",
-                                   const_cast<char**>(kwlist), &run_below, &formula, &PyType_Type, &node_class,
-                                   &PyTuple_Type, &positions, &PyTuple_Type, &layout, &PyTuple_Type, &needs_table,
-                                   &setup, &keyword_only, &PyDict_Type, &kwarg_defaults, &full_inputs,
-                                   &view_name, &grad_mode_below)) {
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO!O!O!O!OpO!OOp:_PlainAutogradKernel", const_cast<char**>(kwlist),
+                                   &run_below, &formula, &PyType_Type, &node_class, &PyTuple_Type, &positions,
+                                   &PyTuple_Type, &layout, &PyTuple_Type, &needs_table, &setup, &keyword_only,
+                                   &PyDict_Type, &kwarg_defaults, &full_inputs, &view_name, &grad_mode_below)) {
     return nullptr;
   }
   Py_ssize_t n = PyTuple_GET_SIZE(positions);
@@ -343,8 +341,8 @@ PyObject* plainNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   k->n_positional = PyTuple_GET_SIZE(layout);
   k->keyword_only = keyword_only != 0;
   k->grad_mode_below = grad_mode_below != 0;
-  PyObject** slots[] = {&k->run_below, &k->formula, &k->node_class, &k->layout, &k->needs_table,
-                        &k->kwarg_defaults, &k->full_inputs};
+  PyObject** slots[] = {&k->run_below,   &k->formula,        &k->node_class, &k->layout,
+                        &k->needs_table, &k->kwarg_defaults, &k->full_inputs};
   PyObject* values[] = {run_below, formula, node_class, layout, needs_table, kwarg_defaults, full_inputs};
   for (size_t i = 0; i < std::size(slots); ++i) {
     Py_INCREF(values[i]);
@@ -356,10 +354,10 @@ PyObject* plainNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
 }
 
 /// The object fields of a kernel, which the collector visits and clears.
-PyObject* PlainKernelObject::*const kObjectFields[] = {
-    &PlainKernelObject::dict,      &PlainKernelObject::run_below,      &PlainKernelObject::formula,
-    &PlainKernelObject::node_class, &PlainKernelObject::layout,        &PlainKernelObject::needs_table,
-    &PlainKernelObject::setup,     &PlainKernelObject::kwarg_defaults, &PlainKernelObject::full_inputs,
+PyObject* PlainKernelObject::* const kObjectFields[] = {
+    &PlainKernelObject::dict,       &PlainKernelObject::run_below,      &PlainKernelObject::formula,
+    &PlainKernelObject::node_class, &PlainKernelObject::layout,         &PlainKernelObject::needs_table,
+    &PlainKernelObject::setup,      &PlainKernelObject::kwarg_defaults, &PlainKernelObject::full_inputs,
     &PlainKernelObject::view_name,
 };
 
@@ -402,10 +400,11 @@ void initAutogradKernelBindings(py::module_& m) {
   t.tp_name = "opdispatch._C._PlainAutogradKernel";
   t.tp_basicsize = sizeof(PlainKernelObject);
   t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL;
-  t.tp_doc = "_PlainAutogradKernel(run_below, formula, node_class, positions, layout, needs_table, setup, "
-             "keyword_only, kwarg_defaults, full_inputs, view_name, grad_mode_below): the Autograd kernel "
-             "(keyset, *args, **kwargs) of an operator with a plain schema and a formula; see "
-             "opdispatch._library.autograd._plain_kernel for the arguments.";
+  t.tp_doc =
+      "_PlainAutogradKernel(run_below, formula, node_class, positions, layout, needs_table, setup, "
+      "keyword_only, kwarg_defaults, full_inputs, view_name, grad_mode_below): the Autograd kernel "
+      "(keyset, *args, **kwargs) of an operator with a plain schema and a formula; see "
+      "opdispatch._library.autograd._plain_kernel for the arguments.";
   t.tp_new = plainNew;
   t.tp_dealloc = plainDealloc;
   t.tp_traverse = plainTraverse;

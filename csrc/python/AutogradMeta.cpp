@@ -17,13 +17,12 @@ namespace opdispatch::python {
 namespace {
 
 struct AutogradMetaObject {
-  PyObject_HEAD
-  PyObject* grad;             ///< the accumulated gradient (leaves, retained non-leaves), or null (None)
-  PyObject* grad_fn;          ///< the node that computed the tensor, or null (None): a leaf
+  PyObject_HEAD PyObject* grad; ///< the accumulated gradient (leaves, retained non-leaves), or null (None)
+  PyObject* grad_fn; ///< the node that computed the tensor, or null (None): a leaf
   PyObject* grad_accumulator; ///< weak reference to a leaf's AccumulateGrad node, or null (None)
-  PyObject* view_of;          ///< name of the view operator that made the tensor while recording, or null (None)
-  long long output_nr;        ///< which output of grad_fn the tensor is
-  char retains_grad;          ///< keeps .grad although not a leaf
+  PyObject* view_of; ///< name of the view operator that made the tensor while recording, or null (None)
+  long long output_nr; ///< which output of grad_fn the tensor is
+  char retains_grad; ///< keeps .grad although not a leaf
   PyObject* weakrefs;
 };
 
@@ -88,7 +87,8 @@ void metaDealloc(PyObject* obj) {
 
 PyMemberDef kMembers[] = {
     {"grad", T_OBJECT, offsetof(AutogradMetaObject, grad), 0, "The accumulated gradient, or None."},
-    {"grad_fn", T_OBJECT, offsetof(AutogradMetaObject, grad_fn), 0, "The node that computed the tensor (None: a leaf)."},
+    {"grad_fn", T_OBJECT, offsetof(AutogradMetaObject, grad_fn), 0,
+     "The node that computed the tensor (None: a leaf)."},
     {"grad_accumulator", T_OBJECT, offsetof(AutogradMetaObject, grad_accumulator), 0,
      "A weak reference to the leaf's AccumulateGrad node, or None."},
     {"view_of", T_OBJECT, offsetof(AutogradMetaObject, view_of), 0,
@@ -273,8 +273,9 @@ void initAutogradMetaBindings(py::module_& m) {
   t.tp_name = "opdispatch._C._AutogradMeta";
   t.tp_basicsize = sizeof(AutogradMetaObject);
   t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC;
-  t.tp_doc = "_AutogradMeta(grad_fn=None, output_nr=0): the autograd state of one tensor (its "
-             "TensorBase._autograd_meta). PyTorch: torch::autograd::AutogradMeta.";
+  t.tp_doc =
+      "_AutogradMeta(grad_fn=None, output_nr=0): the autograd state of one tensor (its "
+      "TensorBase._autograd_meta). PyTorch: torch::autograd::AutogradMeta.";
   t.tp_new = metaNew;
   t.tp_dealloc = metaDealloc;
   t.tp_traverse = metaTraverse;

@@ -417,9 +417,7 @@ std::optional<IValue> convert(PyObject* obj, TypePtr type, std::optional<int32_t
   return std::nullopt;
 }
 
-std::string opLabel(const FunctionSchema& schema) {
-  return schema.operator_name().toString();
-}
+std::string opLabel(const FunctionSchema& schema) { return schema.operator_name().toString(); }
 
 // Note [Conversion errors name the argument]
 // Converting a Python value can fail in three ways: it has another type
@@ -542,8 +540,8 @@ void checkKeywordsKnown(const FunctionSchema& schema, PyObject* kwnames, size_t 
     std::string name = displayText(PyTuple_GET_ITEM(kwnames, k));
     if (!schema.argumentIndexWithName(name)) {
       std::string hint = suggestArgument(schema, name);
-      throw TypeError(detail::str(opLabel(schema), "() got an unexpected keyword argument '", abbreviated(name),
-                                  "'", hint.empty() ? "." : hint, " Declaration: ", schema));
+      throw TypeError(detail::str(opLabel(schema), "() got an unexpected keyword argument '", abbreviated(name), "'",
+                                  hint.empty() ? "." : hint, " Declaration: ", schema));
     }
   }
 }
@@ -597,8 +595,8 @@ IValue toIValue(PyObject* obj, const Argument& arg, const FunctionSchema& schema
   if (v) {
     return std::move(*v);
   }
-  throw TypeError(detail::str(argumentLabel(schema, arg, position), " must be ", expectedType(arg), ", not ",
-                              pyTypeName(obj)));
+  throw TypeError(
+      detail::str(argumentLabel(schema, arg, position), " must be ", expectedType(arg), ", not ", pyTypeName(obj)));
 }
 
 PyObject* toPyObject(const IValue& v, TypePtr type) {
@@ -725,14 +723,14 @@ void pushPythonResults(const FunctionSchema& schema, PyObject* result, const cha
   }
   if (!PyTuple_Check(result) && !PyList_Check(result)) {
     throw TypeError(detail::str(opLabel(schema), ": the ", where, " returned ", pyTypeName(result),
-                                " but the schema declares ", returns.size(), " returns; return a tuple. Schema: ",
-                                schema));
+                                " but the schema declares ", returns.size(),
+                                " returns; return a tuple. Schema: ", schema));
   }
   Elements values(result);
   size_t n = values.size();
   if (n != returns.size()) {
-    throw TypeError(detail::str(opLabel(schema), ": the ", where, " returned ", n,
-                                " values but the schema declares ", returns.size(), ". Schema: ", schema));
+    throw TypeError(detail::str(opLabel(schema), ": the ", where, " returned ", n, " values but the schema declares ",
+                                returns.size(), ". Schema: ", schema));
   }
   try {
     for (size_t i = 0; i < n; ++i) {

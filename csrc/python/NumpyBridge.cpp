@@ -303,8 +303,10 @@ PyObject* arrayOfTensor(PyObject* tensor) {
                    (impl->device().is_meta() ? " (meta tensors have no data)" : ""));
   void* data = impl->data_ptr(); // throws for a tensor without storage (a wrapper subclass)
   int64_t nd = impl->dim();
-  OPDISPATCH_CHECK_VALUE(nd <= kMaxNumpyDims, "numpy(): a tensor of ", nd, " dimensions has no NumPy view (NumPy "
-                         "allows at most ", kMaxNumpyDims, ")");
+  OPDISPATCH_CHECK_VALUE(nd <= kMaxNumpyDims, "numpy(): a tensor of ", nd,
+                         " dimensions has no NumPy view (NumPy "
+                         "allows at most ",
+                         kMaxNumpyDims, ")");
   std::array<Py_intptr_t, kMaxNumpyDims> dims{}, strides{};
   auto itemsize = static_cast<int64_t>(impl->itemsize());
   IntArrayRef sizes = impl->sizes(), tstrides = impl->strides();
@@ -321,8 +323,8 @@ PyObject* arrayOfTensor(PyObject* tensor) {
   }
   NpyApi& api = npy();
   PyObject* descr = numpyDtype(impl->dtype()).inc_ref().ptr(); // stolen by PyArray_NewFromDescr
-  PyObject* arr = api.PyArray_NewFromDescr_(api.PyArray_Type_, descr, static_cast<int>(nd), dims.data(),
-                                             strides.data(), data, NpyApi::NPY_ARRAY_WRITEABLE_, nullptr);
+  PyObject* arr = api.PyArray_NewFromDescr_(api.PyArray_Type_, descr, static_cast<int>(nd), dims.data(), strides.data(),
+                                            data, NpyApi::NPY_ARRAY_WRITEABLE_, nullptr);
   if (arr == nullptr) {
     throw py::error_already_set();
   }
@@ -371,8 +373,7 @@ Tensor tensorOfArray(PyObject* array) {
     strides = contiguousStrides(sizes);
   }
   Py_INCREF(array);
-  return from_blob(proxy->data, sizes, strides, st, [](void* ctx, void*) { pyInterpreterHooks().decref(ctx); },
-                   array);
+  return from_blob(proxy->data, sizes, strides, st, [](void* ctx, void*) { pyInterpreterHooks().decref(ctx); }, array);
 }
 
 void initNumpyBridgeBindings(py::module_& m) {

@@ -82,8 +82,8 @@ BoundArguments::BoundArguments(const AnnotatedSchema& s, PyCallArguments call) :
   const size_t num_positional = s.num_positional;
   if (call.nargs > num_positional) {
     throw TypeError(detail::str(schema.operator_name(), "() takes ", num_positional, " positional argument",
-                                num_positional == 1 ? "" : "s", " but ", call.nargs, " were given. Declaration: ",
-                                schema));
+                                num_positional == 1 ? "" : "s", " but ", call.nargs,
+                                " were given. Declaration: ", schema));
   }
   const size_t num_kw = call.kwnames ? static_cast<size_t>(PyTuple_GET_SIZE(call.kwnames)) : 0;
   size_t kw_used = 0;
@@ -97,8 +97,7 @@ BoundArguments::BoundArguments(const AnnotatedSchema& s, PyCallArguments call) :
         const std::string& name = arguments[i].name();
         if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(call.kwnames, k), name.c_str()) == 0) {
           if (value != nullptr) {
-            throw TypeError(detail::str(schema.operator_name(), "() got multiple values for argument '", name,
-                                        "'"));
+            throw TypeError(detail::str(schema.operator_name(), "() got multiple values for argument '", name, "'"));
           }
           value = call.args[call.nargs + k];
           ++kw_used;
@@ -209,7 +208,8 @@ PyObject* BoundArguments::convertToPython(size_t i) {
 }
 
 PythonKernelArguments::PythonKernelArguments(BoundArguments& args)
-    : schema_(args.schema().schema), buffer_(args.pythonObjects()) {
+    : schema_(args.schema().schema),
+      buffer_(args.pythonObjects()) {
   const auto& arguments = schema_.arguments();
   const size_t n = arguments.size();
   const size_t num_positional = args.schema().num_positional;

@@ -86,7 +86,8 @@ py::object handlerFor(const OperatorHandle& op, DispatchKey k) {
 class PythonHandlerKernel final : public OperatorKernel {
  public:
   PythonHandlerKernel(py::object handler, DispatchKey k)
-      : handler_(std::move(handler)), where_(detail::str("Python dispatcher's kernel for ", k)) {}
+      : handler_(std::move(handler)),
+        where_(detail::str("Python dispatcher's kernel for ", k)) {}
   std::string describe() const override { return where_; }
 
   /// The boxed entry (GIL held): calls the handler with the arguments as

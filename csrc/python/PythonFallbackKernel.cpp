@@ -49,9 +49,9 @@ namespace opdispatch::python {
 namespace {
 
 /// Every key above Python. PyTorch: the complement of after_Python_keyset.
-constexpr DispatchKeySet kAbovePython =
-    DispatchKeySet(DispatchKeySet::FULL) -
-    (DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::Python) | DispatchKeySet(DispatchKey::Python));
+constexpr DispatchKeySet kAbovePython = DispatchKeySet(DispatchKeySet::FULL) -
+                                        (DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::Python) |
+                                         DispatchKeySet(DispatchKey::Python));
 
 /// _C._disabled_torch_dispatch_impl (opdispatch.Tensor.__torch_dispatch__).
 PyObject* gDisabledImpl = nullptr;
@@ -172,8 +172,8 @@ py::object callHandler(PyObject* fn, PyObject* prefix, PyObject* func, PyObject*
   return py::reinterpret_steal<py::object>(r);
 }
 
-py::object dispatchOnMode(const OperatorHandle& op, PyObject* func, PyObject* types, PyObject* args,
-                          PyObject* kwargs, py::object& mode_out) {
+py::object dispatchOnMode(const OperatorHandle& op, PyObject* func, PyObject* types, PyObject* args, PyObject* kwargs,
+                          py::object& mode_out) {
   StashTorchDispatchModeGuard stash;
   const py::object& mode = stash.mode();
   mode_out = mode;
@@ -186,7 +186,8 @@ py::object dispatchOnMode(const OperatorHandle& op, PyObject* func, PyObject* ty
   }
   OPDISPATCH_CHECK(PyMethod_Check(handler.ptr()) && PyMethod_GET_SELF(handler.ptr()) == mode.ptr(),
                    "Defining your mode's `__torch_dispatch__` as a classmethod is not supported, please make it "
-                   "a plain method (mode ", py::repr(mode).cast<std::string>(), ")");
+                   "a plain method (mode ",
+                   py::repr(mode).cast<std::string>(), ")");
   return callHandler(handler.ptr(), nullptr, func, types, args, kwargs);
 }
 
@@ -344,8 +345,7 @@ void initPythonFallbackBindings(py::module_& m) {
         gRules = rules.release().ptr();
         Py_XDECREF(old);
       },
-      py::arg("rules"),
-      "Sets the registry of register_torch_dispatch rules: {'ns::op[.overload]': {class: rule}}.");
+      py::arg("rules"), "Sets the registry of register_torch_dispatch rules: {'ns::op[.overload]': {class: rule}}.");
   bindContextManager<RestorePythonTLSSnapshot>(
       m, "_RestorePythonTLSSnapshot",
       "with _RestorePythonTLSSnapshot(): inside __torch_dispatch__, runs the block with the dispatch key sets "

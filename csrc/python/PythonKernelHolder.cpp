@@ -70,7 +70,8 @@ void PythonKernelHolder::retire() {
 }
 
 KernelFunction PythonKernelHolder::makeKernel(PyObject* func, DispatchKey key, bool with_keyset, bool is_fallback) {
-  return KernelFunction::makeFromBoxedFunctor(std::make_unique<PythonKernelHolder>(func, key, with_keyset, is_fallback));
+  return KernelFunction::makeFromBoxedFunctor(
+      std::make_unique<PythonKernelHolder>(func, key, with_keyset, is_fallback));
 }
 
 void PythonKernelHolder::checkNotStillChosen(const OperatorHandle& op, KernelRef now) const {
@@ -89,7 +90,7 @@ py::object PythonKernelHolder::callRaw(const py::object& func, const OperatorHan
                      ": no OpOverload resolver is installed (opdispatch.ops installs one; or call "
                      "opdispatch._C._set_opoverload_resolver(f) with f(name, overload_name) -> OpOverload)");
     overload = py::reinterpret_borrow<py::object>(gOpOverloadResolver)(op.operator_name().name,
-                                                                        op.operator_name().overload_name);
+                                                                       op.operator_name().overload_name);
     buffer[--first] = overload.ptr();
   }
   if (with_keyset_) {

@@ -28,8 +28,7 @@ namespace opdispatch::python {
 namespace {
 
 struct OperatorObject {
-  PyObject_HEAD
-  vectorcallfunc vectorcall;
+  PyObject_HEAD vectorcallfunc vectorcall;
   /// The operator (a counted handle, see Note [Kernel lifetime]); null until __init__ ran.
   OperatorHandle* handle;
   PyObject* dict;
@@ -37,8 +36,7 @@ struct OperatorObject {
 };
 
 struct PacketObject {
-  PyObject_HEAD
-  vectorcallfunc vectorcall;
+  PyObject_HEAD vectorcallfunc vectorcall;
   PyObject* dict;
   PyObject* weakrefs;
   /// `_qualified_op_name`: "ns::op".
@@ -259,8 +257,9 @@ PyObject* packetVectorcall(PyObject* self, PyObject* const* args, size_t nargsf,
     }
     Py_DECREF(r);
   }
-  return pythonEntry(
-      [&]() -> PyObject* { return callOverloads(p, {args, static_cast<size_t>(PyVectorcall_NARGS(nargsf)), kwnames}); });
+  return pythonEntry([&]() -> PyObject* {
+    return callOverloads(p, {args, static_cast<size_t>(PyVectorcall_NARGS(nargsf)), kwnames});
+  });
 }
 
 PyObject* packetNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
@@ -303,7 +302,8 @@ int packetClear(PyObject* self) {
 PyObject* resolvePacket(PyObject*, PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames) {
   return pythonEntry([&]() -> PyObject* {
     size_t nargs = static_cast<size_t>(PyVectorcall_NARGS(nargsf));
-    OPDISPATCH_CHECK_TYPE(nargs >= 1 && PyUnicode_Check(args[0]), "_jit_resolve_packet(qualname: str, *args, **kwargs)");
+    OPDISPATCH_CHECK_TYPE(nargs >= 1 && PyUnicode_Check(args[0]),
+                          "_jit_resolve_packet(qualname: str, *args, **kwargs)");
     std::string name = utf8String(args[0]);
     Dispatcher& d = Dispatcher::singleton();
     std::vector<OperatorHandle> handles;

@@ -203,7 +203,6 @@ PyObject* newWrapper(PyTypeObject* cls, TensorImpl* impl) {
   return obj;
 }
 
-
 /// A new tuple of the ints `v`, or null with MemoryError set.
 PyObject* intTuple(IntArrayRef v) {
   PyObject* t = PyTuple_New(static_cast<Py_ssize_t>(v.size()));
@@ -304,9 +303,7 @@ PyObject* methSize(PyObject* self, PyObject* args) {
 PyObject* methNumel(PyObject* self, PyObject*) { return PyLong_FromLongLong(selfImpl(self)->numel()); }
 PyObject* methDim(PyObject* self, PyObject*) { return PyLong_FromLongLong(selfImpl(self)->dim()); }
 PyObject* methIsContiguous(PyObject* self, PyObject*) { return PyBool_FromLong(selfImpl(self)->is_contiguous()); }
-PyObject* methStorageOffset(PyObject* self, PyObject*) {
-  return PyLong_FromLongLong(selfImpl(self)->storage_offset());
-}
+PyObject* methStorageOffset(PyObject* self, PyObject*) { return PyLong_FromLongLong(selfImpl(self)->storage_offset()); }
 PyObject* methDataPtr(PyObject* self, PyObject*) {
   return pythonEntry([&] { return PyLong_FromVoidPtr(selfImpl(self)->data_ptr()); });
 }
@@ -410,8 +407,8 @@ std::vector<int64_t> toInts(py::handle value, const char* what) {
     }
     return {one};
   }
-  OPDISPATCH_CHECK_TYPE(py::isinstance<py::sequence>(value), what,
-                        " must be an int or a sequence of ints, not ", pyTypeName(value.ptr()));
+  OPDISPATCH_CHECK_TYPE(py::isinstance<py::sequence>(value), what, " must be an int or a sequence of ints, not ",
+                        pyTypeName(value.ptr()));
   py::list items = py::reinterpret_steal<py::list>(PySequence_List(value.ptr()));
   if (!items) {
     throw py::error_already_set();
@@ -443,9 +440,8 @@ PyTypeObject* tensorSubclass(PyObject* cls, const char* api) {
 /// The ints of `seq` (a sequence of ints) for argument `name` of
 /// _make_wrapper_subclass; each must be >= 0. Throws TypeError / ValueError.
 std::vector<int64_t> nonNegativeInts(PyObject* seq, const char* name) {
-  OPDISPATCH_CHECK_TYPE(PySequence_Check(seq) && !PyUnicode_Check(seq),
-                        "_make_wrapper_subclass(): argument '", name, "' must be a sequence of ints, not ",
-                        pyTypeName(seq));
+  OPDISPATCH_CHECK_TYPE(PySequence_Check(seq) && !PyUnicode_Check(seq), "_make_wrapper_subclass(): argument '", name,
+                        "' must be a sequence of ints, not ", pyTypeName(seq));
   py::object fast = py::reinterpret_steal<py::object>(PySequence_Fast(seq, "a sequence"));
   if (!fast) {
     throw py::error_already_set();
@@ -464,8 +460,8 @@ std::vector<int64_t> nonNegativeInts(PyObject* seq, const char* name) {
     }
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
-    OPDISPATCH_CHECK_VALUE(overflow == 0 && !(v == -1 && PyErr_Occurred()), "_make_wrapper_subclass(): ", name,
-                           "[", i, "] = ", py::repr(item).cast<std::string>(), " does not fit in int64");
+    OPDISPATCH_CHECK_VALUE(overflow == 0 && !(v == -1 && PyErr_Occurred()), "_make_wrapper_subclass(): ", name, "[", i,
+                           "] = ", py::repr(item).cast<std::string>(), " does not fit in int64");
     OPDISPATCH_CHECK_VALUE(v >= 0, "_make_wrapper_subclass(): ", name, "[", i, "] = ", v,
                            " is negative; sizes and strides must be >= 0");
     out.push_back(v);
@@ -572,8 +568,8 @@ PyObject* makeWrapperSubclass(PyObject*, PyObject* const* argv, Py_ssize_t nargs
                           " must define __torch_dispatch__: a wrapper subclass has no data of its own, so its "
                           "__torch_dispatch__ must handle every operator called on it");
     std::vector<int64_t> sizes = nonNegativeInts(size, "size");
-    std::vector<int64_t> stride_values =
-        strides == Py_None ? contiguousStrides(sizes) : nonNegativeInts(strides, "strides");
+    std::vector<int64_t> stride_values = strides == Py_None ? contiguousStrides(sizes)
+                                                            : nonNegativeInts(strides, "strides");
     OPDISPATCH_CHECK_VALUE(stride_values.size() == sizes.size(), "_make_wrapper_subclass(): got ", sizes.size(),
                            " sizes but ", stride_values.size(), " strides; give one stride per dimension");
     int64_t storage_offset = 0;

@@ -14,9 +14,9 @@ namespace opdispatch::python {
 
 struct TensorObject {
   PyObject_HEAD
-  /// Owned reference, except while impl->owns_pyobj() (then borrowed, see
-  /// Note [Preserving tensor subclass objects]); never null for a constructed object.
-  TensorImpl* impl;
+      /// Owned reference, except while impl->owns_pyobj() (then borrowed, see
+      /// Note [Preserving tensor subclass objects]); never null for a constructed object.
+      TensorImpl* impl;
   /// The ndarray view of impl's memory that kernels use, or null until the
   /// first: owned, seen only by kernels (Note [Kernel arrays] in NumpyBridge.cpp).
   PyObject* kernel_array;

@@ -23,10 +23,17 @@ struct NumpyCode {
   int size;
 };
 constexpr NumpyCode kNumpyCodes[] = {
-    {ScalarType::Bool, 'b', 1},          {ScalarType::Byte, 'u', 1},   {ScalarType::Char, 'i', 1},
-    {ScalarType::Short, 'i', 2},         {ScalarType::Int, 'i', 4},    {ScalarType::Long, 'i', 8},
-    {ScalarType::Half, 'f', 2},          {ScalarType::Float, 'f', 4},  {ScalarType::Double, 'f', 8},
-    {ScalarType::ComplexFloat, 'c', 8},  {ScalarType::ComplexDouble, 'c', 16},
+    {ScalarType::Bool, 'b', 1},
+    {ScalarType::Byte, 'u', 1},
+    {ScalarType::Char, 'i', 1},
+    {ScalarType::Short, 'i', 2},
+    {ScalarType::Int, 'i', 4},
+    {ScalarType::Long, 'i', 8},
+    {ScalarType::Half, 'f', 2},
+    {ScalarType::Float, 'f', 4},
+    {ScalarType::Double, 'f', 8},
+    {ScalarType::ComplexFloat, 'c', 8},
+    {ScalarType::ComplexDouble, 'c', 16},
 };
 } // namespace
 
@@ -95,8 +102,7 @@ ScalarType toScalarType(py::handle obj, const char* what) {
     } catch (const py::error_already_set&) {
     }
   }
-  throw TypeError(detail::str(what, " must be a dtype (e.g. opdispatch.float32), not ",
-                              Py_TYPE(obj.ptr())->tp_name));
+  throw TypeError(detail::str(what, " must be a dtype (e.g. opdispatch.float32), not ", Py_TYPE(obj.ptr())->tp_name));
 }
 
 Device toDevice(py::handle obj, const char* what) {
@@ -110,8 +116,8 @@ Device toDevice(py::handle obj, const char* what) {
       throw ValueError(detail::str(what, *what ? ": " : "", e.what()));
     }
   }
-  throw TypeError(detail::str(what, " must be a device or a string such as 'cpu' or 'meta', not ",
-                              Py_TYPE(obj.ptr())->tp_name));
+  throw TypeError(
+      detail::str(what, " must be a device or a string such as 'cpu' or 'meta', not ", Py_TYPE(obj.ptr())->tp_name));
 }
 
 void initTypeBindings(py::module_& m) {
@@ -120,8 +126,8 @@ void initTypeBindings(py::module_& m) {
       .def_property_readonly("is_floating_point", [](const PyDtype& d) { return isFloatingType(d.type); })
       .def_property_readonly("is_complex", [](const PyDtype& d) { return isComplexType(d.type); })
       .def_property_readonly("name", [](const PyDtype& d) { return toPythonName(d.type); })
-      .def("to_numpy", [](const PyDtype& d) { return numpyDtype(d.type); },
-           "The equivalent numpy.dtype.")
+      .def(
+          "to_numpy", [](const PyDtype& d) { return numpyDtype(d.type); }, "The equivalent numpy.dtype.")
       .def("__repr__", [](const PyDtype& d) { return std::string("opdispatch.") + toPythonName(d.type); })
       .def("__reduce__", [](const PyDtype& d) { return std::string(toPythonName(d.type)); });
   for (ScalarType t : kAllScalarTypes) {

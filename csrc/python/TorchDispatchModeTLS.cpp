@@ -31,7 +31,9 @@ OwnedPyObject own(py::handle obj) {
   Py_INCREF(obj.ptr());
   return OwnedPyObject::steal(obj.ptr());
 }
-py::object borrow(const OwnedPyObject& o) { return py::reinterpret_borrow<py::object>(static_cast<PyObject*>(o.get())); }
+py::object borrow(const OwnedPyObject& o) {
+  return py::reinterpret_borrow<py::object>(static_cast<PyObject*>(o.get()));
+}
 py::object take(OwnedPyObject& o) { return py::reinterpret_steal<py::object>(static_cast<PyObject*>(o.release())); }
 
 /// Python and PythonTLSSnapshot are included exactly while a mode is set.

@@ -19,7 +19,6 @@ namespace py = pybind11;
 
 namespace {
 
-
 void decrefWithGil(void* obj) {
   if (!opdispatch::python::interpreterAlive()) {
     return;

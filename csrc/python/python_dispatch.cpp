@@ -104,9 +104,7 @@ void bindGuard(py::module_& m, const char* name, const char* doc) {
   py::class_<G>(m, name, doc)
       .def(py::init([](Arg... a) { return std::make_unique<G>(G{std::tuple<Arg...>(a...), {}}); }))
       .def("__enter__",
-           [](G& g) {
-             g.active.push_back(std::apply([](Arg... a) { return std::make_unique<Guard>(a...); }, g.arg));
-           })
+           [](G& g) { g.active.push_back(std::apply([](Arg... a) { return std::make_unique<Guard>(a...); }, g.arg)); })
       .def("__exit__", [name](G& g, py::args) {
         OPDISPATCH_CHECK(!g.active.empty(), name, ".__exit__ called without a matching __enter__");
         g.active.pop_back();
@@ -196,12 +194,12 @@ void initDispatchBindings(py::module_& m) {
   });
 
   py::class_<DispatchKeySet>(m, "DispatchKeySet", "A set of runtime dispatch keys (one bit each).")
-      .def(py::init([](DispatchKey k) { return DispatchKeySet(runtimeKey(k, "DispatchKeySet(key)")); }),
-           py::arg("key"))
+      .def(py::init([](DispatchKey k) { return DispatchKeySet(runtimeKey(k, "DispatchKeySet(key)")); }), py::arg("key"))
       .def("__or__", &DispatchKeySet::operator|, py::is_operator())
       .def("__sub__", &DispatchKeySet::operator-, py::is_operator())
       .def("__and__", &DispatchKeySet::operator&, py::is_operator())
-      .def("__eq__", [](DispatchKeySet a, DispatchKeySet b) { return a == b; }, py::is_operator())
+      .def(
+          "__eq__", [](DispatchKeySet a, DispatchKeySet b) { return a == b; }, py::is_operator())
       .def("__hash__", [](DispatchKeySet a) { return a.raw_repr(); })
       .def("highestPriorityTypeId", &DispatchKeySet::highestPriorityTypeId)
       .def("remove", [](DispatchKeySet s, DispatchKey k) { return s.remove(runtimeKey(k, "DispatchKeySet.remove")); })
@@ -209,7 +207,8 @@ void initDispatchBindings(py::module_& m) {
       .def("has", &DispatchKeySet::has)
       .def("empty", &DispatchKeySet::empty)
       .def("raw_repr", &DispatchKeySet::raw_repr)
-      .def("__iter__", [](DispatchKeySet s) { return py::iter(py::cast(std::vector<DispatchKey>(s.begin(), s.end()))); })
+      .def("__iter__",
+           [](DispatchKeySet s) { return py::iter(py::cast(std::vector<DispatchKey>(s.begin(), s.end()))); })
       .def("__repr__", [](DispatchKeySet s) { return toString(s); })
       // Pickled as its key names, lowest priority first: the bits change when keys are added.
       .def(py::pickle(
@@ -238,8 +237,7 @@ void initDispatchBindings(py::module_& m) {
   m.def("_dispatch_key_parse", [](DispatchKey k) { return k; });
   m.def("_dispatch_key_for_device", [](const std::string& device_type) {
     Device d(device_type);
-    OPDISPATCH_CHECK_VALUE(!d.has_index(), "Expected device_type string to not have a device index; got ",
-                           device_type);
+    OPDISPATCH_CHECK_VALUE(!d.has_index(), "Expected device_type string to not have a device index; got ", device_type);
     return std::string(toString(backendKeyForDevice(d.type())));
   });
   m.def("_rename_privateuse1_backend", &register_privateuse1_backend, py::arg("backend_name"),
@@ -283,8 +281,9 @@ void initDispatchBindings(py::module_& m) {
   m.def("_dispatch_tls_set_dispatch_key_included", &tls_set_dispatch_key_included);
   m.def("_dispatch_tls_is_dispatch_key_included", &tls_is_dispatch_key_included);
   m.def("_dispatch_tls_local_include_set", [] { return tls_local_dispatch_key_set().included_; });
-  m.def("_dispatch_default_included_set", [] { return default_included_set; },
-        "The keys every thread includes until it excludes them (Note [BackendSelect is included by default]).");
+  m.def(
+      "_dispatch_default_included_set", [] { return default_included_set; },
+      "The keys every thread includes until it excludes them (Note [BackendSelect is included by default]).");
   m.def("_dispatch_tls_local_exclude_set", [] { return tls_local_dispatch_key_set().excluded_; });
   bindGuard<ExcludeDispatchKeyGuard, DispatchKeySet>(
       m, "_ExcludeDispatchKeyGuard", "with _ExcludeDispatchKeyGuard(keyset): excludes the keys for the block.");
@@ -292,8 +291,9 @@ void initDispatchBindings(py::module_& m) {
       m, "_IncludeDispatchKeyGuard", "with _IncludeDispatchKeyGuard(keyset): includes the keys for the block.");
   bindGuard<AutoDispatchBelowAutograd>(m, "_AutoDispatchBelowAutograd",
                                        "with _AutoDispatchBelowAutograd(): excludes the autograd keys for the block.");
-  m.def("is_grad_enabled", &GradMode::is_enabled,
-        "Whether grad mode is on in this thread (Note [Grad mode is its own flag]). PyTorch: torch._C.is_grad_enabled.");
+  m.def(
+      "is_grad_enabled", &GradMode::is_enabled,
+      "Whether grad mode is on in this thread (Note [Grad mode is its own flag]). PyTorch: torch._C.is_grad_enabled.");
   m.def("_set_grad_enabled", &GradMode::set_enabled, py::arg("enabled"),
         "Sets this thread's grad mode. PyTorch: torch._C._set_grad_enabled.");
 
@@ -313,18 +313,14 @@ void initDispatchBindings(py::module_& m) {
   });
   m.def("_dispatch_check_all_invariants", [] { Dispatcher::singleton().checkInvariants(); });
   m.def("_dispatch_has_kernel", [](const std::string& name) { return findOp(name).has_value(); });
-  m.def("_dispatch_has_kernel_for_dispatch_key", [](const std::string& name, DispatchKey k) {
-    return findOpOrThrow(name).hasKernelForDispatchKey(k);
-  });
-  m.def("_dispatch_kernel_for_dispatch_key_is_fallthrough", [](const std::string& name, DispatchKey k) {
-    return findOpOrThrow(name).isKernelFallthroughKernel(k);
-  });
-  m.def("_dispatch_has_kernel_for_any_dispatch_key", [](const std::string& name, DispatchKeySet ks) {
-    return findOpOrThrow(name).hasKernelForAnyDispatchKey(ks);
-  });
-  m.def("_dispatch_has_computed_kernel_for_dispatch_key", [](const std::string& name, DispatchKey k) {
-    return findOpOrThrow(name).hasComputedKernelForDispatchKey(k);
-  });
+  m.def("_dispatch_has_kernel_for_dispatch_key",
+        [](const std::string& name, DispatchKey k) { return findOpOrThrow(name).hasKernelForDispatchKey(k); });
+  m.def("_dispatch_kernel_for_dispatch_key_is_fallthrough",
+        [](const std::string& name, DispatchKey k) { return findOpOrThrow(name).isKernelFallthroughKernel(k); });
+  m.def("_dispatch_has_kernel_for_any_dispatch_key",
+        [](const std::string& name, DispatchKeySet ks) { return findOpOrThrow(name).hasKernelForAnyDispatchKey(ks); });
+  m.def("_dispatch_has_computed_kernel_for_dispatch_key",
+        [](const std::string& name, DispatchKey k) { return findOpOrThrow(name).hasComputedKernelForDispatchKey(k); });
   m.def("_dispatch_find_dangling_impls", [] {
     std::vector<std::string> out;
     for (const auto& op : Dispatcher::singleton().findDanglingImpls()) {
@@ -353,24 +349,37 @@ void initDispatchBindings(py::module_& m) {
       },
       "Names ('ns::name' or 'ns::name.overload') of the operators that have a schema, in the order their "
       "entries were first registered (unlike _dispatch_get_all_op_names, no impl-only operators).");
-  m.def("_dispatch_find_overload_names", [](const std::string& name) {
-    return Dispatcher::singleton().findOverloadNames(name);
-  },
-        "The overload names ('' for the default) of the operators named `name` ('ns::op') that have a schema, in "
-        "the order their entries were first registered; costs the number of overloads, not of operators.");
-  m.def("_dispatch_registration_generation", [] { return Dispatcher::singleton().registrationGeneration(); },
-        "A counter that changes whenever an operator is defined or undefined.");
+  m.def(
+      "_dispatch_find_overload_names",
+      [](const std::string& name) { return Dispatcher::singleton().findOverloadNames(name); },
+      "The overload names ('' for the default) of the operators named `name` ('ns::op') that have a schema, in "
+      "the order their entries were first registered; costs the number of overloads, not of operators.");
+  m.def(
+      "_dispatch_registration_generation", [] { return Dispatcher::singleton().registrationGeneration(); },
+      "A counter that changes whenever an operator is defined or undefined.");
   m.def("_dispatch_take_static_registration_errors", &detail::takeStaticRegistrationErrors,
         "Errors of OPDISPATCH_LIBRARY blocks that failed while a shared library loaded (cleared by the call).");
 
   // --- operator handles -------------------------------------------------------------
   py::class_<OperatorHandle>(m, "_OperatorHandle", "A handle to a defined operator.")
       // The guards keep the schema while it is copied (Note [Reclaiming retired kernels]).
-      .def_property_readonly("schema", [](const OperatorHandle& op) { CallGuard guard; return op.schema(); })
+      .def_property_readonly("schema",
+                             [](const OperatorHandle& op) {
+                               CallGuard guard;
+                               return op.schema();
+                             })
       .def_property_readonly("name", [](const OperatorHandle& op) { return op.operator_name().name; })
       .def_property_readonly("overload_name", [](const OperatorHandle& op) { return op.operator_name().overload_name; })
-      .def_property_readonly("tags", [](const OperatorHandle& op) { CallGuard guard; return op.tags(); })
-      .def_property_readonly("debug", [](const OperatorHandle& op) { CallGuard guard; return op.debug(); })
+      .def_property_readonly("tags",
+                             [](const OperatorHandle& op) {
+                               CallGuard guard;
+                               return op.tags();
+                             })
+      .def_property_readonly("debug",
+                             [](const OperatorHandle& op) {
+                               CallGuard guard;
+                               return op.debug();
+                             })
       .def("has_schema", &OperatorHandle::hasSchema)
       .def(
           "call_boxed",
@@ -389,28 +398,35 @@ void initDispatchBindings(py::module_& m) {
       .def("has_computed_kernel_for_dispatch_key", &OperatorHandle::hasComputedKernelForDispatchKey)
       .def("dump_state", &OperatorHandle::dumpState)
       .def("dump_table", &OperatorHandle::dumpComputedTable)
-      .def("__eq__", [](const OperatorHandle& a, const OperatorHandle& b) { return a == b; }, py::is_operator())
-      .def("__repr__", [](const OperatorHandle& op) { return "<_OperatorHandle " + op.operator_name().toString() + ">"; });
+      .def(
+          "__eq__", [](const OperatorHandle& a, const OperatorHandle& b) { return a == b; }, py::is_operator())
+      .def("__repr__",
+           [](const OperatorHandle& op) { return "<_OperatorHandle " + op.operator_name().toString() + ">"; });
   m.def("_dispatch_find_schema_or_throw", [](const std::string& name, const std::string& overload) {
     return Dispatcher::singleton().findSchemaOrThrow(name, overload);
   });
 
   // --- libraries ------------------------------------------------------------------------
-  m.def("_set_fallthrough_kernel", [](py::object f) -> py::object {
-    PyObject* previous = gFallthroughKernel;
-    gFallthroughKernel = f.is_none() ? nullptr : f.release().ptr();
-    return previous ? py::reinterpret_steal<py::object>(previous) : py::none();
-  }, "Registers the Python object that means 'fallthrough' when passed as a kernel (None: no such object); "
-     "returns the previous one (or None).");
-  m.def("_set_opoverload_resolver", [](py::object f) -> py::object {
-    OPDISPATCH_CHECK_TYPE(f.is_none() || PyCallable_Check(f.ptr()),
-                          "_set_opoverload_resolver needs a callable f(name, overload_name) or None, not ",
-                          pyTypeName(f.ptr()));
-    PyObject* previous = setOpOverloadResolver(f.ptr());
-    return previous ? py::reinterpret_steal<py::object>(previous) : py::none();
-  },
-        "Registers f(name, overload_name) -> OpOverload, used for the op argument of Python fallbacks (None "
-        "removes it); returns the previous one (or None).");
+  m.def(
+      "_set_fallthrough_kernel",
+      [](py::object f) -> py::object {
+        PyObject* previous = gFallthroughKernel;
+        gFallthroughKernel = f.is_none() ? nullptr : f.release().ptr();
+        return previous ? py::reinterpret_steal<py::object>(previous) : py::none();
+      },
+      "Registers the Python object that means 'fallthrough' when passed as a kernel (None: no such object); "
+      "returns the previous one (or None).");
+  m.def(
+      "_set_opoverload_resolver",
+      [](py::object f) -> py::object {
+        OPDISPATCH_CHECK_TYPE(f.is_none() || PyCallable_Check(f.ptr()),
+                              "_set_opoverload_resolver needs a callable f(name, overload_name) or None, not ",
+                              pyTypeName(f.ptr()));
+        PyObject* previous = setOpOverloadResolver(f.ptr());
+        return previous ? py::reinterpret_steal<py::object>(previous) : py::none();
+      },
+      "Registers f(name, overload_name) -> OpOverload, used for the op argument of Python fallbacks (None "
+      "removes it); returns the previous one (or None).");
   m.def(
       "_dispatch_set_call_site_skip_paths",
       [](std::vector<std::string> paths) {
@@ -424,13 +440,13 @@ void initDispatchBindings(py::module_& m) {
       "Sets the source files (and directories, ending in '/') whose frames are not a user's registration site "
       "(_python_call_site and the 'registered at' of Python kernels skip them); returns the previous list.");
   m.def(
-      "_python_call_site",
-      []() -> std::optional<std::pair<std::string, int>> { return pythonCallSiteFrame(); },
+      "_python_call_site", []() -> std::optional<std::pair<std::string, int>> { return pythonCallSiteFrame(); },
       "(file, line) of the innermost Python frame outside the paths of _dispatch_set_call_site_skip_paths (the "
       "user's registration site), or None. The same frame Python kernels record as 'registered at file:line'.");
 
-  py::class_<Library>(m, "_DispatchLibrary", "A set of registrations for one namespace, undone by reset() or "
-                                             "when the object dies.")
+  py::class_<Library>(m, "_DispatchLibrary",
+                      "A set of registrations for one namespace, undone by reset() or "
+                      "when the object dies.")
       .def(
           "define",
           [](Library& self, const std::string& schema, const std::string& alias_analysis,
@@ -452,8 +468,8 @@ void initDispatchBindings(py::module_& m) {
           "default: where the library was created.")
       .def(
           "impl",
-          [](Library& self, const std::string& name, const std::string& dispatch, py::object func,
-             bool with_keyset, bool check_aliasing, const std::string& site) {
+          [](Library& self, const std::string& name, const std::string& dispatch, py::object func, bool with_keyset,
+             bool check_aliasing, const std::string& site) {
             if (gFallthroughKernel != nullptr && func.ptr() == gFallthroughKernel) {
               OPDISPATCH_CHECK_VALUE(!check_aliasing, "impl(", name,
                                      "): a fallthrough kernel cannot take check_aliasing");
@@ -467,9 +483,9 @@ void initDispatchBindings(py::module_& m) {
             if (check_aliasing) {
               kernel = std::move(kernel).checkOutputAliasing();
             }
-            self.impl(name, withKey(dispatch, CppFunction::makeFromKernelFunction(std::move(kernel))
-                                                  .debug(site.empty() ? pythonCallSite()
-                                                                      : detail::str("registered at ", site))));
+            self.impl(name, withKey(dispatch,
+                                    CppFunction::makeFromKernelFunction(std::move(kernel))
+                                        .debug(site.empty() ? pythonCallSite() : detail::str("registered at ", site))));
           },
           py::arg("name"), py::arg("dispatch"), py::arg("func"), py::arg("with_keyset") = false,
           py::arg("check_aliasing") = false, py::arg("site") = "",
@@ -483,9 +499,10 @@ void initDispatchBindings(py::module_& m) {
             OPDISPATCH_CHECK_TYPE(PyCallable_Check(func.ptr()), "fallback(): the kernel must be callable, not ",
                                   pyTypeName(func.ptr()));
             DispatchKey key = effectiveKey(self, dispatch);
-            self.fallback(withKey(dispatch, CppFunction::makeFromKernelFunction(PythonKernelHolder::makeKernel(
-                                                func.ptr(), key, with_keyset, /*is_fallback=*/true))
-                                                .debug(pythonCallSite())));
+            self.fallback(withKey(
+                dispatch, CppFunction::makeFromKernelFunction(
+                              PythonKernelHolder::makeKernel(func.ptr(), key, with_keyset, /*is_fallback=*/true))
+                              .debug(pythonCallSite())));
           },
           py::arg("dispatch"), py::arg("func"), py::arg("with_keyset") = false)
       .def(
@@ -496,9 +513,11 @@ void initDispatchBindings(py::module_& m) {
           py::arg("dispatch") = "")
       .def("reset", &Library::reset)
       .def_property_readonly("ns", &Library::ns)
-      .def_property_readonly("kind", [](const Library& l) {
-        return std::string(l.kind() == Library::DEF ? "DEF" : l.kind() == Library::IMPL ? "IMPL" : "FRAGMENT");
-      })
+      .def_property_readonly(
+          "kind",
+          [](const Library& l) {
+            return std::string(l.kind() == Library::DEF ? "DEF" : l.kind() == Library::IMPL ? "IMPL" : "FRAGMENT");
+          })
       .def_property_readonly("dispatch_key", &Library::dispatch_key)
       .def(
           "def_",

@@ -59,8 +59,7 @@ void appendKeys(py::list& out, const std::string& arg, int index, const Tensor& 
 /// a call with `args`/`kwargs` passes, bound to the schema exactly as the call
 /// would (same TypeErrors); the key set is the tensor's own, before TLS and
 /// masks, and the tensor the caller's own object (a subclass instance stays one).
-py::list argumentKeySets(const std::string& name, const std::string& overload, py::args args,
-                         py::kwargs kwargs) {
+py::list argumentKeySets(const std::string& name, const std::string& overload, py::args args, py::kwargs kwargs) {
   OperatorHandle op = Dispatcher::singleton().findSchemaOrThrow(name, overload);
   CallGuard guard;  // keeps the schema (Note [Reclaiming retired kernels])
   const AnnotatedSchema& s = schemaForCall(op.entry());

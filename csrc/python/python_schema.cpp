@@ -102,17 +102,23 @@ void defElement(PyClass& cls) {
 
 void initTypeBindings(py::module_& m) {
   py::class_<PyType>(m, "Type", "A schema type (PyTorch: torch._C.Type).")
-      .def("kind", [](const PyType& t) { return t.type->kindName(); },
-           "PyTorch's kind name: 'TensorType', 'IntType', 'OptionalType', ...")
-      .def("str", [](const PyType& t) { return t.type->toString(); },
-           "The type as written in a schema: 'Tensor?', 'int[]', 'SymInt'.")
-      .def_property_readonly("annotation_str", [](const PyType& t) { return t.type->annotationStr(); },
-                             "The type as a Python annotation: 'Optional[Tensor]', 'List[int]'.")
-      .def("containedTypes", [](const PyType& t) { return typeList(t.type->containedTypes()); },
-           "The types this one is built from (element, members, key and value).")
-      .def("isSubtypeOf", [](const PyType& t, const PyType& other) { return t.type->isSubtypeOf(other.type); },
-           py::arg("other"), "Whether every value of this type is a value of `other`.")
-      .def("__eq__", [](const PyType& a, const PyType& b) { return a.type == b.type; }, py::is_operator())
+      .def(
+          "kind", [](const PyType& t) { return t.type->kindName(); },
+          "PyTorch's kind name: 'TensorType', 'IntType', 'OptionalType', ...")
+      .def(
+          "str", [](const PyType& t) { return t.type->toString(); },
+          "The type as written in a schema: 'Tensor?', 'int[]', 'SymInt'.")
+      .def_property_readonly(
+          "annotation_str", [](const PyType& t) { return t.type->annotationStr(); },
+          "The type as a Python annotation: 'Optional[Tensor]', 'List[int]'.")
+      .def(
+          "containedTypes", [](const PyType& t) { return typeList(t.type->containedTypes()); },
+          "The types this one is built from (element, members, key and value).")
+      .def(
+          "isSubtypeOf", [](const PyType& t, const PyType& other) { return t.type->isSubtypeOf(other.type); },
+          py::arg("other"), "Whether every value of this type is a value of `other`.")
+      .def(
+          "__eq__", [](const PyType& a, const PyType& b) { return a.type == b.type; }, py::is_operator())
       .def("__eq__", [](const PyType&, const py::object&) { return false; })
       .def("__hash__", [](const PyType& t) { return std::hash<TypePtr>()(t.type); })
       .def("__str__", [](const PyType& t) { return t.type->annotationStr(); })
@@ -161,8 +167,9 @@ void initTypeBindings(py::module_& m) {
                                             " is an Optional: use OptionalType");
                      return PyUnionType{{u}};
                    }),
-                   py::arg("types"), "The normalised union (see Type::unionOf); raises ValueError for fewer than "
-                                     "two distinct types.");
+                   py::arg("types"),
+                   "The normalised union (see Type::unionOf); raises ValueError for fewer than "
+                   "two distinct types.");
 }
 
 std::string streamed(const Argument& a) {
@@ -177,8 +184,9 @@ void initSchemaBindings(py::module_& m) {
 
   py::class_<AliasInfo>(m, "_AliasInfo", "An alias annotation such as (a!) or (a -> *).")
       .def_readonly("is_write", &AliasInfo::is_write)
-      .def_property_readonly("before_set", [](const AliasInfo& a) { return asSet(a.before_set); },
-                             "Alias sets before the call: a set of names ('a', '*', '$0' for `Tensor!`).")
+      .def_property_readonly(
+          "before_set", [](const AliasInfo& a) { return asSet(a.before_set); },
+          "Alias sets before the call: a set of names ('a', '*', '$0' for `Tensor!`).")
       .def_property_readonly("after_set", [](const AliasInfo& a) { return asSet(a.after_set); })
       .def_readonly("contained_types", &AliasInfo::contained_types)
       .def("__repr__", [](const AliasInfo& a) {
@@ -189,12 +197,14 @@ void initSchemaBindings(py::module_& m) {
 
   py::class_<Argument>(m, "Argument", "One argument or return of a FunctionSchema.")
       .def_property_readonly("name", &Argument::name)
-      .def_property_readonly("type", [](const Argument& a) { return typeObject(a.type()->fakeType()); },
-                             "The type as PyTorch's Argument.type: SymInt, ScalarType, Layout and MemoryFormat "
-                             "read as int (see real_type). str(t) is its annotation ('Optional[Tensor]'), "
-                             "t.str() its schema spelling.")
-      .def_property_readonly("real_type", [](const Argument& a) { return typeObject(a.type()); },
-                             "The type as written: SymInt, ScalarType, ... kept.")
+      .def_property_readonly(
+          "type", [](const Argument& a) { return typeObject(a.type()->fakeType()); },
+          "The type as PyTorch's Argument.type: SymInt, ScalarType, Layout and MemoryFormat "
+          "read as int (see real_type). str(t) is its annotation ('Optional[Tensor]'), "
+          "t.str() its schema spelling.")
+      .def_property_readonly(
+          "real_type", [](const Argument& a) { return typeObject(a.type()); },
+          "The type as written: SymInt, ScalarType, ... kept.")
       .def_property_readonly("N", &Argument::N)
       .def_property_readonly("default_value",
                              [](const Argument& a) -> py::object {
@@ -204,8 +214,8 @@ void initSchemaBindings(py::module_& m) {
                                try {
                                  return py::reinterpret_steal<py::object>(toPyObject(*a.default_value(), a.type()));
                                } catch (const ValueError& e) {
-                                 throw ValueError(detail::str("the default value of argument '", a.name(),
-                                                              "': ", e.what()));
+                                 throw ValueError(
+                                     detail::str("the default value of argument '", a.name(), "': ", e.what()));
                                }
                              })
       .def("has_default_value", &Argument::has_default_value)
@@ -224,7 +234,8 @@ void initSchemaBindings(py::module_& m) {
       .def_property_readonly("is_mutable", &FunctionSchema::isMutable)
       .def_property_readonly("is_vararg", &FunctionSchema::is_vararg, "The arguments end with `...`.")
       .def_property_readonly("is_varret", &FunctionSchema::is_varret, "The returns end with `...`.")
-      .def("__eq__", [](const FunctionSchema& a, const FunctionSchema& b) { return a == b; }, py::is_operator())
+      .def(
+          "__eq__", [](const FunctionSchema& a, const FunctionSchema& b) { return a == b; }, py::is_operator())
       .def("__hash__", [](const FunctionSchema& s) { return std::hash<std::string>()(s.toString()); })
       .def("__str__", &FunctionSchema::toString)
       .def("__repr__", [](const FunctionSchema& s) { return "FunctionSchema(" + s.toString() + ")"; });

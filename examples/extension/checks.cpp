@@ -22,8 +22,7 @@ std::string shapeString(IntArrayRef sizes) {
 
 void checkFloating(const char* op, const Tensor& x) {
   OPDISPATCH_CHECK_TYPE(x.dtype() == ScalarType::Float || x.dtype() == ScalarType::Double, qualified(op),
-                        ": unsupported dtype ", opdispatch::toPythonName(x.dtype()),
-                        " (supported: float32, float64)");
+                        ": unsupported dtype ", opdispatch::toPythonName(x.dtype()), " (supported: float32, float64)");
 }
 
 std::vector<int64_t> fmaResultShape(const Tensor& a, const Tensor& b, const Tensor& c) {
@@ -33,8 +32,7 @@ std::vector<int64_t> fmaResultShape(const Tensor& a, const Tensor& b, const Tens
                         opdispatch::toPythonName(b.dtype()), " and ", opdispatch::toPythonName(c.dtype()));
   checkFloating("fma", a);
   OPDISPATCH_CHECK(a.device() == b.device() && a.device() == c.device(), op,
-                   ": a, b and c must be on the same device, got ", a.device(), ", ", b.device(), " and ",
-                   c.device());
+                   ": a, b and c must be on the same device, got ", a.device(), ", ", b.device(), " and ", c.device());
   // Operands with one element broadcast; the others must have one shape.
   const std::array<const Tensor*, 3> operands{&a, &b, &c};
   const char* names[] = {"a", "b", "c"};
@@ -55,9 +53,9 @@ std::vector<int64_t> fmaResultShape(const Tensor& a, const Tensor& b, const Tens
     return full->sizes().vec();
   }
   for (size_t k = 0; k < operands.size(); ++k) {  // keeps the result equal to NumPy's broadcast
-    OPDISPATCH_CHECK_VALUE(operands[k]->dim() <= full->dim(), op, ": single-element operand ", names[k],
-                           " of shape ", shapeString(operands[k]->sizes()),
-                           " has more dimensions than the result ", shapeString(full->sizes()));
+    OPDISPATCH_CHECK_VALUE(operands[k]->dim() <= full->dim(), op, ": single-element operand ", names[k], " of shape ",
+                           shapeString(operands[k]->sizes()), " has more dimensions than the result ",
+                           shapeString(full->sizes()));
   }
   return full->sizes().vec();
 }

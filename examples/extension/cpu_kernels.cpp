@@ -21,10 +21,10 @@ void fmaLoop(const Tensor& a, const Tensor& b, const Tensor& c, const Tensor& ou
   const T* pb = b.data_ptr<T>();
   const T* pc = c.data_ptr<T>();
   T* po = out.data_ptr<T>();
-  forEachElement<4>(out.sizes(),
-                    {readStrides(a, out.sizes()), readStrides(b, out.sizes()), readStrides(c, out.sizes()),
-                     out.strides().vec()},
-                    [&](const std::array<int64_t, 4>& off) { po[off[3]] = pa[off[0]] * pb[off[1]] + pc[off[2]]; });
+  forEachElement<4>(
+      out.sizes(),
+      {readStrides(a, out.sizes()), readStrides(b, out.sizes()), readStrides(c, out.sizes()), out.strides().vec()},
+      [&](const std::array<int64_t, 4>& off) { po[off[3]] = pa[off[0]] * pb[off[1]] + pc[off[2]]; });
 }
 
 Tensor fmaCpu(const Tensor& a, const Tensor& b, const Tensor& c) {

@@ -16,9 +16,8 @@ namespace {
 
 Tensor reluInplaceADInplaceOrView(opdispatch::DispatchKeySet ks, const Tensor& x) {
   // A typed handle: looked up once, valid for the life of the process.
-  static const auto op = opdispatch::Dispatcher::singleton()
-                             .findSchemaOrThrow(qualified("relu_"), "")
-                             .typed<Tensor(const Tensor&)>();
+  static const auto op =
+      opdispatch::Dispatcher::singleton().findSchemaOrThrow(qualified("relu_"), "").typed<Tensor(const Tensor&)>();
   return op.redispatch(ks & opdispatch::after_ADInplaceOrView_keyset, x);
 }
 

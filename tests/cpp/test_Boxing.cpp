@@ -18,11 +18,11 @@ Tensor makeTensor(float v) {
 
 // One kernel taking every supported argument type; it returns a summary of
 // what it received so the test sees each value arrive intact.
-std::tuple<Tensor, int64_t, double, bool, std::string, std::vector<Tensor>, std::vector<int64_t>>
-everything(const Tensor& a, int64_t b, double c, bool d, const std::string& e, std::optional<int64_t> f,
-           IntArrayRef g, const std::vector<Tensor>& h, const std::optional<Tensor>& i, ArrayRef<double> j,
-           const std::vector<bool>& k, const Scalar& s, ScalarType t, const std::vector<std::optional<Tensor>>& u,
-           std::string_view v, std::optional<std::vector<int64_t>> w, Device x) {
+std::tuple<Tensor, int64_t, double, bool, std::string, std::vector<Tensor>, std::vector<int64_t>> everything(
+    const Tensor& a, int64_t b, double c, bool d, const std::string& e, std::optional<int64_t> f, IntArrayRef g,
+    const std::vector<Tensor>& h, const std::optional<Tensor>& i, ArrayRef<double> j, const std::vector<bool>& k,
+    const Scalar& s, ScalarType t, const std::vector<std::optional<Tensor>>& u, std::string_view v,
+    std::optional<std::vector<int64_t>> w, Device x) {
   int64_t sum = b + f.value_or(-1000);
   for (auto gi : g) {
     sum += gi;
@@ -94,9 +94,9 @@ TEST(Boxing, TypedKernelCalledTypedUsesUnboxedEntry) {
   Tensor a = makeTensor(1), h0 = makeTensor(2), i = makeTensor(3);
   std::vector<int64_t> g{100, 1000};
   std::vector<double> j{0.25};
-  auto [ra, rb, rc, rd, re, rf, rg] =
-      op.call(a, 1, 2.5, true, "ab", 10, g, {h0}, i, j, {true, false}, Scalar(0.5), ScalarType::Double,
-              {std::nullopt, h0}, "cd", std::vector<int64_t>{7}, Device(DeviceType::Meta));
+  auto [ra, rb, rc, rd, re, rf, rg] = op.call(a, 1, 2.5, true, "ab", 10, g, {h0}, i, j, {true, false}, Scalar(0.5),
+                                              ScalarType::Double, {std::nullopt, h0}, "cd", std::vector<int64_t>{7},
+                                              Device(DeviceType::Meta));
   EXPECT_TRUE(ra.is_same(a));
   EXPECT_EQ(rb, 1111);
   EXPECT_DOUBLE_EQ(rc, 3.25);
@@ -146,12 +146,12 @@ TEST(Boxing, SingleReturnsOfEachType) {
   lib.impl("i", dispatch(DispatchKey::CPU, [](const Tensor& x) { return x.numel(); }));
   lib.impl("f", dispatch(DispatchKey::CPU, [](const Tensor& x) { return 0.5 * x.numel(); }));
   lib.impl("b", dispatch(DispatchKey::CPU, [](const Tensor& x) { return x.is_contiguous(); }));
-  lib.impl("s", dispatch(DispatchKey::CPU, [](const Tensor& x) { return std::string("n=") + std::to_string(x.numel()); }));
+  lib.impl("s",
+           dispatch(DispatchKey::CPU, [](const Tensor& x) { return std::string("n=") + std::to_string(x.numel()); }));
   lib.impl("l", dispatch(DispatchKey::CPU, [](const Tensor& x) { return std::vector<Tensor>{x, x}; }));
   lib.impl("n", dispatch(DispatchKey::CPU, [&side_effect](const Tensor& x) { side_effect += x.numel(); }));
-  lib.impl("o", dispatch(DispatchKey::CPU, [](const Tensor& x, bool give) {
-             return give ? std::optional<Tensor>(x) : std::nullopt;
-           }));
+  lib.impl("o", dispatch(DispatchKey::CPU,
+                         [](const Tensor& x, bool give) { return give ? std::optional<Tensor>(x) : std::nullopt; }));
   Tensor x = makeTensor(1);
   auto& d = Dispatcher::singleton();
   auto boxed = [&](const char* name, Stack s) {
@@ -187,9 +187,8 @@ TEST(Boxing, WrongArgumentTypeOnStackIsATypeError) {
 TEST(Boxing, KeysetFirstKernelsReceiveTheKeySet) {
   Library lib(Library::DEF, "boxing_f", std::nullopt, __FILE__, __LINE__);
   lib.def("f(Tensor x) -> int");
-  lib.impl("f", dispatch(DispatchKey::CPU, [](DispatchKeySet ks, const Tensor&) {
-             return static_cast<int64_t>(ks.raw_repr());
-           }));
+  lib.impl("f", dispatch(DispatchKey::CPU,
+                         [](DispatchKeySet ks, const Tensor&) { return static_cast<int64_t>(ks.raw_repr()); }));
   auto op = Dispatcher::singleton().findSchemaOrThrow("boxing_f::f", "").typed<int64_t(const Tensor&)>();
   EXPECT_EQ(op.call(makeTensor(1)), static_cast<int64_t>(DispatchKeySet(DispatchKey::CPU).raw_repr()));
 }

@@ -91,8 +91,7 @@ TEST(CheckedArithmetic, EmptyRefusesSizesWhoseBytesOverflow) {
     // numel itself overflows.
     expectThrowWith<Error>([&] { empty({int64_t(1) << 32, int64_t(1) << 32}, ScalarType::Byte, device); },
                            "contiguous strides");
-    expectThrowWith<Error>([&] { empty({0, k2pow62, k2pow62}, ScalarType::Byte, device); },
-                           "contiguous strides");
+    expectThrowWith<Error>([&] { empty({0, k2pow62, k2pow62}, ScalarType::Byte, device); }, "contiguous strides");
     expectThrowWith<Error>([&] { empty_strided({0, k2pow62, k2pow62}, {1, 1, 1}, ScalarType::Byte, device); },
                            "number of elements");
     // The largest byte count that fits is accepted on meta (no memory).

@@ -49,17 +49,38 @@ TEST(DispatchKeySet, Algebra) {
 TEST(DispatchKeySet, PriorityFollowsPyTorchOrder) {
   // Higher in the enum = higher priority, and the order is PyTorch's:
   // backends (in PyTorch's backend order, Meta last), then functionalities.
-  const DispatchKey order[] = {DispatchKey::CPU,           DispatchKey::CUDA,            DispatchKey::HIP,
-                               DispatchKey::XLA,           DispatchKey::MPS,             DispatchKey::IPU,
-                               DispatchKey::XPU,           DispatchKey::HPU,             DispatchKey::VE,
-                               DispatchKey::Lazy,          DispatchKey::MTIA,            DispatchKey::MAIA,
-                               DispatchKey::PrivateUse1,   DispatchKey::Meta,            DispatchKey::QuantizedCPU,
-                               DispatchKey::SparseCPU,       DispatchKey::BackendSelect,
-                               DispatchKey::Python,        DispatchKey::Functionalize,   DispatchKey::ADInplaceOrView,
-                               DispatchKey::AutogradOther, DispatchKey::AutogradCPU,     DispatchKey::AutogradXPU,
-                               DispatchKey::AutogradPrivateUse1, DispatchKey::AutogradMeta, DispatchKey::AutocastCPU,
-                               DispatchKey::AutocastXPU,   DispatchKey::AutocastCUDA,    DispatchKey::AutocastPrivateUse1,
-                               DispatchKey::FuncTorchBatched, DispatchKey::PythonTLSSnapshot, DispatchKey::PreDispatch,
+  const DispatchKey order[] = {DispatchKey::CPU,
+                               DispatchKey::CUDA,
+                               DispatchKey::HIP,
+                               DispatchKey::XLA,
+                               DispatchKey::MPS,
+                               DispatchKey::IPU,
+                               DispatchKey::XPU,
+                               DispatchKey::HPU,
+                               DispatchKey::VE,
+                               DispatchKey::Lazy,
+                               DispatchKey::MTIA,
+                               DispatchKey::MAIA,
+                               DispatchKey::PrivateUse1,
+                               DispatchKey::Meta,
+                               DispatchKey::QuantizedCPU,
+                               DispatchKey::SparseCPU,
+                               DispatchKey::BackendSelect,
+                               DispatchKey::Python,
+                               DispatchKey::Functionalize,
+                               DispatchKey::ADInplaceOrView,
+                               DispatchKey::AutogradOther,
+                               DispatchKey::AutogradCPU,
+                               DispatchKey::AutogradXPU,
+                               DispatchKey::AutogradPrivateUse1,
+                               DispatchKey::AutogradMeta,
+                               DispatchKey::AutocastCPU,
+                               DispatchKey::AutocastXPU,
+                               DispatchKey::AutocastCUDA,
+                               DispatchKey::AutocastPrivateUse1,
+                               DispatchKey::FuncTorchBatched,
+                               DispatchKey::PythonTLSSnapshot,
+                               DispatchKey::PreDispatch,
                                DispatchKey::PythonDispatcher};
   DispatchKeySet acc;
   for (DispatchKey k : order) {
@@ -91,7 +112,8 @@ TEST(DispatchKeySet, FullAndFullAfter) {
   EXPECT_FALSE(after.has(DispatchKey::AutocastCPU));
   // FULL_AFTER keeps PythonDispatcher (Note [FULL_AFTER keeps the Python dispatcher]).
   EXPECT_TRUE(after.has(DispatchKey::PythonDispatcher));
-  EXPECT_EQ(DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::CPU), DispatchKeySet(DispatchKey::PythonDispatcher));
+  EXPECT_EQ(DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::CPU),
+            DispatchKeySet(DispatchKey::PythonDispatcher));
   EXPECT_EQ(DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::PythonDispatcher),
             DispatchKeySet(DispatchKeySet::FULL).remove(DispatchKey::PythonDispatcher));
   // after_autograd_keyset: everything below every autograd key.
@@ -168,8 +190,8 @@ TEST(DispatchKey, NamesRoundTrip) {
 }
 
 TEST(Device, EveryDeviceTypeParsesAndMapsToItsBackendKey) {
-  const DeviceType types[] = {kCPU, kCUDA, kHIP, kXLA, kMPS, kIPU, kXPU, kHPU, kVE, kLazy, kMTIA, kMAIA,
-                              kPrivateUse1, kMeta};
+  const DeviceType types[] = {kCPU, kCUDA, kHIP,  kXLA,  kMPS,  kIPU,         kXPU,
+                              kHPU, kVE,   kLazy, kMTIA, kMAIA, kPrivateUse1, kMeta};
   DispatchKeySet seen;
   for (DeviceType t : types) {
     Device d(toString(t));

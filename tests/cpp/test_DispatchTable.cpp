@@ -96,9 +96,9 @@ static_assert(tableKeysAreInTableOrder(), "kTableKeys[i] is table entry i");
 
 /// The keys libopdispatch gives a fallthrough backend fallback when it loads (DefaultFallbacks.cpp).
 constexpr DispatchKeySet kDefaultFallthroughKeys{
-    DispatchKey::BackendSelect,     DispatchKey::Functionalize,     DispatchKey::ADInplaceOrView,
-    DispatchKey::AutocastCPU,       DispatchKey::AutocastXPU,       DispatchKey::AutocastMPS,
-    DispatchKey::AutocastCUDA,      DispatchKey::FuncTorchVmapMode, DispatchKey::PreDispatch};
+    DispatchKey::BackendSelect, DispatchKey::Functionalize,     DispatchKey::ADInplaceOrView,
+    DispatchKey::AutocastCPU,   DispatchKey::AutocastXPU,       DispatchKey::AutocastMPS,
+    DispatchKey::AutocastCUDA,  DispatchKey::FuncTorchVmapMode, DispatchKey::PreDispatch};
 
 // How the parsed table names kernels that are not the test's: libopdispatch's
 // own fallbacks (their debug string is a DefaultFallbacks.cpp site; the
@@ -512,8 +512,8 @@ std::string checkStep(const Harness& h, Recorded& recorded, bool allOperators) {
   if (inserted) {
     problems += h.checkAgainstOracle(state, table);
   } else if (it->second != state + table) {
-    problems += "dumps differ from the earlier ones with the same registrations; before:\n" + it->second +
-                "now:\n" + state + table;
+    problems += "dumps differ from the earlier ones with the same registrations; before:\n" + it->second + "now:\n" +
+                state + table;
   }
   return problems;
 }
@@ -561,9 +561,7 @@ constexpr int kMaxExhaustiveSize = 5;
 class ComputedTable : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_FALSE(Dispatcher::singleton().hasBackendFallbackForDispatchKey(DispatchKey::CPU)); }
-  void TearDown() override {
-    EXPECT_FALSE(Dispatcher::singleton().hasBackendFallbackForDispatchKey(DispatchKey::CPU));
-  }
+  void TearDown() override { EXPECT_FALSE(Dispatcher::singleton().hasBackendFallbackForDispatchKey(DispatchKey::CPU)); }
 };
 
 } // namespace

@@ -124,7 +124,9 @@ TEST(Dispatcher, TlsIncludeAndExcludeGuards) {
   EXPECT_FALSE(tls_is_dispatch_key_excluded(DispatchKey::CPU));
   // A nested guard for an already-included key does not remove it on exit.
   tls_set_dispatch_key_included(DispatchKey::Meta, true);
-  { IncludeDispatchKeyGuard g(DispatchKey::Meta); }
+  {
+    IncludeDispatchKeyGuard g(DispatchKey::Meta);
+  }
   EXPECT_TRUE(tls_is_dispatch_key_included(DispatchKey::Meta));
   tls_set_dispatch_key_included(DispatchKey::Meta, false);
   EXPECT_THROW(tls_set_dispatch_key_included(DispatchKey::Autograd, true), ValueError);

@@ -115,13 +115,20 @@ TEST(SchemaParser, ParseSchemaOrNameDistinguishesNamesFromSchemas) {
 
 TEST(SchemaParser, BaseTypes) {
   const std::pair<const char*, TypeKind> kinds[] = {
-      {"Tensor", TypeKind::Tensor},         {"int", TypeKind::Int},
-      {"SymInt", TypeKind::SymInt},         {"float", TypeKind::Float},
-      {"bool", TypeKind::Bool},             {"SymBool", TypeKind::SymBool},
-      {"str", TypeKind::Str},               {"Scalar", TypeKind::Scalar},
-      {"ScalarType", TypeKind::ScalarType}, {"Device", TypeKind::Device},
-      {"Layout", TypeKind::Layout},         {"MemoryFormat", TypeKind::MemoryFormat},
-      {"QScheme", TypeKind::QScheme},       {"Generator", TypeKind::Generator},
+      {"Tensor", TypeKind::Tensor},
+      {"int", TypeKind::Int},
+      {"SymInt", TypeKind::SymInt},
+      {"float", TypeKind::Float},
+      {"bool", TypeKind::Bool},
+      {"SymBool", TypeKind::SymBool},
+      {"str", TypeKind::Str},
+      {"Scalar", TypeKind::Scalar},
+      {"ScalarType", TypeKind::ScalarType},
+      {"Device", TypeKind::Device},
+      {"Layout", TypeKind::Layout},
+      {"MemoryFormat", TypeKind::MemoryFormat},
+      {"QScheme", TypeKind::QScheme},
+      {"Generator", TypeKind::Generator},
       {"Any", TypeKind::Any},
   };
   for (const auto& [name, kind] : kinds) {
@@ -254,9 +261,9 @@ TEST(SchemaParser, AliasOnListElementsBecomesContainedType) {
 
 TEST(SchemaParser, AliasOnNestedAndOptionalElementsPrintsWhereItWasWritten) {
   // See Note [Printing alias annotations of lists].
-  for (const char* text : {"ns::f(Tensor(a)?[] x) -> ()", "ns::f(Tensor(a)[][] x) -> ()",
-                           "ns::f(Tensor(a)[](b)[] x) -> ()", "ns::f(Tensor(a!)[2] x) -> ()",
-                           "ns::f(Tensor(a)[2](b)? x) -> ()"}) {
+  for (const char* text :
+       {"ns::f(Tensor(a)?[] x) -> ()", "ns::f(Tensor(a)[][] x) -> ()", "ns::f(Tensor(a)[](b)[] x) -> ()",
+        "ns::f(Tensor(a!)[2] x) -> ()", "ns::f(Tensor(a)[2](b)? x) -> ()"}) {
     FunctionSchema s = parseSchema(text);
     EXPECT_EQ(s.toString(), text);
     EXPECT_EQ(parseSchema(s.toString()), s);
@@ -613,8 +620,8 @@ TEST(FunctionSchemaEquality, ArgumentComparesEveryField) {
   EXPECT_EQ(base, base);
   EXPECT_EQ(base, Argument("x", Type::listOf(Type::int_()), 2, IValue(std::vector<int64_t>{1, 1}), false, alias));
   EXPECT_NE(base, Argument("y", Type::listOf(Type::int_()), 2, IValue(std::vector<int64_t>{1, 1}), false, alias));
-  EXPECT_NE(base, Argument("x", Type::listOf(Type::get(TypeKind::SymInt)), 2,
-                           IValue(std::vector<int64_t>{1, 1}), false, alias));
+  EXPECT_NE(base, Argument("x", Type::listOf(Type::get(TypeKind::SymInt)), 2, IValue(std::vector<int64_t>{1, 1}), false,
+                           alias));
   EXPECT_NE(base, Argument("x", Type::listOf(Type::int_()), 3, IValue(std::vector<int64_t>{1, 1}), false, alias));
   EXPECT_NE(base, Argument("x", Type::listOf(Type::int_()), 2, IValue(std::vector<int64_t>{1, 2}), false, alias));
   EXPECT_NE(base, Argument("x", Type::listOf(Type::int_()), 2, std::nullopt, false, alias));
@@ -666,8 +673,8 @@ TEST(SchemaParserErrors, MessageFormat) {
     parseSchema(schema);
     FAIL() << "no error";
   } catch (const ValueError& e) {
-    EXPECT_EQ(std::string(e.what()), "expected ')' but found 'x' at position 27:\n" + schema + "\n" +
-                                         std::string(27, ' ') + "^");
+    EXPECT_EQ(std::string(e.what()),
+              "expected ')' but found 'x' at position 27:\n" + schema + "\n" + std::string(27, ' ') + "^");
   }
 }
 
@@ -750,7 +757,8 @@ TEST(SchemaParserErrors, MalformedSchemasNameThePositionAndToken) {
        "expected a default value of type int for argument 'x' but found ','"},
       {"aten::foo(int[2] x=[1, 2]]) -> Tensor", 25, "expected ')' but found ']'"},
       {"aten::foo(int x=- 1.5) -> Tensor", 18, "expected a default value of type int for argument 'x' but found '1.5'"},
-      {"aten::foo(int x=-Mean) -> Tensor", 17, "expected a default value of type int for argument 'x' but found 'Mean'"},
+      {"aten::foo(int x=-Mean) -> Tensor", 17,
+       "expected a default value of type int for argument 'x' but found 'Mean'"},
       {"aten::foo(ScalarType t=float128) -> Tensor", 23,
        "expected a default value of type ScalarType for argument 't' but found 'float128'"},
       {"aten::foo(str x=\"abc) -> Tensor", 16, "unterminated string literal"},
@@ -787,8 +795,7 @@ TEST(SchemaParserErrors, MalformedSchemasNameThePositionAndToken) {
     } catch (const ValueError& e) {
       std::string msg = e.what();
       EXPECT_NE(msg.find(c.reason), std::string::npos) << msg;
-      EXPECT_NE(msg.find(detail::str(" at position ", c.position, ":\n", c.schema, "\n")), std::string::npos)
-          << msg;
+      EXPECT_NE(msg.find(detail::str(" at position ", c.position, ":\n", c.schema, "\n")), std::string::npos) << msg;
       EXPECT_EQ(msg.substr(msg.rfind('\n') + 1), std::string(c.position, ' ') + "^") << msg;
     }
   }
@@ -936,10 +943,10 @@ TEST(SchemaParserFuzz, DeletedAndDuplicatedCharacters) {
 
 TEST(SchemaParserFuzz, BadAliasAnnotations) {
   const std::vector<std::string> annotations = {
-      "(",       "()",        "(!)",        "(a",        "(a!!)",     "(a->)",  "(a -> )", "(|a)",
-      "(a|)",    "(1)",       "(a b)",      "(a!) (b)",  "(* -> *!)", "(a -> b -> c)", "[a]",
-      "(a)(b)",  "(a!)?",     "?(a)",       "(a)[]",     "[](a)",     "(a!)[2]", "(-> a)",  "(a|b!)",
-      "(b|a)",   "(a -> *)",  "(*)",        "(a! -> a|b)", "(*|a)",   "(\"a\")", "(a!)[](b)", "(a,b)",
+      "(",        "()",   "(!)",         "(a",       "(a!!)",     "(a->)",         "(a -> )", "(|a)",
+      "(a|)",     "(1)",  "(a b)",       "(a!) (b)", "(* -> *!)", "(a -> b -> c)", "[a]",     "(a)(b)",
+      "(a!)?",    "?(a)", "(a)[]",       "[](a)",    "(a!)[2]",   "(-> a)",        "(a|b!)",  "(b|a)",
+      "(a -> *)", "(*)",  "(a! -> a|b)", "(*|a)",    "(\"a\")",   "(a!)[](b)",     "(a,b)",
   };
   Fuzz fuzz;
   std::vector<const std::string*> annotated;
@@ -970,13 +977,61 @@ TEST(SchemaParserFuzz, BadAliasAnnotations) {
 
 TEST(SchemaParserFuzz, BadDefaults) {
   const std::vector<std::string> values = {
-      "",       "=",         "[",           "[1,",       "[1 2]",     "1.5.5",     "--1",      "- 1",
-      "'open",  "\"\\q\"",   "\"\\400\"",   "None None", "True1",     "0x10",      "1e",       "1e+",
-      "inf",    "-nan",      "[None]",      "[[1]]",     "99999999999999999999",   "1e400",    "\"cpu\"",
-      "float32", "Mean",     "(",           ")",         "-",         "[True, 1]", "'a'",      "[\"a\", 'b']",
-      "[1.5]",  "[-1, -2]",  "None",        "True",      "False",     "0",         "-1",       "1.",
-      "[]",     "[0]",       "[1, 1]",      "2",         "\"\"",      "\"\\'\"",   "1e-08",    "-0.5",
-      "[2, 2, 2]", "contiguous_format", "\"\\001\"", "[True]", "1 2",  "1,",       "[1,]",     "nan",
+      "",
+      "=",
+      "[",
+      "[1,",
+      "[1 2]",
+      "1.5.5",
+      "--1",
+      "- 1",
+      "'open",
+      "\"\\q\"",
+      "\"\\400\"",
+      "None None",
+      "True1",
+      "0x10",
+      "1e",
+      "1e+",
+      "inf",
+      "-nan",
+      "[None]",
+      "[[1]]",
+      "99999999999999999999",
+      "1e400",
+      "\"cpu\"",
+      "float32",
+      "Mean",
+      "(",
+      ")",
+      "-",
+      "[True, 1]",
+      "'a'",
+      "[\"a\", 'b']",
+      "[1.5]",
+      "[-1, -2]",
+      "None",
+      "True",
+      "False",
+      "0",
+      "-1",
+      "1.",
+      "[]",
+      "[0]",
+      "[1, 1]",
+      "2",
+      "\"\"",
+      "\"\\'\"",
+      "1e-08",
+      "-0.5",
+      "[2, 2, 2]",
+      "contiguous_format",
+      "\"\\001\"",
+      "[True]",
+      "1 2",
+      "1,",
+      "[1,]",
+      "nan",
   };
   Fuzz fuzz;
   std::vector<const std::string*> withDefaults;
@@ -1033,9 +1088,10 @@ TEST(SchemaParserFuzz, RandomTokenSoup) {
   // Short sequences of schema tokens, mostly nonsense: exercises every
   // parser state, including those real schemas never reach.
   const std::vector<std::string> pieces = {
-      "ns::f", "(", ")", "[", "]", "[]", "[2]", ",", "*", "?", "!", "|", "=", "->", "::", ".", "-",
-      "Tensor", "int", "float", "str", "bool", "Scalar", "SymInt", "x", "y", "None", "True", "1", "1.",
-      "1e5", "\"s\"", "'t'", "(a)", "(a!)", " ", "inf", "Mean", "ScalarType", "Device", "\"cpu\"",
+      "ns::f",  "(",      ")",  "[",   "]",    "[]",         "[2]",    ",",       "*",     "?",     "!",
+      "|",      "=",      "->", "::",  ".",    "-",          "Tensor", "int",     "float", "str",   "bool",
+      "Scalar", "SymInt", "x",  "y",   "None", "True",       "1",      "1.",      "1e5",   "\"s\"", "'t'",
+      "(a)",    "(a!)",   " ",  "inf", "Mean", "ScalarType", "Device", "\"cpu\"",
   };
   Fuzz fuzz;
   for (int i = 0; i < 6000; ++i) {
@@ -1110,8 +1166,8 @@ TEST(TypeTest, InterningNormalisationAndSubtyping) {
   EXPECT_EQ(Type::optionalOf(Type::optionalOf(t)), Type::optionalOf(t));
   EXPECT_EQ(Type::tupleOf({i, t}), Type::tupleOf({i, t}));
   EXPECT_NE(Type::tupleOf({i, t}), Type::tupleOf({t, i}));
-  EXPECT_EQ(Type::unionOf({Type::string(), i, Type::float_()}), Type::unionOf({i, Type::unionOf({Type::float_(),
-                                                                                 Type::string()})}));
+  EXPECT_EQ(Type::unionOf({Type::string(), i, Type::float_()}),
+            Type::unionOf({i, Type::unionOf({Type::float_(), Type::string()})}));
   EXPECT_EQ(Type::unionOf({i, Type::get(TypeKind::NoneType)}), Type::optionalOf(i));
   EXPECT_THROW(Type::unionOf({i, Type::get(TypeKind::Scalar)}), ValueError);  // int <: Scalar: one type
   EXPECT_THROW(Type::dictOf(Type::listOf(i), i), ValueError);
@@ -1136,8 +1192,9 @@ TEST(SchemaParserResources, BroadcastDefaultsStayCompactUntilUsed) {
   EXPECT_EQ(x.broadcastDefault()->n, 65536);
   EXPECT_EQ(x.broadcastDefault()->element.toInt(), 7);
   // Printing and comparing use (v, N) ...
-  EXPECT_EQ(s.toString(), "ns::f(int[65536] x=7, float[4] y=[0.5, 0.5, 0.5, 0.5], str[2] z=[\"a\", \"a\"], "
-                          "bool[3] w=[True, True, True]) -> ()");
+  EXPECT_EQ(s.toString(),
+            "ns::f(int[65536] x=7, float[4] y=[0.5, 0.5, 0.5, 0.5], str[2] z=[\"a\", \"a\"], "
+            "bool[3] w=[True, True, True]) -> ()");
   EXPECT_EQ(parseSchema(s.toString()), s);
   EXPECT_EQ(parseSchema("ns::f(int[3] x=[7, 7, 7]) -> ()"), parseSchema("ns::f(int[3] x=7) -> ()"));
   EXPECT_NE(parseSchema("ns::f(int[3] x=[7, 7]) -> ()"), parseSchema("ns::f(int[3] x=7) -> ()"));

@@ -37,8 +37,8 @@ TEST(Library, ImplAtADeviceTypeOrKeyRegistersAtTheBackendKey) {
   lib.impl("f", DeviceType::PrivateUse1, [](const Tensor& x) { return x; });
   lib.impl("f", DispatchKey::Meta, &identity);  // PyTorch: m.impl("f", c10::DispatchKey::Meta, &f)
   lib.impl("f", dispatch(kHPU, &identity));
-  for (DispatchKey k : {DispatchKey::CPU, DispatchKey::XPU, DispatchKey::PrivateUse1, DispatchKey::Meta,
-                        DispatchKey::HPU}) {
+  for (DispatchKey k :
+       {DispatchKey::CPU, DispatchKey::XPU, DispatchKey::PrivateUse1, DispatchKey::Meta, DispatchKey::HPU}) {
     EXPECT_TRUE(op("lib_a::f").hasKernelForDispatchKey(k)) << toString(k);
   }
   EXPECT_FALSE(op("lib_a::f").hasKernelForDispatchKey(DispatchKey::CUDA));

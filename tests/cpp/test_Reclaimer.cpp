@@ -90,7 +90,9 @@ TEST(Reclaimer, NestedGuardKeepsTheOutermostAnnouncement) {
   gFreed = 0;
   {
     CallGuard outer;
-    { CallGuard inner; }  // leaving the inner call must not end the outer one
+    {
+      CallGuard inner;
+    }  // leaving the inner call must not end the outer one
     Reclaimer::singleton().retire(new Tracked());
     Reclaimer::singleton().reclaim();
     EXPECT_EQ(gFreed.load(), 0);
@@ -104,7 +106,9 @@ TEST(Reclaimer, IdleAndExitedThreadsHoldNothingUp) {
   gFreed = 0;
   std::atomic<bool> stop{false};
   std::thread idle([&] {
-    { CallGuard once; }  // registered, then out of any call
+    {
+      CallGuard once;
+    }  // registered, then out of any call
     while (!stop.load()) {
       std::this_thread::yield();
     }

@@ -21,13 +21,15 @@ class ArrayRef final {
   /// A one-element view of `one` (which must outlive the view).
   constexpr ArrayRef(const T& one) : data_(&one), size_(1) {}
   template <class A>
-  ArrayRef(const std::vector<T, A>& v) : data_(v.data()), size_(v.size()) {}
+  ArrayRef(const std::vector<T, A>& v) : data_(v.data()),
+                                         size_(v.size()) {}
   // The list outlives the view when it is a call argument (`empty({2, 3})`),
   // which is the intended use; the view must not be stored.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Winit-list-lifetime"
   constexpr ArrayRef(const std::initializer_list<T>& l)
-      : data_(l.begin() == l.end() ? nullptr : l.begin()), size_(l.size()) {}
+      : data_(l.begin() == l.end() ? nullptr : l.begin()),
+        size_(l.size()) {}
 #pragma GCC diagnostic pop
 
   constexpr const T* data() const { return data_; }

@@ -41,9 +41,7 @@ void checkIndex(int index, const std::string& what) {
 }
 } // namespace
 
-Device::Device(DeviceType type, DeviceIndex index) : type_(type), index_(index) {
-  checkIndex(index, toString(type));
-}
+Device::Device(DeviceType type, DeviceIndex index) : type_(type), index_(index) { checkIndex(index, toString(type)); }
 
 Device::Device(const std::string& spec) {
   auto colon = spec.find(':');
@@ -63,8 +61,7 @@ Device::Device(const std::string& spec) {
                          ", optionally followed by :<index>");
   if (colon != std::string::npos) {
     std::string idx = spec.substr(colon + 1);
-    bool digits = !idx.empty() && idx.size() <= 3 &&
-                  idx.find_first_not_of("0123456789") == std::string::npos;
+    bool digits = !idx.empty() && idx.size() <= 3 && idx.find_first_not_of("0123456789") == std::string::npos;
     OPDISPATCH_CHECK_VALUE(digits && std::stoi(idx) < 128, "invalid device index in '", spec,
                            "'; expected a number from 0 to 127 after ':'");
     index_ = static_cast<DeviceIndex>(std::stoi(idx));
@@ -94,17 +91,20 @@ const char* toString(DeviceType t) {
 void register_privateuse1_backend(const std::string& backend_name) {
   std::lock_guard<std::mutex> lock(gPrivateUse1Mutex);
   if (gPrivateUse1Registered.load(std::memory_order_relaxed)) {
-    OPDISPATCH_CHECK(backend_name == gPrivateUse1Name, "rename_privateuse1_backend: the PrivateUse1 backend is "
-                     "already named '", gPrivateUse1Name, "'; it can be named once per process (got '",
-                     backend_name, "')");
+    OPDISPATCH_CHECK(backend_name == gPrivateUse1Name,
+                     "rename_privateuse1_backend: the PrivateUse1 backend is "
+                     "already named '",
+                     gPrivateUse1Name, "'; it can be named once per process (got '", backend_name, "')");
     return;
   }
   bool valid = !backend_name.empty() && backend_name.find(':') == std::string::npos;
   for (const auto& n : kNames) {
     valid = valid && backend_name != n.name;
   }
-  OPDISPATCH_CHECK_VALUE(valid, "rename_privateuse1_backend: '", backend_name, "' cannot name a device type: "
-                         "it must be non-empty, without ':', and none of ", validTypes());
+  OPDISPATCH_CHECK_VALUE(valid, "rename_privateuse1_backend: '", backend_name,
+                         "' cannot name a device type: "
+                         "it must be non-empty, without ':', and none of ",
+                         validTypes());
   gPrivateUse1Name = backend_name;
   gPrivateUse1Registered.store(true, std::memory_order_release);
 }
@@ -117,7 +117,7 @@ std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str
 DispatchKey backendKeyForDevice(DeviceType t) {
   switch (t) {
 #define OPDISPATCH_DEVICE_TYPE_KEY(name, number, str) \
-  case DeviceType::name:                               \
+  case DeviceType::name:                              \
     return DispatchKey::name;
     OPDISPATCH_FORALL_DEVICE_TYPES(OPDISPATCH_DEVICE_TYPE_KEY)
 #undef OPDISPATCH_DEVICE_TYPE_KEY

@@ -46,8 +46,7 @@ DispatchKey parseDispatchKey(const std::string& name) {
     valid += (i ? ", " : "");
     valid += kKeyNames[i];
   }
-  throw ValueError(detail::str("could not parse dispatch key '", name,
-                               "'; valid dispatch keys are: ", valid));
+  throw ValueError(detail::str("could not parse dispatch key '", name, "'; valid dispatch keys are: ", valid));
 }
 
 } // namespace opdispatch

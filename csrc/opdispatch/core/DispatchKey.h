@@ -52,7 +52,7 @@ enum class DispatchKey : uint8_t {
 #define OPDISPATCH_DEFINE_KEY(k) k,
   OPDISPATCH_FORALL_DISPATCH_KEYS(OPDISPATCH_DEFINE_KEY)
 #undef OPDISPATCH_DEFINE_KEY
-  NumDispatchKeys, ///< Sentinel, not a key.
+      NumDispatchKeys, ///< Sentinel, not a key.
 };
 
 constexpr DispatchKey kFirstBackendKey = DispatchKey::CPU;
@@ -77,18 +77,10 @@ static_assert(static_cast<int>(DispatchKey::AutogradCPU) - static_cast<int>(Disp
                   static_cast<int>(DispatchKey::AutogradMeta) - static_cast<int>(DispatchKey::Meta),
               "AutogradX is at the same offset from AutogradCPU as X from CPU, for every device backend");
 
-constexpr bool isRuntimeDispatchKey(DispatchKey k) {
-  return k > DispatchKey::Undefined && k <= kLastRuntimeKey;
-}
-constexpr bool isAliasDispatchKey(DispatchKey k) {
-  return k >= kFirstAliasKey && k <= kLastAliasKey;
-}
-constexpr bool isBackendDispatchKey(DispatchKey k) {
-  return k >= kFirstBackendKey && k <= kLastBackendKey;
-}
-constexpr bool isAutogradDispatchKey(DispatchKey k) {
-  return k >= kFirstAutogradKey && k <= kLastAutogradKey;
-}
+constexpr bool isRuntimeDispatchKey(DispatchKey k) { return k > DispatchKey::Undefined && k <= kLastRuntimeKey; }
+constexpr bool isAliasDispatchKey(DispatchKey k) { return k >= kFirstAliasKey && k <= kLastAliasKey; }
+constexpr bool isBackendDispatchKey(DispatchKey k) { return k >= kFirstBackendKey && k <= kLastBackendKey; }
+constexpr bool isAutogradDispatchKey(DispatchKey k) { return k >= kFirstAutogradKey && k <= kLastAutogradKey; }
 
 /// The autograd key of a backend key (CPU -> AutogradCPU; QuantizedCPU and
 /// SparseCPU -> AutogradOther). Undefined for a key that is not a backend.

@@ -65,13 +65,9 @@ class DispatchKeySet final {
 
   /// Dispatch table index of the highest-priority key: the key's enum value,
   /// 0 (Undefined) for the empty set.
-  int getDispatchTableIndex() const {
-    return repr_ == 0 ? 0 : 64 - __builtin_clzll(repr_);
-  }
+  int getDispatchTableIndex() const { return repr_ == 0 ? 0 : 64 - __builtin_clzll(repr_); }
   /// The highest-priority key, Undefined for the empty set.
-  DispatchKey highestPriorityTypeId() const {
-    return static_cast<DispatchKey>(getDispatchTableIndex());
-  }
+  DispatchKey highestPriorityTypeId() const { return static_cast<DispatchKey>(getDispatchTableIndex()); }
 
   /// Iterates keys from the lowest to the highest priority.
   class iterator {
@@ -103,8 +99,7 @@ class DispatchKeySet final {
 
  private:
   static constexpr uint64_t bit(DispatchKey k) { return uint64_t(1) << (static_cast<uint8_t>(k) - 1); }
-  static constexpr uint64_t kFullRepr =
-      kNumRuntimeKeys == 64 ? ~uint64_t(0) : (uint64_t(1) << kNumRuntimeKeys) - 1;
+  static constexpr uint64_t kFullRepr = kNumRuntimeKeys == 64 ? ~uint64_t(0) : (uint64_t(1) << kNumRuntimeKeys) - 1;
   uint64_t repr_ = 0;
 };
 static_assert(sizeof(DispatchKeySet) == sizeof(uint64_t), "DispatchKeySet is one word");
@@ -121,10 +116,12 @@ constexpr DispatchKeySet keyRange(DispatchKey first, DispatchKey last) {
   return DispatchKeySet(DispatchKeySet::RAW, up_to_last & ~below_first);
 }
 
-static_assert(DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::CPU) == DispatchKeySet(DispatchKey::PythonDispatcher),
+static_assert(DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::CPU) ==
+                  DispatchKeySet(DispatchKey::PythonDispatcher),
               "FULL_AFTER keeps the Python dispatcher (Note [FULL_AFTER keeps the Python dispatcher])");
-static_assert(!DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::PythonDispatcher).has(DispatchKey::PythonDispatcher),
-              "FULL_AFTER(PythonDispatcher) is the keys below it");
+static_assert(
+    !DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::PythonDispatcher).has(DispatchKey::PythonDispatcher),
+    "FULL_AFTER(PythonDispatcher) is the keys below it");
 
 /// Every backend key.
 constexpr DispatchKeySet backend_dispatch_keyset = keyRange(kFirstBackendKey, kLastBackendKey);
@@ -137,8 +134,7 @@ constexpr DispatchKeySet math_dispatch_keyset = backend_dispatch_keyset | autogr
 /// Keys below autograd: what an autograd kernel redispatches to. PyTorch: after_autograd_keyset.
 constexpr DispatchKeySet after_autograd_keyset{DispatchKeySet::FULL_AFTER, DispatchKey::AutogradOther};
 /// Keys below ADInplaceOrView. PyTorch: after_ADInplaceOrView_keyset.
-constexpr DispatchKeySet after_ADInplaceOrView_keyset{DispatchKeySet::FULL_AFTER,
-                                                      DispatchKey::ADInplaceOrView};
+constexpr DispatchKeySet after_ADInplaceOrView_keyset{DispatchKeySet::FULL_AFTER, DispatchKey::ADInplaceOrView};
 /// The keys a Python tensor subclass that handles dispatch carries.
 constexpr DispatchKeySet python_ks{DispatchKey::Python, DispatchKey::PythonTLSSnapshot};
 

@@ -73,14 +73,14 @@ std::string checkMessage(const char* /*failed*/, const Args&... args) {
 // the failed condition in PyTorch's words ("Expected x > 0 to be true, but got
 // false. ..."), so a bare OPDISPATCH_CHECK(x > 0) ported from TORCH_CHECK(x > 0)
 // still says what went wrong.
-#define OPDISPATCH_CHECK_WITH(ErrorType, cond, ...)                                              \
-  do {                                                                                           \
-    if (OPDISPATCH_UNLIKELY(!(cond))) {                                                          \
+#define OPDISPATCH_CHECK_WITH(ErrorType, cond, ...)                                                \
+  do {                                                                                             \
+    if (OPDISPATCH_UNLIKELY(!(cond))) {                                                            \
       throw ::opdispatch::ErrorType(::opdispatch::detail::checkMessage(                          \
           "Expected " #cond " to be true, but got false.  (Could this error message be improved?  " \
           "If so, please report an enhancement request to opdispatch.)",                         \
-          ##__VA_ARGS__));                                                                       \
-    }                                                                                            \
+          ##__VA_ARGS__)); \
+    }                                                                                              \
   } while (false)
 
 /// Throws opdispatch::Error(message) unless `cond` holds; see Note [Messages of failed checks].
@@ -89,9 +89,8 @@ std::string checkMessage(const char* /*failed*/, const Args&... args) {
 #define OPDISPATCH_CHECK_VALUE(cond, ...) OPDISPATCH_CHECK_WITH(ValueError, cond, ##__VA_ARGS__)
 #define OPDISPATCH_CHECK_INDEX(cond, ...) OPDISPATCH_CHECK_WITH(IndexError, cond, ##__VA_ARGS__)
 #define OPDISPATCH_CHECK_OVERFLOW(cond, ...) OPDISPATCH_CHECK_WITH(OverflowError, cond, ##__VA_ARGS__)
-#define OPDISPATCH_CHECK_NOT_IMPLEMENTED(cond, ...) \
-  OPDISPATCH_CHECK_WITH(NotImplementedError, cond, ##__VA_ARGS__)
+#define OPDISPATCH_CHECK_NOT_IMPLEMENTED(cond, ...) OPDISPATCH_CHECK_WITH(NotImplementedError, cond, ##__VA_ARGS__)
 /// For conditions that only a bug in opdispatch can break.
-#define OPDISPATCH_INTERNAL_ASSERT(cond, ...)                                  \
-  OPDISPATCH_CHECK_WITH(Error, cond, "INTERNAL ASSERT FAILED at ", __FILE__, ":", \
-                        __LINE__, ": " #cond ". ", ##__VA_ARGS__)
+#define OPDISPATCH_INTERNAL_ASSERT(cond, ...)                                               \
+  OPDISPATCH_CHECK_WITH(Error, cond, "INTERNAL ASSERT FAILED at ", __FILE__, ":", __LINE__, \
+                        ": " #cond ". ", ##__VA_ARGS__)

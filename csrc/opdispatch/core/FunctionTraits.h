@@ -108,5 +108,6 @@ struct is_compile_time_function_pointer<CompileTimeFunctionPointer<FuncType, fun
 
 /// Wraps a function so the dispatcher knows its address at compile time:
 /// `m.impl("foo", OPDISPATCH_FN(foo_cpu))`. PyTorch: TORCH_FN.
-#define OPDISPATCH_FN(func) \
-  (::opdispatch::detail::CompileTimeFunctionPointer<std::remove_pointer_t<std::remove_reference_t<decltype(func)>>, func>())
+#define OPDISPATCH_FN(func)                                                                                         \
+  (::opdispatch::detail::CompileTimeFunctionPointer<std::remove_pointer_t<std::remove_reference_t<decltype(func)>>, \
+                                                    func>())

@@ -116,7 +116,9 @@ class IValue final {
   /// Holds a strong reference to a Python object.
   explicit IValue(OwnedPyObject o) : IValue(Tag::PyObject, new PyObjectHolder(std::move(o))) {}
   /// A list of arbitrary values (schema types like `str[]`, `Scalar[]`, `int[][]`).
-  static IValue genericList(std::vector<IValue> v) { return IValue(Tag::GenericList, new ListImpl<IValue>(std::move(v))); }
+  static IValue genericList(std::vector<IValue> v) {
+    return IValue(Tag::GenericList, new ListImpl<IValue>(std::move(v)));
+  }
   /// A tuple (multiple returns packed as one value).
   static IValue tuple(std::vector<IValue> v) { return IValue(Tag::Tuple, new ListImpl<IValue>(std::move(v))); }
 

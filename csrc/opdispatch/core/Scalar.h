@@ -28,9 +28,7 @@ class Scalar {
   Scalar(bool v) : tag_(Tag::Bool) { v_.b = v; }
 
   Tag tag() const { return tag_; }
-  bool isIntegral(bool include_bool) const {
-    return tag_ == Tag::Int || (include_bool && tag_ == Tag::Bool);
-  }
+  bool isIntegral(bool include_bool) const { return tag_ == Tag::Int || (include_bool && tag_ == Tag::Bool); }
   bool isFloatingPoint() const { return tag_ == Tag::Double; }
   bool isBoolean() const { return tag_ == Tag::Bool; }
 
@@ -60,9 +58,9 @@ class Scalar {
       return toBool();
     } else if constexpr (std::is_floating_point_v<T>) {
       double d = toDouble();
-      OPDISPATCH_CHECK_OVERFLOW(
-          !std::isfinite(d) || std::fabs(d) <= static_cast<double>(std::numeric_limits<T>::max()), "value ", d,
-          " cannot be converted to a ", sizeof(T) * 8, "-bit float without overflow");
+      OPDISPATCH_CHECK_OVERFLOW(!std::isfinite(d) || std::fabs(d) <= static_cast<double>(std::numeric_limits<T>::max()),
+                                "value ", d, " cannot be converted to a ", sizeof(T) * 8,
+                                "-bit float without overflow");
       return static_cast<T>(d);
     } else {
       int64_t v = toLong();
@@ -80,7 +78,9 @@ class Scalar {
     }
   }
   bool operator==(const Scalar& o) const {
-    return tag_ == o.tag_ && (tag_ == Tag::Int ? v_.i == o.v_.i : tag_ == Tag::Double ? v_.d == o.v_.d : v_.b == o.v_.b);
+    return tag_ == o.tag_ && (tag_ == Tag::Int      ? v_.i == o.v_.i
+                              : tag_ == Tag::Double ? v_.d == o.v_.d
+                                                    : v_.b == o.v_.b);
   }
 
  private:

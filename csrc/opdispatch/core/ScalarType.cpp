@@ -60,15 +60,9 @@ ScalarType parseScalarType(const std::string& name) {
   }
   throw ValueError(detail::str("unknown dtype '", name, "'; valid dtypes are: ", valid));
 }
-bool isValidScalarType(int64_t v) {
-  return v >= -128 && v < 128 && find(static_cast<ScalarType>(v)) != nullptr;
-}
-bool isFloatingType(ScalarType t) {
-  return t == ScalarType::Half || t == ScalarType::Float || t == ScalarType::Double;
-}
-bool isComplexType(ScalarType t) {
-  return t == ScalarType::ComplexFloat || t == ScalarType::ComplexDouble;
-}
+bool isValidScalarType(int64_t v) { return v >= -128 && v < 128 && find(static_cast<ScalarType>(v)) != nullptr; }
+bool isFloatingType(ScalarType t) { return t == ScalarType::Half || t == ScalarType::Float || t == ScalarType::Double; }
+bool isComplexType(ScalarType t) { return t == ScalarType::ComplexFloat || t == ScalarType::ComplexDouble; }
 bool isIntegralType(ScalarType t, bool include_bool) {
   switch (t) {
     case ScalarType::Byte:

@@ -26,10 +26,10 @@ enum class ScalarType : int8_t {
 };
 
 /// Every defined scalar type, in enum order.
-constexpr ScalarType kAllScalarTypes[] = {
-    ScalarType::Byte,  ScalarType::Char,   ScalarType::Short,        ScalarType::Int,
-    ScalarType::Long,  ScalarType::Half,   ScalarType::Float,        ScalarType::Double,
-    ScalarType::ComplexFloat, ScalarType::ComplexDouble, ScalarType::Bool};
+constexpr ScalarType kAllScalarTypes[] = {ScalarType::Byte,          ScalarType::Char,   ScalarType::Short,
+                                          ScalarType::Int,           ScalarType::Long,   ScalarType::Half,
+                                          ScalarType::Float,         ScalarType::Double, ScalarType::ComplexFloat,
+                                          ScalarType::ComplexDouble, ScalarType::Bool};
 
 /// Bytes per element; 0 for Undefined.
 size_t elementSize(ScalarType t);

@@ -15,7 +15,10 @@ class StorageImpl final : public intrusive_ptr_target {
 
   /// Wraps memory someone else owns; `deleter` (may be null) releases it.
   StorageImpl(void* data, size_t nbytes, Deleter deleter, void* ctx)
-      : data_(data), nbytes_(nbytes), deleter_(deleter), ctx_(ctx) {}
+      : data_(data),
+        nbytes_(nbytes),
+        deleter_(deleter),
+        ctx_(ctx) {}
   StorageImpl(const StorageImpl&) = delete;
   StorageImpl& operator=(const StorageImpl&) = delete;
   ~StorageImpl() override;

@@ -13,13 +13,13 @@ TensorImpl* Tensor::impl() const {
 }
 
 void Tensor::checkItemSize(size_t n) const {
-  OPDISPATCH_CHECK_TYPE(impl()->itemsize() == n, "data_ptr<T>() with sizeof(T) = ", n,
-                        " on a tensor of dtype ", toPythonName(dtype()));
+  OPDISPATCH_CHECK_TYPE(impl()->itemsize() == n, "data_ptr<T>() with sizeof(T) = ", n, " on a tensor of dtype ",
+                        toPythonName(dtype()));
 }
 
 static int64_t wrapDim(int64_t d, int64_t ndim) {
-  OPDISPATCH_CHECK_INDEX(d >= -ndim && d < ndim, "dimension ", d, " out of range for a tensor with ",
-                         ndim, " dimensions (expected a value in [", -ndim, ", ", ndim - 1, "])");
+  OPDISPATCH_CHECK_INDEX(d >= -ndim && d < ndim, "dimension ", d, " out of range for a tensor with ", ndim,
+                         " dimensions (expected a value in [", -ndim, ", ", ndim - 1, "])");
   return d < 0 ? d + ndim : d;
 }
 
@@ -29,8 +29,8 @@ int64_t Tensor::stride(int64_t d) const { return strides()[wrapDim(d, dim())]; }
 Tensor Tensor::as_strided(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) const {
   TensorImpl* self = impl();
   // The TensorImpl checks the geometry and that it stays inside the storage.
-  auto view = make_intrusive<TensorImpl>(self->storage(), self->dtype(), self->device(), sizes.vec(),
-                                         strides.vec(), storage_offset);
+  auto view = make_intrusive<TensorImpl>(self->storage(), self->dtype(), self->device(), sizes.vec(), strides.vec(),
+                                         storage_offset);
   view->set_version_counter(self->version_counter());
   return Tensor(std::move(view));
 }
@@ -63,8 +63,8 @@ Tensor empty(IntArrayRef sizes, ScalarType dtype, Device device) {
   return empty_strided(sizes, contiguousStrides(sizes), dtype, device);
 }
 
-Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,
-                 StorageImpl::Deleter deleter, void* ctx) {
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, StorageImpl::Deleter deleter,
+                 void* ctx) {
   int64_t nbytes = 0;
   try {
     nbytes = computeStorageNbytes(sizes, strides, 0, dtype);

@@ -21,9 +21,8 @@ std::string listString(IntArrayRef v) {
 }
 } // namespace
 
-TensorImpl::TensorImpl(intrusive_ptr<StorageImpl> storage, ScalarType dtype, Device device,
-                       std::vector<int64_t> sizes, std::vector<int64_t> strides,
-                       int64_t storage_offset)
+TensorImpl::TensorImpl(intrusive_ptr<StorageImpl> storage, ScalarType dtype, Device device, std::vector<int64_t> sizes,
+                       std::vector<int64_t> strides, int64_t storage_offset)
     : key_set_(backendKeyForDevice(device.type())),
       storage_(std::move(storage)),
       version_counter_(make_intrusive<VersionCounter>()),
@@ -35,8 +34,8 @@ TensorImpl::TensorImpl(intrusive_ptr<StorageImpl> storage, ScalarType dtype, Dev
   int64_t nbytes = computeStorageNbytes(sizes_, strides_, storage_offset_, dtype_, &numel_);
   OPDISPATCH_CHECK_INDEX(!storage_.defined() || static_cast<uint64_t>(nbytes) <= storage_->nbytes(),
                          "a tensor with sizes ", listString(sizes_), ", strides ", listString(strides_),
-                         " and storage_offset ", storage_offset_, " (dtype ", toPythonName(dtype_),
-                         ") reaches byte ", nbytes, " of its storage, which has ", storage_->nbytes(), " bytes");
+                         " and storage_offset ", storage_offset_, " (dtype ", toPythonName(dtype_), ") reaches byte ",
+                         nbytes, " of its storage, which has ", storage_->nbytes(), " bytes");
   refreshContiguous();
 }
 
@@ -63,9 +62,7 @@ void TensorImpl::set_requires_grad(bool requires_grad) {
   key_set_ = requires_grad ? key_set_ | grad_keys : key_set_ - grad_keys;
 }
 
-void TensorImpl::set_python_dispatch(bool enabled) {
-  key_set_ = enabled ? key_set_ | python_ks : key_set_ - python_ks;
-}
+void TensorImpl::set_python_dispatch(bool enabled) { key_set_ = enabled ? key_set_ | python_ks : key_set_ - python_ks; }
 
 bool TensorImpl::sharesMemoryWith(const TensorImpl& other) const {
   if (this == &other || version_counter_ == other.version_counter_) {
@@ -111,16 +108,16 @@ std::vector<int64_t> contiguousStrides(IntArrayRef sizes) {
 
 int64_t computeStorageNbytes(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset, ScalarType dtype,
                              int64_t* numel) {
-  OPDISPATCH_CHECK_VALUE(sizes.size() == strides.size(), "a tensor needs one stride per dimension; got ",
-                         sizes.size(), " sizes and ", strides.size(), " strides");
+  OPDISPATCH_CHECK_VALUE(sizes.size() == strides.size(), "a tensor needs one stride per dimension; got ", sizes.size(),
+                         " sizes and ", strides.size(), " strides");
   auto itemsize = static_cast<int64_t>(elementSize(dtype));
   OPDISPATCH_CHECK_VALUE(itemsize != 0, "a tensor needs a defined dtype");
   OPDISPATCH_CHECK_VALUE(storage_offset >= 0, "storage_offset must be >= 0, got ", storage_offset);
   bool empty = false;
   for (size_t i = 0; i < sizes.size(); ++i) {
     OPDISPATCH_CHECK_VALUE(sizes[i] >= 0, "tensor sizes must be >= 0, got ", sizes[i], " at dimension ", i);
-    OPDISPATCH_CHECK_VALUE(strides[i] >= 0, "negative strides are not supported (stride ", strides[i],
-                           " at dimension ", i, ")");
+    OPDISPATCH_CHECK_VALUE(strides[i] >= 0, "negative strides are not supported (stride ", strides[i], " at dimension ",
+                           i, ")");
     empty = empty || sizes[i] == 0;
   }
   auto overflow = [&](const char* what) {

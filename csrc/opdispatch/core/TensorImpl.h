@@ -37,8 +37,8 @@ class TensorImpl final : public intrusive_ptr_target {
   /// ValueError for a bad rank, size, stride, offset or dtype, Error for
   /// arithmetic that overflows int64, IndexError if the elements reach past
   /// the storage.
-  TensorImpl(intrusive_ptr<StorageImpl> storage, ScalarType dtype, Device device,
-             std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t storage_offset);
+  TensorImpl(intrusive_ptr<StorageImpl> storage, ScalarType dtype, Device device, std::vector<int64_t> sizes,
+             std::vector<int64_t> strides, int64_t storage_offset);
   TensorImpl(const TensorImpl&) = delete;
   TensorImpl& operator=(const TensorImpl&) = delete;
   /// Releases the Python object if this TensorImpl owns it (see owns_pyobj).

@@ -16,8 +16,7 @@
 namespace opdispatch {
 
 struct AnnotatedKernel {
-  AnnotatedKernel(KernelFunction k, std::optional<CppSignature> sig, std::unique_ptr<FunctionSchema> s,
-                  std::string d)
+  AnnotatedKernel(KernelFunction k, std::optional<CppSignature> sig, std::unique_ptr<FunctionSchema> s, std::string d)
       : kernel(std::move(k)),
         cpp_signature(sig),
         inferred_function_schema(std::move(s)),

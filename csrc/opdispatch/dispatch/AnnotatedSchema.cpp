@@ -4,7 +4,9 @@
 namespace opdispatch {
 
 AnnotatedSchema::AnnotatedSchema(FunctionSchema s, std::string d, std::vector<std::string> t)
-    : schema(std::move(s)), debug(std::move(d)), tags(std::move(t)) {
+    : schema(std::move(s)),
+      debug(std::move(d)),
+      tags(std::move(t)) {
   num_arguments = static_cast<uint32_t>(schema.arguments().size());
   num_positional = 0;
   while (num_positional < num_arguments && !schema.arguments()[num_positional].kwarg_only()) {
@@ -12,8 +14,8 @@ AnnotatedSchema::AnnotatedSchema(FunctionSchema s, std::string d, std::vector<st
   }
   for (uint32_t i = 0; i < num_arguments; ++i) {
     const Argument& arg = schema.arguments()[i];
-    argument_info.push_back({arg.type()->unwrapOptional()->kind(), arg.type()->isOptional(),
-                             arg.default_value().has_value()});
+    argument_info.push_back(
+        {arg.type()->unwrapOptional()->kind(), arg.type()->isOptional(), arg.default_value().has_value()});
     if (schema.arguments()[i].type()->isTensorLike()) {
       tensor_arg_indices.push_back(i);
     }

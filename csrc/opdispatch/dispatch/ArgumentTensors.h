@@ -50,7 +50,8 @@ struct TensorsOf<std::optional<Tensor>> {
   }
 };
 template <class E>
-struct TensorsOf<std::vector<E>, std::enable_if_t<std::is_same_v<E, Tensor> || std::is_same_v<E, std::optional<Tensor>>>> {
+struct TensorsOf<std::vector<E>,
+                 std::enable_if_t<std::is_same_v<E, Tensor> || std::is_same_v<E, std::optional<Tensor>>>> {
   template <class F>
   static void visit(const std::vector<E>& ts, F&& f) {
     for (const auto& t : ts) {
@@ -105,9 +106,11 @@ void forEachResultTensor(const Return& result, F&& f) {
 }
 template <class... Ts, class F>
 void forEachResultTensor(const std::tuple<Ts...>& result, F&& f) {
-  std::apply([&](const auto&... elems) { forEachTensorIndexed([&](uint32_t i, TensorImpl& t) { f(size_t(i), t); },
-                                                              elems...); },
-             result);
+  std::apply(
+      [&](const auto&... elems) {
+        forEachTensorIndexed([&](uint32_t i, TensorImpl& t) { f(size_t(i), t); }, elems...);
+      },
+      result);
 }
 
 } // namespace opdispatch

@@ -14,9 +14,9 @@
 #include <utility>
 #include <vector>
 
+#include <opdispatch/core/FunctionTraits.h>
 #include <opdispatch/core/IValue.h>
 #include <opdispatch/core/Stack.h>
-#include <opdispatch/core/FunctionTraits.h>
 #include <opdispatch/dispatch/OperatorKernel.h>
 #include <opdispatch/schema/InferSchema.h>
 
@@ -214,9 +214,9 @@ struct WrapFunctionIntoFunctor_<FuncPtr, Return, typelist<Params...>> final : Op
   Return operator()(Params... args) { return (*FuncPtr::func_ptr())(std::forward<Params>(args)...); }
 };
 template <class FuncPtr>
-using WrapFunctionIntoFunctor = WrapFunctionIntoFunctor_<
-    FuncPtr, typename infer_function_traits_t<typename FuncPtr::FuncPtrType>::return_type,
-    typename infer_function_traits_t<typename FuncPtr::FuncPtrType>::parameter_types>;
+using WrapFunctionIntoFunctor =
+    WrapFunctionIntoFunctor_<FuncPtr, typename infer_function_traits_t<typename FuncPtr::FuncPtrType>::return_type,
+                             typename infer_function_traits_t<typename FuncPtr::FuncPtrType>::parameter_types>;
 
 /// A kernel functor holding a callable (function pointer or lambda) at run time.
 template <class Callable, class Return, class ParamList>
@@ -279,8 +279,8 @@ struct make_boxed_from_unboxed_functor {
       drop(*stack, kNumArgs);
     } else {
       // Copied out before the arguments are dropped: a Tensor& result refers to one of them.
-      owned_return_t<Return> out =
-          wrap_kernel_functor_unboxed<KernelFunctor>::call(functor, ks, argFromStack<Params>(args[I])...);
+      owned_return_t<Return> out = wrap_kernel_functor_unboxed<KernelFunctor>::call(functor, ks,
+                                                                                    argFromStack<Params>(args[I])...);
       drop(*stack, kNumArgs);
       push_outputs<owned_return_t<Return>>::call(std::move(out), stack);
     }

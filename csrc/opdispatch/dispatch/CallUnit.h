@@ -143,7 +143,9 @@ class BoxedCallFrame final {
       forEachTensor(args[i], [&](TensorImpl& t) { f(i, t); });
     }
   }
-  void invoke(const OperatorHandle& op, const KernelRef& kernel, DispatchKeySet ks) { kernel.callBoxed(op, ks, stack_); }
+  void invoke(const OperatorHandle& op, const KernelRef& kernel, DispatchKeySet ks) {
+    kernel.callBoxed(op, ks, stack_);
+  }
   template <class F>
   void forEachResultTensor(F&& f) const {
     if (schema_ == nullptr) {

@@ -37,7 +37,8 @@ DispatchKeySet DispatchTable::nonFallthroughKeys() const {
 }
 
 DispatchTable::Update::Update(DispatchTable& table)
-    : table_(table), version_(table.version_.load(std::memory_order_relaxed)) {
+    : table_(table),
+      version_(table.version_.load(std::memory_order_relaxed)) {
   // A reader that sees any store below must also see that `version_` moved on
   // from the version that directed it to this buffer (it then reads again).
   std::atomic_thread_fence(std::memory_order_release);

@@ -79,9 +79,10 @@ void throwIfHasPythonModule(const OperatorName& name) {
   if (imported != nullptr && imported(pymodule.c_str())) {
     throw NotImplementedError(detail::str(name, ": We could not find the fake impl for this operator. "));
   }
-  throw NotImplementedError(detail::str(name, ": We could not find the fake impl for this operator. The operator "
-                                        "specified that you may need to import the '", pymodule,
-                                        "' Python module to load the fake impl. ", context));
+  throw NotImplementedError(detail::str(name,
+                                        ": We could not find the fake impl for this operator. The operator "
+                                        "specified that you may need to import the '",
+                                        pymodule, "' Python module to load the fake impl. ", context));
 }
 
 } // namespace
@@ -101,8 +102,8 @@ void OperatorHandle::checkTypedSignature(const CppSignature& sig, const Function
   if (const AnnotatedSchema* s = entry_->schemaPtr()) {
     auto diff = findSchemaDifferences(s->schema, inferred);
     OPDISPATCH_CHECK(!diff, "Tried to call operator ", s->schema, " with the C++ signature ", sig.name(),
-                     " (inferred schema ", inferred.signatureString(), "), which does not match its schema: ",
-                     diff.value_or(""));
+                     " (inferred schema ", inferred.signatureString(),
+                     "), which does not match its schema: ", diff.value_or(""));
   }
   entry_->registerTypedCallSignature(sig);
 }
@@ -254,8 +255,7 @@ void OperatorHandle::release(OperatorEntry* e) noexcept {
   }
 }
 
-RegistrationHandleRAII Dispatcher::registerDef(FunctionSchema schema, std::string debug,
-                                               std::vector<std::string> tags,
+RegistrationHandleRAII Dispatcher::registerDef(FunctionSchema schema, std::string debug, std::vector<std::string> tags,
                                                std::optional<AliasAnalysisKind> alias_analysis) {
   std::lock_guard<std::mutex> lock(mutex_);
   OperatorEntry& e = lookupOrCreate(schema.operator_name());
@@ -273,8 +273,8 @@ RegistrationHandleRAII Dispatcher::registerDef(FunctionSchema schema, std::strin
 void Dispatcher::setAliasAnalysis(const OperatorName& name, std::optional<AliasAnalysisKind> kind) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = operatorLookupTable_.find(name);
-  OPDISPATCH_CHECK(it != operatorLookupTable_.end() && it->second->hasSchema(), "cannot set the alias analysis kind of ",
-                   name, ": it is not defined");
+  OPDISPATCH_CHECK(it != operatorLookupTable_.end() && it->second->hasSchema(),
+                   "cannot set the alias analysis kind of ", name, ": it is not defined");
   it->second->setAliasAnalysis(kind);
 }
 
@@ -292,8 +292,7 @@ void Dispatcher::deregisterDef(OperatorEntry& e) {
 
 RegistrationHandleRAII Dispatcher::registerImpl(OperatorName name, std::optional<DispatchKey> key,
                                                 KernelFunction kernel, std::optional<CppSignature> cpp_signature,
-                                                std::unique_ptr<FunctionSchema> inferred_schema,
-                                                std::string debug) {
+                                                std::unique_ptr<FunctionSchema> inferred_schema, std::string debug) {
   std::lock_guard<std::mutex> lock(mutex_);
   OperatorEntry& e = lookupOrCreate(name);
   AnnotatedKernelContainerIterator it;
@@ -368,8 +367,10 @@ void Dispatcher::deregisterFallback(const BackendFallbacks::Position& position) 
 RegistrationHandleRAII Dispatcher::registerLibrary(std::string ns, std::string debug) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto found = libraries_.find(ns);
-  OPDISPATCH_CHECK(found == libraries_.end(), "Only a single OPDISPATCH_LIBRARY (a library of kind DEF) can be used "
-                   "to register the namespace ", ns,
+  OPDISPATCH_CHECK(found == libraries_.end(),
+                   "Only a single OPDISPATCH_LIBRARY (a library of kind DEF) can be used "
+                   "to register the namespace ",
+                   ns,
                    "; please put all of your definitions in a single OPDISPATCH_LIBRARY block. If you were trying "
                    "to specify implementations, consider using OPDISPATCH_LIBRARY_IMPL (kind IMPL, which can be "
                    "duplicated). If you really intended to define operators for a single namespace in a "
@@ -434,8 +435,8 @@ void OperatorHandle::callBoxedForDispatchKey(DispatchKey k, Stack* stack) const 
   if (OPDISPATCH_UNLIKELY(s == nullptr)) {
     e.schema();
   }
-  OPDISPATCH_CHECK(stack->size() >= s->num_arguments, "boxed call of ", e.operator_name(), " needs ",
-                   s->num_arguments, " arguments on the stack but it holds ", stack->size());
+  OPDISPATCH_CHECK(stack->size() >= s->num_arguments, "boxed call of ", e.operator_name(), " needs ", s->num_arguments,
+                   " arguments on the stack but it holds ", stack->size());
   std::optional<KernelRef> chosen;
   {
     std::lock_guard<std::mutex> lock(Dispatcher::singleton().mutex_);
@@ -446,8 +447,7 @@ void OperatorHandle::callBoxedForDispatchKey(DispatchKey k, Stack* stack) const 
   // The kernel's functor outlives the lock: `guard` keeps it (Note [Reclaiming retired kernels]).
   if (!chosen) {
     OPDISPATCH_CHECK(!isAliasDispatchKey(k), "operator ", e.operator_name(), " has no kernel registered at ", k,
-                     "; register one there (e.g. Library.impl(name, fn, \"", k,
-                     "\")) or call the operator normally");
+                     "; register one there (e.g. Library.impl(name, fn, \"", k, "\")) or call the operator normally");
     chosen = e.table().entry(static_cast<int>(k));
   }
   OPDISPATCH_CHECK(!chosen->isFallthrough(), "the kernel of ", e.operator_name(), " for ", k,

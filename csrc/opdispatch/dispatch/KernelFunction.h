@@ -102,7 +102,8 @@ class KernelFunction final {
   template <class Lambda>
   static KernelFunction makeFromUnboxedLambda(Lambda&& lambda) {
     using L = std::decay_t<Lambda>;
-    return makeFromUnboxedFunctor(std::make_unique<detail::WrapFunctionIntoRuntimeFunctor<L>>(L(std::forward<Lambda>(lambda))));
+    return makeFromUnboxedFunctor(
+        std::make_unique<detail::WrapFunctionIntoRuntimeFunctor<L>>(L(std::forward<Lambda>(lambda))));
   }
 
   /// "boxed unboxed " / "fallthrough " for dumpState.
@@ -110,7 +111,9 @@ class KernelFunction final {
 
  private:
   KernelFunction(intrusive_ptr<OperatorKernel> functor, BoxedKernelFunction* boxed, void* unboxed)
-      : functor_(std::move(functor)), boxed_kernel_func_(boxed), unboxed_kernel_func_(unboxed) {}
+      : functor_(std::move(functor)),
+        boxed_kernel_func_(boxed),
+        unboxed_kernel_func_(unboxed) {}
 
   template <BoxedFunction* func>
   static void boxedWithoutKeyset(OperatorKernel*, const OperatorHandle& op, DispatchKeySet, Stack* stack) {

@@ -23,8 +23,7 @@ class OperatorHandle;
 class KernelRef final {
  public:
   /// The boxed calling convention: arguments on top of the stack, replaced by the results.
-  using BoxedKernelFunction = void(OperatorKernel* functor, const OperatorHandle& op, DispatchKeySet ks,
-                                   Stack* stack);
+  using BoxedKernelFunction = void(OperatorKernel* functor, const OperatorHandle& op, DispatchKeySet ks, Stack* stack);
 
   /// What the dispatcher does around the kernel (Note [Post-kernel effects]).
   enum Effects : uint32_t {
@@ -37,7 +36,10 @@ class KernelRef final {
 
   constexpr KernelRef() = default;
   constexpr KernelRef(OperatorKernel* functor, BoxedKernelFunction* boxed, void* unboxed, uint32_t effects)
-      : functor_(functor), boxed_(boxed), unboxed_(unboxed), effects_(effects) {}
+      : functor_(functor),
+        boxed_(boxed),
+        unboxed_(unboxed),
+        effects_(effects) {}
 
   OperatorKernel* functor() const { return functor_; }
   BoxedKernelFunction* boxedFunction() const { return boxed_; }

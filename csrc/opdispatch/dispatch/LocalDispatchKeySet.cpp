@@ -11,16 +11,13 @@ void _force_tls_local_dispatch_key_set(LocalDispatchKeySet ks) {
   raw_local_dispatch_key_set = {(ks.included_ ^ default_included_set).raw_repr(), ks.excluded_.raw_repr()};
 }
 
-bool tls_is_dispatch_key_included(DispatchKey k) {
-  return tls_local_dispatch_key_set().included_.has(k);
-}
-bool tls_is_dispatch_key_excluded(DispatchKey k) {
-  return tls_local_dispatch_key_set().excluded_.has(k);
-}
+bool tls_is_dispatch_key_included(DispatchKey k) { return tls_local_dispatch_key_set().included_.has(k); }
+bool tls_is_dispatch_key_excluded(DispatchKey k) { return tls_local_dispatch_key_set().excluded_.has(k); }
 
 static void setBit(uint64_t& word, DispatchKey k, bool on) {
-  OPDISPATCH_CHECK_VALUE(isRuntimeDispatchKey(k), "only runtime dispatch keys can be included or excluded "
-                                                  "in thread-local state; got ",
+  OPDISPATCH_CHECK_VALUE(isRuntimeDispatchKey(k),
+                         "only runtime dispatch keys can be included or excluded "
+                         "in thread-local state; got ",
                          k);
   uint64_t bit = DispatchKeySet(k).raw_repr();
   word = on ? (word | bit) : (word & ~bit);
@@ -52,8 +49,6 @@ ExcludeDispatchKeyGuard::ExcludeDispatchKeyGuard(DispatchKeySet ks) {
   added_ = ks - current;
   raw_local_dispatch_key_set.excluded_ |= added_.raw_repr();
 }
-ExcludeDispatchKeyGuard::~ExcludeDispatchKeyGuard() {
-  raw_local_dispatch_key_set.excluded_ &= ~added_.raw_repr();
-}
+ExcludeDispatchKeyGuard::~ExcludeDispatchKeyGuard() { raw_local_dispatch_key_set.excluded_ &= ~added_.raw_repr(); }
 
 } // namespace opdispatch

@@ -92,8 +92,7 @@ struct AutoDispatchBelowAutograd {
 
 /// Skips autograd and ADInplaceOrView. PyTorch: at::AutoDispatchBelowADInplaceOrView.
 struct AutoDispatchBelowADInplaceOrView {
-  AutoDispatchBelowADInplaceOrView()
-      : guard_(autograd_dispatch_keyset.add(DispatchKey::ADInplaceOrView)) {}
+  AutoDispatchBelowADInplaceOrView() : guard_(autograd_dispatch_keyset.add(DispatchKey::ADInplaceOrView)) {}
   ExcludeDispatchKeyGuard guard_;
 };
 

@@ -12,9 +12,7 @@ namespace opdispatch {
 
 namespace {
 
-void missingKernel(const OperatorHandle& op, DispatchKeySet ks, Stack*) {
-  op.reportError(ks.highestPriorityTypeId());
-}
+void missingKernel(const OperatorHandle& op, DispatchKeySet ks, Stack*) { op.reportError(ks.highestPriorityTypeId()); }
 
 const AnnotatedKernel& missingKernelEntry() {
   static const AnnotatedKernel k(KernelFunction::makeFromBoxedFunctionWithKeyset<&missingKernel>(), std::nullopt,
@@ -59,7 +57,9 @@ std::pair<DispatchKeySet, bool> affectedEntries(DispatchKey k) {
 } // namespace
 
 OperatorEntry::OperatorEntry(OperatorName name, const BackendFallbacks& fallbacks)
-    : table_(missingKernelEntry().kernel.ref()), name_(std::move(name)), fallbacks_(fallbacks) {
+    : table_(missingKernelEntry().kernel.ref()),
+      name_(std::move(name)),
+      fallbacks_(fallbacks) {
   // Pick up the backend fallbacks registered before the entry existed
   // (PyTorch: the OperatorEntry constructor).
   updateDispatchTable(DispatchKeySet(DispatchKeySet::FULL), true);
@@ -171,9 +171,9 @@ void OperatorEntry::registerTypedCallSignature(const CppSignature& sig) {
                      "kernels' signature.");
   }
   if (typedCallSignature_) {
-    OPDISPATCH_CHECK(*typedCallSignature_ == sig, "Tried to access or call operator ", name_,
-                     " with C++ signature ", sig.name(), " but it is already called as ",
-                     typedCallSignature_->name(), "; use one signature for all typed handles of an operator.");
+    OPDISPATCH_CHECK(*typedCallSignature_ == sig, "Tried to access or call operator ", name_, " with C++ signature ",
+                     sig.name(), " but it is already called as ", typedCallSignature_->name(),
+                     "; use one signature for all typed handles of an operator.");
   }
   typedCallSignature_ = sig;
 }
@@ -319,8 +319,7 @@ KernelRef OperatorEntry::tableEntry(DispatchKey k, const AnnotatedKernel& chosen
   // kernels of backend keys (and Undefined); the alias check is the kernel's.
   uint32_t effects = KernelRef::kNoEffects;
   const AnnotatedSchema* s = schemaPtr();
-  if (s != nullptr && !s->mutable_arg_indices.empty() &&
-      (k == DispatchKey::Undefined || isBackendDispatchKey(k))) {
+  if (s != nullptr && !s->mutable_arg_indices.empty() && (k == DispatchKey::Undefined || isBackendDispatchKey(k))) {
     effects |= KernelRef::kBumpsVersions;
   }
   if (chosen.kernel.checksOutputAliasing()) {
@@ -332,7 +331,8 @@ KernelRef OperatorEntry::tableEntry(DispatchKey k, const AnnotatedKernel& chosen
 void OperatorEntry::updateDispatchTable(DispatchKeySet keys, bool undefined) {
   DispatchTable::Update update(table_);
   if (undefined) {
-    update.set(0, tableEntry(DispatchKey::Undefined, *computeDispatchTableEntryWithDebug(DispatchKey::Undefined).first));
+    update.set(0,
+               tableEntry(DispatchKey::Undefined, *computeDispatchTableEntryWithDebug(DispatchKey::Undefined).first));
   }
   for (DispatchKey k : keys) {
     update.set(static_cast<int>(k), tableEntry(k, *computeDispatchTableEntryWithDebug(k).first));
@@ -346,8 +346,7 @@ std::string OperatorEntry::dumpState() const {
   if (const AnnotatedSchema* s = schemaPtr()) {
     oss << "schema: " << s->schema << "\n";
     oss << "debug: " << s->debug << "\n";
-    oss << "alias analysis kind: " << (aliasAnalysis_ ? toString(*aliasAnalysis_) : "CONSERVATIVE (default)")
-        << "\n";
+    oss << "alias analysis kind: " << (aliasAnalysis_ ? toString(*aliasAnalysis_) : "CONSERVATIVE (default)") << "\n";
   } else {
     oss << "schema: (none)\n";
   }
@@ -360,9 +359,9 @@ std::string OperatorEntry::dumpState() const {
       int n = 0;
       for (const auto& ak : list) {
         oss << toString(key) << (isAliasDispatchKey(key) ? "[alias]" : "") << (n > 0 ? " (inactive)" : "") << ": "
-            << ak.debug << " :: "
-            << (ak.inferred_function_schema ? ak.inferred_function_schema->signatureString() : "(none)") << " [ "
-            << ak.kernel.dumpState() << "]\n";
+            << ak.debug
+            << " :: " << (ak.inferred_function_schema ? ak.inferred_function_schema->signatureString() : "(none)")
+            << " [ " << ak.kernel.dumpState() << "]\n";
         ++n;
       }
     }
@@ -395,14 +394,14 @@ void OperatorEntry::checkInvariants() const {
   for (int i = 0; i < kDispatchTableSize; ++i) {
     KernelRef expected = tableEntry(tableKey(i), *computeDispatchTableEntryWithDebug(tableKey(i)).first);
     OPDISPATCH_INTERNAL_ASSERT(table_.entry(i) == expected, "stale dispatch table entry for ", tableKey(i),
-                               "\nCanonical state\n~~~~~~~~~~~\n", dumpState(),
-                               "\nComputed table:\n~~~~~~~~~~~\n", dumpComputedTable());
+                               "\nCanonical state\n~~~~~~~~~~~\n", dumpState(), "\nComputed table:\n~~~~~~~~~~~\n",
+                               dumpComputedTable());
     if (i > 0 && !expected.isFallthrough()) {
       non_fallthrough |= DispatchKeySet(tableKey(i)).raw_repr();
     }
   }
-  OPDISPATCH_INTERNAL_ASSERT(non_fallthrough == nonFallthroughKeys().raw_repr(), "stale fallthrough mask for ",
-                             name_, ": stored ", nonFallthroughKeys(), ", expected ",
+  OPDISPATCH_INTERNAL_ASSERT(non_fallthrough == nonFallthroughKeys().raw_repr(), "stale fallthrough mask for ", name_,
+                             ": stored ", nonFallthroughKeys(), ", expected ",
                              DispatchKeySet(DispatchKeySet::RAW, non_fallthrough));
 }
 
@@ -435,7 +434,8 @@ void OperatorEntry::reportError(DispatchKey k) const {
   throw NotImplementedError(detail::str("Could not run '", name_, "' with arguments from the '", k,
                                         "' backend: the operator has no kernel for this key. '", name_,
                                         "' is only available for these keys: ", listAllDispatchKeys(),
-                                        ". Register a kernel for ", k, " (or a CompositeExplicitAutograd / "
+                                        ". Register a kernel for ", k,
+                                        " (or a CompositeExplicitAutograd / "
                                         "CompositeImplicitAutograd kernel) to support it.\n\n",
                                         dumpComputedTable()));
 }

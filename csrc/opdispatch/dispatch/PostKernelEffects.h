@@ -124,8 +124,7 @@ class PostKernelEffects final {
     }
     return false;
   }
-  [[noreturn]] void throwOutputAliases(size_t return_index, bool other_is_return, size_t other,
-                                       bool same_tensor) const;
+  [[noreturn]] void throwOutputAliases(size_t return_index, bool other_is_return, size_t other, bool same_tensor) const;
 
   const AnnotatedSchema* schema_;
   /// The kernel's functor (for the alias check's message), or null.

@@ -48,7 +48,8 @@ static LocalDispatchKeySet recordedSnapshot() {
 }
 
 RestorePythonTLSSnapshot::RestorePythonTLSSnapshot()
-    : snapshot_(recordedSnapshot()), current_(tls_local_dispatch_key_set()) {
+    : snapshot_(recordedSnapshot()),
+      current_(tls_local_dispatch_key_set()) {
   _force_tls_local_dispatch_key_set(snapshot_);
   tlsOnEntry.reset();
 }

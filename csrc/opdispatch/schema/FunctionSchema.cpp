@@ -43,8 +43,7 @@ void printSet(std::ostream& os, const std::vector<std::string>& set) {
 // level in the order it was written, which gives PyTorch's text for every
 // schema PyTorch can parse back, and readable text where PyTorch's is not
 // (`Tensor(a)?[]`, which PyTorch prints as `Tensor?(a)[]`; nested lists).
-void printAnnotatedType(std::ostream& os, TypePtr type, const AliasInfo* alias,
-                        std::optional<int32_t> N) {
+void printAnnotatedType(std::ostream& os, TypePtr type, const AliasInfo* alias, std::optional<int32_t> N) {
   auto printOwnAlias = [&] {
     if (alias && !alias->before_set.empty()) {
       os << *alias;
@@ -56,8 +55,7 @@ void printAnnotatedType(std::ostream& os, TypePtr type, const AliasInfo* alias,
       os << "?";
       return;
     case TypeKind::List: {
-      const AliasInfo* elemAlias =
-          alias && !alias->contained_types.empty() ? &alias->contained_types[0] : nullptr;
+      const AliasInfo* elemAlias = alias && !alias->contained_types.empty() ? &alias->contained_types[0] : nullptr;
       printAnnotatedType(os, type->elem(), elemAlias, std::nullopt);
       os << "[";
       if (N) {
@@ -161,15 +159,13 @@ std::string OperatorName::getNamespace() const {
   return sep == std::string::npos ? std::string() : name.substr(0, sep);
 }
 
-std::string OperatorName::toString() const {
-  return overload_name.empty() ? name : name + "." + overload_name;
-}
+std::string OperatorName::toString() const { return overload_name.empty() ? name : name + "." + overload_name; }
 
 std::ostream& operator<<(std::ostream& os, const OperatorName& n) { return os << n.toString(); }
 
 bool AliasInfo::operator==(const AliasInfo& o) const {
-  return is_write == o.is_write && sameSet(before_set, o.before_set) &&
-         sameSet(after_set, o.after_set) && contained_types == o.contained_types;
+  return is_write == o.is_write && sameSet(before_set, o.before_set) && sameSet(after_set, o.after_set) &&
+         contained_types == o.contained_types;
 }
 
 std::ostream& operator<<(std::ostream& os, const AliasInfo& a) {
@@ -262,8 +258,8 @@ bool sameDefault(const Argument& a, const Argument& b) {
 } // namespace
 
 bool Argument::operator==(const Argument& o) const {
-  return name_ == o.name_ && type_ == o.type_ && N_ == o.N_ && sameDefault(*this, o) &&
-         kwarg_only_ == o.kwarg_only_ && alias_info_ == o.alias_info_;
+  return name_ == o.name_ && type_ == o.type_ && N_ == o.N_ && sameDefault(*this, o) && kwarg_only_ == o.kwarg_only_ &&
+         alias_info_ == o.alias_info_;
 }
 
 std::ostream& operator<<(std::ostream& os, const Argument& a) {
@@ -338,8 +334,8 @@ std::string FunctionSchema::signatureString() const {
 std::string FunctionSchema::toString() const { return name_.toString() + signatureString(); }
 
 bool FunctionSchema::operator==(const FunctionSchema& o) const {
-  return name_ == o.name_ && arguments_ == o.arguments_ && returns_ == o.returns_ &&
-         is_vararg_ == o.is_vararg_ && is_varret_ == o.is_varret_;
+  return name_ == o.name_ && arguments_ == o.arguments_ && returns_ == o.returns_ && is_vararg_ == o.is_vararg_ &&
+         is_varret_ == o.is_varret_;
 }
 
 std::ostream& operator<<(std::ostream& os, const FunctionSchema& s) { return os << s.toString(); }

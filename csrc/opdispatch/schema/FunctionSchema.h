@@ -67,8 +67,8 @@ class Argument {
         default_value_(std::move(default_value)),
         kwarg_only_(kwarg_only),
         alias_info_(std::move(alias_info)) {}
-  Argument(std::string name, TypePtr type, std::optional<int32_t> N, BroadcastDefault default_value,
-           bool kwarg_only, std::optional<AliasInfo> alias_info);
+  Argument(std::string name, TypePtr type, std::optional<int32_t> N, BroadcastDefault default_value, bool kwarg_only,
+           std::optional<AliasInfo> alias_info);
 
   const std::string& name() const { return name_; }
   TypePtr type() const { return type_; }
@@ -76,9 +76,7 @@ class Argument {
   std::optional<int32_t> N() const { return N_; }
   bool has_default_value() const { return default_value_.has_value() || broadcast_; }
   /// The default value; a broadcast default is materialised here, once.
-  const std::optional<IValue>& default_value() const {
-    return broadcast_ ? materializeBroadcast() : default_value_;
-  }
+  const std::optional<IValue>& default_value() const { return broadcast_ ? materializeBroadcast() : default_value_; }
   /// The default as written `T[N] x=v`, if it is one (without materialising it).
   const BroadcastDefault* broadcastDefault() const;
   bool kwarg_only() const { return kwarg_only_; }

@@ -4,8 +4,8 @@
 namespace opdispatch {
 namespace detail {
 
-std::unique_ptr<FunctionSchema> makeInferredSchema(const TypeGetter* args, size_t num_args,
-                                                   const TypeGetter* returns, size_t num_returns) {
+std::unique_ptr<FunctionSchema> makeInferredSchema(const TypeGetter* args, size_t num_args, const TypeGetter* returns,
+                                                   size_t num_returns) {
   std::vector<Argument> arguments;
   std::vector<Argument> rets;
   for (size_t i = 0; i < num_args; ++i) {
@@ -43,8 +43,8 @@ std::optional<std::string> findSchemaDifferences(const FunctionSchema& declared,
     TypePtr d = declared.arguments()[i].type();
     TypePtr inf = inferred.arguments()[i].type();
     if (!typeAccepts(d, inf)) {
-      return detail::str("Type mismatch in argument ", i + 1, " (", declared.arguments()[i].name(), "): ", d,
-                         " vs ", inf, ".");
+      return detail::str("Type mismatch in argument ", i + 1, " (", declared.arguments()[i].name(), "): ", d, " vs ",
+                         inf, ".");
     }
   }
   for (size_t i = 0; i < declared.returns().size(); ++i) {

@@ -23,8 +23,9 @@ namespace detail {
 template <class T>
 struct cpp_type_to_schema_type {
   static constexpr bool kNarrowInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
-  static_assert(!kNarrowInt, "opdispatch: a kernel argument or return of schema type int is int64_t (not int, "
-                             "long, int32_t or another integer type)");
+  static_assert(!kNarrowInt,
+                "opdispatch: a kernel argument or return of schema type int is int64_t (not int, "
+                "long, int32_t or another integer type)");
   static_assert(!std::is_same_v<T, float>, "opdispatch: a kernel argument or return of schema type float is double");
   static_assert(!std::is_same_v<T, const char*>,
                 "opdispatch: a kernel argument or return of schema type str is std::string or std::string_view");
@@ -34,10 +35,10 @@ struct cpp_type_to_schema_type {
                 "ScalarType, Device, IValue, std::optional<T>, std::vector<T> or ArrayRef<T> (IntArrayRef, "
                 "TensorList) of these, or a std::tuple of them as the return");
 };
-#define OPDISPATCH_SCHEMA_TYPE(CppType, Kind)                          \
-  template <>                                                          \
-  struct cpp_type_to_schema_type<CppType> {                            \
-    static TypePtr call() { return Type::get(TypeKind::Kind); }        \
+#define OPDISPATCH_SCHEMA_TYPE(CppType, Kind)                   \
+  template <>                                                   \
+  struct cpp_type_to_schema_type<CppType> {                     \
+    static TypePtr call() { return Type::get(TypeKind::Kind); } \
   };
 OPDISPATCH_SCHEMA_TYPE(Tensor, Tensor)
 OPDISPATCH_SCHEMA_TYPE(int64_t, Int)
@@ -84,8 +85,8 @@ struct return_type_getters<std::tuple<Ts...>> {
 };
 
 /// Builds the unnamed schema `(T0 _0, T1 _1) -> R _0` (non-template, keeps headers light).
-std::unique_ptr<FunctionSchema> makeInferredSchema(const TypeGetter* args, size_t num_args,
-                                                   const TypeGetter* returns, size_t num_returns);
+std::unique_ptr<FunctionSchema> makeInferredSchema(const TypeGetter* args, size_t num_args, const TypeGetter* returns,
+                                                   size_t num_returns);
 
 template <class FuncType>
 struct infer_schema_impl;

@@ -200,8 +200,7 @@ class Lexer {
       }
       if (!octal || code > 0xff) {
         size_t len = std::min<size_t>(octal ? 4 : 2, src_.size() - i_);
-        return error(i_, len, "invalid escape sequence '" + printable(src_.substr(i_, len)) +
-                                  "' in a string literal");
+        return error(i_, len, "invalid escape sequence '" + printable(src_.substr(i_, len)) + "' in a string literal");
       }
       value += static_cast<char>(code);
       i_ += 4;

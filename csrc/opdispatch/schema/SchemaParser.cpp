@@ -78,7 +78,9 @@ struct AnnotatedType {
 class SchemaParser {
  public:
   SchemaParser(const std::string& src, bool allowTypeVars)
-      : src_(src), tokens_(detail::tokenizeSchema(src)), allowTypeVars_(allowTypeVars) {}
+      : src_(src),
+        tokens_(detail::tokenizeSchema(src)),
+        allowTypeVars_(allowTypeVars) {}
 
   std::variant<OperatorName, FunctionSchema> parseDeclaration() {
     OperatorName name = parseName();
@@ -218,8 +220,9 @@ class SchemaParser {
           // PyTorch: vararg schemas cannot have default values.
           for (const auto& a : arguments) {
             if (a.has_default_value()) {
-              fail(cur(), "argument '" + a.name() + "' has a default value, which a schema with varargs "
-                          "('...') cannot have");
+              fail(cur(), "argument '" + a.name() +
+                              "' has a default value, which a schema with varargs "
+                              "('...') cannot have");
             }
           }
           advance();
@@ -332,8 +335,8 @@ class SchemaParser {
         return t;
       }
       if (++nesting > kMaxTypeNesting) {
-        fail(tokens_[i_ - 1], detail::str("type nested too deeply (more than ", kMaxTypeNesting,
-                                          " levels of '[]' and '?')"));
+        fail(tokens_[i_ - 1],
+             detail::str("type nested too deeply (more than ", kMaxTypeNesting, " levels of '[]' and '?')"));
       }
     }
   }
@@ -401,8 +404,9 @@ class SchemaParser {
     }
     if (word == "__torch__") {
       // PyTorch: custom classes must be registered (torch::class_); we have none.
-      fail(head, "custom class types (__torch__.torch.classes.<ns>.<Class>) are not supported: opdispatch "
-                 "has no registry of C++ classes; pass the object's state as tensors and values instead");
+      fail(head,
+           "custom class types (__torch__.torch.classes.<ns>.<Class>) are not supported: opdispatch "
+           "has no registry of C++ classes; pass the object's state as tensors and values instead");
     }
     TypePtr base = Type::fromName(word);
     if (!base) {
@@ -532,8 +536,8 @@ class SchemaParser {
   enum class ListKind { Int, Float, Bool, Str, Unsupported };
 
   static bool isIntLike(TypeKind k) {
-    return k == TypeKind::Int || k == TypeKind::SymInt || k == TypeKind::ScalarType ||
-           k == TypeKind::Layout || k == TypeKind::MemoryFormat;
+    return k == TypeKind::Int || k == TypeKind::SymInt || k == TypeKind::ScalarType || k == TypeKind::Layout ||
+           k == TypeKind::MemoryFormat;
   }
 
   static ListKind listKind(TypePtr elem) {
@@ -621,8 +625,8 @@ class SchemaParser {
     if (cur().kind == TokenKind::Error) {
       fail(cur(), cur().value);
     }
-    fail(cur(), "expected a default value of type " + type->toString() + " for argument '" + arg +
-                    "' but found " + describe(cur()));
+    fail(cur(), "expected a default value of type " + type->toString() + " for argument '" + arg + "' but found " +
+                    describe(cur()));
   }
 
   /// One value of a non-list, non-optional type. `intToFloat`: an int
@@ -713,14 +717,18 @@ class SchemaParser {
         break;
       case TypeKind::Layout:
         if (v < 0 || v >= kNumLayouts) {
-          fail(at, detail::str("the default value ", v, " of argument '", arg, "' is not a Layout; valid values "
-                               "are 0 (strided) to ", kNumLayouts - 1));
+          fail(at, detail::str("the default value ", v, " of argument '", arg,
+                               "' is not a Layout; valid values "
+                               "are 0 (strided) to ",
+                               kNumLayouts - 1));
         }
         break;
       case TypeKind::MemoryFormat:
         if (v < 0 || v >= kNumMemoryFormats) {
-          fail(at, detail::str("the default value ", v, " of argument '", arg, "' is not a MemoryFormat; valid "
-                               "values are 0 (contiguous_format) to ", kNumMemoryFormats - 1));
+          fail(at, detail::str("the default value ", v, " of argument '", arg,
+                               "' is not a MemoryFormat; valid "
+                               "values are 0 (contiguous_format) to ",
+                               kNumMemoryFormats - 1));
         }
         break;
       default:
@@ -764,16 +772,16 @@ class SchemaParser {
     const Token& t = cur();
     if (floating && (t.isWord("inf") || t.isWord("nan"))) {
       advance();
-      double v = t.text == "inf" ? std::numeric_limits<double>::infinity()
-                                 : std::numeric_limits<double>::quiet_NaN();
+      double v = t.text == "inf" ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
       return IValue(negative ? -v : v);
     }
     if (t.kind != TokenKind::Number) {
       failDefault(type, arg);
     }
     if (type->kind() == TypeKind::Complex || t.text.back() == 'j') {
-      fail(t, "argument '" + arg + "' cannot have a complex default value: opdispatch has no complex "
-              "scalars; use None (with an optional type) and choose the value in the kernel");
+      fail(t, "argument '" + arg +
+                  "' cannot have a complex default value: opdispatch has no complex "
+                  "scalars; use None (with an optional type) and choose the value in the kernel");
     }
     std::string text = (negative ? "-" : "") + t.text;
     const char* first = text.data();

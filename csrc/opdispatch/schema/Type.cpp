@@ -106,7 +106,10 @@ std::string join(const std::vector<TypePtr>& types, std::string (Type::*print)()
 } // namespace
 
 Type::Type(TypeKind k, std::vector<TypePtr> contained, std::string name)
-    : kind_(k), elem_(nullptr), contained_(std::move(contained)), name_(std::move(name)) {
+    : kind_(k),
+      elem_(nullptr),
+      contained_(std::move(contained)),
+      name_(std::move(name)) {
   switch (k) {
     case TypeKind::Optional:
     case TypeKind::List:
@@ -137,8 +140,7 @@ TypePtr Type::get(TypeKind kind) {
     }
     return arr;
   }();
-  OPDISPATCH_CHECK(static_cast<int>(kind) < kNumBaseKinds, "Type::get(", info(kind).kindName,
-                   "): not a base type");
+  OPDISPATCH_CHECK(static_cast<int>(kind) < kNumBaseKinds, "Type::get(", info(kind).kindName, "): not a base type");
   return &bases[static_cast<int>(kind)];
 }
 
@@ -209,13 +211,13 @@ TypePtr Type::unionOf(const std::vector<TypePtr>& members) {
       kept.push_back(flat[i]);
     }
   }
-  std::stable_sort(kept.begin(), kept.end(), [](TypePtr a, TypePtr b) {
-    return info(a->kind()).unionOrder < info(b->kind()).unionOrder;
-  });
+  std::stable_sort(kept.begin(), kept.end(),
+                   [](TypePtr a, TypePtr b) { return info(a->kind()).unionOrder < info(b->kind()).unionOrder; });
   if (kept.size() < 2) {
     std::string written = join(members, &Type::toString);
-    throw ValueError(detail::str("Union(", written, ") is ", kept.empty() ? "empty" : "a single type '" +
-                                 kept[0]->toString() + "'", ": write the type itself, or a union of two or "
+    throw ValueError(detail::str("Union(", written, ") is ",
+                                 kept.empty() ? "empty" : "a single type '" + kept[0]->toString() + "'",
+                                 ": write the type itself, or a union of two or "
                                  "more distinct types"));
   }
   TypePtr none = get(TypeKind::NoneType);
@@ -318,8 +320,7 @@ bool Type::isSubtypeOf(TypePtr other) const {
       if (isOptional()) {
         return get(TypeKind::NoneType)->isSubtypeOf(other) && elem_->isSubtypeOf(other);
       }
-      return std::any_of(other->contained_.begin(), other->contained_.end(),
-                         [&](TypePtr m) { return isSubtypeOf(m); });
+      return std::any_of(other->contained_.begin(), other->contained_.end(), [&](TypePtr m) { return isSubtypeOf(m); });
     case TypeKind::Scalar:
       return kind_ == TypeKind::Int || kind_ == TypeKind::Float || kind_ == TypeKind::Complex;
     case TypeKind::Tuple:
