@@ -17,6 +17,7 @@
 #include "Exceptions.h"
 #include "PythonTensor.h"
 #include "PythonTypes.h"
+#include "StaticType.h"
 #include "TorchDispatchModeTLS.h"
 
 namespace py = pybind11;
@@ -47,7 +48,7 @@ struct PlainKernelObject {
   bool grad_mode_below;     ///< a recorded call runs below autograd with grad mode on (else off)
 };
 
-PyTypeObject gPlainKernelType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+PyTypeObject gPlainKernelType = staticTypeObject();
 
 // Attribute names, interned once.
 PyObject* gFormula = nullptr;

@@ -9,6 +9,7 @@
 
 #include "Exceptions.h"
 #include "PythonTensor.h"
+#include "StaticType.h"
 
 namespace py = pybind11;
 
@@ -26,7 +27,7 @@ struct AutogradMetaObject {
   PyObject* weakrefs;
 };
 
-PyTypeObject gAutogradMetaType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+PyTypeObject gAutogradMetaType = staticTypeObject();
 
 /// graph.AccumulateGrad, the class of a leaf's node (Python).
 PyObject* gAccumulateGradClass = nullptr;

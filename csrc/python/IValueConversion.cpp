@@ -413,6 +413,24 @@ std::optional<IValue> convert(PyObject* obj, TypePtr type, std::optional<int32_t
       }
       return IValue::genericList(std::move(v));
     }
+    // Types the schema parser accepts (as PyTorch's does) but no IValue holds:
+    // a call passing one raises the TypeError that names the argument.
+    case TypeKind::Complex:
+    case TypeKind::Storage:
+    case TypeKind::Stream:
+    case TypeKind::Quantizer:
+    case TypeKind::Capsule:
+    case TypeKind::NoneType:
+    case TypeKind::AnyClass:
+    case TypeKind::AnyEnum:
+    case TypeKind::Tuple:
+    case TypeKind::Dict:
+    case TypeKind::Future:
+    case TypeKind::Await:
+    case TypeKind::RRef:
+    case TypeKind::Union:
+    case TypeKind::Var:
+      return std::nullopt;
   }
   return std::nullopt;
 }
