@@ -2,10 +2,10 @@
 // only the listed operators of its OPDISPATCH_SELECTIVE_* registrations are
 // registered (PyTorch: TORCH_OPERATOR_WHITELIST with TORCH_SELECTIVE_*). Also
 // the second file of the lib_fragments namespace (see test_Library.cpp).
-#define OPDISPATCH_OPERATOR_ALLOWLIST \
-  lib_selective::kept;                \
-  lib_selective::kept2.ov;            \
-  lib_selective::impl_kept
+// The list is stringified as written: clang-format must not break it.
+// clang-format off
+#define OPDISPATCH_OPERATOR_ALLOWLIST lib_selective::kept;lib_selective::kept2.ov;lib_selective::impl_kept
+// clang-format on
 
 #include <gtest/gtest.h>
 
