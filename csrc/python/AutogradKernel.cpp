@@ -413,11 +413,7 @@ void initAutogradKernelBindings(py::module_& m) {
   t.tp_call = PyVectorcall_Call;
   t.tp_vectorcall_offset = offsetof(PlainKernelObject, vectorcall);
   t.tp_dictoffset = offsetof(PlainKernelObject, dict);
-  if (PyType_Ready(&t) < 0) {
-    throw py::error_already_set();
-  }
-  Py_INCREF(&t);
-  m.attr("_PlainAutogradKernel") = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(&t));
+  addStaticType(m, t, "_PlainAutogradKernel");
   if (PyModule_AddFunctions(m.ptr(), kModuleMethods) < 0) {
     throw py::error_already_set();
   }

@@ -283,11 +283,7 @@ void initAutogradMetaBindings(py::module_& m) {
   t.tp_clear = metaClear;
   t.tp_members = kMembers;
   t.tp_weaklistoffset = offsetof(AutogradMetaObject, weakrefs);
-  if (PyType_Ready(&t) < 0) {
-    throw py::error_already_set();
-  }
-  Py_INCREF(&t);
-  m.attr("_AutogradMeta") = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(&t));
+  addStaticType(m, t, "_AutogradMeta");
   gNoEdge = Py_BuildValue("(Oi)", Py_None, 0);
   gVariableName = PyUnicode_InternFromString("variable");
   if (gNoEdge == nullptr || gVariableName == nullptr || PyModule_AddFunctions(m.ptr(), kModuleMethods) < 0) {

@@ -409,14 +409,6 @@ void initCallableType(PyTypeObject& t, const char* name, const char* doc) {
   t.tp_weaklistoffset = offsetof(T, weakrefs);
 }
 
-void ready(py::module_& m, PyTypeObject& t, const char* name) {
-  if (PyType_Ready(&t) < 0) {
-    throw py::error_already_set();
-  }
-  Py_INCREF(&t);
-  m.attr(name) = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(&t));
-}
-
 } // namespace
 
 void initOperatorBindings(py::module_& m) {
@@ -430,7 +422,7 @@ void initOperatorBindings(py::module_& m) {
   t.tp_clear = operatorClear;
   t.tp_methods = kOperatorMethods;
   t.tp_getset = kOperatorGetSets;
-  ready(m, t, "_DispatchOperator");
+  addStaticType(m, t, "_DispatchOperator");
 
   PyTypeObject& p = gPacketType;
   initCallableType<PacketObject>(
@@ -443,7 +435,7 @@ void initOperatorBindings(py::module_& m) {
   p.tp_methods = kPacketMethods;
   p.tp_members = kPacketMembers;
   p.tp_getset = kPacketGetSets;
-  ready(m, p, "_DispatchPacket");
+  addStaticType(m, p, "_DispatchPacket");
 
   if (PyModule_AddFunctions(m.ptr(), kModuleMethods) < 0) {
     throw py::error_already_set();

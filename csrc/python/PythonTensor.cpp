@@ -681,13 +681,9 @@ void initTensorBindings(py::module_& m) {
   t.tp_methods = kMethods;
   t.tp_dictoffset = offsetof(TensorObject, dict);
   t.tp_weaklistoffset = offsetof(TensorObject, weakrefs);
-  if (PyType_Ready(&t) < 0) {
-    throw py::error_already_set();
-  }
+  addStaticType(m, t, "TensorBase");
   TensorBaseType = &t;
   gTensorClass = &t;
-  Py_INCREF(&t);
-  m.attr("TensorBase") = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(&t));
 
   m.def(
       "_set_tensor_class",

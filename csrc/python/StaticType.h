@@ -1,7 +1,9 @@
-// staticTypeObject(): the starting value of a PyTypeObject defined in C++.
+// staticTypeObject(): the starting value of a PyTypeObject defined in C++;
+// addStaticType(): readies one and adds it to the module.
 #pragma once
 
 #include <Python.h>
+#include <pybind11/pybind11.h>
 
 namespace opdispatch::python {
 
@@ -13,6 +15,16 @@ inline PyTypeObject staticTypeObject() {
   PyVarObject head = {PyObject_HEAD_INIT(nullptr) 0};
   t.ob_base = head;
   return t;
+}
+
+/// PyType_Ready(`t`), then `module.<name> = t` (the module keeps a reference).
+/// Throws py::error_already_set if the type cannot be readied.
+inline void addStaticType(pybind11::module_& module, PyTypeObject& t, const char* name) {
+  if (PyType_Ready(&t) < 0) {
+    throw pybind11::error_already_set();
+  }
+  Py_INCREF(&t);
+  module.attr(name) = pybind11::reinterpret_borrow<pybind11::object>(reinterpret_cast<PyObject*>(&t));
 }
 
 } // namespace opdispatch::python
