@@ -441,6 +441,11 @@ def test_make_wrapper_subclass_rejects_bad_sizes_and_strides():
         mk(WrapperTensor, (2,), storage_offset=-1)
     with pytest.raises(TypeError, match="cls must be a subclass of opdispatch.Tensor"):
         mk(int, (2,))
+    # A class deriving from TensorBase alone would make tensors without the Python methods.
+    with pytest.raises(TypeError, match="cls must be a subclass of opdispatch.Tensor"):
+        mk(type("CBase", (_C.TensorBase,), {"__torch_dispatch__": classmethod(lambda *a: None)}), (2,))
+    with pytest.raises(TypeError, match="cls must be a subclass of opdispatch.Tensor"):
+        Tensor._make_subclass(type("CBase", (_C.TensorBase,), {}), opdispatch.ones(2))
     with pytest.raises(TypeError, match="Foo must define __torch_dispatch__"):
         mk(type("Foo", (Tensor,), {}), (2, 2))
 

@@ -432,8 +432,12 @@ std::vector<int64_t> toInts(py::handle value, const char* what) {
 // class with __torch_dispatch__ carry the Python keys (Note [The Python key]).
 
 PyTypeObject* tensorSubclass(PyObject* cls, const char* api) {
-  OPDISPATCH_CHECK_TYPE(PyType_Check(cls) && PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls), TensorBaseType),
-                        api, ": cls must be a subclass of opdispatch.Tensor, not ", pyTypeName(cls));
+  // The registered class (opdispatch.Tensor), not TensorBase: every tensor
+  // object has the Python methods (Note [Every tensor is an opdispatch.Tensor]
+  // in python/opdispatch/_tensor_type.py). PyTorch: the check against
+  // THPVariableClass in THPVariable_make_subclass.
+  OPDISPATCH_CHECK_TYPE(PyType_Check(cls) && PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls), gTensorClass), api,
+                        ": cls must be a subclass of opdispatch.Tensor, not ", pyTypeName(cls));
   return reinterpret_cast<PyTypeObject*>(cls);
 }
 
