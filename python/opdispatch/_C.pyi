@@ -14,7 +14,7 @@ import numpy
 
 import opdispatch
 from numpy.typing import NDArray
-from typing_extensions import Self, disjoint_base
+from typing_extensions import Self, TypeVar, disjoint_base
 
 from opdispatch._ops import Tag as Tag
 from opdispatch.utils._python_dispatch import TorchDispatchMode
@@ -23,7 +23,10 @@ from opdispatch.utils._python_dispatch import TorchDispatchMode
 # object or its name).
 _ShapeLike: typing.TypeAlias = typing.SupportsIndex | collections.abc.Sequence[typing.SupportsIndex]
 _DeviceLike: typing.TypeAlias = device | str
-_TensorT = typing.TypeVar("_TensorT", bound=TensorBase)
+_TensorT = typing.TypeVar("_TensorT", bound=opdispatch.Tensor)
+# What calling an operator object returns: Any unless the holder of the object
+# knows its schema's returns (the built-in `od` operators give Tensor).
+_ReturnT_co = TypeVar("_ReturnT_co", covariant=True, default=typing.Any)
 @typing.type_check_only
 class _pybind11_type(type):
     """The metaclass of pybind11's classes (pybind11_builtins.pybind11_type)."""
@@ -825,26 +828,34 @@ class _DispatchLibrary(metaclass=_pybind11_type):
     @property
     def ns(self) -> str:
         ...
+class _RegistrationHandles(metaclass=_pybind11_type):
+    """
+    Registrations undone by remove() or when the object dies.
+    """
+    def remove(self) -> None:
+        """
+        Undoes the registrations (idempotent).
+        """
 @disjoint_base
-class _DispatchOperator:
+class _DispatchOperator(typing.Generic[_ReturnT_co]):
     """
     _DispatchOperator(name, overload_name=''): calling it dispatches the operator.
     """
     def __new__(cls, *args: typing.Any, **kwargs: typing.Any) -> Self: ...
     def __init__(self, name: str, overload_name: str = "") -> None: ...
-    def __call__(self, *args: typing.Any, **kwargs: typing.Any) -> typing.Any:
+    def __call__(self, *args: typing.Any, **kwargs: typing.Any) -> _ReturnT_co:
         """
         Call self as a function.
         """
-    def _call_for_dispatch_key(self, dispatch_key: DispatchKey | str, /, *args: typing.Any, **kwargs: typing.Any) -> typing.Any:
+    def _call_for_dispatch_key(self, dispatch_key: DispatchKey | str, /, *args: typing.Any, **kwargs: typing.Any) -> _ReturnT_co:
         """
         _call_for_dispatch_key(dispatch_key, *args, **kwargs): calls the kernel registered at `dispatch_key` (a DispatchKey or its name; alias keys such as CompositeImplicitAutograd allowed), bypassing the choice of kernel from the arguments. See OperatorHandle::callBoxedForDispatchKey.
         """
-    def _redispatch_below_autograd(self, keyset: DispatchKeySet, /, *args: typing.Any, **kwargs: typing.Any) -> typing.Any:
+    def _redispatch_below_autograd(self, keyset: DispatchKeySet, /, *args: typing.Any, **kwargs: typing.Any) -> _ReturnT_co:
         """
         _redispatch_below_autograd(keyset, *args, **kwargs): what an Autograd kernel does to run the operator: redispatch(keyset & _after_autograd_keyset, ...) with the autograd keys excluded for the call (_AutoDispatchBelowAutograd), in one C call.
         """
-    def redispatch(self, keyset: DispatchKeySet, /, *args: typing.Any, **kwargs: typing.Any) -> typing.Any:
+    def redispatch(self, keyset: DispatchKeySet, /, *args: typing.Any, **kwargs: typing.Any) -> _ReturnT_co:
         """
         redispatch(keyset, *args, **kwargs): calls the kernel for `keyset` (already restricted by the caller).
         """
@@ -971,6 +982,10 @@ def _disabled_torch_dispatch_impl(func: collections.abc.Callable[..., typing.Any
 def _dispatch_argument_key_sets(name: str, overload: str, *args: typing.Any, **kwargs: typing.Any) -> list[tuple[str, int, DispatchKeySet, TensorBase]]:
     """
     [(argument, list index or -1, DispatchKeySet)]: the tensors a call of operator `name` (with overload `overload`, '' for the default) passes with the positional and keyword arguments that follow, bound as the call binds them.
+    """
+def _dispatch_register_default_fallback(dispatch: str, func: collections.abc.Callable[..., typing.Any], with_keyset: builtins.bool, debug: str) -> _RegistrationHandles:
+    """
+    Registers fn([keyset,] op, *args, **kwargs) as a default backend fallback of `dispatch` (each runtime key of an alias key): one opdispatch installs, which a user's fallback for the same key replaces (Note [Default fallbacks]). Returns the registrations (_RegistrationHandles); keep them alive.
     """
 def _dispatch_check_all_invariants() -> None:
     ...

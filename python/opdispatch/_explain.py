@@ -86,7 +86,7 @@ _PYTHON_NOBODY = ("no mode is active and no argument's class handles dispatch (t
                   "fallback redispatches to the keys below Python")
 
 
-def _hop_kind(key: str, entry: TableEntry, handlers: tuple) -> _HopKind:
+def _hop_kind(key: str, entry: TableEntry, handlers: tuple[Any, ...]) -> _HopKind:
     if entry.rule in ("math kernel", "ambiguous autogradother"):
         return _HopKind("the kernel decomposes the call into other operators, each dispatched anew", None)
     if key == "Undefined" or _is_backend(key):
@@ -209,7 +209,7 @@ class Explanation:
         return "\n".join(lines)
 
 
-def _resolve(op: Any, args: tuple, kwargs: dict) -> tuple[str, str]:
+def _resolve(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[str, str]:
     """(name "ns::op", overload name) of the overload a call of ``op`` with these arguments reaches."""
     from ._ops import OpOverload, OpOverloadPacket
 
@@ -326,7 +326,7 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> Explanation:
     return _explanation(call, schema, tensor_keys)
 
 
-def _explain_higher_order(hop: Any, args: tuple, kwargs: dict) -> Explanation:
+def _explain_higher_order(hop: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Explanation:
     """explain() of a HigherOrderOperator call: its key set as its dispatch
     computes it (the tensors among the pytree-flattened arguments), its
     table from its py_impl kernels (Note [Hops])."""
@@ -339,7 +339,7 @@ def _explain_higher_order(hop: Any, args: tuple, kwargs: dict) -> Explanation:
     return _explanation(call, schema, tensor_keys)
 
 
-def _hop_tensors(hop: Any, args: tuple, kwargs: dict) -> list[tuple[str, Any]]:
+def _hop_tensors(hop: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[str, Any]]:
     """(label, tensor) for each tensor among the call's pytree-flattened
     arguments, in the order dispatch flattens them: "operands[1]" (the
     parameter's name from the operator's ``__call__`` where it names them,
@@ -372,7 +372,7 @@ def _modes() -> tuple[Any, ...]:
     return tuple(reversed(_get_current_dispatch_mode_stack()))
 
 
-def _explanation(call: _Call, schema: str, tensor_keys: list) -> Explanation:
+def _explanation(call: _Call, schema: str, tensor_keys: list[Any]) -> Explanation:
     default = _names(_C._dispatch_default_included_set())
     included = [k for k in _names(_C._dispatch_tls_local_include_set()) if k not in default]
     excluded = sorted(_names(_C._dispatch_tls_local_exclude_set()), key=_priority, reverse=True)
@@ -399,7 +399,7 @@ def _mode_name(mode: Any) -> str:
     return type(mode).__name__ + (f" [{slot}]" if slot else "")
 
 
-def _key_sources(call: _Call, tensor_keys: list, included: list[str], default: list[str],
+def _key_sources(call: _Call, tensor_keys: list[Any], included: list[str], default: list[str],
                  excluded: list[str]) -> tuple[KeySource, ...]:
     """Each key the arguments and the TLS include set bring, highest first, with why it may not count.
     A key of the default include set (BackendSelect) is listed only where the

@@ -50,7 +50,7 @@ def language(file: str) -> Optional[str]:
 def with_origins(text: str) -> str:
     """Replaces each 'registered at FILE:LINE' in ``text`` by 'Python FILE:LINE' or 'C++ FILE:LINE'."""
 
-    def origin(match: re.Match) -> str:
+    def origin(match: re.Match[str]) -> str:
         lang = language(match.group(1))
         return f"{lang} {match.group(1)}:{match.group(2)}" if lang else match.group(0)
 

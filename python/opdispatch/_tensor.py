@@ -8,7 +8,8 @@ import builtins
 import collections
 import numbers
 import warnings
-from typing import Any, Iterator, Optional, Sequence, Union
+from types import NotImplementedType
+from typing import Any, Callable, ClassVar, Iterator, Optional, Protocol, Sequence, TypeAlias, Union
 
 import numpy as np
 
@@ -22,6 +23,7 @@ from ._builtins import nn as _nn
 from ._builtins import reduction as _red
 from ._builtins import views as _views
 from .autograd import engine, graph
+from .types import Number
 
 # Note [Calling operators from methods]
 # Methods pass an operator only the arguments that differ from their
@@ -30,11 +32,28 @@ from .autograd import engine, graph
 # second argument buffer (Note [Python call arguments] in
 # csrc/python/PythonCall.h).
 
-_requires_grad_slot = _C.TensorBase.requires_grad
+
+
+class _BoolSlot(Protocol):
+    """A data descriptor holding a bool (TensorBase's requires_grad getset)."""
+
+    def __get__(self, obj: _C.TensorBase, owner: Optional[type] = None, /) -> bool: ...
+
+    def __set__(self, obj: _C.TensorBase, value: bool, /) -> None: ...
+
+
+# The descriptor itself (the class attribute is a property to type checkers).
+_requires_grad_slot: _BoolSlot = _C.TensorBase.__dict__["requires_grad"]
 _TensorBase = _C.TensorBase
 _len_torch_dispatch_stack = _C._len_torch_dispatch_stack
 # The operators of the hottest methods, bound once.
-_add, _sub, _mul, _mm, _relu, _sin = _ew.add, _ew.sub, _ew.mul, _linalg.mm, _ew.relu, _ew.sin
+_TensorOp: TypeAlias = "_C._DispatchOperator[Tensor]"
+_add: _TensorOp = _ew.add
+_sub: _TensorOp = _ew.sub
+_mul: _TensorOp = _ew.mul
+_mm: _TensorOp = _linalg.mm
+_relu: _TensorOp = _ew.relu
+_sin: _TensorOp = _ew.sin
 
 
 class Tensor(_C.TensorBase):
@@ -45,7 +64,7 @@ class Tensor(_C.TensorBase):
     #: A subclass that defines ``__torch_dispatch__`` (a classmethod) handles
     #: every operator call on its instances (Note [The Python key]); this
     #: marker means "does not". PyTorch: torch._C._disabled_torch_dispatch_impl.
-    __torch_dispatch__ = _C._disabled_torch_dispatch_impl
+    __torch_dispatch__: ClassVar[Callable[..., Any]] = _C._disabled_torch_dispatch_impl
     _make_subclass = staticmethod(_C._make_subclass)
     _make_wrapper_subclass = staticmethod(_C._make_wrapper_subclass)
 
@@ -54,7 +73,7 @@ class Tensor(_C.TensorBase):
     @property
     def requires_grad(self) -> bool:
         """Whether operations on this tensor are recorded for backward."""
-        return _requires_grad_slot.__get__(self)  # type: ignore[no-any-return]
+        return _requires_grad_slot.__get__(self)
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
@@ -162,22 +181,25 @@ class Tensor(_C.TensorBase):
         return bool(self.item())
 
     def __float__(self) -> float:
-        return float(self.item())
+        # A complex item raises TypeError, as float(complex) does.
+        return float(self.item())  # type: ignore[arg-type]
 
     def __int__(self) -> int:
-        return int(self.item())
+        # A complex item raises TypeError, as int(complex) does.
+        return int(self.item())  # type: ignore[arg-type]
 
     def __index__(self) -> int:
         if self.dtype.is_floating_point or self.dtype.is_complex or self.numel() != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
-        return int(self.item())
+        return int(self.item())  # type: ignore[arg-type]  # not complex: the dtype is checked above
 
     def item(self) -> Union[bool, int, float, complex]:
         """The value of a one-element tensor as a Python number. RuntimeError
         otherwise (and for meta tensors, which have no data)."""
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
-        return self.numpy(force=True).reshape(()).item()
+        value: Union[bool, int, float, complex] = self.numpy(force=True).reshape(()).item()
+        return value
 
     def tolist(self) -> Any:
         """The values as (nested) Python lists of numbers; a number for a 0-d tensor."""
@@ -213,22 +235,30 @@ class Tensor(_C.TensorBase):
     def __add__(self, other: Any) -> "Tensor":
         if isinstance(other, _TensorBase):
             return _add(self, other)
-        return _ew.add_scalar(self, other) if _is_scalar(other) else NotImplemented
+        if not _is_scalar(other):
+            return NotImplemented
+        return _ew.add_scalar(self, other)
 
     __radd__ = __add__
 
     def __sub__(self, other: Any) -> "Tensor":
         if isinstance(other, _TensorBase):
             return _sub(self, other)
-        return _ew.sub_scalar(self, other) if _is_scalar(other) else NotImplemented
+        if not _is_scalar(other):
+            return NotImplemented
+        return _ew.sub_scalar(self, other)
 
     def __rsub__(self, other: Any) -> "Tensor":
-        return _ew.rsub_scalar(self, other) if _is_scalar(other) else NotImplemented
+        if not _is_scalar(other):
+            return NotImplemented
+        return _ew.rsub_scalar(self, other)
 
     def __mul__(self, other: Any) -> "Tensor":
         if isinstance(other, _TensorBase):
             return _mul(self, other)
-        return _ew.mul_scalar(self, other) if _is_scalar(other) else NotImplemented
+        if not _is_scalar(other):
+            return NotImplemented
+        return _ew.mul_scalar(self, other)
 
     __rmul__ = __mul__
 
@@ -236,16 +266,22 @@ class Tensor(_C.TensorBase):
         return _binary(self, other, _ew.div, _ew.div_scalar)
 
     def __rtruediv__(self, other: Any) -> "Tensor":
-        return _ew.div(self._scalar_tensor(other), self) if _is_scalar(other) else NotImplemented
+        if not _is_scalar(other):
+            return NotImplemented
+        return _ew.div(self._scalar_tensor(other), self)
 
     def __pow__(self, exponent: Any) -> "Tensor":
         return _binary(self, exponent, _ew.pow_tensor_tensor, _ew.pow_tensor_scalar)
 
     def __rpow__(self, base: Any) -> "Tensor":
-        return _ew.pow_scalar(base, self) if _is_scalar(base) else NotImplemented
+        if not _is_scalar(base):
+            return NotImplemented
+        return _ew.pow_scalar(base, self)
 
     def __matmul__(self, other: Any) -> "Tensor":
-        return _linalg.matmul(self, other) if isinstance(other, _C.TensorBase) else NotImplemented
+        if not isinstance(other, _C.TensorBase):
+            return NotImplemented
+        return _linalg.matmul(self, other)
 
     def __neg__(self) -> "Tensor":
         return _ew.neg(self)
@@ -265,10 +301,10 @@ class Tensor(_C.TensorBase):
     def __itruediv__(self, other: Any) -> "Tensor":
         return _binary(self, other, _ew.div_, _ew.div_scalar_)
 
-    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
         return _binary(self, other, _cmp.eq, _cmp.eq_scalar)
 
-    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
         return _binary(self, other, _cmp.ne, _cmp.ne_scalar)
 
     def __lt__(self, other: Any) -> "Tensor":
@@ -331,15 +367,15 @@ class Tensor(_C.TensorBase):
             return _sub(self, other) if alpha == 1 else _sub(self, other, alpha=alpha)
         return _ew.sub_scalar(self, other) if alpha == 1 else _ew.sub_scalar(self, other, alpha)
 
-    def mul(self, other: Any) -> "Tensor":
+    def mul(self, other: Union["Tensor", Number]) -> "Tensor":
         """``self * other`` (od::mul.Tensor / od::mul.Scalar)."""
         return self * other
 
-    def div(self, other: Any) -> "Tensor":
+    def div(self, other: Union["Tensor", Number]) -> "Tensor":
         """``self / other``, true division (od::div.Tensor / od::div.Scalar)."""
         return self / other
 
-    def pow(self, exponent: Any) -> "Tensor":
+    def pow(self, exponent: Union["Tensor", Number]) -> "Tensor":
         """``self ** exponent`` (od::pow.Tensor_Tensor / od::pow.Tensor_Scalar)."""
         return self ** exponent
 
@@ -395,27 +431,27 @@ class Tensor(_C.TensorBase):
         """``self`` where ``condition`` (a bool tensor) holds, else ``other`` (od::where.self)."""
         return _ew.where(condition, self, other)
 
-    def eq(self, other: Any) -> "Tensor":
+    def eq(self, other: Union["Tensor", Number]) -> "Tensor":
         """``self == other`` as a bool tensor (od::eq.Tensor / od::eq.Scalar)."""
         return self == other
 
-    def ne(self, other: Any) -> "Tensor":
+    def ne(self, other: Union["Tensor", Number]) -> "Tensor":
         """``self != other`` as a bool tensor (od::ne)."""
         return self != other
 
-    def lt(self, other: Any) -> "Tensor":
+    def lt(self, other: Union["Tensor", Number]) -> "Tensor":
         """``self < other`` as a bool tensor (od::lt)."""
         return self < other
 
-    def le(self, other: Any) -> "Tensor":
+    def le(self, other: Union["Tensor", Number]) -> "Tensor":
         """``self <= other`` as a bool tensor (od::le)."""
         return self <= other
 
-    def gt(self, other: Any) -> "Tensor":
+    def gt(self, other: Union["Tensor", Number]) -> "Tensor":
         """``self > other`` as a bool tensor (od::gt)."""
         return self > other
 
-    def ge(self, other: Any) -> "Tensor":
+    def ge(self, other: Union["Tensor", Number]) -> "Tensor":
         """``self >= other`` as a bool tensor (od::ge)."""
         return self >= other
 
@@ -619,7 +655,7 @@ class Tensor(_C.TensorBase):
         use ``src.detach().clone()``."""
         from ._functional import tensor
 
-        if isinstance(data, _C.TensorBase):
+        if isinstance(data, Tensor):
             warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
                           "or sourceTensor.detach().clone().requires_grad_(True), rather than "
                           "tensor.new_tensor(sourceTensor).", UserWarning, stacklevel=2)
@@ -753,12 +789,12 @@ def _is_int(x: Any) -> bool:
     return isinstance(x, numbers.Integral) and not isinstance(x, (bool, _C.TensorBase))
 
 
-def _binary(self: Tensor, other: Any, tensor_op: Any, scalar_op: Any) -> Any:
+def _binary(self: Tensor, other: Any, tensor_op: _TensorOp, scalar_op: _TensorOp) -> Union[Tensor, NotImplementedType]:
     if isinstance(other, _C.TensorBase):
         return tensor_op(self, other)
     if _is_scalar(other):
         return scalar_op(self, other)
-    return NotImplemented
+    return NotImplemented  # type: ignore[no-any-return]  # typeshed's NotImplementedType derives from Any
 
 
 def _shape_args(args: Sequence[Any]) -> list[int]:

@@ -314,13 +314,13 @@ def _build(
         workers = max(1, min(len(jobs), os.cpu_count() or 1))
         with concurrent.futures.ThreadPoolExecutor(workers) as pool:
             futures = [pool.submit(_run, name, cmd, verbose) for _, _, cmd in jobs]
-            errors = [f.exception() for f in futures if f.exception() is not None]
+            errors = [e for e in (f.exception() for f in futures) if e is not None]
         if errors:
-            first = errors[0]
-            if len(errors) > 1 and all(isinstance(e, CompileError) for e in errors):
-                output = "\n".join(f"$ {shlex.join(e.command)}\n{e.output}" for e in errors)
-                raise CompileError(name, first.command, output)
-            raise first
+            compile_errors = [e for e in errors if isinstance(e, CompileError)]
+            if len(errors) > 1 and len(compile_errors) == len(errors):
+                output = "\n".join(f"$ {shlex.join(e.command)}\n{e.output}" for e in compile_errors)
+                raise CompileError(name, compile_errors[0].command, output)
+            raise errors[0]
 
         # The sources and opdispatch's own headers are in the base key already.
         known = {str(s) for s in srcs}

@@ -25,6 +25,7 @@ from ._subclasses.fake_tensor import FakeTensorMode
 from ._subclasses.symbolic_shapes import SymInt
 from .utils._python_dispatch import TorchDispatchMode
 from .utils._pytree import TreeSpec, tree_flatten, tree_unflatten
+from ._tensor_type import Tensor
 
 __all__ = ["Graph", "GraphModule", "Node", "ProxyTorchDispatchMode", "make_fx", "sym_size"]
 
@@ -67,7 +68,8 @@ def sym_size(t: Any, dim: int) -> int:
     node that binds a data-dependent size (``u0``) when a graph replays.
     Raises IndexError for a ``dim`` out of range.
     PyTorch: torch.ops.aten.sym_size.int."""
-    return t.shape[dim]
+    size: int = t.shape[dim]
+    return size
 
 
 @dataclasses.dataclass(eq=False)
@@ -83,9 +85,9 @@ class Node:
     name: str
     op: str
     target: Any
-    args: tuple = ()
-    kwargs: dict = dataclasses.field(default_factory=dict)
-    meta: dict = dataclasses.field(default_factory=dict)
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = dataclasses.field(default_factory=dict)
+    meta: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def __repr__(self) -> str:
         return self.name
@@ -109,14 +111,14 @@ class Graph:
         self.nodes: list[Node] = []
         self.constants: dict[str, Any] = {}
         self.subgraphs: dict[str, GraphModule] = {}
-        self._names: dict[str, itertools.count] = {}
+        self._names: dict[str, itertools.count[int]] = {}
 
     def _name(self, base: str) -> str:
         counter = self._names.setdefault(base, itertools.count())
         n = next(counter)
         return base if n == 0 else f"{base}_{n}"
 
-    def create_node(self, op: str, target: Any, args: tuple = (), kwargs: Optional[dict] = None,
+    def create_node(self, op: str, target: Any, args: tuple[Any, ...] = (), kwargs: Optional[dict[str, Any]] = None,
                     name: Optional[str] = None) -> Node:
         """Appends a :class:`Node` (``op``: "placeholder", "get_attr",
         "call_function" or "output"; ``args``/``kwargs``: Nodes, SymInts and
@@ -212,7 +214,7 @@ class GraphModule:
         leaves, spec = tree_flatten(args)
         if spec != self._in_spec:
             raise TypeError(f"the graph was traced with arguments structured as {self._in_spec}, got {spec}")
-        inputs = iter(x for x in leaves if isinstance(x, _C.TensorBase))
+        inputs = iter(x for x in leaves if isinstance(x, Tensor))
         env: dict[Node, Any] = {}
         symbols: dict[str, int] = {}
 
@@ -285,14 +287,14 @@ class ProxyTorchDispatchMode(TorchDispatchMode):
     def _track_tree(self, value: Any, node: Node) -> None:
         """Tracks the tensors of an output pytree: one getitem node per
         container level down to each tensor."""
-        if isinstance(value, _C.TensorBase):
+        if isinstance(value, Tensor):
             self.track(value, node)
             return
         node.meta["val"] = value
         children = value.items() if isinstance(value, dict) else enumerate(value) \
             if isinstance(value, (list, tuple)) else ()
         for key, child in children:
-            if any(isinstance(x, _C.TensorBase) for x in tree_flatten(child)[0]):
+            if any(isinstance(x, Tensor) for x in tree_flatten(child)[0]):
                 self._track_tree(child, self.graph.create_node("call_function", operator.getitem, (node, key)))
 
     def _knows(self, t: Any) -> Optional[Node]:
@@ -316,7 +318,7 @@ class ProxyTorchDispatchMode(TorchDispatchMode):
         return placeholder
 
     def _arg(self, a: Any) -> Any:
-        if isinstance(a, _C.TensorBase):
+        if isinstance(a, Tensor):
             hit = self.nodes_of.get(id(a))
             if hit is not None:
                 return hit[1]
@@ -339,7 +341,7 @@ class ProxyTorchDispatchMode(TorchDispatchMode):
             return {k: self._arg(v) for k, v in a.items()}
         return a
 
-    def record(self, target: Any, args: tuple, kwargs: dict[str, Any], out: Any) -> Any:
+    def record(self, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> Any:
         """Records the call ``target(*args, **kwargs)`` that returned ``out``
         (any pytree) and returns ``out``. GraphModules among ``args`` must come
         from :meth:`trace_subgraphs`."""
@@ -348,7 +350,7 @@ class ProxyTorchDispatchMode(TorchDispatchMode):
         self._track_tree(out, node)
         return out
 
-    def trace_subgraphs(self, fns: list[tuple[str, Callable[..., Any]]], args: tuple
+    def trace_subgraphs(self, fns: list[tuple[str, Callable[..., Any]]], args: tuple[Any, ...]
                         ) -> tuple[list[GraphModule], list[Any]]:
         """Traces each ``fn(*args)`` of ``fns`` (``[(name prefix, fn)]``, e.g.
         ``("true_graph", true_fn)``) into a subgraph registered as
@@ -362,7 +364,7 @@ class ProxyTorchDispatchMode(TorchDispatchMode):
             child = ProxyTorchDispatchMode(Graph(), self.fake_mode, parent=self)
             names = _input_names(fn, args)
             for i, x in enumerate(leaves):
-                if isinstance(x, _C.TensorBase):
+                if isinstance(x, Tensor):
                     child.track(x, child.graph.create_node("placeholder", names[i], name=names[i]))
             with child:
                 out = fn(*args)
@@ -379,7 +381,9 @@ class ProxyTorchDispatchMode(TorchDispatchMode):
         for (prefix, _), (child, outs, out_spec) in zip(fns, traced):
             for key, t in lifted.items():
                 if key not in child.lifted:
-                    child._lift(t, self._knows(t))
+                    outer = self._knows(t)
+                    assert outer is not None  # a child lifted it: this trace or an enclosing one knows it
+                    child._lift(t, outer)
             child._order_lifted(list(lifted))
             child.graph.create_node("output", "output", (outs,))
             gm = GraphModule(child.graph, in_spec, out_spec)
@@ -396,7 +400,7 @@ class ProxyTorchDispatchMode(TorchDispatchMode):
         last = max((i for i, n in enumerate(rest) if n.op == "placeholder"), default=-1)
         self.graph.nodes = rest[:last + 1] + lifted + rest[last + 1:]
 
-    def __torch_dispatch__(self, func: OpOverload, types: tuple[type, ...], args: tuple = (),
+    def __torch_dispatch__(self, func: OpOverload, types: tuple[type, ...], args: tuple[Any, ...] = (),
                            kwargs: Optional[dict[str, Any]] = None) -> Any:
         """Runs ``func`` below the tracer (on real tensors, or through the
         FakeTensorMode) and records it; raises what the call raises."""
@@ -429,7 +433,7 @@ def make_fx(fn: Callable[..., Any], tracing_mode: str = "real") -> Callable[...,
         tracer = ProxyTorchDispatchMode(graph, fake_mode)
         names = _input_names(fn, args)
         for i, x in enumerate(leaves):
-            if isinstance(x, _C.TensorBase):
+            if isinstance(x, Tensor):
                 if fake_mode is not None:
                     x = leaves[i] = fake_mode.from_tensor(x)
                 tracer.track(x, graph.create_node("placeholder", names[i], name=names[i]))
@@ -442,7 +446,7 @@ def make_fx(fn: Callable[..., Any], tracing_mode: str = "real") -> Callable[...,
     return traced
 
 
-def _input_names(fn: Callable[..., Any], args: tuple) -> list[str]:
+def _input_names(fn: Callable[..., Any], args: tuple[Any, ...]) -> list[str]:
     """``<parameter>_1`` per flat input (PyTorch's names), ``arg<i>_1`` when unknown."""
     positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     try:

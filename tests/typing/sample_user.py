@@ -27,6 +27,16 @@ assert_type(x.requires_grad, bool)
 assert_type(x.numel(), int)
 assert_type(opdispatch.from_numpy(x.numpy()), Tensor)
 assert_type(_C.empty([2, 2], dtype=opdispatch.float64, device="meta"), Tensor)
+# Operators and methods give Tensors (the built-in operators are typed as returning one).
+assert_type(x + 1, Tensor)
+assert_type(x * x, Tensor)
+assert_type(x == 1, Tensor)
+assert_type(x.sum(), Tensor)
+assert_type(x.detach(), Tensor)
+assert_type(x[0], Tensor)
+assert_type(x.grad, "Tensor | None")
+assert_type(x.sum().item(), "bool | int | float | complex")
+assert_type(float(x.sum()), float)
 
 # Dispatch keys and key sets
 ks = _C.DispatchKeySet(_C.DispatchKey.CPU)

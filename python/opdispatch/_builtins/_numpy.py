@@ -4,7 +4,7 @@ broadcasting, and metadata-only outputs."""
 from __future__ import annotations
 
 import contextvars
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -15,8 +15,12 @@ if TYPE_CHECKING:
 
 #: ``call_numpy(fn, *args, **kwargs)``: fn on ndarray views of the tensor
 #: arguments, NumPy's floating-point errors ignored, the result as tensors
-#: (see opdispatch._C._call_numpy). How CPU kernels run NumPy.
-call_numpy = _C._call_numpy
+#: (see opdispatch._C._call_numpy). How CPU kernels run NumPy; typed for an
+#: fn that returns one array (or NumPy scalar, or None).
+call_numpy: Callable[..., Tensor] = _C._call_numpy
+#: call_numpy for an fn that returns two arrays: the two tensors (the same C
+#: function; the names say what the caller's fn returns).
+call_numpy_pair: Callable[..., tuple[Tensor, Tensor]] = _C._call_numpy
 
 
 def _install_errstate() -> None:
@@ -65,7 +69,8 @@ def np_dtype(t: _C.TensorBase) -> np.dtype:
 
 def od_dtype(dt: Any) -> _C.dtype:
     """The opdispatch dtype of a NumPy dtype."""
-    return getattr(_C, np.dtype(dt).name)
+    dtype: _C.dtype = getattr(_C, np.dtype(dt).name)
+    return dtype
 
 
 def result_dtype(*operands: Any) -> np.dtype:
@@ -83,7 +88,7 @@ def broadcast_shape(op: str, *shapes: Sequence[int]) -> tuple[int, ...]:
         raise RuntimeError(f"{op}: the shapes {listed} are not broadcastable") from None
 
 
-def meta_like(shape: Sequence[int], dtype: Any) -> _C.TensorBase:
+def meta_like(shape: Sequence[int], dtype: Any) -> Tensor:
     """A contiguous meta tensor: the output of a Meta kernel."""
     return _C.empty(tuple(shape), dtype=dtype, device="meta")
 

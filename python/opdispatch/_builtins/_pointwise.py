@@ -11,19 +11,18 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import _C
 from ._numpy import broadcast_shape, call_numpy, check_device, check_inplace, meta_like
+from ._registry import Kernels
+from .._tensor_type import Tensor
 
-Tensor = _C.TensorBase
-Kernels = dict[str, Callable[..., Tensor]]
 
 
-def operands(args: tuple) -> list[Tensor]:
+def operands(args: tuple[Any, ...]) -> list[Tensor]:
     """The tensors among ``args``."""
     return [a for a in args if isinstance(a, Tensor)]
 
 
-def _sample_dtype(fn: Callable[..., Any], args: tuple, kwargs: dict) -> np.dtype:
+def _sample_dtype(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> np.dtype:
     with np.errstate(all="ignore"):
         out = fn(*[np.ones((), a.dtype.to_numpy()) if isinstance(a, Tensor) else a for a in args], **kwargs)
     return np.asarray(out).dtype

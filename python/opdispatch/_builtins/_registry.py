@@ -4,14 +4,30 @@ Meta kernel (metadata only) and an autograd formula per operator."""
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, TypeAlias, TypedDict
 
 from .. import _C
 from .._library.autograd import make_autograd_kernel
 from .._ops import Tag
 from ..library import Library, _registration_site
 
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+
 Kernel = Callable[..., Any]
+
+
+class Kernels(TypedDict):
+    """The CPU and Meta kernels of one operator, as kernel builders return them (``defop(..., **kernels)``)."""
+
+    cpu: Kernel
+    meta: Kernel
+
+
+#: A built-in operator, typed as returning a Tensor.
+Op: TypeAlias = "_C._DispatchOperator[Tensor]"
+#: A built-in operator returning two tensors (``-> (Tensor a, Tensor b)``).
+PairOp: TypeAlias = "_C._DispatchOperator[tuple[Tensor, Tensor]]"
 
 
 def _declaring_statement() -> tuple[str, int]:
@@ -53,7 +69,7 @@ def defop(
     autograd: Optional[Kernel] = None,
     composite: Optional[Kernel] = None,
     differentiable: bool = True,
-) -> _C._DispatchOperator:
+) -> Op:
     """Defines ``od::<schema>`` and registers its kernels.
 
     ``cpu`` / ``meta``: kernels for the CPU and Meta keys; ``backend``: one
@@ -68,7 +84,8 @@ def defop(
     a CompositeImplicitAutograd kernel, a decomposition into other operators
     that serves every key (PyTorch's ``to``, ``contiguous``, ``flatten``).
     ``tags``: PyTorch's tags of the namesake (one of the sets above).
-    Returns the operator. Kernels of mutating operators need not bump
+    Returns the operator, typed as returning a Tensor (what all but two
+    built-in operators return; those two cast it to PairOp). Kernels of mutating operators need not bump
     version counters: the dispatcher does (Note [Post-kernel
     effects] in csrc/opdispatch/dispatch/PostKernelEffects.h).
     """

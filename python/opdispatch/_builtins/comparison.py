@@ -6,12 +6,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import _C
 from ._pointwise import pointwise
-from ._registry import POINTWISE, defop
+from ._registry import POINTWISE, Op, defop
 
 
-def _define(name: str, fn: Callable[..., Any]) -> tuple[_C._DispatchOperator, _C._DispatchOperator]:
+def _define(name: str, fn: Callable[..., Any]) -> tuple[Op, Op]:
     tensor_op = defop(f"{name}.Tensor(Tensor self, Tensor other) -> Tensor", tags=POINTWISE,
                       **pointwise(f"od::{name}.Tensor", fn), differentiable=False)
     scalar_op = defop(f"{name}.Scalar(Tensor self, Scalar other) -> Tensor", tags=POINTWISE,
@@ -19,6 +18,19 @@ def _define(name: str, fn: Callable[..., Any]) -> tuple[_C._DispatchOperator, _C
     return tensor_op, scalar_op
 
 
+# (Declared: another module's references to them are checked before the tuple assignments are inferred.)
+eq: Op
+eq_scalar: Op
+ne: Op
+ne_scalar: Op
+lt: Op
+lt_scalar: Op
+le: Op
+le_scalar: Op
+gt: Op
+gt_scalar: Op
+ge: Op
+ge_scalar: Op
 eq, eq_scalar = _define("eq", np.equal)
 ne, ne_scalar = _define("ne", np.not_equal)
 lt, lt_scalar = _define("lt", np.less)

@@ -9,9 +9,8 @@ import numpy as np
 from .. import _C
 from . import factories, reduction
 from ._numpy import call_numpy, check_memory_format, meta_like
-from ._registry import CORE, INPLACE, POINTWISE, PT2, defop
-
-Tensor = _C.TensorBase
+from ._registry import CORE, INPLACE, POINTWISE, PT2, Op, defop
+from .._tensor_type import Tensor
 
 
 def _clone_cpu(self: Tensor, *, memory_format: Any = None) -> Tensor:
@@ -28,8 +27,8 @@ def _clone_meta(self: Tensor, *, memory_format: Any = None) -> Tensor:
     return meta_like(self.shape, self.dtype)
 
 
-clone = defop("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", tags=POINTWISE, cpu=_clone_cpu, meta=_clone_meta,
-              backward=lambda ctx, grad: grad)
+clone: Op = defop("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", tags=POINTWISE, cpu=_clone_cpu, meta=_clone_meta,
+                  backward=lambda ctx, grad: grad)
 
 
 def _contiguous(self: Tensor, *, memory_format: int = 0) -> Tensor:
@@ -37,8 +36,8 @@ def _contiguous(self: Tensor, *, memory_format: int = 0) -> Tensor:
     return self if self.is_contiguous() else clone(self)
 
 
-contiguous = defop("contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)", tags=PT2,
-                   composite=_contiguous)
+contiguous: Op = defop("contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)", tags=PT2,
+                       composite=_contiguous)
 
 # --- copy_ -------------------------------------------------------------------------
 
@@ -70,7 +69,7 @@ def _copy_meta(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     return self
 
 
-def _copy_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+def _copy_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     ctx.src_shape = tuple(inputs[1].shape)
 
 
@@ -79,8 +78,8 @@ def _copy_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any, None]:
     return factories.zeros_like(grad), reduction.sum_to(grad, ctx.src_shape), None
 
 
-copy_ = defop("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", tags=INPLACE,
-              cpu=_copy_cpu, meta=_copy_meta, backward=_copy_backward, setup_context=_copy_setup)
+copy_: Op = defop("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", tags=INPLACE,
+                  cpu=_copy_cpu, meta=_copy_meta, backward=_copy_backward, setup_context=_copy_setup)
 
 # --- to ---------------------------------------------------------------------------------
 
@@ -98,14 +97,14 @@ def _to_copy_kernel(self: Tensor, *, dtype: Any = None, layout: Any = None, devi
                           lambda shape, dt: np.array(self.numpy(force=True), dtype=dt, order="C", copy=True))
 
 
-def _to_copy_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+def _to_copy_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     ctx.dtype, ctx.device = inputs[0].dtype, inputs[0].device
 
 
-to_copy = defop("_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
-                "bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor",
-                tags=CORE, backend=_to_copy_kernel, setup_context=_to_copy_setup,
-                backward=lambda ctx, grad: to_copy(grad, dtype=ctx.dtype, device=ctx.device))
+to_copy: Op = defop("_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+                    "bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor",
+                    tags=CORE, backend=_to_copy_kernel, setup_context=_to_copy_setup,
+                    backward=lambda ctx, grad: to_copy(grad, dtype=ctx.dtype, device=ctx.device))
 
 
 def _to(self: Tensor, dtype: Optional[Any], device: Optional[Any], copy: bool, memory_format: Any) -> Tensor:
@@ -134,15 +133,15 @@ def _to_dtype_layout(self: Tensor, *, dtype: Any = None, layout: Any = None, dev
     return _to(self, dtype, device, copy, memory_format)
 
 
-to_dtype = defop("to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, "
-                 "MemoryFormat? memory_format=None) -> Tensor(a)", tags=PT2, composite=_to_dtype)
-to_device = defop("to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, "
-                  "bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)", tags=PT2,
-                  composite=_to_device)
-to_dtype_layout = defop("to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, "
-                        "Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, "
-                        "MemoryFormat? memory_format=None) -> Tensor(a)", tags=PT2,
-                        composite=_to_dtype_layout)
+to_dtype: Op = defop("to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, "
+                     "MemoryFormat? memory_format=None) -> Tensor(a)", tags=PT2, composite=_to_dtype)
+to_device: Op = defop("to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, "
+                      "bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)", tags=PT2,
+                      composite=_to_device)
+to_dtype_layout: Op = defop("to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, "
+                            "Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, "
+                            "MemoryFormat? memory_format=None) -> Tensor(a)", tags=PT2,
+                            composite=_to_dtype_layout)
 
 # --- fills ----------------------------------------------------------------------------------
 
@@ -156,7 +155,7 @@ def _fill(a: np.ndarray, value: Any) -> np.ndarray:
     return a
 
 
-zero_ = defop("zero_(Tensor(a!) self) -> Tensor(a!)", tags=INPLACE, cpu=lambda self: _fill_cpu(self, 0), meta=lambda self: self,
-              backward=lambda ctx, grad: factories.zeros_like(grad))
-fill_ = defop("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", tags=INPLACE, cpu=_fill_cpu,
-              meta=lambda self, value: self, backward=lambda ctx, grad: (factories.zeros_like(grad), None))
+zero_: Op = defop("zero_(Tensor(a!) self) -> Tensor(a!)", tags=INPLACE, cpu=lambda self: _fill_cpu(self, 0), meta=lambda self: self,
+                  backward=lambda ctx, grad: factories.zeros_like(grad))
+fill_: Op = defop("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", tags=INPLACE, cpu=_fill_cpu,
+                  meta=lambda self, value: self, backward=lambda ctx, grad: (factories.zeros_like(grad), None))

@@ -7,38 +7,38 @@ PyTorch: tools/autograd/derivatives.yaml."""
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
 from .. import _C
+from .._ops import Tag
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import check_inplace as check_inplace_autograd
 from . import comparison, copy, factories, reduction
 from ._numpy import call_numpy, check_inplace
 from ._pointwise import inplace, operands, pointwise, unary, with_alpha
-from ._registry import INPLACE_POINTWISE, NONCORE_POINTWISE, POINTWISE, defop
+from ._registry import INPLACE_POINTWISE, NONCORE_POINTWISE, POINTWISE, Op, defop
+from .._tensor_type import Tensor
 
-Tensor = _C.TensorBase
 
-
-def _alpha_setup(ctx: Any, inputs: tuple, keyword_only_inputs: dict, output: Any) -> None:
+def _alpha_setup(ctx: Any, inputs: tuple[Any, ...], keyword_only_inputs: dict[str, Any], output: Any) -> None:
     """Saves alpha (keyword-only in the Tensor overloads, positional in the Scalar ones) unless it is 1."""
     alpha = inputs[2] if len(inputs) > 2 else keyword_only_inputs.get("alpha", 1)
     if alpha != 1:
         ctx.alpha = alpha
 
 
-def _save_inputs(ctx: Any, inputs: tuple, output: Any) -> None:
+def _save_inputs(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     ctx.save_for_backward(*[x for x in inputs if isinstance(x, Tensor)])
     ctx.scalars = [x for x in inputs if not isinstance(x, Tensor)]
 
 
-def _save_output(ctx: Any, inputs: tuple, output: Any) -> None:
+def _save_output(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     ctx.save_for_backward(output)
 
 
-def _save_self(ctx: Any, inputs: tuple, output: Any) -> None:
+def _save_self(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     ctx.save_for_backward(inputs[0])
 
 
@@ -81,23 +81,23 @@ def _sub_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
     return grad if needs[0] else None, (mul_scalar(grad, -alpha) if needs[1] else None)
 
 
-add = defop("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", tags=POINTWISE,
-            **with_alpha("od::add.Tensor", np.add), backward=_add_backward, setup_context=_alpha_setup)
-sub = defop("sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", tags=POINTWISE,
-            **with_alpha("od::sub.Tensor", np.subtract), backward=_sub_backward, setup_context=_alpha_setup)
-add_scalar = defop("add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", tags=POINTWISE,
-                   **with_alpha("od::add.Scalar", np.add), backward=lambda ctx, grad: (grad, None, None))
-sub_scalar = defop("sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", tags=POINTWISE,
-                   **with_alpha("od::sub.Scalar", np.subtract), backward=lambda ctx, grad: (grad, None, None))
+add: Op = defop("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", tags=POINTWISE,
+                **with_alpha("od::add.Tensor", np.add), backward=_add_backward, setup_context=_alpha_setup)
+sub: Op = defop("sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", tags=POINTWISE,
+                **with_alpha("od::sub.Tensor", np.subtract), backward=_sub_backward, setup_context=_alpha_setup)
+add_scalar: Op = defop("add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", tags=POINTWISE,
+                       **with_alpha("od::add.Scalar", np.add), backward=lambda ctx, grad: (grad, None, None))
+sub_scalar: Op = defop("sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", tags=POINTWISE,
+                       **with_alpha("od::sub.Scalar", np.subtract), backward=lambda ctx, grad: (grad, None, None))
 
 
 def _rsub(self: Any, other: Any, alpha: Any = 1) -> Any:
     return np.subtract(other, self if alpha == 1 else np.multiply(self, alpha))
 
 
-rsub_scalar = defop("rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", tags=NONCORE_POINTWISE,
-                    **pointwise("od::rsub.Scalar", _rsub), setup_context=_alpha_setup,
-                    backward=lambda ctx, grad: (mul_scalar(grad, -getattr(ctx, "alpha", 1)), None, None))
+rsub_scalar: Op = defop("rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", tags=NONCORE_POINTWISE,
+                        **pointwise("od::rsub.Scalar", _rsub), setup_context=_alpha_setup,
+                        backward=lambda ctx, grad: (mul_scalar(grad, -getattr(ctx, "alpha", 1)), None, None))
 
 
 def _mul_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
@@ -117,20 +117,20 @@ def _div_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
     return g_self, g_other
 
 
-def _scalar_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+def _scalar_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     ctx.scalar = inputs[1]
 
 
-mul = defop("mul.Tensor(Tensor self, Tensor other) -> Tensor", tags=POINTWISE, **pointwise("od::mul.Tensor", np.multiply),
-            backward=_mul_backward, setup_context=_save_inputs)
-div = defop("div.Tensor(Tensor self, Tensor other) -> Tensor", tags=POINTWISE,
-            **pointwise("od::div.Tensor", np.true_divide), backward=_div_backward, setup_context=_save_inputs)
-mul_scalar = defop("mul.Scalar(Tensor self, Scalar other) -> Tensor", tags=POINTWISE,
-                   **pointwise("od::mul.Scalar", np.multiply), setup_context=_scalar_setup,
-                   backward=lambda ctx, grad: (mul_scalar(grad, ctx.scalar), None))
-div_scalar = defop("div.Scalar(Tensor self, Scalar other) -> Tensor", tags=POINTWISE,
-                   **pointwise("od::div.Scalar", np.true_divide), setup_context=_scalar_setup,
-                   backward=lambda ctx, grad: (div_scalar(grad, ctx.scalar), None))
+mul: Op = defop("mul.Tensor(Tensor self, Tensor other) -> Tensor", tags=POINTWISE, **pointwise("od::mul.Tensor", np.multiply),
+                backward=_mul_backward, setup_context=_save_inputs)
+div: Op = defop("div.Tensor(Tensor self, Tensor other) -> Tensor", tags=POINTWISE,
+                **pointwise("od::div.Tensor", np.true_divide), backward=_div_backward, setup_context=_save_inputs)
+mul_scalar: Op = defop("mul.Scalar(Tensor self, Scalar other) -> Tensor", tags=POINTWISE,
+                       **pointwise("od::mul.Scalar", np.multiply), setup_context=_scalar_setup,
+                       backward=lambda ctx, grad: (mul_scalar(grad, ctx.scalar), None))
+div_scalar: Op = defop("div.Scalar(Tensor self, Scalar other) -> Tensor", tags=POINTWISE,
+                       **pointwise("od::div.Scalar", np.true_divide), setup_context=_scalar_setup,
+                       backward=lambda ctx, grad: (div_scalar(grad, ctx.scalar), None))
 
 # --- pow ---------------------------------------------------------------------------
 
@@ -150,7 +150,7 @@ def _pow_exponent_grad(grad: Tensor, out: Tensor, log_base: Tensor, base_is_zero
     return where(masked, factories.zeros_like(grad), mul(grad, mul(out, log_base)))
 
 
-def _pow_tensor_tensor_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+def _pow_tensor_tensor_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     ctx.save_for_backward(inputs[0], inputs[1], output)
 
 
@@ -166,7 +166,7 @@ def _pow_tensor_tensor_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
     return g_self, g_exp
 
 
-def _pow_scalar_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+def _pow_scalar_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     ctx.base = inputs[0]
     ctx.save_for_backward(inputs[1], output)
 
@@ -181,21 +181,21 @@ def _pow_scalar_backward(ctx: Any, grad: Tensor) -> tuple[None, Any]:
     return None, as_dtype(g, exponent.dtype)
 
 
-pow_tensor_scalar = defop("pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", tags=POINTWISE,
-                          **pointwise("od::pow.Tensor_Scalar", np.power),
-                          backward=_pow_tensor_scalar_backward, setup_context=_save_inputs)
-pow_tensor_tensor = defop("pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", tags=POINTWISE,
-                          **pointwise("od::pow.Tensor_Tensor", np.power),
-                          backward=_pow_tensor_tensor_backward, setup_context=_pow_tensor_tensor_setup)
-pow_scalar = defop("pow.Scalar(Scalar self, Tensor exponent) -> Tensor", tags=POINTWISE,
-                   **pointwise("od::pow.Scalar", np.power),
-                   backward=_pow_scalar_backward, setup_context=_pow_scalar_setup)
+pow_tensor_scalar: Op = defop("pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", tags=POINTWISE,
+                              **pointwise("od::pow.Tensor_Scalar", np.power),
+                              backward=_pow_tensor_scalar_backward, setup_context=_save_inputs)
+pow_tensor_tensor: Op = defop("pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", tags=POINTWISE,
+                              **pointwise("od::pow.Tensor_Tensor", np.power),
+                              backward=_pow_tensor_tensor_backward, setup_context=_pow_tensor_tensor_setup)
+pow_scalar: Op = defop("pow.Scalar(Scalar self, Tensor exponent) -> Tensor", tags=POINTWISE,
+                       **pointwise("od::pow.Scalar", np.power),
+                       backward=_pow_scalar_backward, setup_context=_pow_scalar_setup)
 
 # --- unary ---------------------------------------------------------------------------
 
 
 def _unary(schema: str, fn: Callable[[Any], Any], backward: Callable[..., Any],
-           setup_context: Callable[..., None], tags: tuple = POINTWISE) -> _C._DispatchOperator:
+           setup_context: Optional[Callable[..., None]], tags: Sequence[Tag] = POINTWISE) -> Op:
     name = "od::" + schema.split("(", 1)[0]
     return defop(schema, tags=tags, **unary(name, fn), backward=backward, setup_context=setup_context)
 
@@ -203,7 +203,8 @@ def _unary(schema: str, fn: Callable[[Any], Any], backward: Callable[..., Any],
 def _sigmoid(a: np.ndarray) -> np.ndarray:
     # exp(-|a|) never overflows; the two branches are the same function.
     e = np.exp(-np.abs(a))
-    return np.where(a >= 0, 1 / (1 + e), e / (1 + e))
+    sigmoid: np.ndarray = np.where(a >= 0, 1 / (1 + e), e / (1 + e))
+    return sigmoid
 
 
 def _one_minus(t: Tensor) -> Tensor:
@@ -211,7 +212,8 @@ def _one_minus(t: Tensor) -> Tensor:
 
 
 def _saved(ctx: Any) -> Tensor:
-    return ctx.saved_tensors[0]
+    saved: Tensor = ctx.saved_tensors[0]
+    return saved
 
 
 def _abs_backward(ctx: Any, grad: Tensor) -> Tensor:
@@ -220,18 +222,18 @@ def _abs_backward(ctx: Any, grad: Tensor) -> Tensor:
     return sub(mul(grad, comparison.gt_scalar(self, 0)), mul(grad, comparison.lt_scalar(self, 0)))
 
 
-neg = _unary("neg(Tensor self) -> Tensor", np.negative, lambda ctx, grad: neg(grad), None)
-exp = _unary("exp(Tensor self) -> Tensor", np.exp, lambda ctx, grad: mul(grad, _saved(ctx)), _save_output)
-log = _unary("log(Tensor self) -> Tensor", np.log, lambda ctx, grad: div(grad, _saved(ctx)), _save_self)
-sin = _unary("sin(Tensor self) -> Tensor", np.sin, lambda ctx, grad: mul(grad, cos(_saved(ctx))), _save_self)
-cos = _unary("cos(Tensor self) -> Tensor", np.cos, lambda ctx, grad: neg(mul(grad, sin(_saved(ctx)))), _save_self)
-tanh = _unary("tanh(Tensor self) -> Tensor", np.tanh,
-              lambda ctx, grad: mul(grad, _one_minus(mul(_saved(ctx), _saved(ctx)))), _save_output)
-sigmoid = _unary("sigmoid(Tensor self) -> Tensor", _sigmoid,
-                 lambda ctx, grad: mul(grad, mul(_saved(ctx), _one_minus(_saved(ctx)))), _save_output)
-abs = _unary("abs(Tensor self) -> Tensor", np.abs, _abs_backward, _save_self)  # noqa: A001  (the operator's name)
-sqrt = _unary("sqrt(Tensor self) -> Tensor", np.sqrt,
-              lambda ctx, grad: div(grad, mul_scalar(_saved(ctx), 2)), _save_output)
+neg: Op = _unary("neg(Tensor self) -> Tensor", np.negative, lambda ctx, grad: neg(grad), None)
+exp: Op = _unary("exp(Tensor self) -> Tensor", np.exp, lambda ctx, grad: mul(grad, _saved(ctx)), _save_output)
+log: Op = _unary("log(Tensor self) -> Tensor", np.log, lambda ctx, grad: div(grad, _saved(ctx)), _save_self)
+sin: Op = _unary("sin(Tensor self) -> Tensor", np.sin, lambda ctx, grad: mul(grad, cos(_saved(ctx))), _save_self)
+cos: Op = _unary("cos(Tensor self) -> Tensor", np.cos, lambda ctx, grad: neg(mul(grad, sin(_saved(ctx)))), _save_self)
+tanh: Op = _unary("tanh(Tensor self) -> Tensor", np.tanh,
+                  lambda ctx, grad: mul(grad, _one_minus(mul(_saved(ctx), _saved(ctx)))), _save_output)
+sigmoid: Op = _unary("sigmoid(Tensor self) -> Tensor", _sigmoid,
+                     lambda ctx, grad: mul(grad, mul(_saved(ctx), _one_minus(_saved(ctx)))), _save_output)
+abs: Op = _unary("abs(Tensor self) -> Tensor", np.abs, _abs_backward, _save_self)  # noqa: A001  (the operator's name)
+sqrt: Op = _unary("sqrt(Tensor self) -> Tensor", np.sqrt,
+                  lambda ctx, grad: div(grad, mul_scalar(_saved(ctx), 2)), _save_output)
 
 # --- relu and its gradient -----------------------------------------------------------------------
 
@@ -248,15 +250,15 @@ def _threshold_backward_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any, None
     return g_grad, factories.zeros_like(self) if ctx.needs_input_grad[1] else None, None
 
 
-def _threshold_backward_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+def _threshold_backward_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     ctx.save_for_backward(inputs[1])
     ctx.threshold = inputs[2]
 
 
-threshold_backward = defop("threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor",
-                           tags=NONCORE_POINTWISE,
-                           **pointwise("od::threshold_backward", _threshold_backward),
-                           backward=_threshold_backward_backward, setup_context=_threshold_backward_setup)
+threshold_backward: Op = defop("threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor",
+                               tags=NONCORE_POINTWISE,
+                               **pointwise("od::threshold_backward", _threshold_backward),
+                               backward=_threshold_backward_backward, setup_context=_threshold_backward_setup)
 
 
 #: A read-only 0-d zero of each dtype: relu's other operand (a Python 0 costs NumPy a scalar conversion per call).
@@ -271,12 +273,13 @@ def _relu_cpu(self: Tensor) -> Tensor:
 
 
 def _relu(a: np.ndarray) -> np.ndarray:
-    return np.maximum(a, np.zeros((), a.dtype))
+    relu: np.ndarray = np.maximum(a, np.zeros((), a.dtype))
+    return relu
 
 
 # relu(x) <= 0 exactly where x <= 0: the formula keeps the input (PyTorch keeps the result, for relu_).
-relu = defop("relu(Tensor self) -> Tensor", tags=POINTWISE, cpu=_relu_cpu, meta=unary("od::relu", _relu)["meta"],
-             backward=lambda ctx, grad: threshold_backward(grad, _saved(ctx), 0), setup_context=_save_self)
+relu: Op = defop("relu(Tensor self) -> Tensor", tags=POINTWISE, cpu=_relu_cpu, meta=unary("od::relu", _relu)["meta"],
+                 backward=lambda ctx, grad: threshold_backward(grad, _saved(ctx), 0), setup_context=_save_self)
 
 # --- maximum, minimum, where ------------------------------------------------------------
 
@@ -311,21 +314,21 @@ def _where_backward(ctx: Any, grad: Tensor) -> tuple[None, Any, Any]:
     return None, g_self, as_dtype(reduction.sum_to(where(condition, zero, grad), o_shape), o_dtype)
 
 
-def _where_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+def _where_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     ctx.save_for_backward(inputs[0])
     ctx.metas = [(x.shape, x.dtype) for x in inputs]
 
 
-maximum = defop("maximum(Tensor self, Tensor other) -> Tensor", tags=POINTWISE,
-                **pointwise("od::maximum", np.maximum),
-                backward=_extremum_backward(lambda a, b: comparison.gt(a, b), lambda a, b: comparison.lt(a, b)),
-                setup_context=_save_inputs)
-minimum = defop("minimum(Tensor self, Tensor other) -> Tensor", tags=POINTWISE,
-                **pointwise("od::minimum", np.minimum),
-                backward=_extremum_backward(lambda a, b: comparison.lt(a, b), lambda a, b: comparison.gt(a, b)),
-                setup_context=_save_inputs)
-where = defop("where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", tags=POINTWISE,
-              **pointwise("od::where.self", _where), backward=_where_backward, setup_context=_where_setup)
+maximum: Op = defop("maximum(Tensor self, Tensor other) -> Tensor", tags=POINTWISE,
+                    **pointwise("od::maximum", np.maximum),
+                    backward=_extremum_backward(lambda a, b: comparison.gt(a, b), lambda a, b: comparison.lt(a, b)),
+                    setup_context=_save_inputs)
+minimum: Op = defop("minimum(Tensor self, Tensor other) -> Tensor", tags=POINTWISE,
+                    **pointwise("od::minimum", np.minimum),
+                    backward=_extremum_backward(lambda a, b: comparison.lt(a, b), lambda a, b: comparison.gt(a, b)),
+                    setup_context=_save_inputs)
+where: Op = defop("where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", tags=POINTWISE,
+                  **pointwise("od::where.self", _where), backward=_where_backward, setup_context=_where_setup)
 
 # --- in place ------------------------------------------------------------------------------
 
@@ -339,7 +342,7 @@ def _inplace_autograd(name: str, functional: Callable[..., Tensor]) -> Callable[
     ``self`` (shape or dtype). PyTorch derives in-place formulas from the same
     derivatives.yaml entries."""
 
-    def make(op: _C._DispatchOperator) -> Callable[..., Tensor]:
+    def make(op: Op) -> Callable[..., Tensor]:
         def kernel(keyset: _C.DispatchKeySet, self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
             if not is_grad_enabled() or not (self.requires_grad or any(t.requires_grad for t in operands(args))):
                 return op._redispatch_below_autograd(keyset, self, *args, **kwargs)
@@ -354,21 +357,21 @@ def _inplace_autograd(name: str, functional: Callable[..., Tensor]) -> Callable[
     return make
 
 
-def _define_inplace(schema: str, ufunc: np.ufunc, functional: Callable[..., Tensor]) -> _C._DispatchOperator:
+def _define_inplace(schema: str, ufunc: np.ufunc, functional: Callable[..., Tensor]) -> Op:
     name = "od::" + schema.split("(", 1)[0]
     return defop(schema, tags=INPLACE_POINTWISE, **inplace(name, ufunc),
                  autograd=_inplace_autograd(name, functional))
 
 
-add_ = _define_inplace("add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)", np.add, add)
-sub_ = _define_inplace("sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)", np.subtract,
-                       sub)
-mul_ = _define_inplace("mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", np.multiply, mul)
-div_ = _define_inplace("div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", np.true_divide, div)
-add_scalar_ = _define_inplace("add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)", np.add,
-                              add_scalar)
-sub_scalar_ = _define_inplace("sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",
-                              np.subtract, sub_scalar)
-mul_scalar_ = _define_inplace("mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", np.multiply, mul_scalar)
-div_scalar_ = _define_inplace("div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", np.true_divide,
-                              div_scalar)
+add_: Op = _define_inplace("add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)", np.add, add)
+sub_: Op = _define_inplace("sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)", np.subtract,
+                           sub)
+mul_: Op = _define_inplace("mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", np.multiply, mul)
+div_: Op = _define_inplace("div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", np.true_divide, div)
+add_scalar_: Op = _define_inplace("add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)", np.add,
+                                  add_scalar)
+sub_scalar_: Op = _define_inplace("sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",
+                                  np.subtract, sub_scalar)
+mul_scalar_: Op = _define_inplace("mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", np.multiply, mul_scalar)
+div_scalar_: Op = _define_inplace("div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", np.true_divide,
+                                  div_scalar)

@@ -11,7 +11,8 @@ import numpy as np
 
 from .. import _C
 from ._numpy import check_memory_format, meta_like, tensor
-from ._registry import CORE, PT2, defop
+from ._registry import CORE, PT2, Op, defop
+from .._tensor_type import Tensor
 
 FACTORY_KW = "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None"
 _LIKE_KW = FACTORY_KW + ", MemoryFormat? memory_format=None"
@@ -19,7 +20,7 @@ _LIKE_KW = FACTORY_KW + ", MemoryFormat? memory_format=None"
 Fill = Callable[[tuple[int, ...], np.dtype], np.ndarray]
 
 
-def make(op: str, size: Sequence[int], dtype: Any, device: Any, fill: Fill) -> _C.TensorBase:
+def make(op: str, size: Sequence[int], dtype: Any, device: Any, fill: Fill) -> Tensor:
     """A new tensor of ``size`` on ``device`` (default cpu) with dtype (default
     float32), its values ``fill(shape, numpy_dtype)`` on cpu. Raises
     RuntimeError for a negative size and NotImplementedError for a device
@@ -42,7 +43,7 @@ _CPU = _C.device("cpu")
 
 def _sized(name: str, fill: Fill) -> Any:
     def kernel(size: Sequence[int], *, dtype: Any = None, layout: Any = None, device: Any = None,
-               pin_memory: Any = None, memory_format: Any = None) -> _C.TensorBase:
+               pin_memory: Any = None, memory_format: Any = None) -> Tensor:
         check_memory_format(name, memory_format)
         return make(name, size, dtype, device, fill)
 
@@ -51,8 +52,8 @@ def _sized(name: str, fill: Fill) -> Any:
 
 
 def _like(name: str, fill: Fill) -> Any:
-    def kernel(self: _C.TensorBase, *, dtype: Any = None, layout: Any = None, device: Any = None,
-               pin_memory: Any = None, memory_format: Any = None) -> _C.TensorBase:
+    def kernel(self: Tensor, *, dtype: Any = None, layout: Any = None, device: Any = None,
+               pin_memory: Any = None, memory_format: Any = None) -> Tensor:
         check_memory_format(name, memory_format)
         return make(name, self.shape, self.dtype if dtype is None else dtype,
                     self.device if device is None else device, fill)
@@ -61,16 +62,16 @@ def _like(name: str, fill: Fill) -> Any:
     return kernel
 
 
-empty = defop(f"empty.memory_format(SymInt[] size, {_LIKE_KW}) -> Tensor", tags=CORE,
-              backend=_sized("od::empty.memory_format", np.empty))
-zeros = defop(f"zeros(SymInt[] size, {FACTORY_KW}) -> Tensor", tags=PT2, backend=_sized("od::zeros", np.zeros))
-ones = defop(f"ones(SymInt[] size, {FACTORY_KW}) -> Tensor", tags=PT2, backend=_sized("od::ones", np.ones))
-empty_like = defop(f"empty_like(Tensor self, {_LIKE_KW}) -> Tensor", tags=PT2, backend=_like("od::empty_like", np.empty),
-                   differentiable=False)
-zeros_like = defop(f"zeros_like(Tensor self, {_LIKE_KW}) -> Tensor", tags=PT2, backend=_like("od::zeros_like", np.zeros),
-                   differentiable=False)
-ones_like = defop(f"ones_like(Tensor self, {_LIKE_KW}) -> Tensor", tags=PT2, backend=_like("od::ones_like", np.ones),
-                  differentiable=False)
+empty: Op = defop(f"empty.memory_format(SymInt[] size, {_LIKE_KW}) -> Tensor", tags=CORE,
+                  backend=_sized("od::empty.memory_format", np.empty))
+zeros: Op = defop(f"zeros(SymInt[] size, {FACTORY_KW}) -> Tensor", tags=PT2, backend=_sized("od::zeros", np.zeros))
+ones: Op = defop(f"ones(SymInt[] size, {FACTORY_KW}) -> Tensor", tags=PT2, backend=_sized("od::ones", np.ones))
+empty_like: Op = defop(f"empty_like(Tensor self, {_LIKE_KW}) -> Tensor", tags=PT2, backend=_like("od::empty_like", np.empty),
+                       differentiable=False)
+zeros_like: Op = defop(f"zeros_like(Tensor self, {_LIKE_KW}) -> Tensor", tags=PT2, backend=_like("od::zeros_like", np.zeros),
+                       differentiable=False)
+ones_like: Op = defop(f"ones_like(Tensor self, {_LIKE_KW}) -> Tensor", tags=PT2, backend=_like("od::ones_like", np.ones),
+                      differentiable=False)
 
 
 def scalar_dtype(*values: Any) -> _C.dtype:
@@ -85,16 +86,16 @@ def scalar_dtype(*values: Any) -> _C.dtype:
 
 
 def _full(size: Sequence[int], fill_value: Any, *, dtype: Optional[Any] = None, layout: Any = None,
-          device: Any = None, pin_memory: Any = None) -> _C.TensorBase:
+          device: Any = None, pin_memory: Any = None) -> Tensor:
     dtype = scalar_dtype(fill_value) if dtype is None else dtype
     return make("od::full", size, dtype, device, lambda shape, dt: np.full(shape, fill_value, dtype=dt))
 
 
-full = defop(f"full(SymInt[] size, Scalar fill_value, {FACTORY_KW}) -> Tensor", tags=CORE, backend=_full)
+full: Op = defop(f"full(SymInt[] size, Scalar fill_value, {FACTORY_KW}) -> Tensor", tags=CORE, backend=_full)
 
 
 def _arange(start: Any, end: Any, step: Any = 1, *, dtype: Optional[Any] = None, layout: Any = None,
-            device: Any = None, pin_memory: Any = None) -> _C.TensorBase:
+            device: Any = None, pin_memory: Any = None) -> Tensor:
     op = "od::arange"
     if step == 0:
         raise RuntimeError(f"{op}: step must be nonzero")
@@ -106,16 +107,16 @@ def _arange(start: Any, end: Any, step: Any = 1, *, dtype: Optional[Any] = None,
     return make(op, (n,), dtype, device, lambda shape, dt: (start + np.arange(n, dtype=exact) * step).astype(dt))
 
 
-def _arange_end(end: Any, **kw: Any) -> _C.TensorBase:
+def _arange_end(end: Any, **kw: Any) -> Tensor:
     return _arange(0, end, 1, **kw)
 
 
-def _arange_start(start: Any, end: Any, **kw: Any) -> _C.TensorBase:
+def _arange_start(start: Any, end: Any, **kw: Any) -> Tensor:
     return _arange(start, end, 1, **kw)
 
 
-arange = defop(f"arange(Scalar end, {FACTORY_KW}) -> Tensor", tags=PT2, backend=_arange_end)
-arange_start = defop(f"arange.start(Scalar start, Scalar end, {FACTORY_KW}) -> Tensor", tags=PT2,
-                     backend=_arange_start)
-arange_start_step = defop(f"arange.start_step(Scalar start, Scalar end, Scalar step=1, {FACTORY_KW}) -> Tensor",
-                          tags=CORE, backend=_arange)
+arange: Op = defop(f"arange(Scalar end, {FACTORY_KW}) -> Tensor", tags=PT2, backend=_arange_end)
+arange_start: Op = defop(f"arange.start(Scalar start, Scalar end, {FACTORY_KW}) -> Tensor", tags=PT2,
+                         backend=_arange_start)
+arange_start_step: Op = defop(f"arange.start_step(Scalar start, Scalar end, Scalar step=1, {FACTORY_KW}) -> Tensor",
+                              tags=CORE, backend=_arange)

@@ -7,13 +7,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .. import _C
 from . import views
 from .elementwise import as_dtype, input_grad
 from ._numpy import broadcast_shape, call_numpy, check_device, meta_like, result_dtype
-from ._registry import CORE, PT2, defop
-
-Tensor = _C.TensorBase
+from ._registry import CORE, PT2, Kernels, Op, defop
+from .._tensor_type import Tensor
 
 
 def _matmul_shape(op: str, a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
@@ -36,7 +34,7 @@ def _matmul_shape(op: str, a: Sequence[int], b: Sequence[int]) -> tuple[int, ...
 _dot = np.ndarray.dot
 
 
-def _checked(op: str, ndim: int) -> Any:
+def _checked(op: str, ndim: int) -> Kernels:
     """Kernels of ``op`` for operands of exactly ``ndim`` dims (any ndim >= 1 when ndim is 0)."""
     def check(self: Tensor, other: Tensor) -> tuple[int, ...]:
         check_device(op, self, other)
@@ -66,7 +64,7 @@ def _checked(op: str, ndim: int) -> Any:
     return {"cpu": cpu, "meta": meta}
 
 
-def _save_inputs(ctx: Any, inputs: tuple, output: Any) -> None:
+def _save_inputs(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     ctx.save_for_backward(*inputs)
 
 
@@ -101,9 +99,9 @@ def _matmul_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
     return g_self, g_other
 
 
-mm = defop("mm(Tensor self, Tensor mat2) -> Tensor", tags=CORE, **_checked("od::mm", 2),
-           backward=_mm_backward, setup_context=_save_inputs)
-bmm = defop("bmm(Tensor self, Tensor mat2) -> Tensor", tags=CORE, **_checked("od::bmm", 3),
-            backward=_bmm_backward, setup_context=_save_inputs)
-matmul = defop("matmul(Tensor self, Tensor other) -> Tensor", tags=PT2, **_checked("od::matmul", 0),
-               backward=_matmul_backward, setup_context=_save_inputs)
+mm: Op = defop("mm(Tensor self, Tensor mat2) -> Tensor", tags=CORE, **_checked("od::mm", 2),
+               backward=_mm_backward, setup_context=_save_inputs)
+bmm: Op = defop("bmm(Tensor self, Tensor mat2) -> Tensor", tags=CORE, **_checked("od::bmm", 3),
+                backward=_bmm_backward, setup_context=_save_inputs)
+matmul: Op = defop("matmul(Tensor self, Tensor other) -> Tensor", tags=PT2, **_checked("od::matmul", 0),
+                   backward=_matmul_backward, setup_context=_save_inputs)

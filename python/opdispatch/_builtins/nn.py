@@ -6,16 +6,16 @@ ignore_index and none/mean/sum reduction), as PyTorch splits them."""
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, cast
 
 import numpy as np
 
 from .. import _C
 from . import elementwise, factories, reduction
-from ._numpy import call_numpy, check_device, meta_like, wrap_dim
-from ._registry import PT2, defop
+from ._numpy import call_numpy, call_numpy_pair, check_device, meta_like, wrap_dim
+from ._registry import PT2, Kernels, Op, PairOp, defop
+from .._tensor_type import Tensor
 
-Tensor = _C.TensorBase
 
 #: nll_loss's ``reduction`` argument (PyTorch: at::Reduction::Reduction).
 NONE: int = 0
@@ -24,7 +24,7 @@ SUM: int = 2
 
 
 def _softmax_kernels(name: str, fn: Callable[[np.ndarray, Optional[int], Any], np.ndarray]
-                     ) -> dict[str, Callable[..., Tensor]]:
+                     ) -> Kernels:
     def out_dtype(self: Tensor, dtype: Any) -> Any:
         dtype = self.dtype if dtype is None else dtype
         if not dtype.is_floating_point:
@@ -47,7 +47,8 @@ _max_along, _sum_along = np.maximum.reduce, reduction.sums_along
 
 def _shifted(a: np.ndarray, axis: Optional[int]) -> np.ndarray:
     """A new array: ``a`` minus its maximum along ``axis`` (so exp cannot overflow); a copy of an empty ``a``."""
-    return np.subtract(a, _max_along(a, axis, None, None, True)) if a.size else a.copy()
+    shifted: np.ndarray = np.subtract(a, _max_along(a, axis, keepdims=True)) if a.size else a.copy()
+    return shifted
 
 
 def _as_1d(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -57,16 +58,18 @@ def _as_1d(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 
 def _softmax(a: np.ndarray, axis: Optional[int], dtype: np.dtype) -> np.ndarray:
-    e = np.exp(_shifted(_as_1d(a, dtype), axis))
-    return np.true_divide(e, _sum_along(e, axis), out=e).reshape(a.shape)
+    e: np.ndarray = np.exp(_shifted(_as_1d(a, dtype), axis))
+    np.true_divide(e, _sum_along(e, axis), out=e)
+    return e.reshape(a.shape)
 
 
 def _log_softmax(a: np.ndarray, axis: Optional[int], dtype: np.dtype) -> np.ndarray:
     s = _shifted(_as_1d(a, dtype), axis)
-    return np.subtract(s, np.log(_sum_along(np.exp(s), axis)), out=s).reshape(a.shape)
+    np.subtract(s, np.log(_sum_along(np.exp(s), axis)), out=s)
+    return s.reshape(a.shape)
 
 
-def _softmax_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+def _softmax_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     self = inputs[0]
     ctx.dim = wrap_dim("od::softmax", inputs[1], self.ndim)  # the kernel checked dim
     ctx.input_dtype = self.dtype
@@ -83,17 +86,17 @@ def _log_softmax_backward(ctx: Any, grad: Tensor) -> tuple[Any, None, None]:
     return _log_softmax_backward_data(grad, out, ctx.dim, ctx.input_dtype), None, None
 
 
-softmax = defop("softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", tags=PT2,
-                **_softmax_kernels("od::softmax.int", _softmax),
-                backward=_softmax_backward, setup_context=_softmax_setup)
-log_softmax = defop("log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", tags=PT2,
-                    **_softmax_kernels("od::log_softmax.int", _log_softmax),
-                    backward=_log_softmax_backward, setup_context=_softmax_setup)
+softmax: Op = defop("softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", tags=PT2,
+                    **_softmax_kernels("od::softmax.int", _softmax),
+                    backward=_softmax_backward, setup_context=_softmax_setup)
+log_softmax: Op = defop("log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", tags=PT2,
+                        **_softmax_kernels("od::log_softmax.int", _log_softmax),
+                        backward=_log_softmax_backward, setup_context=_softmax_setup)
 
 # --- the gradients of softmax and log_softmax -------------------------------------------------------
 
 
-def _backward_data_kernels(name: str, fn: Callable[..., np.ndarray]) -> dict[str, Callable[..., Tensor]]:
+def _backward_data_kernels(name: str, fn: Callable[..., np.ndarray]) -> Kernels:
     """Kernels of ``(grad_output, output, dim, input_dtype)``: the gradient of
     the input, in ``input_dtype`` (the dtype of softmax's input, which its ``dtype=`` may have changed)."""
 
@@ -119,19 +122,21 @@ def _softmax_grad(g: np.ndarray, out: np.ndarray, axis: Optional[int], dtype: np
     """out * (g - sum(g * out)). PyTorch: _softmax_backward_data."""
     shape, out = out.shape, _as_1d(out, out.dtype)
     g = _as_1d(g, out.dtype)
-    r = np.subtract(g, _sum_along(np.multiply(g, out), axis))
-    return np.multiply(r, out, out=r).astype(dtype, copy=False).reshape(shape)
+    r: np.ndarray = np.subtract(g, _sum_along(np.multiply(g, out), axis))
+    np.multiply(r, out, out=r)
+    return r.astype(dtype, copy=False).reshape(shape)
 
 
 def _log_softmax_grad(g: np.ndarray, out: np.ndarray, axis: Optional[int], dtype: np.dtype) -> np.ndarray:
     """g - exp(out) * sum(g). PyTorch: _log_softmax_backward_data."""
     shape, out = out.shape, _as_1d(out, out.dtype)
     g = _as_1d(g, out.dtype)
-    r = np.multiply(np.exp(out), _sum_along(g, axis))
-    return np.subtract(g, r, out=r).astype(dtype, copy=False).reshape(shape)
+    r: np.ndarray = np.multiply(np.exp(out), _sum_along(g, axis))
+    np.subtract(g, r, out=r)
+    return r.astype(dtype, copy=False).reshape(shape)
 
 
-def _backward_data_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+def _backward_data_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     grad_output, out, dim, _ = inputs
     ctx.dim = wrap_dim("od::_softmax_backward_data", dim, out.ndim)
     ctx.dtypes = (grad_output.dtype, out.dtype)
@@ -166,11 +171,11 @@ def _log_softmax_backward_data_backward(ctx: Any, grad: Tensor) -> tuple[Any, An
     return g_grad, g_out, None, None
 
 
-_softmax_backward_data = defop(
+_softmax_backward_data: Op = defop(
     "_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor", tags=PT2,
     **_backward_data_kernels("od::_softmax_backward_data", _softmax_grad),
     backward=_softmax_backward_data_backward, setup_context=_backward_data_setup)
-_log_softmax_backward_data = defop(
+_log_softmax_backward_data: Op = defop(
     "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
     tags=PT2, **_backward_data_kernels("od::_log_softmax_backward_data", _log_softmax_grad),
     backward=_log_softmax_backward_data_backward, setup_context=_backward_data_setup)
@@ -212,7 +217,8 @@ def _gathered(x: np.ndarray, t: np.ndarray, ignore_index: int) -> Optional[np.nd
     if 0 <= ignore_index < x.shape[1] or (len(t) and _min_of(t) < 0):
         return None
     try:
-        return x[_rows(len(t)), t]
+        picked: np.ndarray = x[_rows(len(t)), t]
+        return picked
     except IndexError:  # a target past the last class: _picked_weights names it
         return None
 
@@ -258,7 +264,7 @@ def _nll_loss_forward_cpu(self: Tensor, target: Tensor, weight: Optional[Tensor]
                           ignore_index: int) -> tuple[Tensor, Tensor]:
     _check_nll("od::nll_loss_forward", self, target, weight, reduction_)
     try:
-        return call_numpy(_nll_forward, self, target, weight, reduction_, ignore_index)
+        return call_numpy_pair(_nll_forward, self, target, weight, reduction_, ignore_index)
     except IndexError as e:
         raise IndexError(f"od::nll_loss_forward: {e}") from None
 
@@ -270,7 +276,7 @@ def _nll_loss_forward_meta(self: Tensor, target: Tensor, weight: Optional[Tensor
     return meta_like(target.shape if reduction_ == NONE else (), self.dtype), meta_like((), self.dtype)
 
 
-def _nll_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+def _nll_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     self, target, weight, ctx.reduction, ctx.ignore_index = inputs
     ctx.mark_non_differentiable(output[1])
     # total_weight is an output without history, kept as a plain attribute (no version to check).
@@ -287,10 +293,10 @@ def _nll_forward_backward(ctx: Any, grad: Tensor, grad_total_weight: Any) -> tup
         None, None, None, None
 
 
-nll_loss_forward = defop(
+nll_loss_forward = cast(PairOp, defop(  # returns two tensors (defop's type says one)
     "nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) "
     "-> (Tensor output, Tensor total_weight)", tags=PT2,
-    cpu=_nll_loss_forward_cpu, meta=_nll_loss_forward_meta, backward=_nll_forward_backward, setup_context=_nll_setup)
+    cpu=_nll_loss_forward_cpu, meta=_nll_loss_forward_meta, backward=_nll_forward_backward, setup_context=_nll_setup))
 
 
 def _nll_grad(grad: np.ndarray, x: np.ndarray, t: np.ndarray, w: Optional[np.ndarray], reduction_: int,
@@ -340,7 +346,7 @@ def _nll_loss_backward_meta(grad_output: Tensor, self: Tensor, target: Tensor, w
     return meta_like(self.shape, self.dtype)
 
 
-def _nll_backward_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+def _nll_backward_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     _, self, target, weight, ctx.reduction, ctx.ignore_index, _ = inputs
     ctx.save_for_backward(self, target, weight)
 
@@ -356,7 +362,7 @@ def _nll_backward_backward(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
     return g_grad, g_self, None, None, None, None, None
 
 
-nll_loss_backward = defop(
+nll_loss_backward: Op = defop(
     "nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, "
     "SymInt ignore_index, Tensor total_weight) -> Tensor", tags=PT2,
     cpu=_nll_loss_backward_cpu, meta=_nll_loss_backward_meta, backward=_nll_backward_backward,
@@ -369,5 +375,5 @@ def _nll_loss(self: Tensor, target: Tensor, weight: Optional[Tensor] = None, red
     return nll_loss_forward(self, target, weight, reduction_, ignore_index)[0]
 
 
-nll_loss = defop("nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, "
-                 "SymInt ignore_index=-100) -> Tensor", tags=PT2, composite=_nll_loss)
+nll_loss: Op = defop("nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, "
+                     "SymInt ignore_index=-100) -> Tensor", tags=PT2, composite=_nll_loss)

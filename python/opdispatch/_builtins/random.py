@@ -9,7 +9,8 @@ import numpy as np
 
 from .. import _C
 from .factories import FACTORY_KW, make
-from ._registry import RANDOM, defop
+from ._registry import RANDOM, Op, defop
+from .._tensor_type import Tensor
 
 _generator: Optional[np.random.Generator] = None
 
@@ -31,7 +32,7 @@ def _rng() -> np.random.Generator:
 
 def _random(name: str, draw: str) -> Any:
     def kernel(size: Sequence[int], *, dtype: Any = None, layout: Any = None, device: Any = None,
-               pin_memory: Any = None) -> _C.TensorBase:
+               pin_memory: Any = None) -> Tensor:
         dtype = _C.float32 if dtype is None else dtype
         if not dtype.is_floating_point:
             raise RuntimeError(f"{name}: \"{draw}\" is not implemented for dtype {dtype}; use a floating-point dtype")
@@ -39,7 +40,8 @@ def _random(name: str, draw: str) -> Any:
         def fill(shape: tuple[int, ...], dt: np.dtype) -> np.ndarray:
             # NumPy draws float32 or float64; float16 rounds a float32 draw.
             native = dt if dt in (np.float32, np.float64) else np.dtype(np.float32)
-            return getattr(_rng(), draw)(shape, dtype=native).astype(dt, copy=False)
+            sample: np.ndarray = getattr(_rng(), draw)(shape, dtype=native)
+            return sample.astype(dt, copy=False)
 
         return make(name, size, dtype, device, fill)
 
@@ -47,5 +49,5 @@ def _random(name: str, draw: str) -> Any:
     return kernel
 
 
-rand = defop(f"rand(SymInt[] size, {FACTORY_KW}) -> Tensor", tags=RANDOM, backend=_random("od::rand", "random"))
-randn = defop(f"randn(SymInt[] size, {FACTORY_KW}) -> Tensor", tags=RANDOM, backend=_random("od::randn", "standard_normal"))
+rand: Op = defop(f"rand(SymInt[] size, {FACTORY_KW}) -> Tensor", tags=RANDOM, backend=_random("od::rand", "random"))
+randn: Op = defop(f"randn(SymInt[] size, {FACTORY_KW}) -> Tensor", tags=RANDOM, backend=_random("od::randn", "standard_normal"))

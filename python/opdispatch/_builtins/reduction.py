@@ -3,16 +3,15 @@ with keepdim), and the sum_to helper that gradients of broadcasting use."""
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence, cast
 
 import numpy as np
 
 from .. import _C
 from . import comparison, elementwise, factories, views
-from ._numpy import call_numpy, meta_like, wrap_dim
-from ._registry import REDUCTION, NONCORE_REDUCTION, defop
-
-Tensor = _C.TensorBase
+from ._numpy import call_numpy, call_numpy_pair, meta_like, wrap_dim
+from ._registry import NONCORE_REDUCTION, REDUCTION, Kernels, Op, PairOp, defop
+from .._tensor_type import Tensor
 
 
 def _dims(op: str, dim: Optional[Sequence[int]], ndim: int) -> tuple[int, ...]:
@@ -42,7 +41,7 @@ def _restore(grad: Tensor, shape: Sequence[int], dims: Sequence[int], keepdim: b
     return grad if keepdim else views.reshape(grad, _reduced_shape(shape, dims, True))
 
 
-def _reduction_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+def _reduction_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     """Saves the input's shape and the ``(dim, keepdim)`` arguments of a
     ``(self, dim=None, keepdim=False)`` reduction (see _reduced_dims). (A
     ``dtype=`` result's gradient is cast back by the engine: Note [Gradients
@@ -52,7 +51,7 @@ def _reduction_setup(ctx: Any, inputs: tuple, output: Any) -> None:
         ctx.dim_args = inputs[1:]
 
 
-def _dim_args(ctx: Any) -> tuple:
+def _dim_args(ctx: Any) -> tuple[Any, ...]:
     return getattr(ctx, "dim_args", ())
 
 
@@ -135,12 +134,13 @@ def sums_along(a: np.ndarray, axis: Optional[int]) -> np.ndarray:
     """``a`` summed along ``axis``, keeping the dimension (for kernels; Note [Reductions along short rows])."""
     if (axis in (1, -1) and a.ndim == 2 and a.dtype in _BLAS_NUMPY_DTYPES and 0 < a.shape[1] <= _PAIRWISE_BLOCK
             and a.flags.c_contiguous):
-        return a.dot(_ones(a.shape[1], a.dtype)).reshape(a.shape[0], 1)
-    return _sum_all(a, axis, None, None, True)
+        sums: np.ndarray = a.dot(_ones(a.shape[1], a.dtype)).reshape(a.shape[0], 1)
+        return sums
+    return _sum_all(a, axis, keepdims=True)
 
 
 def _reducer(name: str, fn: Callable[..., np.ndarray], out_dtype: Callable[[Tensor, Any], np.dtype]
-             ) -> dict[str, Callable[..., Tensor]]:
+             ) -> Kernels:
     def cpu(self: Tensor, dim: Optional[Sequence[int]] = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
         dims = None if dim is None else _dims(name, dim, self.ndim)
         return call_numpy(fn, self, dims, out_dtype(self, dtype), None, keepdim)
@@ -165,14 +165,15 @@ def _mean_backward(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
 
 
 def _mean_of(a: np.ndarray, axis: Any, dtype: np.dtype, out: None, keepdims: bool) -> np.ndarray:
-    return np.mean(a, axis=axis, dtype=dtype, keepdims=keepdims)
+    mean: np.ndarray = np.mean(a, axis=axis, dtype=dtype, keepdims=keepdims)
+    return mean
 
 
 _sum_all = np.add.reduce
 
-sum_dim = defop("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-                tags=REDUCTION, **_reducer("od::sum.dim_IntList", _sum_all, _sum_dtype),
-                backward=_sum_backward, setup_context=_reduction_setup)
+sum_dim: Op = defop("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+                    tags=REDUCTION, **_reducer("od::sum.dim_IntList", _sum_all, _sum_dtype),
+                    backward=_sum_backward, setup_context=_reduction_setup)
 def _sum_cpu(self: Tensor, *, dtype: Any = None) -> Tensor:
     """od::sum: a small contiguous float tensor as a dot product (Note [Small sums])."""
     if dtype is None:
@@ -184,14 +185,14 @@ def _sum_cpu(self: Tensor, *, dtype: Any = None) -> Tensor:
     return call_numpy(_sum_all, self, None, _sum_dtype(self, dtype))
 
 
-sum_ = defop("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", tags=NONCORE_REDUCTION,
-             cpu=_sum_cpu, meta=_reducer("od::sum", _sum_all, _sum_dtype)["meta"], backward=_sum_backward,
-             setup_context=_reduction_setup)
-mean_dim = defop("mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-                 tags=REDUCTION, **_reducer("od::mean.dim", _mean_of, _mean_dtype),
-                 backward=_mean_backward, setup_context=_reduction_setup)
-mean = defop("mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", tags=REDUCTION,
-             **_reducer("od::mean", _mean_of, _mean_dtype), backward=_mean_backward, setup_context=_reduction_setup)
+sum_: Op = defop("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", tags=NONCORE_REDUCTION,
+                 cpu=_sum_cpu, meta=_reducer("od::sum", _sum_all, _sum_dtype)["meta"], backward=_sum_backward,
+                 setup_context=_reduction_setup)
+mean_dim: Op = defop("mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+                     tags=REDUCTION, **_reducer("od::mean.dim", _mean_of, _mean_dtype),
+                     backward=_mean_backward, setup_context=_reduction_setup)
+mean: Op = defop("mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", tags=REDUCTION,
+                 **_reducer("od::mean", _mean_of, _mean_dtype), backward=_mean_backward, setup_context=_reduction_setup)
 
 
 def sum_to(grad: Tensor, shape: Sequence[int]) -> Tensor:
@@ -223,7 +224,7 @@ def _amax_meta(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> 
     return meta_like(_reduced_shape(self.shape, dims, keepdim), self.dtype)
 
 
-def _amax_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+def _amax_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     _reduction_setup(ctx, inputs, output)
     ctx.save_for_backward(inputs[0], output)
 
@@ -238,9 +239,9 @@ def _amax_backward(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
     return (g,) + _no_grads(ctx)
 
 
-amax = defop("amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", tags=REDUCTION, cpu=_amax_cpu,
-             meta=_amax_meta,
-             backward=_amax_backward, setup_context=_amax_setup)
+amax: Op = defop("amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", tags=REDUCTION, cpu=_amax_cpu,
+                 meta=_amax_meta,
+                 backward=_amax_backward, setup_context=_amax_setup)
 
 
 def _max_along(a: np.ndarray, d: int, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -256,7 +257,7 @@ def _max_along(a: np.ndarray, d: int, keepdim: bool) -> tuple[np.ndarray, np.nda
 def _max_dim_cpu(self: Tensor, dim: int, keepdim: bool = False) -> tuple[Tensor, Tensor]:
     d = wrap_dim("od::max.dim", dim, self.ndim)
     _check_nonempty("od::max.dim", self, (d,) if self.ndim else ())
-    return call_numpy(_max_along, self, d, keepdim)
+    return call_numpy_pair(_max_along, self, d, keepdim)
 
 
 def _max_dim_meta(self: Tensor, dim: int, keepdim: bool = False) -> tuple[Tensor, Tensor]:
@@ -266,7 +267,7 @@ def _max_dim_meta(self: Tensor, dim: int, keepdim: bool = False) -> tuple[Tensor
     return meta_like(shape, self.dtype), meta_like(shape, _C.int64)
 
 
-def _max_dim_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+def _max_dim_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     _reduction_setup(ctx, inputs, output)
     ctx.save_for_backward(output[1])
 
@@ -286,8 +287,9 @@ def _max_dim_backward(ctx: Any, grad: Tensor, grad_indices: Tensor) -> tuple[Any
     return (elementwise.where(chosen, restored, factories.zeros_like(restored)),) + _no_grads(ctx)
 
 
-max_dim = defop("max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
-                tags=REDUCTION, cpu=_max_dim_cpu, meta=_max_dim_meta, backward=_max_dim_backward, setup_context=_max_dim_setup)
+max_dim = cast(PairOp, defop(  # returns two tensors (defop's type says one)
+    "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+    tags=REDUCTION, cpu=_max_dim_cpu, meta=_max_dim_meta, backward=_max_dim_backward, setup_context=_max_dim_setup))
 
 
 def _argmax_dims(self: Tensor, dim: Optional[int]) -> tuple[int, ...]:
@@ -297,7 +299,8 @@ def _argmax_dims(self: Tensor, dim: Optional[int]) -> tuple[int, ...]:
 
 
 def _argmax_of(a: np.ndarray, axis: Optional[int], keepdim: bool) -> np.ndarray:
-    return np.argmax(a, axis=axis, keepdims=keepdim).astype(np.int64)
+    indices: np.ndarray = np.argmax(a, axis=axis, keepdims=keepdim)
+    return indices.astype(np.int64)
 
 
 def _argmax_cpu(self: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
@@ -311,5 +314,5 @@ def _argmax_meta(self: Tensor, dim: Optional[int] = None, keepdim: bool = False)
     return meta_like(_reduced_shape(self.shape, dims, keepdim), _C.int64)
 
 
-argmax = defop("argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", tags=REDUCTION,
-               cpu=_argmax_cpu, meta=_argmax_meta, differentiable=False)
+argmax: Op = defop("argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", tags=REDUCTION,
+                   cpu=_argmax_cpu, meta=_argmax_meta, differentiable=False)

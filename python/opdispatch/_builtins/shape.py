@@ -5,12 +5,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .. import _C
 from . import views
 from ._numpy import call_numpy, check_device, meta_like, result_dtype, wrap_dim
-from ._registry import CORE, PT2, defop
-
-Tensor = _C.TensorBase
+from ._registry import CORE, PT2, Op, defop
+from .._tensor_type import Tensor
 
 
 def _cat_shape(tensors: Sequence[Tensor], dim: int) -> tuple[int, tuple[int, ...]]:
@@ -49,7 +47,7 @@ def _cat_meta(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return meta_like(_cat_shape(tensors, dim)[1], result_dtype(*tensors))
 
 
-def _cat_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+def _cat_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     tensors, dim = inputs
     ctx.dim = _cat_shape(tensors, dim)[0]
     ctx.sizes = [t.shape[ctx.dim] for t in tensors]
@@ -60,8 +58,8 @@ def _cat_backward(ctx: Any, grad: Tensor) -> tuple[list[Tensor], None]:
     return [views.slice_(grad, ctx.dim, int(a), int(b)) for a, b in zip(starts[:-1], starts[1:])], None
 
 
-cat = defop("cat(Tensor[] tensors, int dim=0) -> Tensor", tags=CORE, cpu=_cat_cpu, meta=_cat_meta,
-            backward=_cat_backward, setup_context=_cat_setup)
+cat: Op = defop("cat(Tensor[] tensors, int dim=0) -> Tensor", tags=CORE, cpu=_cat_cpu, meta=_cat_meta,
+                backward=_cat_backward, setup_context=_cat_setup)
 
 
 def _stack_dim(tensors: Sequence[Tensor], dim: int) -> int:
@@ -88,11 +86,11 @@ def _stack_meta(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return meta_like(shape, result_dtype(*tensors))
 
 
-def _stack_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+def _stack_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     tensors, dim = inputs
     ctx.dim, ctx.n = _stack_dim(tensors, dim), len(tensors)
 
 
-stack = defop("stack(Tensor[] tensors, int dim=0) -> Tensor", tags=PT2, cpu=_stack_cpu, meta=_stack_meta,
-              backward=lambda ctx, grad: ([views.select(grad, ctx.dim, i) for i in range(ctx.n)], None),
-              setup_context=_stack_setup)
+stack: Op = defop("stack(Tensor[] tensors, int dim=0) -> Tensor", tags=PT2, cpu=_stack_cpu, meta=_stack_meta,
+                  backward=lambda ctx, grad: ([views.select(grad, ctx.dim, i) for i in range(ctx.n)], None),
+                  setup_context=_stack_setup)

@@ -10,9 +10,8 @@ import numpy as np
 from .. import _C
 from . import copy, reduction
 from ._numpy import call_numpy, contiguous_strides, meta_like, wrap_dim
-from ._registry import CORE, PT2, defop
-
-Tensor = _C.TensorBase
+from ._registry import CORE, PT2, Op, defop
+from .._tensor_type import Tensor
 
 
 def _infer_size(op: str, size: Sequence[int], numel: int) -> tuple[int, ...]:
@@ -82,7 +81,7 @@ def _view(self: Tensor, size: Sequence[int]) -> Tensor:
     return _C._as_strided(self, shape, strides, self.storage_offset())
 
 
-def _shape_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+def _shape_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     ctx.shape = tuple(inputs[0].shape)
 
 
@@ -90,8 +89,8 @@ def _reshape_back(ctx: Any, grad: Tensor) -> tuple[Any, None]:
     return reshape(grad, ctx.shape), None
 
 
-view = defop("view(Tensor(a) self, SymInt[] size) -> Tensor(a)", tags=CORE, backend=_view,
-             backward=_reshape_back, setup_context=_shape_setup)
+view: Op = defop("view(Tensor(a) self, SymInt[] size) -> Tensor(a)", tags=CORE, backend=_view,
+                 backward=_reshape_back, setup_context=_shape_setup)
 
 
 def _reshape(self: Tensor, shape: Sequence[int]) -> Tensor:
@@ -101,8 +100,8 @@ def _reshape(self: Tensor, shape: Sequence[int]) -> Tensor:
     return _view(copy.clone(self), size)
 
 
-reshape = defop("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", tags=PT2, backend=_reshape,
-                backward=_reshape_back, setup_context=_shape_setup)
+reshape: Op = defop("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", tags=PT2, backend=_reshape,
+                    backward=_reshape_back, setup_context=_shape_setup)
 
 
 def _expand(self: Tensor, size: Sequence[int], *, implicit: bool = False) -> Tensor:
@@ -137,8 +136,8 @@ def _expand_back(ctx: Any, grad: Tensor) -> tuple[Any, None]:
     return reduction.sum_to(grad, ctx.shape), None
 
 
-expand = defop("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)", tags=CORE, backend=_expand,
-               backward=_expand_back, setup_context=_shape_setup)
+expand: Op = defop("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)", tags=CORE, backend=_expand,
+                   backward=_expand_back, setup_context=_shape_setup)
 
 
 def _strided(self: Tensor, shape: Sequence[int], strides: Sequence[int], offset: int = 0) -> Tensor:
@@ -159,12 +158,12 @@ def _transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
     return _strided(self, shape, strides)
 
 
-def _transpose_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+def _transpose_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     ctx.dims = inputs[1:]
 
 
-transpose = defop("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", tags=PT2, backend=_transpose,
-                  backward=lambda ctx, grad: (transpose(grad, *ctx.dims), None, None), setup_context=_transpose_setup)
+transpose: Op = defop("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", tags=PT2, backend=_transpose,
+                      backward=lambda ctx, grad: (transpose(grad, *ctx.dims), None, None), setup_context=_transpose_setup)
 
 
 def _permutation(self: Tensor, dims: Sequence[int]) -> list[int]:
@@ -180,12 +179,12 @@ def _permute(self: Tensor, dims: Sequence[int]) -> Tensor:
     return _strided(self, [self.shape[d] for d in order], [self.stride()[d] for d in order])
 
 
-def _permute_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+def _permute_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     ctx.inverse = [int(i) for i in np.argsort(_permutation(inputs[0], inputs[1]))]
 
 
-permute = defop("permute(Tensor(a) self, int[] dims) -> Tensor(a)", tags=CORE, backend=_permute,
-                backward=lambda ctx, grad: (permute(grad, ctx.inverse), None), setup_context=_permute_setup)
+permute: Op = defop("permute(Tensor(a) self, int[] dims) -> Tensor(a)", tags=CORE, backend=_permute,
+                    backward=lambda ctx, grad: (permute(grad, ctx.inverse), None), setup_context=_permute_setup)
 
 # --- squeeze, unsqueeze, flatten ---------------------------------------------------------------
 
@@ -195,11 +194,11 @@ def _squeeze_dims(self: Tensor, dims: Sequence[int]) -> Tensor:
     return _strided(self, [self.shape[i] for i in keep], [self.stride()[i] for i in keep])
 
 
-squeeze = defop("squeeze(Tensor(a) self) -> Tensor(a)", tags=PT2, backend=lambda self: _squeeze_dims(self, range(self.ndim)),
-                backward=lambda ctx, grad: reshape(grad, ctx.shape), setup_context=_shape_setup)
-squeeze_dim = defop("squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", tags=CORE,
-                    backend=lambda self, dim: _squeeze_dims(self, [wrap_dim("od::squeeze.dim", dim, self.ndim)]),
-                    backward=_reshape_back, setup_context=_shape_setup)
+squeeze: Op = defop("squeeze(Tensor(a) self) -> Tensor(a)", tags=PT2, backend=lambda self: _squeeze_dims(self, range(self.ndim)),
+                    backward=lambda ctx, grad: reshape(grad, ctx.shape), setup_context=_shape_setup)
+squeeze_dim: Op = defop("squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", tags=CORE,
+                        backend=lambda self, dim: _squeeze_dims(self, [wrap_dim("od::squeeze.dim", dim, self.ndim)]),
+                        backward=_reshape_back, setup_context=_shape_setup)
 
 
 def _unsqueeze(self: Tensor, dim: int) -> Tensor:
@@ -210,12 +209,12 @@ def _unsqueeze(self: Tensor, dim: int) -> Tensor:
     return _strided(self, shape, strides)
 
 
-def _unsqueeze_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+def _unsqueeze_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     ctx.dim = wrap_dim("od::unsqueeze", inputs[1], inputs[0].ndim + 1)
 
 
-unsqueeze = defop("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", tags=CORE, backend=_unsqueeze,
-                  backward=lambda ctx, grad: (squeeze_dim(grad, ctx.dim), None), setup_context=_unsqueeze_setup)
+unsqueeze: Op = defop("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", tags=CORE, backend=_unsqueeze,
+                      backward=lambda ctx, grad: (squeeze_dim(grad, ctx.dim), None), setup_context=_unsqueeze_setup)
 
 
 def _flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -233,8 +232,8 @@ def _flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return reshape(self, list(self.shape[:start]) + [merged] + list(self.shape[end + 1:]))
 
 
-flatten = defop("flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)", tags=PT2,
-                composite=_flatten)
+flatten: Op = defop("flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)", tags=PT2,
+                    composite=_flatten)
 
 # --- select, slice ----------------------------------------------------------------------------
 
@@ -256,14 +255,14 @@ def _select(self: Tensor, dim: int, index: int) -> Tensor:
     return _strided(self, [self.shape[k] for k in keep], [self.stride()[k] for k in keep], i * self.stride()[d])
 
 
-def _select_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+def _select_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     ctx.shape = tuple(inputs[0].shape)
     ctx.dim, ctx.index = _select_index(inputs[0], inputs[1], inputs[2])
 
 
-select = defop("select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", tags=CORE, backend=_select,
-               backward=lambda ctx, grad: (select_backward(grad, ctx.shape, ctx.dim, ctx.index), None, None),
-               setup_context=_select_setup)
+select: Op = defop("select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", tags=CORE, backend=_select,
+                   backward=lambda ctx, grad: (select_backward(grad, ctx.shape, ctx.dim, ctx.index), None, None),
+                   setup_context=_select_setup)
 
 
 def _slice_bounds(self: Tensor, dim: int, start: Optional[int], end: Optional[int], step: int
@@ -289,28 +288,28 @@ def _slice(self: Tensor, dim: int = 0, start: Optional[int] = None, end: Optiona
     return _strided(self, shape, strides, lo * self.stride()[d])
 
 
-def _slice_setup(ctx: Any, inputs: tuple, output: Any) -> None:
+def _slice_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     ctx.shape = tuple(inputs[0].shape)
     ctx.dim, ctx.start, ctx.end, _ = _slice_bounds(*inputs)
     ctx.step = inputs[4]
 
 
-slice_ = defop("slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) "
-               "-> Tensor(a)", tags=CORE, backend=_slice, setup_context=_slice_setup,
-               backward=lambda ctx, grad: (slice_backward(grad, ctx.shape, ctx.dim, ctx.start, ctx.end, ctx.step),
+slice_: Op = defop("slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) "
+                   "-> Tensor(a)", tags=CORE, backend=_slice, setup_context=_slice_setup,
+                   backward=lambda ctx, grad: (slice_backward(grad, ctx.shape, ctx.dim, ctx.start, ctx.end, ctx.step),
                                            None, None, None, None))
 
 # --- gradients of select and slice: the inverse placement ---------------------------------------
 
 
-def _placed(grad: Tensor, input_sizes: Sequence[int], where: tuple) -> Tensor:
+def _placed(grad: Tensor, input_sizes: Sequence[int], where: tuple[Any, ...]) -> Tensor:
     """A zero tensor of ``input_sizes`` with ``grad`` at index ``where``."""
     if grad.is_meta:
         return meta_like(input_sizes, grad.dtype)
     return call_numpy(_placed_array, grad, tuple(input_sizes), where)
 
 
-def _placed_array(grad: np.ndarray, input_sizes: tuple[int, ...], where: tuple) -> np.ndarray:
+def _placed_array(grad: np.ndarray, input_sizes: tuple[int, ...], where: tuple[Any, ...]) -> np.ndarray:
     out = np.zeros(input_sizes, grad.dtype)
     out[where] = grad
     return out
@@ -331,13 +330,13 @@ def _detach(self: Tensor) -> Tensor:
 
 #: A view outside the autograd graph: an operator, so that tensor subclasses
 #: and FakeTensorMode see it (PyTorch: aten::detach). Tensor.detach calls it.
-detach = defop("detach(Tensor(a) self) -> Tensor(a)", tags=PT2, backend=_detach, differentiable=False)
+detach: Op = defop("detach(Tensor(a) self) -> Tensor(a)", tags=PT2, backend=_detach, differentiable=False)
 
-select_backward = defop(
+select_backward: Op = defop(
     "select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor", tags=PT2,
     backend=_select_backward, setup_context=lambda ctx, inputs, output: setattr(ctx, "args", inputs[2:]),
     backward=lambda ctx, grad: (select(grad, *ctx.args), None, None, None))
-slice_backward = defop(
+slice_backward: Op = defop(
     "slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) "
     "-> Tensor", tags=PT2,
     backend=_slice_backward, setup_context=lambda ctx, inputs, output: setattr(ctx, "args", inputs[2:]),

@@ -19,6 +19,7 @@ from ..autograd.function import Function
 from ..tracing import ProxyTorchDispatchMode
 from ..utils._pytree import TreeSpec, tree_flatten, tree_unflatten
 from .utils import fill_grads, vjp_fn
+from .._tensor_type import Tensor
 
 __all__ = ["cond"]
 
@@ -49,7 +50,7 @@ class CondOp(HigherOrderOperator):
         super().__init__("cond")
 
     def __call__(self, /, pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any],
-                 operands: tuple | list = ()) -> Any:
+                 operands: tuple[Any, ...] | list[Any] = ()) -> Any:
         _validate(pred, true_fn, false_fn, operands)
         return super().__call__(pred, true_fn, false_fn, operands)
 
@@ -57,7 +58,7 @@ class CondOp(HigherOrderOperator):
 cond_op = CondOp()
 
 
-def cond(pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any], operands: tuple | list = ()) -> Any:
+def cond(pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any], operands: tuple[Any, ...] | list[Any] = ()) -> Any:
     """``true_fn(*operands)`` if ``pred`` else ``false_fn(*operands)``, as an
     operator that tracing (make_fx) records as one node keeping both branches
     (Note [cond]).
@@ -79,7 +80,7 @@ def cond(pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any], o
 
 def _validate(pred: Any, true_fn: Any, false_fn: Any, operands: Any) -> None:
     """PyTorch's checks (torch.cond's _validate_input), with its messages."""
-    if isinstance(pred, _C.TensorBase):
+    if isinstance(pred, Tensor):
         if pred.numel() != 1:
             raise RuntimeError(f"cond: Expected pred to be bool or single-element tensor, but got a tensor of shape "
                                f"{tuple(pred.shape)}")
@@ -89,7 +90,7 @@ def _validate(pred: Any, true_fn: Any, false_fn: Any, operands: Any) -> None:
         raise RuntimeError(f"cond: Expect both branches to be callable, got {type(true_fn).__name__} and "
                            f"{type(false_fn).__name__}")
     if not isinstance(operands, (tuple, list)) or any(
-            not isinstance(t, _C.TensorBase) for t in tree_flatten(operands)[0]):
+            not isinstance(t, Tensor) for t in tree_flatten(operands)[0]):
         raise RuntimeError(f"cond: Expect operands to be a tuple of possibly nested dict/list/tuple that only "
                            f"consists of tensor leaves, but got {operands!r}")
 
@@ -101,7 +102,7 @@ def _check_same_structure(true_spec: TreeSpec, false_spec: TreeSpec) -> None:
 
 
 @cond_op.py_impl(_C.DispatchKey.CompositeExplicitAutograd)
-def _cond_dense(pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any], operands: tuple | list) -> Any:
+def _cond_dense(pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any], operands: tuple[Any, ...] | list[Any]) -> Any:
     return true_fn(*operands) if bool(pred) else false_fn(*operands)
 
 
@@ -110,7 +111,7 @@ class _CondAutograd(Function):
 
     @staticmethod
     def forward(ctx: Any, pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any], spec: TreeSpec,
-                out_spec: list, *flat_operands: Any) -> tuple:
+                out_spec: list[Any], *flat_operands: Any) -> tuple[Any, ...]:
         ctx.pred, ctx.true_fn, ctx.false_fn, ctx.spec = pred, true_fn, false_fn, spec
         ctx.save_for_backward(*flat_operands)
         with _C._AutoDispatchBelowAutograd():
@@ -120,10 +121,10 @@ class _CondAutograd(Function):
         return tuple(leaves)
 
     @staticmethod
-    def backward(ctx: Any, *grads: Any) -> tuple:
+    def backward(ctx: Any, *grads: Any) -> tuple[Any, ...]:
         operands = ctx.saved_tensors
         wants_grad = ctx.needs_input_grad[5:]
-        cotangents = tuple(g for g in grads if isinstance(g, _C.TensorBase))
+        cotangents = tuple(g for g in grads if isinstance(g, Tensor))
         true_bw = vjp_fn(ctx.true_fn, ctx.spec, wants_grad)
         false_bw = vjp_fn(ctx.false_fn, ctx.spec, wants_grad)
         operand_grads = cond_op(ctx.pred, true_bw, false_bw, (*operands, *cotangents))
@@ -132,16 +133,16 @@ class _CondAutograd(Function):
 
 @cond_op.py_autograd_impl
 def _cond_autograd(pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any],
-                   operands: tuple | list) -> Any:
+                   operands: tuple[Any, ...] | list[Any]) -> Any:
     flat, spec = tree_flatten(operands)
-    out_spec: list = []
+    out_spec: list[Any] = []
     leaves = _CondAutograd.apply(pred, true_fn, false_fn, spec, out_spec, *flat)
     return tree_unflatten(leaves, out_spec[0])
 
 
 @cond_op.py_impl(ProxyTorchDispatchMode)
 def _cond_trace(mode: ProxyTorchDispatchMode, pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any],
-                operands: tuple | list) -> Any:
+                operands: tuple[Any, ...] | list[Any]) -> Any:
     (true_graph, false_graph), lifted = mode.trace_subgraphs(
         [("true_graph", true_fn), ("false_graph", false_fn)], tuple(operands))
     _check_same_structure(true_graph._out_spec, false_graph._out_spec)
@@ -151,7 +152,7 @@ def _cond_trace(mode: ProxyTorchDispatchMode, pred: Any, true_fn: Callable[..., 
 
 @cond_op.py_impl(FakeTensorMode)
 def _cond_fake(mode: FakeTensorMode, pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any],
-               operands: tuple | list) -> Any:
+               operands: tuple[Any, ...] | list[Any]) -> Any:
     with mode:
         true_out = true_fn(*operands)
         false_out = false_fn(*operands)
@@ -164,10 +165,10 @@ def _cond_fake(mode: FakeTensorMode, pred: Any, true_fn: Callable[..., Any], fal
 
 
 def _check_same_metadata(i: int, t: Any, f: Any) -> None:
-    if isinstance(t, _C.TensorBase) != isinstance(f, _C.TensorBase):
+    if isinstance(t, Tensor) != isinstance(f, Tensor):
         raise RuntimeError(f"cond: output {i} of true_fn is a {type(t).__name__} but that of false_fn a "
                            f"{type(f).__name__}; both branches must return tensors in the same places")
-    if not isinstance(t, _C.TensorBase):
+    if not isinstance(t, Tensor):
         if t != f:
             raise RuntimeError(f"cond: output {i} is {t!r} in true_fn but {f!r} in false_fn; non-tensor outputs "
                                f"must be equal")

@@ -17,6 +17,7 @@ from ..autograd.function import Function
 from ..tracing import ProxyTorchDispatchMode
 from ..utils._pytree import tree_flatten, tree_unflatten
 from .utils import fill_grads, vjp_fn
+from .._tensor_type import Tensor
 
 __all__ = ["map", "map_impl"]
 
@@ -70,7 +71,7 @@ def map(f: Callable[..., Any], xs: Any, *args: Any) -> Any:
     """
     flat_xs, xs_spec = tree_flatten(xs)
     flat_args, args_spec = tree_flatten(args)
-    if not flat_xs or not all(isinstance(t, _C.TensorBase) for t in flat_xs):
+    if not flat_xs or not all(isinstance(t, Tensor) for t in flat_xs):
         raise RuntimeError(f"map: the mapped xs can only consist of tensors (at least one), got {flat_xs}")
     shapes = [tuple(t.shape) for t in flat_xs]
     if any(len(s) == 0 for s in shapes):
@@ -87,12 +88,12 @@ def map(f: Callable[..., Any], xs: Any, *args: Any) -> Any:
     return map_impl(step, flat_xs, flat_args)
 
 
-def _slices(xs: list, i: int) -> list:
+def _slices(xs: list[Any], i: int) -> list[Any]:
     return [x.select(0, i) for x in xs]
 
 
 @map_impl.py_impl(_C.DispatchKey.CompositeExplicitAutograd)
-def _map_dense(f: Callable[..., Any], xs: list, pos_args: list) -> Any:
+def _map_dense(f: Callable[..., Any], xs: list[Any], pos_args: list[Any]) -> Any:
     steps = [tree_flatten(f(*_slices(xs, i), *pos_args)) for i in range(xs[0].shape[0])]
     spec = steps[0][1]
     for i, (_, s) in enumerate(steps):
@@ -100,7 +101,7 @@ def _map_dense(f: Callable[..., Any], xs: list, pos_args: list) -> Any:
             raise RuntimeError(f"map: step {i} returned {s} but step 0 returned {spec}; every step must return the "
                                f"same structure")
     for leaf in steps[0][0]:
-        if not isinstance(leaf, _C.TensorBase):
+        if not isinstance(leaf, Tensor):
             raise RuntimeError(f"map: the mapped function must return tensors only, got {type(leaf).__name__}")
     stacked = [stack([leaves[j] for leaves, _ in steps]) for j in range(len(steps[0][0]))]
     return tree_unflatten(stacked, spec)
@@ -114,10 +115,10 @@ class _MapAutograd(Function):
     """The Autograd kernel of map_impl (Note [map]). PyTorch: MapAutogradOp."""
 
     @staticmethod
-    def forward(ctx: Any, f: Callable[..., Any], num_xs: int, out_spec: list, *flat: Any) -> tuple:
+    def forward(ctx: Any, f: Callable[..., Any], num_xs: int, out_spec: list[Any], *flat: Any) -> tuple[Any, ...]:
         ctx.f, ctx.num_xs = f, num_xs
-        ctx.save_for_backward(*(a for a in flat if isinstance(a, _C.TensorBase)))
-        ctx.non_tensors = [_SAVED if isinstance(a, _C.TensorBase) else a for a in flat]
+        ctx.save_for_backward(*(a for a in flat if isinstance(a, Tensor)))
+        ctx.non_tensors = [_SAVED if isinstance(a, Tensor) else a for a in flat]
         with _C._AutoDispatchBelowAutograd():
             out = map_impl(f, list(flat[:num_xs]), list(flat[num_xs:]))
         leaves, spec = tree_flatten(out)
@@ -125,7 +126,7 @@ class _MapAutograd(Function):
         return tuple(leaves)
 
     @staticmethod
-    def backward(ctx: Any, *grads: Any) -> tuple:
+    def backward(ctx: Any, *grads: Any) -> tuple[Any, ...]:
         saved = iter(ctx.saved_tensors)
         flat = tuple(next(saved) if a is _SAVED else a for a in ctx.non_tensors)
         num_xs, num_grads = ctx.num_xs, len(grads)
@@ -133,7 +134,7 @@ class _MapAutograd(Function):
         xs, pos_args = list(flat[:num_xs]), list(flat[num_xs:])
         bw = vjp_fn(ctx.f, tree_flatten(flat)[1], wants_grad)
 
-        def step(*args: Any) -> tuple:
+        def step(*args: Any) -> tuple[Any, ...]:
             # map_impl passes (*x slices, *gradient slices, *pos_args); bw wants (*primals, *cotangents).
             x_slices, g_slices, rest = args[:num_xs], args[num_xs:num_xs + num_grads], args[num_xs + num_grads:]
             return bw(*x_slices, *rest, *g_slices)
@@ -145,21 +146,21 @@ class _MapAutograd(Function):
 
 
 @map_impl.py_autograd_impl
-def _map_autograd(f: Callable[..., Any], xs: list, pos_args: list) -> Any:
-    out_spec: list = []
+def _map_autograd(f: Callable[..., Any], xs: list[Any], pos_args: list[Any]) -> Any:
+    out_spec: list[Any] = []
     leaves = _MapAutograd.apply(f, len(xs), out_spec, *xs, *pos_args)
     return tree_unflatten(leaves, out_spec[0])
 
 
 @map_impl.py_impl(ProxyTorchDispatchMode)
-def _map_trace(mode: ProxyTorchDispatchMode, f: Callable[..., Any], xs: list, pos_args: list) -> Any:
+def _map_trace(mode: ProxyTorchDispatchMode, f: Callable[..., Any], xs: list[Any], pos_args: list[Any]) -> Any:
     (body_graph,), lifted = mode.trace_subgraphs([("body_graph", f)], (*_slices(xs, 0), *pos_args))
     args = (body_graph, list(xs), [*pos_args, *lifted])
     return mode.record(map_impl, args, {}, map_impl(*args))
 
 
 @map_impl.py_impl(FakeTensorMode)
-def _map_fake(mode: FakeTensorMode, f: Callable[..., Any], xs: list, pos_args: list) -> Any:
+def _map_fake(mode: FakeTensorMode, f: Callable[..., Any], xs: list[Any], pos_args: list[Any]) -> Any:
     with mode:
         first = tree_flatten(f(*_slices(xs, 0), *pos_args))
         size = xs[0].shape[0]

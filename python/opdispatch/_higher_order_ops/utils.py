@@ -10,6 +10,7 @@ from .. import _C
 from ..autograd import engine
 from ..autograd.grad_mode import enable_grad
 from ..utils._pytree import TreeSpec, tree_flatten, tree_unflatten
+from .._tensor_type import Tensor
 
 
 _AUTOGRAD_KEYS = list(_C._dispatch_get_runtime_keyset(_C.DispatchKey.Autograd))
@@ -32,7 +33,7 @@ def _recording() -> Iterator[None]:
             _C._dispatch_tls_set_dispatch_key_excluded(k, True)
 
 
-def vjp_fn(fn: Callable[..., Any], args_spec: TreeSpec, wants_grad: Sequence[bool]) -> Callable[..., tuple]:
+def vjp_fn(fn: Callable[..., Any], args_spec: TreeSpec, wants_grad: Sequence[bool]) -> Callable[..., tuple[Any, ...]]:
     """The backward of ``fn``: ``bw(*primals, *cotangents)`` runs
     ``fn(*tree_unflatten(primals, args_spec))`` recording (grad mode on and the
     autograd keys not excluded, also when called below autograd, as a
@@ -44,13 +45,13 @@ def vjp_fn(fn: Callable[..., Any], args_spec: TreeSpec, wants_grad: Sequence[boo
     backwards of two branches agree. PyTorch: create_bw_fn."""
     n = len(wants_grad)
 
-    def bw(*flat: Any) -> tuple:
+    def bw(*flat: Any) -> tuple[Any, ...]:
         primals, cotangents = flat[:n], flat[n:]
         with _recording():
-            inputs = [p.detach().requires_grad_(w) if isinstance(p, _C.TensorBase) else p
+            inputs = [p.detach().requires_grad_(w) if isinstance(p, Tensor) else p
                       for p, w in zip(primals, wants_grad)]
             outs = [o for o in tree_flatten(fn(*tree_unflatten(inputs, args_spec)))[0]
-                    if isinstance(o, _C.TensorBase)]
+                    if isinstance(o, Tensor)]
             pairs = [(o, g) for o, g in zip(outs, cotangents) if o.requires_grad]
             wrt = [x for x, w in zip(inputs, wants_grad) if w]
             grads: Sequence[Any] = [None] * len(wrt)

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import inspect
 import sys
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Union
 
 from .. import _C
 from ..autograd import graph
 from ..autograd.grad_mode import is_grad_enabled, set_grad_enabled
 from ..autograd.graph import check_inplace
 from .utils import check_callable, is_tensor_like_type, is_tensorlist_like_type
+from .._tensor_type import Tensor
 
 BackwardFn = Callable[..., Any]
 SetupContextFn = Callable[..., None]
@@ -29,7 +30,7 @@ _MAX_PLAIN_TENSORS = 16
 
 
 def _is_float_tensor(t: Any) -> bool:
-    return isinstance(t, _C.TensorBase) and t.dtype in _DIFFERENTIABLE_DTYPES
+    return isinstance(t, Tensor) and t.dtype in _DIFFERENTIABLE_DTYPES
 
 
 def _flat_outputs(out: Any) -> list[Any]:
@@ -74,7 +75,7 @@ class _SchemaInfo:
                       not any(kind is not None for kind in (_tensor_kind(a.type) for a in self.kwarg_only)))
         self.name = f"{schema.name}" + (f".{schema.overload_name}" if schema.overload_name else "")
 
-    def full_inputs(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    def full_inputs(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """Positional inputs with defaults filled in, and all keyword-only inputs."""
         positional = list(args)
         for i in range(len(args), len(self.positional)):
@@ -97,18 +98,19 @@ def _output_layout(info: _SchemaInfo, out: Any) -> tuple[Any, ...]:
                  for kind, v in zip(info.return_kinds, values))
 
 
-_tensor_requires_grad = _C.TensorBase.requires_grad.__get__
+# The getset's __get__ (to type checkers the class attribute is a property).
+_tensor_requires_grad: Callable[[Tensor], bool] = Tensor.__dict__["requires_grad"].__get__
 
 
 def _requires_grad(x: Any) -> bool:
-    if isinstance(x, _C.TensorBase):
+    if isinstance(x, Tensor):
         return _tensor_requires_grad(x)
     if isinstance(x, (list, tuple)):
-        return any(isinstance(t, _C.TensorBase) and _tensor_requires_grad(t) for t in x)
+        return any(isinstance(t, Tensor) and _tensor_requires_grad(t) for t in x)
     return False
 
 
-def _check_inplace_on_leaf(info: _SchemaInfo, inputs: tuple, kw_inputs: dict) -> None:
+def _check_inplace_on_leaf(info: _SchemaInfo, inputs: tuple[Any, ...], kw_inputs: dict[str, Any]) -> None:
     values = list(inputs) + [kw_inputs.get(a.name) for a in info.kwarg_only]
     for i in info.mutated:
         check_inplace(info.name, values[i])
@@ -218,7 +220,7 @@ def _general_kernel(op: Any, info: _SchemaInfo, formula: graph.Formula, setup_co
         # tensors), and per positional input its layout entry and whether it
         # needs a gradient (for a Tensor[] input, a list: one per element, as PyTorch).
         edges: list[graph.Edge] = []
-        layout = list(no_tensors)
+        layout: list[Union[int, str, None]] = list(no_tensors)
         needs: list[Any] = [False] * n_positional
         any_needs = False
         nargs = len(args)
@@ -266,7 +268,7 @@ def _general_kernel(op: Any, info: _SchemaInfo, formula: graph.Formula, setup_co
                     out._autograd_meta.view_of = op_name
         else:
             flat = _flat_outputs(out)
-            node.outputs_meta = tuple((o.shape, o.dtype, o.device) if isinstance(o, _C.TensorBase) else None
+            node.outputs_meta = tuple((o.shape, o.dtype, o.device) if isinstance(o, Tensor) else None
                                       for o in flat)
             node.output_layout = _output_layout(info, out)
             _record_outputs(info, node, flat)
@@ -285,7 +287,7 @@ def _not_implemented_fallback(keyset: _C.DispatchKeySet, op: Any, *args: Any, **
     if not requires or not is_grad_enabled():
         return op._redispatch_below_autograd(keyset, *args, **kwargs)
     edges = [graph.gradient_edge(t) for a in args for t in (a if isinstance(a, (list, tuple)) else (a,))
-             if isinstance(t, _C.TensorBase)]
+             if isinstance(t, Tensor)]
     out = op._redispatch_below_autograd(keyset, *args, **kwargs)
     node = graph.NotImplementedNode(op._name, edges)
     for nr, o in enumerate(_flat_outputs(out)):

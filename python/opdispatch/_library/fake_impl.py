@@ -95,7 +95,7 @@ def shape_env_for_fake_impls(shape_env: Any) -> Iterator[None]:
 def get_ctx() -> FakeImplCtx:
     """The FakeImplCtx of the fake impl running in this thread. Raises
     RuntimeError outside a fake impl. PyTorch: torch.library.get_ctx."""
-    ctx = getattr(_local, "ctx", None)
+    ctx: Optional[FakeImplCtx] = getattr(_local, "ctx", None)
     if ctx is None:
         raise RuntimeError(
             "opdispatch.library.get_ctx() was called outside a fake impl: it is only valid while a function "

@@ -101,8 +101,8 @@ def tuple_to_list(tuple_type: Any) -> Any:
     if tuple_type in (typing.Tuple, tuple) or not args or args == ((),):
         return typing.List
     if len(args) == 2 and args[1] is Ellipsis:
-        return typing.List[args[0]]
-    return typing.List[Union[tuple(args)]]
+        return typing.List[args[0]]  # type: ignore[valid-type]  # an annotation built at run time
+    return typing.List[Union[tuple(args)]]  # type: ignore[misc]  # an annotation built at run time
 
 
 def _default_text(value: Any) -> Optional[str]:

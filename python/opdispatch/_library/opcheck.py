@@ -16,6 +16,7 @@ from ..autograd.grad_mode import no_grad
 from . import custom_ops
 from .custom_ops import CustomOpDef
 from .utils import bind_arguments, iter_tensors
+from .._tensor_type import Tensor
 
 __all__ = ["DEFAULT_TEST_UTILS", "OpCheckError", "aot_dispatch_check", "autograd_registration_check", "fake_check",
            "opcheck", "schema_check"]
@@ -28,8 +29,8 @@ class OpCheckError(Exception):
 # --- inputs --------------------------------------------------------------------------------
 
 
-def _map_tensors(value: Any, f: Callable[[_C.TensorBase], Any]) -> Any:
-    if isinstance(value, _C.TensorBase):
+def _map_tensors(value: Any, f: Callable[[Tensor], Any]) -> Any:
+    if isinstance(value, Tensor):
         return f(value)
     if isinstance(value, (list, tuple)):
         return type(value)(_map_tensors(v, f) for v in value)
@@ -38,22 +39,22 @@ def _map_tensors(value: Any, f: Callable[[_C.TensorBase], Any]) -> Any:
     return value
 
 
-def _all_tensors(args: tuple, kwargs: dict) -> list[_C.TensorBase]:
+def _all_tensors(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Tensor]:
     return [t for v in (*args, *kwargs.values()) for t in iter_tensors(v)]
 
 
-def _clone(t: _C.TensorBase) -> _C.TensorBase:
+def _clone(t: Tensor) -> Tensor:
     """A copy of ``t`` that is a leaf with the same requires_grad."""
     with no_grad():
         copy = t.clone()
     return copy.requires_grad_(True) if t.requires_grad else copy
 
 
-def _copies(args: tuple, kwargs: dict, f: Callable[[_C.TensorBase], Any] = _clone) -> tuple[tuple, dict]:
+def _copies(args: tuple[Any, ...], kwargs: dict[str, Any], f: Callable[[Tensor], Any] = _clone) -> tuple[tuple[Any, ...], dict[str, Any]]:
     return _map_tensors(args, f), _map_tensors(kwargs, f)
 
 
-def _has_meta_inputs(args: tuple, kwargs: dict) -> bool:
+def _has_meta_inputs(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
     return any(t.is_meta for t in _all_tensors(args, kwargs))
 
 
@@ -65,12 +66,12 @@ def _outputs(schema: _C.FunctionSchema, out: Any) -> list[Any]:
 # --- test_schema -------------------------------------------------------------------------------
 
 
-def _snapshot(t: _C.TensorBase) -> tuple[Any, ...]:
+def _snapshot(t: Tensor) -> tuple[Any, ...]:
     data = t.numpy(force=True).copy() if t.device.type == "cpu" else None
     return tuple(t.shape), t.stride(), t.storage_offset(), data
 
 
-def _was_mutated(before: tuple[Any, ...], t: _C.TensorBase) -> bool:
+def _was_mutated(before: tuple[Any, ...], t: Tensor) -> bool:
     shape, stride, offset, data = before
     if (tuple(t.shape), t.stride(), t.storage_offset()) != (shape, stride, offset):
         return True
@@ -91,7 +92,7 @@ def _may_alias(a: Any, b: Any) -> bool:
     return bool(sa & sb) or "*" in sa or "*" in sb
 
 
-def schema_check(op: _ops.OpOverload, args: tuple, kwargs: dict) -> None:
+def schema_check(op: _ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     """Runs ``op`` on copies of the inputs and raises RuntimeError if it
     mutates an argument the schema does not mark mutable ("Argument x is not
     defined as mutable but was mutated"), returns an output that aliases an
@@ -129,7 +130,7 @@ def schema_check(op: _ops.OpOverload, args: tuple, kwargs: dict) -> None:
 # --- test_autograd_registration ---------------------------------------------------------------------
 
 
-def autograd_registration_check(op: _ops.OpOverload, args: tuple, kwargs: dict) -> None:
+def autograd_registration_check(op: _ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     """Checks that an operator whose inputs require grad gets its autograd
     support from an autograd kernel: one registered at Autograd or
     Autograd<Backend>, or CompositeImplicitAutograd (it decomposes into
@@ -183,7 +184,7 @@ def _mismatch(op: _ops.OpOverload, what: str) -> RuntimeError:
     return RuntimeError(f"When comparing the output of {op} on FakeTensor and concrete Tensors, found {what}")
 
 
-def fake_check(op: _ops.OpOverload, args: tuple, kwargs: dict) -> None:
+def fake_check(op: _ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     """Runs ``op`` on copies of the inputs and, under a FakeTensorMode, on
     fakes of them (its fake impl runs on FakeTensors of the inputs' devices,
     so a device-specific fake impl takes the branch the real call would; or
@@ -214,10 +215,10 @@ def fake_check(op: _ops.OpOverload, args: tuple, kwargs: dict) -> None:
     real_inputs = _all_tensors(real_args, real_kwargs)
     fake_inputs = _all_tensors(fake_args, fake_kwargs)
     for i, (r, f) in enumerate(zip(real_out, fake_out)):
-        if isinstance(r, _C.TensorBase) != isinstance(f, _C.TensorBase):
+        if isinstance(r, Tensor) != isinstance(f, Tensor):
             raise _mismatch(op, f"output {i} is {type(r).__name__} on concrete tensors but {type(f).__name__} on "
                                 f"FakeTensors")
-        if not isinstance(r, _C.TensorBase):
+        if not isinstance(r, Tensor):
             continue
         if not isinstance(f, FakeTensor):
             raise _mismatch(op, f"output {i} of the fake impl is a real tensor on {f.device}, expected a "
@@ -246,12 +247,12 @@ def fake_check(op: _ops.OpOverload, args: tuple, kwargs: dict) -> None:
 # --- test_aot_dispatch_dynamic / _static --------------------------------------------------------------
 
 
-def _forward(op: _ops.OpOverload, args: tuple, kwargs: dict, call: Callable[..., Any]) -> list[Any]:
+def _forward(op: _ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any], call: Callable[..., Any]) -> list[Any]:
     """The tensor outputs of ``call(op, args, kwargs)``."""
     return [o for v in _outputs(op._schema, call(op, args, kwargs)) for o in iter_tensors(v)]
 
 
-def _backward(args: tuple, kwargs: dict, outputs: list[Any]) -> Optional[tuple[Any, ...]]:
+def _backward(args: tuple[Any, ...], kwargs: dict[str, Any], outputs: list[Any]) -> Optional[tuple[Any, ...]]:
     """When an input and an output require grad, the gradients of the inputs
     that require grad (of the sum of the outputs' absolute sums; None where
     unused); else None."""
@@ -265,11 +266,11 @@ def _backward(args: tuple, kwargs: dict, outputs: list[Any]) -> Optional[tuple[A
     return engine.grad(total, diff, allow_unused=True)
 
 
-def _call_eager(op: _ops.OpOverload, args: tuple, kwargs: dict) -> Any:
+def _call_eager(op: _ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     return op(*args, **kwargs)
 
 
-def aot_dispatch_check(op: _ops.OpOverload, args: tuple, kwargs: dict) -> None:
+def aot_dispatch_check(op: _ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     """What compiling a program that calls ``op`` needs: its forward and,
     when inputs require grad, its backward run on tensors without data.
     Runs forward + backward on copies of the inputs (eager), then on
@@ -321,12 +322,12 @@ def aot_dispatch_check(op: _ops.OpOverload, args: tuple, kwargs: dict) -> None:
 # --- opcheck --------------------------------------------------------------------------------------------
 
 
-def _safe(check: Callable[[_ops.OpOverload, tuple, dict], None], needs_grad: bool = False
-          ) -> Callable[[_ops.OpOverload, tuple, dict], None]:
+def _safe(check: Callable[[_ops.OpOverload, tuple[Any, ...], dict[str, Any]], None], needs_grad: bool = False
+          ) -> Callable[[_ops.OpOverload, tuple[Any, ...], dict[str, Any]], None]:
     """``check``, skipped (passing) for meta inputs — they have no data to
     compare against — and, with ``needs_grad``, when no input requires grad."""
 
-    def run(op: _ops.OpOverload, args: tuple, kwargs: dict) -> None:
+    def run(op: _ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         if _has_meta_inputs(args, kwargs):
             return
         if needs_grad and not any(t.requires_grad for t in _all_tensors(args, kwargs)):
@@ -339,7 +340,7 @@ def _safe(check: Callable[[_ops.OpOverload, tuple, dict], None], needs_grad: boo
 
 
 #: The tests, in the order opcheck runs them. PyTorch: optests.generate_tests.ALL_TEST_UTILS.
-ALL_TEST_UTILS: dict[str, Callable[[_ops.OpOverload, tuple, dict], None]] = {
+ALL_TEST_UTILS: dict[str, Callable[[_ops.OpOverload, tuple[Any, ...], dict[str, Any]], None]] = {
     "test_schema": _safe(schema_check),
     "test_autograd_registration": _safe(autograd_registration_check, needs_grad=True),
     "test_faketensor": _safe(fake_check),
@@ -379,7 +380,7 @@ _EXPLANATIONS["test_aot_dispatch_dynamic"] = _EXPLANATIONS["test_aot_dispatch_st
 
 
 def _describe(value: Any) -> str:
-    if isinstance(value, _C.TensorBase):
+    if isinstance(value, Tensor):
         grad = ", requires_grad=True" if value.requires_grad else ""
         return f"Tensor(shape={tuple(value.shape)}, dtype={value.dtype}, device={value.device}{grad})"
     if isinstance(value, (list, tuple)):
@@ -388,7 +389,7 @@ def _describe(value: Any) -> str:
     return repr(value)
 
 
-def _failure_message(test: str, op: _ops.OpOverload, args: tuple, kwargs: dict, ex: Exception) -> str:
+def _failure_message(test: str, op: _ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any], ex: Exception) -> str:
     """The OpCheckError message: self-contained (no "scroll up"): the test,
     the operator and sample, the cause and where it was raised, what the
     test checks and what to do."""
@@ -414,7 +415,8 @@ def _resolve(op: Any) -> _ops.OpOverload:
         if len(overloads) != 1:
             raise RuntimeError(f"opcheck can only test operators without overloads. Got the following overloads "
                                f"for {op._qualified_op_name}: {overloads}; pass one of them (packet.<overload>)")
-        return getattr(op, overloads[0])
+        found: _ops.OpOverload = getattr(op, overloads[0])
+        return found
     if not isinstance(op, _ops.OpOverload):
         raise ValueError(f"opcheck(op, ...): op must be an OpOverload (e.g. opdispatch.ops.mylib.foo.default), a "
                          f"packet with a single overload, or a CustomOpDef; got {type(op)}")

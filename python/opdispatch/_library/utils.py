@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Iterator, Union
 
 from .. import _C, _ops
+from .._tensor_type import Tensor
 from .registry import RegistrationHandle  # noqa: F401  (PyTorch's home of the name)
 
 
@@ -42,7 +43,8 @@ def lookup_op(qualname: str) -> _ops.OpOverload:
             f"operator {qualname} is not defined: define it first (opdispatch.library.define, Library.define, "
             f"custom_op) or load the library that defines it (opdispatch.ops.load_library)"
         ) from None
-    return getattr(getattr(getattr(_ops.ops, namespace), base), overload or "default")
+    found: _ops.OpOverload = getattr(getattr(getattr(_ops.ops, namespace), base), overload or "default")
+    return found
 
 
 def _as_schema(schema: Union[_C.FunctionSchema, str]) -> _C.FunctionSchema:
@@ -109,7 +111,7 @@ def mutated_arg_names(schema: _C.FunctionSchema) -> set[str]:
     return {a.name for a in schema.arguments if a.alias_info is not None and a.alias_info.is_write}
 
 
-def bind_arguments(schema: _C.FunctionSchema, args: tuple, kwargs: dict) -> dict[str, Any]:
+def bind_arguments(schema: _C.FunctionSchema, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
     """{argument name: value} of a call, defaults filled in. Raises TypeError
     for a call that does not fit the schema (the dispatcher's message)."""
     bound: dict[str, Any] = {}
@@ -130,13 +132,13 @@ def bind_arguments(schema: _C.FunctionSchema, args: tuple, kwargs: dict) -> dict
     return bound
 
 
-def iter_tensors(value: Any) -> Iterator[_C.TensorBase]:
+def iter_tensors(value: Any) -> Iterator[Tensor]:
     """The tensors in ``value``: itself, or the items of a list or tuple (one level, as schemas nest)."""
-    if isinstance(value, _C.TensorBase):
+    if isinstance(value, Tensor):
         yield value
     elif isinstance(value, (list, tuple)):
         for item in value:
-            if isinstance(item, _C.TensorBase):
+            if isinstance(item, Tensor):
                 yield item
 
 

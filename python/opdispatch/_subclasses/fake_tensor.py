@@ -88,9 +88,9 @@ class FakeTensor(Tensor):
         return self.device
 
     @property
-    def shape(self) -> tuple[Any, ...]:  # type: ignore[override]
+    def shape(self) -> tuple[Any, ...]:
         """The sizes; a data-dependent one is a SymInt."""
-        return _symbolic(self.fake_mode.shape_env, _C.TensorBase.shape.__get__(self))
+        return _symbolic(self.fake_mode.shape_env, Tensor.shape.__get__(self))
 
     def size(self, dim: Optional[int] = None) -> Any:  # type: ignore[override]
         """The sizes (a tuple), or size ``dim`` (an int); data-dependent ones are SymInts."""
@@ -99,19 +99,19 @@ class FakeTensor(Tensor):
 
     def stride(self, dim: Optional[int] = None) -> Any:  # type: ignore[override]
         """The strides (a tuple), or stride ``dim`` (an int), in elements; possibly SymInts."""
-        strides = _symbolic(self.fake_mode.shape_env, _C.TensorBase.stride(self))
+        strides = _symbolic(self.fake_mode.shape_env, Tensor.stride(self))
         return strides if dim is None else strides[dim]
 
-    def numel(self) -> Any:  # type: ignore[override]
+    def numel(self) -> Any:
         """The number of elements (a SymInt if a size is data-dependent)."""
-        return self.fake_mode.shape_env.symbolize(_C.TensorBase.numel(self))
+        return self.fake_mode.shape_env.symbolize(Tensor.numel(self))
 
     def _no_data(self, what: str) -> RuntimeError:
         return RuntimeError(f"{what}: this FakeTensor has no data (it carries only device, shape, dtype and "
                             f"strides; operators on it compute metadata). Run the computation on real tensors "
                             f"to get values.")
 
-    def numpy(self, *, force: bool = False) -> Any:  # type: ignore[override]
+    def numpy(self, *, force: bool = False) -> Any:
         """Raises RuntimeError: a fake tensor has no data."""
         raise self._no_data("numpy()")
 
@@ -130,7 +130,7 @@ class FakeTensor(Tensor):
         return f"FakeTensor(..., device='{self.device}', size={size}, dtype={self.dtype!r}{grad})"
 
     @classmethod
-    def __torch_dispatch__(cls, func: OpOverload, types: tuple[type, ...], args: tuple = (),
+    def __torch_dispatch__(cls, func: OpOverload, types: tuple[type, ...], args: tuple[Any, ...] = (),
                            kwargs: Optional[dict[str, Any]] = None) -> Any:
         """A call on fake tensors outside their mode: runs it in their mode."""
         modes = {id(t.fake_mode): t.fake_mode for t in _tensors((args, kwargs)) if isinstance(t, FakeTensor)}
@@ -143,7 +143,7 @@ class FakeTensor(Tensor):
 
 
 def _tensors(tree: Any) -> list[Any]:
-    return [x for x in tree_flatten(tree)[0] if isinstance(x, _C.TensorBase)]
+    return [x for x in tree_flatten(tree)[0] if isinstance(x, Tensor)]
 
 
 class FakeTensorMode(TorchDispatchMode):
@@ -164,8 +164,8 @@ class FakeTensorMode(TorchDispatchMode):
         self._mode_key = _C._TorchDispatchModeKey.FAKE
         self.allow_non_fake_inputs = allow_non_fake_inputs
         self.shape_env = ShapeEnv() if shape_env is None else shape_env
-        self._memo: dict[int, tuple[weakref.ref, FakeTensor]] = {}
-        self._enter_stack: list[tuple[bool, Optional[FakeTensorMode]]] = []
+        self._memo: dict[int, tuple[weakref.ref[Any], FakeTensor]] = {}
+        self._enter_stack: list[tuple[bool, Optional[TorchDispatchMode]]] = []
 
     @classmethod
     def is_infra_mode(cls) -> bool:
@@ -200,7 +200,7 @@ class FakeTensorMode(TorchDispatchMode):
             if t.fake_mode is not self:
                 raise RuntimeError("from_tensor: this FakeTensor belongs to another FakeTensorMode")
             return t
-        if not isinstance(t, _C.TensorBase):
+        if not isinstance(t, Tensor):
             raise TypeError(f"from_tensor expects a tensor, got {type(t).__name__}")
         hit = self._memo.get(id(t))
         if hit is not None and hit[0]() is t:
@@ -215,7 +215,7 @@ class FakeTensorMode(TorchDispatchMode):
         self._memo[key] = (weakref.ref(t, lambda _: self._memo.pop(key, None)), fake)
         return fake
 
-    def __torch_dispatch__(self, func: OpOverload, types: tuple[type, ...], args: tuple = (),
+    def __torch_dispatch__(self, func: OpOverload, types: tuple[type, ...], args: tuple[Any, ...] = (),
                            kwargs: Optional[dict[str, Any]] = None) -> Any:
         """Runs ``func`` on fake tensors (Note [Fake tensors]): its fake impl,
         the trivial fake impl, or its Meta kernel on the meta twins; returns
@@ -229,7 +229,7 @@ class FakeTensorMode(TorchDispatchMode):
             return NotImplemented
         flat, spec = tree_flatten((args, kwargs))
         for i, x in enumerate(flat):
-            if isinstance(x, _C.TensorBase) and not isinstance(x, FakeTensor):
+            if isinstance(x, Tensor) and not isinstance(x, FakeTensor):
                 if not self.allow_non_fake_inputs:
                     raise RuntimeError(
                         f"{func}: got a real tensor (not a FakeTensor) in FakeTensorMode. Please convert all "
@@ -252,7 +252,7 @@ class FakeTensorMode(TorchDispatchMode):
             return generate_trivial_fake_impl(func, *args, **kwargs)
         return self._run_on_meta(func, fakes, args, kwargs)
 
-    def _run_on_meta(self, func: OpOverload, fakes: list[FakeTensor], args: tuple, kwargs: dict[str, Any]) -> Any:
+    def _run_on_meta(self, func: OpOverload, fakes: list[FakeTensor], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         device = kwargs.get("device")
         if device is None:
             device = _common_device(func, fakes)
@@ -275,13 +275,13 @@ class FakeTensorMode(TorchDispatchMode):
             if not t.is_meta:
                 raise RuntimeError(f"{func}: its kernel for meta tensors returned a tensor on {t.device}; "
                                    f"a Meta kernel must return meta tensors")
-            for dim in (*_C.TensorBase.shape.__get__(t), *_C.TensorBase.stride(t)):
+            for dim in (*Tensor.shape.__get__(t), *Tensor.stride(t)):
                 self.shape_env.symbolize(dim)  # raises for sizes it cannot express
             fake = FakeTensor(self, t, device)
             by_twin[id(t)] = fake
             return fake
 
-        return tree_map_only(_C.TensorBase, wrap, out)
+        return tree_map_only(Tensor, wrap, out)
 
 
 _device_argument: dict[OpOverload, bool] = {}

@@ -79,7 +79,7 @@ class SymInt:
 
     def _combine(self, other: Any, op: Callable[[int, int], int], text: str) -> SymInt:
         if isinstance(other, bool) or not isinstance(other, int):
-            return NotImplemented
+            return NotImplemented  # type: ignore[no-any-return]  # typeshed's NotImplementedType derives from Any
         if text == "*":
             return SymInt(self.symbol, self._env, self.coeff * other, self.offset * other)
         return SymInt(self.symbol, self._env, self.coeff, op(self.offset, other))

@@ -8,28 +8,28 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence, Union
 
-from .. import _C
+from .._tensor_type import Tensor
 from . import graph
 from .grad_mode import set_grad_enabled
 
-TensorOrTensors = Union[_C.TensorBase, Sequence[_C.TensorBase]]
+TensorOrTensors = Union[Tensor, Sequence[Tensor]]
 
 
-def _as_tuple(x: Any) -> tuple:
+def _as_tuple(x: Any) -> tuple[Any, ...]:
     if x is None:
         return ()
-    if isinstance(x, _C.TensorBase):
+    if isinstance(x, Tensor):
         return (x,)
     return tuple(x)
 
 
-def _ones_like(t: _C.TensorBase) -> Any:
+def _ones_like(t: Tensor) -> Any:
     from .. import ones_like
 
     return ones_like(t)
 
 
-def _root_grads(outputs: tuple, grad_outputs: tuple, create_graph: bool) -> list[Any]:
+def _root_grads(outputs: tuple[Any, ...], grad_outputs: tuple[Any, ...], create_graph: bool) -> list[Any]:
     if grad_outputs and len(grad_outputs) != len(outputs):
         raise RuntimeError(f"got {len(grad_outputs)} gradients for {len(outputs)} outputs; pass one per output")
     grads = []
@@ -106,7 +106,7 @@ def _dependencies(roots: list[graph.Edge]) -> dict[graph.Node, int]:
     return deps
 
 
-def _accumulate_into(t: _C.TensorBase, g: Any, create_graph: bool) -> None:
+def _accumulate_into(t: Tensor, g: Any, create_graph: bool) -> None:
     """Adds ``g`` to ``t.grad`` (out of place: a .grad handed out is never changed). Without
     create_graph, gradients carry no history already (grad mode is off); one that is a tensor
     requiring grad (a formula returned an input) is detached."""
@@ -175,10 +175,11 @@ def _run(
                     continue
                 if g is not None:
                     g = _validate(node, nxt, nr, g)
-                    buf = buffers.get(nxt)
-                    if buf is None:
-                        buf = buffers[nxt] = [None] * nxt.num_outputs
-                    buf[nr] = g if buf[nr] is None else buf[nr] + g
+                    pending = buffers.get(nxt)
+                    if pending is None:
+                        pending = [None] * nxt.num_outputs
+                        buffers[nxt] = pending
+                    pending[nr] = g if pending[nr] is None else pending[nr] + g
                 remaining = deps[nxt] - 1
                 deps[nxt] = remaining
                 if remaining == 0:

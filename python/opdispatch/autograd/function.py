@@ -14,7 +14,7 @@ import inspect
 import warnings
 from typing import Any, Callable, Optional, TypeVar
 
-from .. import _C
+from .._tensor_type import Tensor
 from . import graph
 from .grad_mode import is_grad_enabled, no_grad
 
@@ -23,7 +23,7 @@ __all__ = ["BackwardCFunction", "Function", "FunctionCtx", "once_differentiable"
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _differentiable(t: _C.TensorBase) -> bool:
+def _differentiable(t: Tensor) -> bool:
     dtype = t.dtype
     return dtype.is_floating_point or dtype.is_complex
 
@@ -58,7 +58,7 @@ class FunctionCtx(graph.BackwardContext):
         version; an in-place update after that makes backward raise.
         TypeError for anything but a tensor or None."""
         for i, t in enumerate(tensors):
-            if t is not None and not isinstance(t, _C.TensorBase):
+            if t is not None and not isinstance(t, Tensor):
                 raise TypeError(f"save_for_backward can only save tensors (or None), but argument {i} is of type "
                                 f"{type(t).__name__}")
         self.to_save = tensors
@@ -69,7 +69,7 @@ class FunctionCtx(graph.BackwardContext):
         at the end of apply otherwise, or if one is a leaf that requires grad).
         TypeError for anything but a tensor."""
         for i, t in enumerate(tensors):
-            if not isinstance(t, _C.TensorBase):
+            if not isinstance(t, Tensor):
                 raise TypeError(f"mark_dirty can only mark tensors, but argument {i} is of type {type(t).__name__}")
         self.dirty_tensors = tensors
 
@@ -131,7 +131,7 @@ class BackwardCFunction(FunctionCtx, graph.Node):
                     raise RuntimeError(f"function {self.name()} returned a gradient different than None at position "
                                        f"{i + 1}, but the corresponding forward input was not a Tensor")
                 continue
-            if g is not None and not isinstance(g, _C.TensorBase):
+            if g is not None and not isinstance(g, Tensor):
                 raise RuntimeError(f"function {self.name()} returned {type(g).__name__} as the gradient at position "
                                    f"{i + 1}; expected a Tensor or None")
             out.append(g if self.needs_input_grad[i] else None)
@@ -254,7 +254,7 @@ class Function(metaclass=FunctionMeta):
         uses_setup_context = cls.setup_context is not Function.setup_context
         if uses_setup_context or kwargs:
             args, kwargs = cls._bind(args, kwargs, uses_setup_context)
-        input_is_tensor = tuple(isinstance(a, _C.TensorBase) for a in args)
+        input_is_tensor = tuple(isinstance(a, Tensor) for a in args)
         needs_input_grad = tuple(is_tensor and a.requires_grad for a, is_tensor in zip(args, input_is_tensor))
         executable = True in needs_input_grad and is_grad_enabled()
         edges = tuple(graph.gradient_edge(a) if executable else (None, 0)
@@ -291,7 +291,7 @@ def _wrap_outputs(node: BackwardCFunction, inputs: tuple[Any, ...], output: Any,
     wrapped: list[Any] = []
     metas: list[Optional[tuple[tuple[int, ...], Any, Any]]] = []
     for nr, o in enumerate(outputs):
-        if not isinstance(o, _C.TensorBase):
+        if not isinstance(o, Tensor):
             wrapped.append(o)
             metas.append(None)
             continue
@@ -348,7 +348,7 @@ def once_differentiable(fn: F) -> F:
             outputs = fn(ctx, *args)
         if not is_grad_enabled():
             return outputs
-        if not any(isinstance(a, _C.TensorBase) and a.requires_grad for a in args):
+        if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
             return outputs
         is_tuple = isinstance(outputs, tuple)
         values = outputs if is_tuple else (outputs,)
@@ -356,7 +356,7 @@ def once_differentiable(fn: F) -> F:
                               len(values))
         wrapped = []
         for nr, v in enumerate(values):
-            if isinstance(v, _C.TensorBase):
+            if isinstance(v, Tensor):
                 v = v.detach()
                 graph.set_history(v, error, nr)
             wrapped.append(v)

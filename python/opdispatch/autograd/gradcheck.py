@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import _C
 from .._C import from_numpy
+from .._tensor_type import Tensor
 from .engine import grad
 from .grad_mode import no_grad
 
@@ -16,9 +17,9 @@ class GradcheckError(RuntimeError):
     """An analytical gradient differs from the numerical one."""
 
 
-def _outputs(result: Any) -> list[_C.TensorBase]:
+def _outputs(result: Any) -> list[Tensor]:
     items = result if isinstance(result, (tuple, list)) else (result,)
-    return [o for o in items if isinstance(o, _C.TensorBase) and o.dtype.is_floating_point]
+    return [o for o in items if isinstance(o, Tensor) and o.dtype.is_floating_point]
 
 
 def gradcheck(
@@ -39,7 +40,7 @@ def gradcheck(
     first mismatching entry (returns False instead with raise_exception=False).
     """
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
-    diff_inputs = [(i, t) for i, t in enumerate(inputs) if isinstance(t, _C.TensorBase) and t.requires_grad]
+    diff_inputs = [(i, t) for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
     if not diff_inputs:
         raise ValueError("gradcheck: no input tensor requires grad")
     for i, t in diff_inputs:

@@ -11,6 +11,7 @@ import weakref
 from typing import Any, Callable, Optional, Sequence
 
 from .. import _C
+from .._tensor_type import Tensor
 from .grad_mode import is_grad_enabled
 
 Edge = tuple[Optional["Node"], int]
@@ -72,7 +73,7 @@ class Node:
     """
 
     # Class-level defaults, overridden per instance when set (nodes are made on every recorded call).
-    _retained: Optional[dict[int, weakref.ref]] = None
+    _retained: Optional[dict[int, weakref.ref[Any]]] = None
     #: Whether the engine calls ``apply`` when every gradient arriving at the
     #: node is None (see Note [Nodes without incoming gradients] in engine.py).
     runs_without_grads = False
@@ -115,7 +116,7 @@ class AccumulateGrad(Node):
     __slots__ = ("variable",)
     next_functions: tuple[Edge, ...] = ()
 
-    def __init__(self, variable: _C.TensorBase) -> None:
+    def __init__(self, variable: Tensor) -> None:
         self.variable = variable
 
     def name(self) -> str:
@@ -199,11 +200,11 @@ class BackwardContext:
                 )
         if self._saved_outputs and is_grad_enabled():
             # Differentiating the backward pass: a saved output needs its place in the graph again.
-            saved = list(saved)
+            relinked = list(saved)
             for i, nr in self._saved_outputs:
-                saved[i] = saved[i].detach()
-                set_history(saved[i], self, nr)
-            saved = tuple(saved)
+                relinked[i] = relinked[i].detach()
+                set_history(relinked[i], self, nr)
+            saved = tuple(relinked)
         return saved
 
     def _is_non_differentiable(self, t: Any) -> bool:
@@ -264,6 +265,7 @@ class OpNode(Node, BackwardContext):
     # something); the base classes' defaults for the rest.
     __slots__ = ("formula", "needs_input_grad", "next_functions", "input_layout", "num_passed", "outputs_meta")
     output_layout: tuple[Optional[Any], ...] = (TENSOR,)
+    outputs_meta: Sequence[Optional[tuple[Any, ...]]]
 
     # (_C._PlainAutogradKernel makes its nodes with these five attributes without calling __init__.)
     def __init__(self, formula: Formula, needs_input_grad: tuple[bool, ...], next_functions: tuple[Edge, ...],
@@ -391,7 +393,9 @@ def check_inplace(op_name: str, t: Any) -> None:
             f"{op_name}: a leaf tensor that requires grad is being used in an in-place operation; "
             f"do the update under opdispatch.autograd.no_grad(), or clone the tensor first."
         )
-    view_of = t._autograd_meta.view_of
+    meta = t._autograd_meta
+    assert meta is not None  # not a leaf: it has a grad_fn
+    view_of = meta.view_of
     if view_of is not None:
         raise RuntimeError(
             f"{op_name}: in-place update of a view (an output of {view_of}) that requires grad is not supported: "

@@ -25,7 +25,8 @@ class Digits:
 
     @property
     def n_features(self) -> int:
-        return self.x_train.shape[1]
+        n: int = self.x_train.shape[1]
+        return n
 
     @property
     def n_classes(self) -> int:

@@ -50,7 +50,7 @@ def example_sources() -> list[Path]:
     )
 
 
-def _relu_setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
+def _relu_setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     ctx.save_for_backward(output)
 
 

@@ -112,7 +112,7 @@ def train_step(model: MLP, optimizer: SGD, x: Tensor, labels: Tensor) -> float:
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
-    return loss.item()
+    return float(loss)
 
 
 def train_epoch(model: MLP, optimizer: SGD, digits: data.Digits, batch_size: int, rng: np.random.Generator,
@@ -134,7 +134,7 @@ def evaluate(model: MLP, x: np.ndarray, labels: np.ndarray) -> float:
     """The fraction of ``x`` classified as ``labels`` (argmax of the logits), computed with ``od`` operators."""
     with autograd.no_grad():
         predicted = model(_C.from_numpy(x)).argmax(1)
-        correct = (predicted == _C.from_numpy(labels)).sum().item()
+        correct = int((predicted == _C.from_numpy(labels)).sum())
     return correct / len(labels)
 
 
@@ -151,5 +151,8 @@ def meta_shapes(model: MLP, batch_size: int) -> list[tuple[str, Tensor]]:
     stages.append(("loss (log_softmax, nll_loss)", loss))
     loss.backward()
     names = ("W1", "b1", "W2", "b2")
-    stages.extend((f"gradient of {name}", p.grad) for name, p in zip(names, meta.parameters()))
+    for name, p in zip(names, meta.parameters()):
+        grad = p.grad
+        assert grad is not None  # backward reached every parameter
+        stages.append((f"gradient of {name}", grad))
     return stages

@@ -54,7 +54,7 @@ class OpCounter(TorchDispatchMode):
         # Per active call: the total time of the operator calls it made so far.
         self._children_ns: list[int] = []
 
-    def __torch_dispatch__(self, func: Any, types: tuple, args: tuple = (),
+    def __torch_dispatch__(self, func: Any, types: tuple[Any, ...], args: tuple[Any, ...] = (),
                            kwargs: Optional[dict[str, Any]] = None) -> Any:
         """Times the rest of the dispatch (the kernels below the Python key)."""
         children = self._children_ns
