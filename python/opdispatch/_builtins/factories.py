@@ -66,11 +66,14 @@ empty: Op = defop(f"empty.memory_format(SymInt[] size, {_LIKE_KW}) -> Tensor", t
                   backend=_sized("od::empty.memory_format", np.empty))
 zeros: Op = defop(f"zeros(SymInt[] size, {FACTORY_KW}) -> Tensor", tags=PT2, backend=_sized("od::zeros", np.zeros))
 ones: Op = defop(f"ones(SymInt[] size, {FACTORY_KW}) -> Tensor", tags=PT2, backend=_sized("od::ones", np.ones))
-empty_like: Op = defop(f"empty_like(Tensor self, {_LIKE_KW}) -> Tensor", tags=PT2, backend=_like("od::empty_like", np.empty),
+empty_like: Op = defop(f"empty_like(Tensor self, {_LIKE_KW}) -> Tensor",
+                       tags=PT2, backend=_like("od::empty_like", np.empty),
                        differentiable=False)
-zeros_like: Op = defop(f"zeros_like(Tensor self, {_LIKE_KW}) -> Tensor", tags=PT2, backend=_like("od::zeros_like", np.zeros),
+zeros_like: Op = defop(f"zeros_like(Tensor self, {_LIKE_KW}) -> Tensor",
+                       tags=PT2, backend=_like("od::zeros_like", np.zeros),
                        differentiable=False)
-ones_like: Op = defop(f"ones_like(Tensor self, {_LIKE_KW}) -> Tensor", tags=PT2, backend=_like("od::ones_like", np.ones),
+ones_like: Op = defop(f"ones_like(Tensor self, {_LIKE_KW}) -> Tensor",
+                      tags=PT2, backend=_like("od::ones_like", np.ones),
                       differentiable=False)
 
 

@@ -136,7 +136,8 @@ def _expand_back(ctx: Any, grad: Tensor) -> tuple[Any, None]:
     return reduction.sum_to(grad, ctx.shape), None
 
 
-expand: Op = defop("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)", tags=CORE, backend=_expand,
+expand: Op = defop("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",
+                   tags=CORE, backend=_expand,
                    backward=_expand_back, setup_context=_shape_setup)
 
 
@@ -163,7 +164,8 @@ def _transpose_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
 
 
 transpose: Op = defop("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", tags=PT2, backend=_transpose,
-                      backward=lambda ctx, grad: (transpose(grad, *ctx.dims), None, None), setup_context=_transpose_setup)
+                      backward=lambda ctx, grad: (transpose(grad, *ctx.dims), None, None),
+                      setup_context=_transpose_setup)
 
 
 def _permutation(self: Tensor, dims: Sequence[int]) -> list[int]:
@@ -194,7 +196,8 @@ def _squeeze_dims(self: Tensor, dims: Sequence[int]) -> Tensor:
     return _strided(self, [self.shape[i] for i in keep], [self.stride()[i] for i in keep])
 
 
-squeeze: Op = defop("squeeze(Tensor(a) self) -> Tensor(a)", tags=PT2, backend=lambda self: _squeeze_dims(self, range(self.ndim)),
+squeeze: Op = defop("squeeze(Tensor(a) self) -> Tensor(a)",
+                    tags=PT2, backend=lambda self: _squeeze_dims(self, range(self.ndim)),
                     backward=lambda ctx, grad: reshape(grad, ctx.shape), setup_context=_shape_setup)
 squeeze_dim: Op = defop("squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", tags=CORE,
                         backend=lambda self, dim: _squeeze_dims(self, [wrap_dim("od::squeeze.dim", dim, self.ndim)]),

@@ -58,7 +58,8 @@ class CondOp(HigherOrderOperator):
 cond_op = CondOp()
 
 
-def cond(pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any], operands: tuple[Any, ...] | list[Any] = ()) -> Any:
+def cond(pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any],
+         operands: tuple[Any, ...] | list[Any] = ()) -> Any:
     """``true_fn(*operands)`` if ``pred`` else ``false_fn(*operands)``, as an
     operator that tracing (make_fx) records as one node keeping both branches
     (Note [cond]).
@@ -102,7 +103,8 @@ def _check_same_structure(true_spec: TreeSpec, false_spec: TreeSpec) -> None:
 
 
 @cond_op.py_impl(_C.DispatchKey.CompositeExplicitAutograd)
-def _cond_dense(pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any], operands: tuple[Any, ...] | list[Any]) -> Any:
+def _cond_dense(pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any],
+                operands: tuple[Any, ...] | list[Any]) -> Any:
     return true_fn(*operands) if bool(pred) else false_fn(*operands)
 
 

@@ -421,7 +421,8 @@ class _LegacyFormula:
         self.tensor_like = {a.name for a in schema.arguments if utils.is_tensor_or_tensorlist_like_type(a.type)}
         self.args_cls = collections.namedtuple(f"{op._opname}_args", self.names)  # type: ignore[misc]
 
-    def setup_context(self, ctx: Any, inputs: tuple[Any, ...], keyword_only_inputs: dict[str, Any], output: Any) -> None:
+    def setup_context(self, ctx: Any, inputs: tuple[Any, ...], keyword_only_inputs: dict[str, Any],
+                      output: Any) -> None:
         values = dict(zip(self.positional, inputs), **keyword_only_inputs)
         args = self.args_cls(**{n: values[n] for n in self.names})
         ctx.legacy_saved = self.save_for_backward_fn(args, output)

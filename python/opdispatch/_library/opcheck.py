@@ -50,7 +50,8 @@ def _clone(t: Tensor) -> Tensor:
     return copy.requires_grad_(True) if t.requires_grad else copy
 
 
-def _copies(args: tuple[Any, ...], kwargs: dict[str, Any], f: Callable[[Tensor], Any] = _clone) -> tuple[tuple[Any, ...], dict[str, Any]]:
+def _copies(args: tuple[Any, ...], kwargs: dict[str, Any], f: Callable[[Tensor], Any] = _clone
+            ) -> tuple[tuple[Any, ...], dict[str, Any]]:
     return _map_tensors(args, f), _map_tensors(kwargs, f)
 
 
@@ -389,7 +390,8 @@ def _describe(value: Any) -> str:
     return repr(value)
 
 
-def _failure_message(test: str, op: _ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any], ex: Exception) -> str:
+def _failure_message(test: str, op: _ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any],
+                     ex: Exception) -> str:
     """The OpCheckError message: self-contained (no "scroll up"): the test,
     the operator and sample, the cause and where it was raised, what the
     test checks and what to do."""

@@ -252,7 +252,8 @@ class FakeTensorMode(TorchDispatchMode):
             return generate_trivial_fake_impl(func, *args, **kwargs)
         return self._run_on_meta(func, fakes, args, kwargs)
 
-    def _run_on_meta(self, func: OpOverload, fakes: list[FakeTensor], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def _run_on_meta(self, func: OpOverload, fakes: list[FakeTensor], args: tuple[Any, ...],
+                     kwargs: dict[str, Any]) -> Any:
         device = kwargs.get("device")
         if device is None:
             device = _common_device(func, fakes)
