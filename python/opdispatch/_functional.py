@@ -3,7 +3,7 @@
 of the Tensor methods. All call ``od`` operators through the dispatcher."""
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Concatenate, Optional, ParamSpec, Sequence, TypeVar
 
 import numpy as np
 
@@ -138,25 +138,74 @@ def nll_loss(input: Tensor, target: Tensor, weight: Optional[Tensor] = None, *, 
 _REDUCTIONS = {"none": nn.NONE, "mean": nn.MEAN, "sum": nn.SUM}
 
 
-def _method(name: str) -> Callable[..., Any]:
-    def function(input: Tensor, *args: Any, **kwargs: Any) -> Any:
-        return getattr(Tensor, name)(input, *args, **kwargs)
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
+
+def _method(method: Callable[Concatenate[Tensor, _P], _R]) -> Callable[Concatenate[Tensor, _P], _R]:
+    """The functional form of the Tensor method ``method``: ``f(input, *args,
+    **kwargs)`` is ``Tensor.<name>(input, *args, **kwargs)``, with the method's
+    signature for type checkers."""
+
+    def function(input: Tensor, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        return method(input, *args, **kwargs)
+
+    name = method.__name__
     function.__name__ = function.__qualname__ = name
     function.__doc__ = f"``input.{name}(*args, **kwargs)``: see opdispatch.Tensor.{name}."
-    return function
+    # Typed with input positional-only (all Concatenate can say); it may be passed as input=, as in PyTorch.
+    return function  # type: ignore[return-value]
 
 
-#: Functional forms of Tensor methods (``opdispatch.exp(t)`` is ``t.exp()``).
-METHOD_FUNCTIONS = (
+# Functional forms of Tensor methods (``opdispatch.exp(t)`` is ``t.exp()``).
+add = _method(Tensor.add)
+sub = _method(Tensor.sub)
+mul = _method(Tensor.mul)
+div = _method(Tensor.div)
+pow = _method(Tensor.pow)
+neg = _method(Tensor.neg)
+exp = _method(Tensor.exp)
+log = _method(Tensor.log)
+sin = _method(Tensor.sin)
+cos = _method(Tensor.cos)
+tanh = _method(Tensor.tanh)
+sigmoid = _method(Tensor.sigmoid)
+relu = _method(Tensor.relu)
+abs = _method(Tensor.abs)
+sqrt = _method(Tensor.sqrt)
+maximum = _method(Tensor.maximum)
+minimum = _method(Tensor.minimum)
+eq = _method(Tensor.eq)
+ne = _method(Tensor.ne)
+lt = _method(Tensor.lt)
+le = _method(Tensor.le)
+gt = _method(Tensor.gt)
+ge = _method(Tensor.ge)
+sum = _method(Tensor.sum)
+mean = _method(Tensor.mean)
+amax = _method(Tensor.amax)
+max = _method(Tensor.max)
+argmax = _method(Tensor.argmax)
+matmul = _method(Tensor.matmul)
+mm = _method(Tensor.mm)
+bmm = _method(Tensor.bmm)
+softmax = _method(Tensor.softmax)
+log_softmax = _method(Tensor.log_softmax)
+reshape = _method(Tensor.reshape)
+transpose = _method(Tensor.transpose)
+permute = _method(Tensor.permute)
+squeeze = _method(Tensor.squeeze)
+unsqueeze = _method(Tensor.unsqueeze)
+select = _method(Tensor.select)
+flatten = _method(Tensor.flatten)
+clone = _method(Tensor.clone)
+
+__all__ = [
+    "arange", "cat", "empty", "empty_like", "from_dlpack", "full", "manual_seed", "nll_loss", "ones", "ones_like",
+    "rand", "randn", "stack", "tensor", "where", "zeros", "zeros_like",
+    # functional forms of Tensor methods
     "add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "sqrt",
     "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "amax", "max", "argmax", "matmul", "mm",
     "bmm", "softmax", "log_softmax", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "select", "flatten",
     "clone",
-)
-globals().update({name: _method(name) for name in METHOD_FUNCTIONS})
-
-__all__ = [
-    "arange", "cat", "empty", "empty_like", "from_dlpack", "full", "manual_seed", "nll_loss", "ones", "ones_like",
-    "rand", "randn", "stack", "tensor", "where", "zeros", "zeros_like", *METHOD_FUNCTIONS,
 ]

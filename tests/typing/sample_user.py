@@ -37,6 +37,11 @@ assert_type(x[0], Tensor)
 assert_type(x.grad, "Tensor | None")
 assert_type(x.sum().item(), "bool | int | float | complex")
 assert_type(float(x.sum()), float)
+# Functional forms: the Tensor methods' signatures.
+assert_type(opdispatch.add(x, x, alpha=2), Tensor)
+assert_type(opdispatch.exp(x), Tensor)
+assert_type(opdispatch.matmul(x, x), Tensor)
+assert_type(opdispatch.cat([x, x]), Tensor)
 
 # Dispatch keys and key sets
 ks = _C.DispatchKeySet(_C.DispatchKey.CPU)
