@@ -30,7 +30,7 @@ from ._ops import Tag, ops
 from . import library
 from . import _builtins, _functional  # noqa: F401  (_builtins registers the od operators)
 from ._functional import *  # noqa: F401,F403  (factories and functional forms of Tensor methods)
-from . import autograd, testing
+from . import autograd
 from ._library import autograd as _library_autograd
 from ._checks import (
     _check as _check,
@@ -62,6 +62,7 @@ _LAZY = {
     "_custom_ops": ("._custom_ops", None),
     "cpp_extension": (".cpp_extension", None),
     "explain": ("._explain", "explain"),
+    "testing": (".testing", None),
     "types": (".types", None),
 }
 
@@ -100,7 +101,7 @@ __all__ = [
     "set_grad_enabled",
     "short",
     "strided",
-    "testing",
+    "testing",  # noqa: F405  (lazy: __getattr__)
     "types",  # noqa: F405  (lazy: __getattr__)
     "uint8",
     *_functional.__all__,
