@@ -66,19 +66,19 @@ def test_lazy_names_are_listed_before_they_are_loaded():
 def test_modules_the_built_in_operators_do_not_need_load_on_first_use():
     # `import opdispatch` leaves out what only some programs use (benchmarks/import_time.py);
     # every name still resolves, and to the same object however it is reached.
-    code = (
-        "import sys, opdispatch\n"
-        "lazy = ('opdispatch.testing', 'opdispatch.autograd.function', 'opdispatch.utils._pytree')\n"
-        "assert not [m for m in lazy if m in sys.modules], [m for m in lazy if m in sys.modules]\n"
-        "from opdispatch.autograd import Function, once_differentiable\n"
-        "import opdispatch.autograd.function as F\n"
-        "assert Function is F.Function and opdispatch.autograd.FunctionCtx is F.FunctionCtx\n"
-        "assert opdispatch.autograd.function is F and once_differentiable is F.once_differentiable\n"
-        "assert callable(opdispatch.autograd.gradcheck) and callable(opdispatch.testing.assert_close)\n"
-        "from opdispatch.testing import assert_close\n"
-        "assert assert_close is opdispatch.testing.assert_close\n"
-    )
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    lazy = ("opdispatch.testing", "opdispatch.autograd.function", "opdispatch.utils._pytree")
+    statements = [
+        "import sys, opdispatch",
+        f"assert not [m for m in {lazy!r} if m in sys.modules], [m for m in {lazy!r} if m in sys.modules]",
+        "from opdispatch.autograd import Function, once_differentiable",
+        "import opdispatch.autograd.function as F",
+        "assert Function is F.Function and opdispatch.autograd.FunctionCtx is F.FunctionCtx",
+        "assert opdispatch.autograd.function is F and once_differentiable is F.once_differentiable",
+        "assert callable(opdispatch.autograd.gradcheck) and callable(opdispatch.testing.assert_close)",
+        "from opdispatch.testing import assert_close",
+        "assert assert_close is opdispatch.testing.assert_close",
+    ]
+    r = subprocess.run([sys.executable, "-c", "\n".join(statements)], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
 
 

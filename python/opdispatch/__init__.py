@@ -5,10 +5,10 @@ from __future__ import annotations
 
 # The package version (pyproject.toml reads it from here).
 __version__ = "0.1.0"
-import importlib
 from typing import Any
 
 from . import _C as _C
+from ._lazy import lazy_getattr as _lazy_getattr
 from ._C import (
     bool,
     complex64,
@@ -108,14 +108,11 @@ __all__ = [
 ]
 
 
+_load_lazy = _lazy_getattr(globals(), _LAZY)
+
+
 def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, attribute = _LAZY[name]
-    value = importlib.import_module(module, __name__)
-    value = value if attribute is None else getattr(value, attribute)
-    globals()[name] = value
-    return value
+    return _load_lazy(name)
 
 
 def __dir__() -> list[str]:

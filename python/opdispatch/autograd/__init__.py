@@ -6,9 +6,9 @@ PyTorch: torch.autograd.
 """
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
+from .._lazy import lazy_getattr as _lazy_getattr
 from .engine import backward, grad
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck
@@ -40,14 +40,11 @@ __all__ = [
 ]
 
 
+_load_lazy = _lazy_getattr(globals(), _LAZY)
+
+
 def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, attribute = _LAZY[name]
-    value = importlib.import_module(module, __name__)
-    value = value if attribute is None else getattr(value, attribute)
-    globals()[name] = value
-    return value
+    return _load_lazy(name)
 
 
 def __dir__() -> list[str]:
