@@ -63,6 +63,46 @@ def test_lazy_names_are_listed_before_they_are_loaded():
     assert r.returncode == 0, r.stderr
 
 
+def test_modules_the_built_in_operators_do_not_need_load_on_first_use():
+    # `import opdispatch` leaves out what only some programs use (benchmarks/import_time.py);
+    # every name still resolves, and to the same object however it is reached.
+    lazy = ("opdispatch.testing", "opdispatch.autograd.function", "opdispatch.utils._pytree")
+    statements = [
+        "import sys, opdispatch",
+        f"assert not [m for m in {lazy!r} if m in sys.modules], [m for m in {lazy!r} if m in sys.modules]",
+        "from opdispatch.autograd import Function, once_differentiable",
+        "import opdispatch.autograd.function as F",
+        "assert Function is F.Function and opdispatch.autograd.FunctionCtx is F.FunctionCtx",
+        "assert opdispatch.autograd.function is F and once_differentiable is F.once_differentiable",
+        "assert callable(opdispatch.autograd.gradcheck) and callable(opdispatch.testing.assert_close)",
+        "from opdispatch.testing import assert_close",
+        "assert assert_close is opdispatch.testing.assert_close",
+    ]
+    r = subprocess.run([sys.executable, "-c", "\n".join(statements)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+
+
+def test_exit_with_live_registrations_is_clean():
+    # The od library is not torn down at exit (see LIB in opdispatch/_builtins/_registry.py), nor are a
+    # custom op and a Library still alive: the interpreter's teardown releases their kernels.
+    code = (
+        "import opdispatch, numpy as np\n"
+        "from opdispatch.library import Library, custom_op\n"
+        "lib = Library('exit_check', 'DEF')\n"
+        "lib.define('f(Tensor x) -> Tensor')\n"
+        "lib.impl('f', lambda x: x.clone(), 'CPU')\n"
+        "@custom_op('exit_check2::g', mutates_args=())\n"
+        "def g(x: opdispatch.Tensor) -> opdispatch.Tensor:\n"
+        "    return opdispatch.from_numpy(np.sin(x.numpy()))\n"
+        "x = opdispatch.ones(3, requires_grad=True)\n"
+        "(x * 2).sum().backward()\n"
+        "y = g(x)\n"
+        "print(opdispatch.ops.exit_check.f(x.detach()).sum().item(), y.requires_grad)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "3.0 True\n", "")
+
+
 def test_private_modules_real_code_reaches_through_the_package():
     # torchao calls torch._custom_ops.get_ctx() after a bare `import torch`: PyTorch imports it eagerly.
     code = "import opdispatch\nassert opdispatch._custom_ops.__name__ == 'opdispatch._custom_ops' and callable(opdispatch._custom_ops.get_ctx)\n"

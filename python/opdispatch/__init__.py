@@ -5,10 +5,10 @@ from __future__ import annotations
 
 # The package version (pyproject.toml reads it from here).
 __version__ = "0.1.0"
-import importlib
 from typing import Any
 
 from . import _C as _C
+from ._lazy import lazy_getattr as _lazy_getattr
 from ._C import (
     bool,
     complex64,
@@ -30,7 +30,7 @@ from ._ops import Tag, ops
 from . import library
 from . import _builtins, _functional  # noqa: F401  (_builtins registers the od operators)
 from ._functional import *  # noqa: F401,F403  (factories and functional forms of Tensor methods)
-from . import autograd, testing
+from . import autograd
 from ._library import autograd as _library_autograd
 from ._checks import (
     _check as _check,
@@ -62,6 +62,7 @@ _LAZY = {
     "_custom_ops": ("._custom_ops", None),
     "cpp_extension": (".cpp_extension", None),
     "explain": ("._explain", "explain"),
+    "testing": (".testing", None),
     "types": (".types", None),
 }
 
@@ -100,21 +101,18 @@ __all__ = [
     "set_grad_enabled",
     "short",
     "strided",
-    "testing",
+    "testing",  # noqa: F405  (lazy: __getattr__)
     "types",  # noqa: F405  (lazy: __getattr__)
     "uint8",
     *_functional.__all__,
 ]
 
 
+_load_lazy = _lazy_getattr(globals(), _LAZY)
+
+
 def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, attribute = _LAZY[name]
-    value = importlib.import_module(module, __name__)
-    value = value if attribute is None else getattr(value, attribute)
-    globals()[name] = value
-    return value
+    return _load_lazy(name)
 
 
 def __dir__() -> list[str]:

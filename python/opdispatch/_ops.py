@@ -20,7 +20,6 @@ from typing import Any, Callable, Iterable, Iterator, cast
 from . import _C
 from ._library import registry as _registry
 from .autograd.grad_mode import is_grad_enabled
-from .utils import _pytree as pytree
 from .utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode, _pop_mode_temporarily
 
 __all__ = ["HigherOrderOperator", "OpOverload", "OpOverloadPacket", "OperatorBase", "Tag", "ops", "resolve_key"]
@@ -318,7 +317,9 @@ _HIGHER_ORDER_OP_DEFAULT_FALLTHROUGH_DISPATCH_KEYS = (
 
 def _to_flat_tuple(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
     """The leaves of a call's arguments, positional first. PyTorch: same name."""
-    return pytree.arg_tree_leaves(*args, **kwargs)
+    from .utils import _pytree  # (imported on first use: `import opdispatch` does not need it)
+
+    return _pytree.arg_tree_leaves(*args, **kwargs)
 
 
 def _get_tensors(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:

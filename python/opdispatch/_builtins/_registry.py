@@ -40,9 +40,13 @@ def _declaring_statement() -> tuple[str, int]:
     return frame.f_code.co_filename, frame.f_lineno
 
 
-#: The ``od`` library; lives for the whole process.
+#: The ``od`` library; lives for the whole process. Its registrations are not
+#: undone at exit (weakref.finalize's atexit): deregistering ~100 operators one
+#: by one costs the exit ~1 ms, and the kernels the dispatcher still holds are
+#: released safely after the interpreter is gone (interpreterAlive in csrc/python/Exceptions.h).
 with _registration_site(*_declaring_statement()):
     LIB = Library("od", "DEF")
+LIB._finalizer.atexit = False
 
 # The tag sets PyTorch gives the built-in operators' namesakes (``tags`` of
 # ``torch.ops.aten.<op>.<overload>``), in PyTorch's (alphabetical) order.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import sys
+from types import FunctionType
 from typing import Any, Callable, Optional, Union
 
 from .. import _C
@@ -49,30 +50,47 @@ def _zeros(shape: tuple[int, ...], dtype: Any, device: Any) -> Any:
 
 
 class _SchemaInfo:
-    """What an autograd kernel needs from a schema, computed once."""
+    """What an autograd kernel needs from a schema, computed once (in one
+    pass over the arguments: every built-in operator makes one at import)."""
 
     def __init__(self, schema: _C.FunctionSchema) -> None:
-        args = schema.arguments
-        self.positional = [a for a in args if not a.kwarg_only]
-        self.kwarg_only = [a for a in args if a.kwarg_only]
-        self.positional_defaults = [a.default_value if a.has_default_value() else None for a in self.positional]
-        self.kwarg_defaults = {a.name: a.default_value for a in self.kwarg_only if a.has_default_value()}
-        self.positional_names = [a.name for a in self.positional]
-        self.tensor_kind = [_tensor_kind(a.type) for a in self.positional]
+        self.positional: list[_C.Argument] = []
+        self.kwarg_only: list[_C.Argument] = []
+        self.positional_defaults: list[Any] = []
+        self.kwarg_defaults: dict[str, Any] = {}
+        self.positional_names: list[str] = []
         # (index, is a list) of the positional inputs that hold tensors; the
         # input_layout of a call that passes none of them.
-        self.tensor_positions = [(i, kind == "list") for i, kind in enumerate(self.tensor_kind) if kind is not None]
-        self.no_tensors = (None,) * len(self.positional)
-        self.return_kinds = [_tensor_kind(r.type) for r in schema.returns]
-        self.returns_one_tensor = len(schema.returns) == 1 and isinstance(schema.returns[0].type, _C.TensorType)
-        self.mutated = [i for i, a in enumerate(args) if a.alias_info is not None and a.alias_info.is_write]
-        self.is_view = not self.mutated and any(r.alias_info is not None for r in schema.returns)
+        self.tensor_positions: list[tuple[int, bool]] = []
+        self.mutated: list[int] = []
         # Every tensor input a required plain Tensor, one Tensor result, nothing mutated (Note [Recording a call]).
-        self.plain = (self.returns_one_tensor and not self.mutated and
-                      0 < len(self.tensor_positions) <= _MAX_PLAIN_TENSORS and
-                      all(isinstance(a.type, _C.TensorType) and not a.has_default_value()
-                          for a, kind in zip(self.positional, self.tensor_kind) if kind is not None) and
-                      not any(kind is not None for kind in (_tensor_kind(a.type) for a in self.kwarg_only)))
+        plain_inputs = True
+        for i, a in enumerate(schema.arguments):
+            typ = a.type
+            kind = _tensor_kind(typ)
+            has_default = a.has_default_value()
+            alias = a.alias_info
+            if alias is not None and alias.is_write:
+                self.mutated.append(i)
+            if a.kwarg_only:
+                self.kwarg_only.append(a)
+                if has_default:
+                    self.kwarg_defaults[a.name] = a.default_value
+                plain_inputs = plain_inputs and kind is None
+                continue
+            self.tensor_positions.extend(() if kind is None else ((len(self.positional), kind == "list"),))
+            self.positional.append(a)
+            self.positional_defaults.append(a.default_value if has_default else None)
+            self.positional_names.append(a.name)
+            if kind is not None:
+                plain_inputs = plain_inputs and not has_default and isinstance(typ, _C.TensorType)
+        self.no_tensors = (None,) * len(self.positional)
+        returns = schema.returns
+        self.return_kinds = [_tensor_kind(r.type) for r in returns]
+        self.returns_one_tensor = len(returns) == 1 and isinstance(returns[0].type, _C.TensorType)
+        self.is_view = not self.mutated and any(r.alias_info is not None for r in returns)
+        self.plain = (plain_inputs and self.returns_one_tensor and not self.mutated and
+                      0 < len(self.tensor_positions) <= _MAX_PLAIN_TENSORS)
         self.name = f"{schema.name}" + (f".{schema.overload_name}" if schema.overload_name else "")
 
     def full_inputs(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -117,6 +135,14 @@ def _check_inplace_on_leaf(info: _SchemaInfo, inputs: tuple[Any, ...], kw_inputs
 
 
 def _wants_keyword_only(setup_context: SetupContextFn) -> bool:
+    """Whether ``setup_context`` has a parameter named ``keyword_only_inputs``
+    (read from a plain function's code object: inspect.signature costs ~10 us,
+    and every built-in formula asks at import)."""
+    if type(setup_context) is FunctionType and not hasattr(setup_context, "__wrapped__"):
+        code = setup_context.__code__
+        n = (code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & inspect.CO_VARARGS) +
+             bool(code.co_flags & inspect.CO_VARKEYWORDS))
+        return "keyword_only_inputs" in code.co_varnames[:n]
     try:
         return "keyword_only_inputs" in inspect.signature(setup_context).parameters
     except (TypeError, ValueError):

@@ -20,6 +20,7 @@ meta calls are not hot.
 from __future__ import annotations
 
 import contextlib
+import functools
 import warnings
 from typing import Any, Callable, Iterable, Iterator, NoReturn, Optional, Sequence, Union, overload
 
@@ -115,7 +116,8 @@ def custom_op(
         assert summary is not None
         result = CustomOpDef(namespace, opname, summary, fn)
         result._register_kernels(device_types, fn, result._site)
-        result._register_default_autograd()
+        if not summary.mutates and summary.returns and not summary.returns_views:  # is_functional_schema
+            result._register_default_autograd()
         return result
 
     if fn is None:
@@ -152,6 +154,7 @@ class CustomOpDef(_C._DispatchOperator):
         self._disabled_kernel: set[Optional[str]] = set()
         self._opoverload_cache: Optional[_ops.OpOverload] = None
         self._has_tensor_arg: Optional[bool] = None  # computed on first need (register_kernel for a device)
+        self._default_autograd: Optional[Callable[..., Any]] = None  # Note [The default autograd kernel]
         self._qualname = qualname = f"{namespace}::{name}"
         previous = OPDEFS.get(qualname)
         if previous is not None:
@@ -262,17 +265,17 @@ class CustomOpDef(_C._DispatchOperator):
         """Gives a functional custom op the autograd kernel PyTorch's custom_op
         always has: with an input that requires grad (and grad mode on), the
         kernel runs with grad mode off, the outputs require grad, and backward
-        raises until register_autograd supplies a formula. PyTorch:
-        CustomOpDef._register_to_dispatcher (autograd.make_autograd_impl)."""
-        if not utils.is_functional_schema(self._schema):
-            return
-        op_name = str(self._opoverload)
+        raises until register_autograd supplies a formula (see Note [The
+        default autograd kernel]). PyTorch: CustomOpDef._register_to_dispatcher
+        (autograd.make_autograd_impl)."""
+        self._set_kernel("Autograd", functools.partial(_default_autograd_kernel, self), with_keyset=True,
+                         site=self._site)
 
-        def no_formula(ctx: Any, *grads: Any) -> NoReturn:
-            raise RuntimeError(f"Trying to backward through {op_name} but no autograd formula was registered. "
-                               f"Please use register_autograd to add one.")
-
-        self._set_kernel("Autograd", make_autograd_kernel(self, no_formula), with_keyset=True, site=self._site)
+    def _no_formula(self, ctx: Any, *grads: Any) -> NoReturn:
+        ns, name = self._qualname.split("::", 1)
+        base, _, overload = name.partition(".")
+        raise RuntimeError(f"Trying to backward through {ns}.{base}.{overload or 'default'} but no autograd formula "
+                           f"was registered. Please use register_autograd to add one.")
 
     def _install_kernel(self, device_type: Optional[str], site: Optional[str] = None) -> None:
         """(Re)registers the kernel of ``device_type``: its function, or the
@@ -340,6 +343,25 @@ class CustomOpDef(_C._DispatchOperator):
                 f"Please create a functional operator and register an autograd formula for that."
             )
         self._set_kernel("Autograd", make_autograd_kernel(self, backward, setup_context), with_keyset=True)
+
+# Note [The default autograd kernel]
+# Every functional custom op gets an Autograd kernel when it is created, but
+# most are never called with an input that requires grad, and building an
+# autograd kernel (make_autograd_kernel: the schema's layout, the formula,
+# the recording kernel) costs about as much as the rest of custom_op. So
+# the kernel registered is one shared function bound to the op
+# (functools.partial, nothing per op but the binding), which builds the op's
+# autograd kernel on its first call and keeps it on the op. register_autograd
+# replaces the registration itself, as before.
+
+
+def _default_autograd_kernel(op: CustomOpDef, keyset: _C.DispatchKeySet, /, *args: Any, **kwargs: Any) -> Any:
+    """The Autograd kernel of ``op`` without a formula (Note [The default autograd kernel])."""
+    kernel = op._default_autograd
+    if kernel is None:
+        kernel = op._default_autograd = make_autograd_kernel(op, op._no_formula)
+    return kernel(keyset, *args, **kwargs)
+
 
 def _maybe_get_opdef(op: Union[CustomOpDef, _ops.OpOverload, str]) -> Optional[CustomOpDef]:
     """The CustomOpDef of ``op`` (itself, an OpOverload or a qualname), if custom_op made it."""
