@@ -148,17 +148,10 @@ class BoxedCallFrame final {
   BoxedCallFrame(const AnnotatedSchema* schema, Stack* stack) : schema_(schema), stack_(stack) {}
 
   DispatchKeySet argumentKeySet() const {
-    DispatchKeySet ks;
     if (schema_ == nullptr) {
-      return ks;
+      return DispatchKeySet();
     }
-    // Accumulated here, not in a closure forEachArgumentTensor passes down
-    // (that kept it in memory, a store-forwarding chain through the loop).
-    const IValue* args = arguments();
-    for (uint32_t i : schema_->tensor_arg_indices) {
-      ks = ks | detail::keySetOf(args[i]);
-    }
-    return ks;
+    return detail::keySetOfIndexed(arguments(), schema_->tensor_arg_indices);
   }
   template <class F>
   void forEachArgumentTensor(F&& f) const {

@@ -1,11 +1,15 @@
-// The out-of-line part of key-set extraction: lists inside IValues.
+// The out-of-line part of key-set extraction: lists among a boxed call's arguments.
 #include <opdispatch/dispatch/DispatchKeyExtractor.h>
 
 namespace opdispatch::detail {
 
-DispatchKeySet keySetOfNonTensor(const IValue& value) {
+DispatchKeySet keySetOfNonTensors(const IValue* values, const std::vector<uint32_t>& indices) {
   DispatchKeySet ks;
-  forEachTensor(value, [&](TensorImpl& t) { ks = ks | t.key_set(); });
+  for (uint32_t i : indices) {
+    if (!values[i].isTensor()) {
+      ks = ks | keySetOf(values[i]);
+    }
+  }
   return ks;
 }
 

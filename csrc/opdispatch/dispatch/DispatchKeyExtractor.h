@@ -2,6 +2,10 @@
 // tensor among them (forEachTensor lists them), for typed values and IValues.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
+#include <opdispatch/Macros.h>
 #include <opdispatch/core/DispatchKeySet.h>
 #include <opdispatch/core/IValue.h>
 #include <opdispatch/dispatch/ArgumentTensors.h>
@@ -16,19 +20,32 @@ DispatchKeySet keySetOf(const T& value) {
   return ks;
 }
 
-/// keySetOf for an IValue that is not a Tensor (lists). Out of line: see keySetOf<IValue>.
-DispatchKeySet keySetOfNonTensor(const IValue& value);
+/// The key set of the tensors held by the values of `values` at `indices`
+/// that are not Tensors (lists). Out of line: see keySetOfIndexed.
+DispatchKeySet keySetOfNonTensors(const IValue* values, const std::vector<uint32_t>& indices);
 
-/// A Tensor inline, anything else out of line: a closure over an accumulator
-/// that reaches an out-of-line list walk keeps the accumulator in memory for
-/// the whole argument loop of a boxed call.
-template <>
-inline DispatchKeySet keySetOf<IValue>(const IValue& value) {
-  if (OPDISPATCH_LIKELY(value.isTensor())) {
-    const TensorImpl* t = value.unsafeToTensorImpl();
-    return t != nullptr ? t->key_set() : DispatchKeySet();
+/// The key set of the tensors held by `values[i]` for each i in `indices`
+/// (a boxed call's tensor-like arguments). Tensors are read inline; lists, if
+/// any, after the loop and out of line: a call inside the loop (or a closure
+/// over the accumulator reaching one) made the compiler keep the accumulator
+/// in memory, a store-forwarding chain through every iteration.
+inline DispatchKeySet keySetOfIndexed(const IValue* values, const std::vector<uint32_t>& indices) {
+  DispatchKeySet ks;
+  bool has_lists = false;
+  for (uint32_t i : indices) {
+    const IValue& v = values[i];
+    if (OPDISPATCH_LIKELY(v.isTensor())) {
+      if (const TensorImpl* t = v.unsafeToTensorImpl()) {
+        ks = ks | t->key_set();
+      }
+    } else {
+      has_lists = true;
+    }
   }
-  return keySetOfNonTensor(value);
+  if (OPDISPATCH_UNLIKELY(has_lists)) {
+    ks = ks | keySetOfNonTensors(values, indices);
+  }
+  return ks;
 }
 
 /// The key set of the tensors among `args`.
