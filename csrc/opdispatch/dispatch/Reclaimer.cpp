@@ -112,7 +112,8 @@ size_t Reclaimer::reclaim() {
       return 0;
     }
     // Calls announcing from now on see everything retired so far unlinked.
-    const uint64_t now = detail::gCallEpoch.fetch_add(detail::kEpochStep, std::memory_order_seq_cst) + detail::kEpochStep;
+    const uint64_t now = detail::gCallEpoch.fetch_add(detail::kEpochStep, std::memory_order_seq_cst) +
+                         detail::kEpochStep;
     // Makes every running call's announcement visible before the slots are read.
     if (!fenceAllThreads()) {
       return 0;

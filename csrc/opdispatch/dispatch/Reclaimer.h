@@ -42,9 +42,8 @@ namespace opdispatch {
 //   full fence on every thread of the process that is running, and calls
 //   only need a compiler barrier. Elsewhere calls issue the fence; the
 //   epoch's low bit says which (kCallsFenceBit), so the one load of the
-//   epoch tells a call both. Should
-//   membarrier fail later (a forked child registers again), reclaim() frees
-//   nothing: a leak, never a use after free.
+//   epoch tells a call both. Should membarrier fail later (a forked child
+//   registers again), reclaim() frees nothing: a leak, never a use after free.
 // Why this over the alternatives: reference counts on kernels would make
 // every call write a shared counter (contended between threads calling the
 // same operator) and still need protection between reading the pointer and
