@@ -74,8 +74,7 @@ void registerCallEpochThread();
 /// can see is freed while it runs. Cheap when nested. Not movable.
 class CallGuard final {
  public:
-  // (Always inlined: LTO left the constructor out of line in _C's call path.)
-  OPDISPATCH_ALWAYS_INLINE CallGuard() : previous_(tls_call_state.epoch.load(std::memory_order_relaxed)) {
+  CallGuard() : previous_(tls_call_state.epoch.load(std::memory_order_relaxed)) {
     if (OPDISPATCH_LIKELY(previous_ == 0)) {
       announce();
     } else if (OPDISPATCH_UNLIKELY(previous_ == kUnregisteredEpoch)) {
@@ -86,12 +85,12 @@ class CallGuard final {
   }
   /// Restores the announcement found on entry: 0 for the outermost call, the
   /// (unchanged) outer call's epoch for a nested one — no branch.
-  OPDISPATCH_ALWAYS_INLINE ~CallGuard() { tls_call_state.epoch.store(previous_, std::memory_order_release); }
+  ~CallGuard() { tls_call_state.epoch.store(previous_, std::memory_order_release); }
   CallGuard(const CallGuard&) = delete;
   CallGuard& operator=(const CallGuard&) = delete;
 
  private:
-  OPDISPATCH_ALWAYS_INLINE static void announce() {
+  static void announce() {
     const uint64_t epoch = detail::gCallEpoch.load(std::memory_order_relaxed);
     tls_call_state.epoch.store(epoch, std::memory_order_relaxed);
     if (OPDISPATCH_UNLIKELY((epoch & detail::kCallsFenceBit) != 0)) {
