@@ -100,6 +100,26 @@ OPDISPATCH_ALWAYS_INLINE typename Frame::Result invokeKernel(const OperatorHandl
   return detail::invokeWithEffects(op, kernel, ks, std::move(frame));
 }
 
+namespace detail {
+
+/// redispatchOperator for a caller already inside a CallGuard (which covers
+/// what it read before, e.g. the schema of a boxed call).
+template <class Frame>
+OPDISPATCH_ALWAYS_INLINE typename Frame::Result redispatchInCall(const OperatorHandle& op, DispatchKeySet ks,
+                                                                 Frame& frame) {
+  KernelRef kernel;
+  const DispatchKeySet masked = op.entry().table().lookup(ks, &kernel);
+  return invokeKernel(op, kernel, masked, frame);
+}
+
+/// callOperator for a caller already inside a CallGuard.
+template <class Frame>
+OPDISPATCH_ALWAYS_INLINE typename Frame::Result callInCall(const OperatorHandle& op, Frame& frame) {
+  return redispatchInCall(op, applyLocalDispatchKeySet(frame.argumentKeySet()), frame);
+}
+
+} // namespace detail
+
 /// Calls the kernel of `ks` (a key set the caller restricted, e.g. with
 /// FULL_AFTER; it is masked to the non-fallthrough keys here): steps 2-4 of
 /// Note [One call path].
@@ -107,15 +127,14 @@ template <class Frame>
 OPDISPATCH_ALWAYS_INLINE typename Frame::Result redispatchOperator(const OperatorHandle& op, DispatchKeySet ks,
                                                                    Frame& frame) {
   CallGuard guard;  // Note [Reclaiming retired kernels]
-  KernelRef kernel;
-  const DispatchKeySet masked = op.entry().table().lookup(ks, &kernel);
-  return invokeKernel(op, kernel, masked, frame);
+  return detail::redispatchInCall(op, ks, frame);
 }
 
 /// Dispatches a call on its arguments and the thread-local state: Note [One call path].
 template <class Frame>
 OPDISPATCH_ALWAYS_INLINE typename Frame::Result callOperator(const OperatorHandle& op, Frame& frame) {
-  return redispatchOperator(op, applyLocalDispatchKeySet(frame.argumentKeySet()), frame);
+  CallGuard guard;  // Note [Reclaiming retired kernels]
+  return detail::callInCall(op, frame);
 }
 
 /// The arguments of a boxed call: the top `schema->num_arguments` values of a
@@ -129,16 +148,17 @@ class BoxedCallFrame final {
   BoxedCallFrame(const AnnotatedSchema* schema, Stack* stack) : schema_(schema), stack_(stack) {}
 
   DispatchKeySet argumentKeySet() const {
-    DispatchKeySet ks;
-    forEachArgumentTensor([&](uint32_t, TensorImpl& t) { ks = ks | t.key_set(); });
-    return ks;
+    if (schema_ == nullptr) {
+      return DispatchKeySet();
+    }
+    return detail::keySetOfIndexed(arguments(), schema_->tensor_arg_indices);
   }
   template <class F>
   void forEachArgumentTensor(F&& f) const {
     if (schema_ == nullptr) {
       return;
     }
-    const IValue* args = stack_->data() + (stack_->size() - schema_->num_arguments);
+    const IValue* args = arguments();
     for (uint32_t i : schema_->tensor_arg_indices) {
       forEachTensor(args[i], [&](TensorImpl& t) { f(i, t); });
     }
@@ -159,6 +179,8 @@ class BoxedCallFrame final {
   }
 
  private:
+  /// The first argument (schema_ not null).
+  const IValue* arguments() const { return stack_->data() + (stack_->size() - schema_->num_arguments); }
   const AnnotatedSchema* schema_;
   Stack* stack_;
 };

@@ -419,13 +419,13 @@ void OperatorHandle::callBoxed(Stack* stack) const {
   OPDISPATCH_CHECK(stack->size() >= s->num_arguments, "boxed call of ", entry_->operator_name(), " needs ",
                    s->num_arguments, " arguments on the stack but it holds ", stack->size());
   BoxedCallFrame frame(s, stack);
-  callOperator(*this, frame);
+  detail::callInCall(*this, frame);
 }
 
 void OperatorHandle::redispatchBoxed(DispatchKeySet ks, Stack* stack) const {
   CallGuard guard;
   BoxedCallFrame frame(entry_->schemaPtr(), stack);
-  redispatchOperator(*this, ks, frame);
+  detail::redispatchInCall(*this, ks, frame);
 }
 
 void OperatorHandle::callBoxedForDispatchKey(DispatchKey k, Stack* stack) const {

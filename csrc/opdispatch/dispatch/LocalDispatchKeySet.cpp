@@ -5,10 +5,8 @@
 
 namespace opdispatch {
 
-__thread PODLocalDispatchKeySet raw_local_dispatch_key_set __attribute__((tls_model("initial-exec"))) = {0, 0};
-
 void _force_tls_local_dispatch_key_set(LocalDispatchKeySet ks) {
-  raw_local_dispatch_key_set = {(ks.included_ ^ default_included_set).raw_repr(), ks.excluded_.raw_repr()};
+  tls_call_state.keys = {(ks.included_ ^ default_included_set).raw_repr(), ks.excluded_.raw_repr()};
 }
 
 bool tls_is_dispatch_key_included(DispatchKey k) { return tls_local_dispatch_key_set().included_.has(k); }
@@ -25,10 +23,10 @@ static void setBit(uint64_t& word, DispatchKey k, bool on) {
 
 void tls_set_dispatch_key_included(DispatchKey k, bool desired_state) {
   // The raw word holds included XOR default_included_set (Note [BackendSelect is included by default]).
-  setBit(raw_local_dispatch_key_set.included_, k, desired_state != default_included_set.has(k));
+  setBit(tls_call_state.keys.included_, k, desired_state != default_included_set.has(k));
 }
 void tls_set_dispatch_key_excluded(DispatchKey k, bool desired_state) {
-  setBit(raw_local_dispatch_key_set.excluded_, k, desired_state);
+  setBit(tls_call_state.keys.excluded_, k, desired_state);
 }
 
 // The raw included word holds included XOR default_included_set: a key
@@ -36,19 +34,19 @@ void tls_set_dispatch_key_excluded(DispatchKey k, bool desired_state) {
 // clearing it.
 IncludeDispatchKeyGuard::IncludeDispatchKeyGuard(DispatchKeySet ks) {
   added_ = ks - tls_local_dispatch_key_set().included_;
-  uint64_t& raw = raw_local_dispatch_key_set.included_;
+  uint64_t& raw = tls_call_state.keys.included_;
   raw = (raw | (added_ - default_included_set).raw_repr()) & ~(added_ & default_included_set).raw_repr();
 }
 IncludeDispatchKeyGuard::~IncludeDispatchKeyGuard() {
-  uint64_t& raw = raw_local_dispatch_key_set.included_;
+  uint64_t& raw = tls_call_state.keys.included_;
   raw = (raw & ~(added_ - default_included_set).raw_repr()) | (added_ & default_included_set).raw_repr();
 }
 
 ExcludeDispatchKeyGuard::ExcludeDispatchKeyGuard(DispatchKeySet ks) {
-  DispatchKeySet current(DispatchKeySet::RAW, raw_local_dispatch_key_set.excluded_);
+  DispatchKeySet current(DispatchKeySet::RAW, tls_call_state.keys.excluded_);
   added_ = ks - current;
-  raw_local_dispatch_key_set.excluded_ |= added_.raw_repr();
+  tls_call_state.keys.excluded_ |= added_.raw_repr();
 }
-ExcludeDispatchKeyGuard::~ExcludeDispatchKeyGuard() { raw_local_dispatch_key_set.excluded_ &= ~added_.raw_repr(); }
+ExcludeDispatchKeyGuard::~ExcludeDispatchKeyGuard() { tls_call_state.keys.excluded_ &= ~added_.raw_repr(); }
 
 } // namespace opdispatch

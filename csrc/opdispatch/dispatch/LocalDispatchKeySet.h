@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include <opdispatch/core/DispatchKeySet.h>
+#include <opdispatch/dispatch/ThreadCallState.h>
 
 namespace opdispatch {
 
@@ -21,16 +22,7 @@ constexpr DispatchKeySet default_included_set{DispatchKey::BackendSelect};
 // operator has the BackendSelect fallthrough, which the non-fallthrough mask
 // removes, so for them nothing changes. The raw word stores included XOR
 // default_included_set, so that zero-initialised TLS means "the default".
-
-/// The raw thread-local words (zero = the default sets), kept POD so that
-/// reading them on the call path is one load with no TLS initialisation check.
-struct PODLocalDispatchKeySet {
-  uint64_t included_; ///< included set XOR default_included_set
-  uint64_t excluded_;
-};
-
-// initial-exec: one instruction to reach the slot, also from user extensions.
-extern __thread PODLocalDispatchKeySet raw_local_dispatch_key_set __attribute__((tls_model("initial-exec")));
+// The raw words live in the call's thread-local block (ThreadCallState.h).
 
 struct LocalDispatchKeySet {
   DispatchKeySet included_;
@@ -38,8 +30,8 @@ struct LocalDispatchKeySet {
 };
 
 inline LocalDispatchKeySet tls_local_dispatch_key_set() {
-  return {DispatchKeySet(DispatchKeySet::RAW, raw_local_dispatch_key_set.included_ ^ default_included_set.raw_repr()),
-          DispatchKeySet(DispatchKeySet::RAW, raw_local_dispatch_key_set.excluded_)};
+  return {DispatchKeySet(DispatchKeySet::RAW, tls_call_state.keys.included_ ^ default_included_set.raw_repr()),
+          DispatchKeySet(DispatchKeySet::RAW, tls_call_state.keys.excluded_)};
 }
 /// Replaces this thread's sets (RestorePythonTLSSnapshot restores the ones recorded on entry).
 void _force_tls_local_dispatch_key_set(LocalDispatchKeySet ks);

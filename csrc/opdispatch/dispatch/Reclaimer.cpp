@@ -12,12 +12,11 @@
 
 namespace opdispatch {
 
-__thread PODCallEpoch tls_call_epoch __attribute__((tls_model("initial-exec"))) = {{0}, false};
-
 namespace detail {
 
-std::atomic<uint64_t> gCallEpoch{1};
-bool gCallsFence = true;
+// Calls fence until the Reclaimer finds membarrier working (its constructor
+// runs before any call or retire() reads the epoch).
+std::atomic<uint64_t> gCallEpoch{kEpochStep | kCallsFenceBit};
 
 } // namespace detail
 
@@ -36,7 +35,7 @@ bool registerMembarrier() {
 /// themselves, a fence here pairs with theirs). False if it cannot be had:
 /// then nothing may be freed.
 bool fenceAllThreads() {
-  if (detail::gCallsFence) {
+  if ((detail::gCallEpoch.load(std::memory_order_relaxed) & detail::kCallsFenceBit) != 0) {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     return true;
   }
@@ -59,13 +58,15 @@ bool fenceAllThreads() {
 /// Removes the thread's slot from the Reclaimer when the thread exits (its
 /// TLS, the slot included, is freed then).
 struct ThreadSlotOwner {
-  ~ThreadSlotOwner() { Reclaimer::singleton().unregisterThread(&tls_call_epoch.epoch); }
+  ~ThreadSlotOwner() { Reclaimer::singleton().unregisterThread(&tls_call_state.epoch); }
 };
 
 Reclaimer::Reclaimer() {
-  // Before any call can use the compiler-barrier path (calls read the flag
+  // Before any call can use the compiler-barrier path (calls read the epoch
   // once the singleton exists: registerCallEpochThread creates it first).
-  detail::gCallsFence = !registerMembarrier();
+  if (registerMembarrier()) {
+    detail::gCallEpoch.fetch_and(~detail::kCallsFenceBit, std::memory_order_relaxed);
+  }
 }
 
 Reclaimer& Reclaimer::singleton() {
@@ -76,13 +77,14 @@ Reclaimer& Reclaimer::singleton() {
 
 void detail::registerCallEpochThread() {
   Reclaimer& r = Reclaimer::singleton();
+  // Quiescent before the Reclaimer can read it.
+  tls_call_state.epoch.store(0, std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lock(r.mutex_);
-    r.threads_.push_back(&tls_call_epoch.epoch);
+    r.threads_.push_back(&tls_call_state.epoch);
   }
   static thread_local ThreadSlotOwner owner;
   (void)owner;
-  tls_call_epoch.registered = true;
 }
 
 void Reclaimer::unregisterThread(std::atomic<uint64_t>* slot) {
@@ -110,7 +112,8 @@ size_t Reclaimer::reclaim() {
       return 0;
     }
     // Calls announcing from now on see everything retired so far unlinked.
-    const uint64_t now = detail::gCallEpoch.fetch_add(1, std::memory_order_seq_cst) + 1;
+    const uint64_t now = detail::gCallEpoch.fetch_add(detail::kEpochStep, std::memory_order_seq_cst) +
+                         detail::kEpochStep;
     // Makes every running call's announcement visible before the slots are read.
     if (!fenceAllThreads()) {
       return 0;

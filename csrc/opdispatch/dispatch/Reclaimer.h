@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <opdispatch/Macros.h>
+#include <opdispatch/dispatch/ThreadCallState.h>
 
 namespace opdispatch {
 
@@ -21,10 +22,13 @@ namespace opdispatch {
 //
 // The scheme is epoch-based reclamation with per-thread announcements, in
 // the flavour of user-space RCU (liburcu's "memb" flavour):
-// - A global epoch counter, starting at 1. A call (CallGuard, outermost call
-//   of a thread only: nested calls and redispatches are covered by it)
-//   stores the epoch it read into its thread's slot on entry, and 0
-//   ("quiescent") on exit, with release order.
+// - A global epoch counter, never 0. A call (CallGuard, outermost call of a
+//   thread only: nested calls and redispatches are covered by it) stores the
+//   epoch it read into its thread's slot (ThreadCallState::epoch, Note [The
+//   call's thread-local block]) on entry, and 0 ("quiescent") on exit, with
+//   release order. A thread's first call registers the slot (it starts as
+//   kUnregisteredEpoch, so the same compare that finds a call outermost
+//   finds the thread new).
 // - retire(p) records p with the epoch current when it was unlinked.
 // - reclaim() advances the epoch, then reads every thread's slot: p may be
 //   freed iff every slot is 0 or greater than p's epoch. A call that can
@@ -36,38 +40,33 @@ namespace opdispatch {
 //   every call costs more than the rest of a typed C++ call, so, where Linux
 //   offers it, reclaim() issues membarrier(PRIVATE_EXPEDITED), which runs a
 //   full fence on every thread of the process that is running, and calls
-//   only need a compiler barrier. Elsewhere calls issue the fence. Should
-//   membarrier fail later (a forked child registers again), reclaim() frees
-//   nothing: a leak, never a use after free.
+//   only need a compiler barrier. Elsewhere calls issue the fence; the
+//   epoch's low bit says which (kCallsFenceBit), so the one load of the
+//   epoch tells a call both. Should membarrier fail later (a forked child
+//   registers again), reclaim() frees nothing: a leak, never a use after free.
 // Why this over the alternatives: reference counts on kernels would make
 // every call write a shared counter (contended between threads calling the
 // same operator) and still need protection between reading the pointer and
 // counting it; hazard pointers need the same per-call fence; pure
 // quiescent-state schemes need every thread to report quiescence regularly,
 // which threads that stop calling never do — here an idle thread's slot is
-// 0 and never holds reclamation up. The cost: one thread-local store and a
-// compiler barrier per outermost call, one more store on return.
+// 0 and never holds reclamation up. The cost: one load of the epoch, one
+// thread-local store and a compiler barrier per outermost call, one more
+// store on return.
 //
 // Reclamation never waits: a call running for a long time (or a kernel that
 // deregisters itself) only defers freeing what it might use; reclaim() runs
 // after deregistrations and frees what it can. Deleters run without any lock
 // held (they may release Python objects or call into the dispatcher).
 
-/// The calling thread's announcement (0: in no call). POD, initial-exec TLS:
-/// reached in one instruction on the call path, also from user extensions.
-struct PODCallEpoch {
-  std::atomic<uint64_t> epoch;
-  /// Whether this thread's slot is known to the Reclaimer.
-  bool registered;
-};
-extern __thread PODCallEpoch tls_call_epoch __attribute__((tls_model("initial-exec")));
-
 namespace detail {
-/// The global epoch (Note [Reclaiming retired kernels]); never 0.
+/// The global epoch (Note [Reclaiming retired kernels]), a multiple of
+/// kEpochStep, plus kCallsFenceBit when calls must fence themselves (no
+/// membarrier on this system): one load gives a call both. Never 0.
 extern std::atomic<uint64_t> gCallEpoch;
-/// Whether calls must fence themselves (no membarrier on this system).
-extern bool gCallsFence;
-/// Makes this thread's slot known to the Reclaimer (once per thread).
+inline constexpr uint64_t kEpochStep = 2;
+inline constexpr uint64_t kCallsFenceBit = 1;
+/// Makes this thread's slot known to the Reclaimer and sets it to 0 (once per thread).
 void registerCallEpochThread();
 } // namespace detail
 
@@ -75,29 +74,32 @@ void registerCallEpochThread();
 /// can see is freed while it runs. Cheap when nested. Not movable.
 class CallGuard final {
  public:
-  CallGuard() : outermost_(tls_call_epoch.epoch.load(std::memory_order_relaxed) == 0) {
-    if (OPDISPATCH_LIKELY(outermost_)) {
-      if (OPDISPATCH_UNLIKELY(!tls_call_epoch.registered)) {
-        detail::registerCallEpochThread();
-      }
-      tls_call_epoch.epoch.store(detail::gCallEpoch.load(std::memory_order_relaxed), std::memory_order_relaxed);
-      if (OPDISPATCH_UNLIKELY(detail::gCallsFence)) {
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-      } else {
-        std::atomic_signal_fence(std::memory_order_seq_cst);
-      }
+  CallGuard() : previous_(tls_call_state.epoch.load(std::memory_order_relaxed)) {
+    if (OPDISPATCH_LIKELY(previous_ == 0)) {
+      announce();
+    } else if (OPDISPATCH_UNLIKELY(previous_ == kUnregisteredEpoch)) {
+      detail::registerCallEpochThread();
+      previous_ = 0;
+      announce();
     }
   }
-  ~CallGuard() {
-    if (OPDISPATCH_LIKELY(outermost_)) {
-      tls_call_epoch.epoch.store(0, std::memory_order_release);
-    }
-  }
+  /// Restores the announcement found on entry: 0 for the outermost call, the
+  /// (unchanged) outer call's epoch for a nested one — no branch.
+  ~CallGuard() { tls_call_state.epoch.store(previous_, std::memory_order_release); }
   CallGuard(const CallGuard&) = delete;
   CallGuard& operator=(const CallGuard&) = delete;
 
  private:
-  bool outermost_;
+  static void announce() {
+    const uint64_t epoch = detail::gCallEpoch.load(std::memory_order_relaxed);
+    tls_call_state.epoch.store(epoch, std::memory_order_relaxed);
+    if (OPDISPATCH_UNLIKELY((epoch & detail::kCallsFenceBit) != 0)) {
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+    } else {
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+    }
+  }
+  uint64_t previous_;
 };
 
 /// The process's reclamation domain (in libopdispatch, shared by every extension).
