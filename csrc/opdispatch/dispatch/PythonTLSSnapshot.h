@@ -31,6 +31,21 @@ class OperatorHandle;
 /// around a redispatch to the keys below PythonTLSSnapshot.
 void pythonTLSSnapshotFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack);
 
+/// What the fallback does around its redispatch, for a caller that
+/// redispatches its own way (a Python call, csrc/python): records this
+/// thread's key sets as the snapshot for its scope unless one is recorded.
+/// PyTorch: MaybeSetTLSOnEntryGuard.
+class PythonTLSSnapshotScope {
+ public:
+  PythonTLSSnapshotScope();
+  PythonTLSSnapshotScope(const PythonTLSSnapshotScope&) = delete;
+  PythonTLSSnapshotScope& operator=(const PythonTLSSnapshotScope&) = delete;
+  ~PythonTLSSnapshotScope();
+
+ private:
+  bool set_;
+};
+
 /// The snapshot recorded by the call in progress on this thread, if any.
 std::optional<LocalDispatchKeySet> pythonTLSSnapshot();
 
