@@ -438,8 +438,7 @@ void initPythonFallbackBindings(py::module_& m) {
   // Kept for the life of the process (never deregistered, like PyTorch's TORCH_LIBRARY_IMPL(_, Python, m)).
   KernelFunction fallback = KernelFunction::makeFromBoxedFunctionWithKeyset<&pythonFallback>();
   setPythonCallEntry(fallback.ref().boxedFunction(), &pythonFallbackForPythonCall);
-  setPythonCallEntry(KernelFunction::makeFromBoxedFunctionWithKeyset<&pythonTLSSnapshotFallback>().ref().boxedFunction(),
-                     &pythonTLSSnapshotForPythonCall);
+  setPythonCallEntry(pythonTLSSnapshotFallbackKernel().ref().boxedFunction(), &pythonTLSSnapshotForPythonCall);
   new RegistrationHandleRAII(Dispatcher::singleton().registerFallback(
       DispatchKey::Python, std::move(fallback), "Python key fallback (csrc/python/PythonFallbackKernel.cpp)"));
 }

@@ -3,6 +3,7 @@
 
 #include <opdispatch/core/Exception.h>
 #include <opdispatch/dispatch/Dispatcher.h>
+#include <opdispatch/dispatch/KernelFunction.h>
 
 namespace opdispatch {
 
@@ -27,6 +28,10 @@ PythonTLSSnapshotScope::~PythonTLSSnapshotScope() {
 void pythonTLSSnapshotFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
   PythonTLSSnapshotScope scope;
   op.redispatchBoxed(ks & DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::PythonTLSSnapshot), stack);
+}
+
+KernelFunction pythonTLSSnapshotFallbackKernel() {
+  return KernelFunction::makeFromBoxedFunctionWithKeyset<&pythonTLSSnapshotFallback>();
 }
 
 std::optional<LocalDispatchKeySet> pythonTLSSnapshot() { return tlsOnEntry; }
