@@ -312,10 +312,33 @@ class GilHeld {
   PyGILState_STATE state_{};
 };
 
+/// The `types` handlers receive: the classes of `overloaded`, in order. A
+/// call on one subclass reuses the tuple of the previous such call if it
+/// was for the same class (tuples are immutable; one class is kept alive).
+py::tuple typesOf(const Overloaded& overloaded) {
+  static PyObject* last = nullptr;  // (cls,) of the last call on one subclass; never freed
+  if (overloaded.size() == 1 && last != nullptr &&
+      PyTuple_GET_ITEM(last, 0) == reinterpret_cast<PyObject*>(Py_TYPE(overloaded[0]))) {
+    return py::reinterpret_borrow<py::tuple>(last);
+  }
+  py::tuple types(overloaded.size());
+  for (size_t i = 0; i < overloaded.size(); ++i) {
+    PyObject* cls = reinterpret_cast<PyObject*>(Py_TYPE(overloaded[i]));
+    Py_INCREF(cls);
+    PyTuple_SET_ITEM(types.ptr(), static_cast<Py_ssize_t>(i), cls);
+  }
+  if (overloaded.size() == 1) {
+    PyObject* old = last;
+    last = types.inc_ref().ptr();
+    Py_XDECREF(old);
+  }
+  return types;
+}
+
 /// Steps 4-6 of Note [The Python key] for the call of `op` with `args` and
-/// `kwargs`: the result of the handler that took the call (not yet checked
-/// against the schema's returns).
-py::object callHandlers(const OperatorHandle& op, const py::tuple& args, const py::dict& kwargs) {
+/// `kwargs` (`mode_enabled`: dispatchModeEnabled()): the result of the
+/// handler that took the call (not yet checked against the schema's returns).
+py::object callHandlers(const OperatorHandle& op, const py::tuple& args, const py::dict& kwargs, bool mode_enabled) {
   Overloaded overloaded;
   for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args.ptr()); ++i) {
     collectOverloaded(PyTuple_GET_ITEM(args.ptr(), i), overloaded);
@@ -326,16 +349,11 @@ py::object callHandlers(const OperatorHandle& op, const py::tuple& args, const p
   while (PyDict_Next(kwargs.ptr(), &pos, &key, &value)) {
     collectOverloaded(value, overloaded);
   }
-  py::tuple types(overloaded.size());
-  for (size_t i = 0; i < overloaded.size(); ++i) {
-    PyObject* cls = reinterpret_cast<PyObject*>(Py_TYPE(overloaded[i]));
-    Py_INCREF(cls);
-    PyTuple_SET_ITEM(types.ptr(), static_cast<Py_ssize_t>(i), cls);
-  }
+  py::tuple types = typesOf(overloaded);
   py::handle func = opOverload(op);
   py::object ret;
   py::object mode;
-  if (dispatchModeEnabled()) {
+  if (mode_enabled) {
     ret = dispatchOnMode(op, func.ptr(), types.ptr(), args.ptr(), kwargs.ptr(), mode);
   }
   if (!ret || ret.ptr() == Py_NotImplemented) {
@@ -357,13 +375,14 @@ void pythonFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
   ExcludeDispatchKeyGuard below_python(kAbovePython);
   const FunctionSchema& schema = op.schema();
   GilHeld gil;
-  if (!dispatchModeEnabled() && !anyArgumentCarriesPythonKey(*stack, schema.arguments().size())) {
+  const bool mode_enabled = dispatchModeEnabled();
+  if (!mode_enabled && !anyArgumentCarriesPythonKey(*stack, schema.arguments().size())) {
     py::gil_scoped_release nogil;
     op.redispatchBoxed(ks & kBelowPython, stack);
     return;
   }
   auto [args, kwargs] = popArgumentsToPython(schemaForCall(op.entry()), *stack);
-  py::object ret = callHandlers(op, args, kwargs);
+  py::object ret = callHandlers(op, args, kwargs, mode_enabled);
   pushPythonResults(schema, ret.ptr(), kHandlerResult, *stack);
 }
 
@@ -371,12 +390,13 @@ void pythonFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
 /// steps on the bound objects. The GIL is held.
 py::object pythonFallbackForPythonCall(const OperatorHandle& op, DispatchKeySet ks, BoundArguments& bound) {
   ExcludeDispatchKeyGuard below_python(kAbovePython);
-  if (!dispatchModeEnabled() && !bound.keySet().has(DispatchKey::Python)) {
+  const bool mode_enabled = dispatchModeEnabled();
+  if (!mode_enabled && !bound.keySet().has(DispatchKey::Python)) {
     const DispatchKeySet below = ks & kBelowPython;
     return callBound(op, bound, &below);
   }
   auto [args, kwargs] = argumentsToPython(bound);
-  return checkedPythonResult(bound.schema().schema, callHandlers(op, args, kwargs), kHandlerResult);
+  return checkedPythonResult(bound.schema().schema, callHandlers(op, args, kwargs, mode_enabled), kHandlerResult);
 }
 
 /// pythonTLSSnapshotFallback for a Python call (Note [Python call entries]).
