@@ -152,6 +152,7 @@ void tensorDealloc(PyObject* self) {
   }
   Py_CLEAR(obj->dict);
   Py_CLEAR(obj->kernel_array);
+  Py_CLEAR(obj->shape);
   if (TensorImpl* impl = obj->impl) {
     obj->impl = nullptr;
     if (impl->pyobj() == self) {
@@ -219,7 +220,32 @@ PyObject* intTuple(IntArrayRef v) {
 
 // --- attributes -------------------------------------------------------------
 
-PyObject* getShape(PyObject* self, void*) { return intTuple(selfImpl(self)->sizes()); }
+/// Whether `tuple` (a tuple of ints made by intTuple) holds the ints `v`.
+bool holdsInts(PyObject* tuple, IntArrayRef v) {
+  if (static_cast<size_t>(PyTuple_GET_SIZE(tuple)) != v.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (PyLong_AsLongLong(PyTuple_GET_ITEM(tuple, static_cast<Py_ssize_t>(i))) != v[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+PyObject* getShape(PyObject* self, void*) {
+  auto* obj = reinterpret_cast<TensorObject*>(self);
+  IntArrayRef sizes = obj->impl->sizes();
+  if (obj->shape == nullptr || !holdsInts(obj->shape, sizes)) {
+    PyObject* shape = intTuple(sizes);
+    if (shape == nullptr) {
+      return nullptr;
+    }
+    Py_XSETREF(obj->shape, shape);
+  }
+  Py_INCREF(obj->shape);
+  return obj->shape;
+}
 PyObject* getDtype(PyObject* self, void*) {
   return pythonEntry([&] { return dtypeObject(selfImpl(self)->dtype()); });
 }
