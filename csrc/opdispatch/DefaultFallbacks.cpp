@@ -21,8 +21,7 @@ class DefaultFallbacks final {
     for (DispatchKey k : autograd_dispatch_keyset) {
       add(k, KernelFunction::makeFromBoxedFunctionWithKeyset<&autogradFallback>(), __LINE__);
     }
-    add(DispatchKey::PythonTLSSnapshot, KernelFunction::makeFromBoxedFunctionWithKeyset<&pythonTLSSnapshotFallback>(),
-        __LINE__);
+    add(DispatchKey::PythonTLSSnapshot, pythonTLSSnapshotFallbackKernel(), __LINE__);
     // The autocast keys PyTorch itself gives a fallthrough; device plugins
     // register their own for AutocastHPU, AutocastXLA and AutocastPrivateUse1.
     for (DispatchKey k : {DispatchKey::BackendSelect, DispatchKey::Functionalize, DispatchKey::ADInplaceOrView,

@@ -3,6 +3,7 @@
 #include "PythonCall.h"
 
 #include <algorithm>
+#include <array>
 
 #include <opdispatch/core/Exception.h>
 #include <opdispatch/dispatch/CallUnit.h>
@@ -256,6 +257,10 @@ PythonKernelArguments::PythonKernelArguments(BoundArguments& args)
 
 std::pair<py::tuple, py::dict> popArgumentsToPython(const AnnotatedSchema& schema, Stack& stack) {
   BoundArguments bound(schema, stack);
+  return argumentsToPython(bound);
+}
+
+std::pair<py::tuple, py::dict> argumentsToPython(BoundArguments& bound) {
   PythonKernelArguments arguments(bound);
   PyObject* const* values = arguments.buffer() + BoundArguments::kPrefix;
   const size_t n = arguments.numPositional();
@@ -275,9 +280,61 @@ std::pair<py::tuple, py::dict> popArgumentsToPython(const AnnotatedSchema& schem
   return {std::move(args), std::move(kwargs)};
 }
 
+py::object checkedPythonResult(const FunctionSchema& schema, py::object out, const char* where) {
+  const auto& returns = schema.returns();
+  if (returns.empty() ? out.is_none()
+                      : returns.size() == 1 && returns[0].type()->kind() == TypeKind::Tensor && isTensor(out.ptr())) {
+    return out;
+  }
+  Stack stack;
+  pushPythonResults(schema, out.ptr(), where, stack);
+  PyObject* converted = popResultsToPython(schema, stack);
+  if (converted == nullptr) {
+    throw py::error_already_set();
+  }
+  return py::reinterpret_steal<py::object>(converted);
+}
+
+// Note [Python call entries]
+// A Python call that reaches a boxed kernel converts its arguments to IValues
+// and the results back. Some boxed kernels only pass the call on to Python
+// code or further down the dispatcher: the Python key's fallback (which
+// converts the IValues straight back to objects for __torch_dispatch__) and
+// the PythonTLSSnapshot fallback in front of it. Such a kernel function may
+// give Python calls an entry of its own that does the same work on the bound
+// objects, so a call on a tensor subclass never makes IValues. The entry is
+// chosen by the kernel's boxed function, like a Python kernel by its functor:
+// a choice of conversion, the kernel and its effects stay the same.
+
+namespace {
+struct PythonCallEntries {
+  static constexpr size_t kMax = 4;
+  std::array<std::pair<KernelRef::BoxedKernelFunction*, PythonCallEntry>, kMax> entries{};
+  size_t size = 0;
+};
+PythonCallEntries gPythonCallEntries;
+
+PythonCallEntry pythonCallEntryOf(const KernelRef& kernel) {
+  for (size_t i = 0; i < gPythonCallEntries.size; ++i) {
+    if (gPythonCallEntries.entries[i].first == kernel.boxedFunction()) {
+      return gPythonCallEntries.entries[i].second;
+    }
+  }
+  return nullptr;
+}
+} // namespace
+
+void setPythonCallEntry(KernelRef::BoxedKernelFunction* boxed, PythonCallEntry entry) {
+  OPDISPATCH_INTERNAL_ASSERT(gPythonCallEntries.size < PythonCallEntries::kMax, "too many Python call entries");
+  gPythonCallEntries.entries[gPythonCallEntries.size++] = {boxed, entry};
+}
+
 py::object PythonCallFrame::invoke(const OperatorHandle& op, const KernelRef& kernel, DispatchKeySet ks) {
   PythonKernelHolder* holder = PythonKernelHolder::of(kernel);
   if (holder == nullptr) {
+    if (PythonCallEntry entry = pythonCallEntryOf(kernel)) {
+      return entry(op, ks, args_);
+    }
     Stack stack;
     stack.reserve(args_.size());
     args_.pushIValues(stack);

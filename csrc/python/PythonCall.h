@@ -177,6 +177,22 @@ class PythonKernelArguments final {
 /// kwargs dict: for callers that pass them on as objects (__torch_dispatch__,
 /// the Python dispatcher's kernels). Throws as BoundArguments::pythonObject.
 std::pair<pybind11::tuple, pybind11::dict> popArgumentsToPython(const AnnotatedSchema& schema, Stack& stack);
+/// Same, for arguments bound from a Python call.
+std::pair<pybind11::tuple, pybind11::dict> argumentsToPython(BoundArguments& bound);
+
+/// `out`, the result of Python code standing in for a kernel of `schema`
+/// (`where` names it in errors), as the caller receives it: `out` itself when
+/// converting it to the schema's returns and back would give it unchanged
+/// (one Tensor; None for no returns), else that round trip. Throws
+/// TypeError/ValueError for a result the returns do not accept.
+pybind11::object checkedPythonResult(const FunctionSchema& schema, pybind11::object out, const char* where);
+
+/// A boxed kernel's entry point for Python calls: the same work on the bound
+/// arguments, returning the result object. See Note [Python call entries].
+using PythonCallEntry = pybind11::object (*)(const OperatorHandle& op, DispatchKeySet ks, BoundArguments& args);
+/// Makes Python calls that reach the boxed kernel function `boxed` run `entry`
+/// instead. Called once per kernel function at module initialisation.
+void setPythonCallEntry(KernelRef::BoxedKernelFunction* boxed, PythonCallEntry entry);
 
 /// The call frame of a Python call (Note [One call path]): its bound
 /// arguments; the result is a new Python object.

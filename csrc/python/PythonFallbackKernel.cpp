@@ -24,14 +24,20 @@
 //     those classes in that order;
 //  6. raises TypeError naming every handler if all returned NotImplemented,
 //     else checks the result against the schema's returns and pushes it.
-// Python exceptions raised by a handler pass through unchanged.
+// Python exceptions raised by a handler pass through unchanged. A Python call
+// takes the same steps on its bound objects (pythonFallbackForPythonCall, and
+// pythonTLSSnapshotForPythonCall for the PythonTLSSnapshot key in front: Note
+// [Python call entries]): the handler gets the caller's objects and its
+// result goes back to the caller without IValues in between.
 #include "PythonFallbackKernel.h"
 
+#include <algorithm>
+#include <array>
 #include <string>
 #include <unordered_map>
-#include <vector>
 
 #include <opdispatch/core/Exception.h>
+#include <opdispatch/core/SmallVector.h>
 #include <opdispatch/dispatch/Dispatcher.h>
 #include <opdispatch/dispatch/LocalDispatchKeySet.h>
 #include <opdispatch/dispatch/PythonTLSSnapshot.h>
@@ -116,9 +122,12 @@ bool anyArgumentCarriesPythonKey(const Stack& stack, size_t n) {
   return false;
 }
 
+/// The tensor arguments whose class handles dispatch, in the order their classes are asked.
+using Overloaded = SmallVector<PyObject*, 4>;
+
 /// Adds `obj` (a tensor with the Python key) to `out` unless its class is
 /// there; before the first class it is a subclass of. PyTorch: append_overloaded_arg.
-void appendOverloaded(std::vector<PyObject*>& out, PyObject* obj) {
+void appendOverloaded(Overloaded& out, PyObject* obj) {
   PyTypeObject* type = Py_TYPE(obj);
   size_t at = out.size();
   for (size_t j = 0; j < out.size(); ++j) {
@@ -129,10 +138,11 @@ void appendOverloaded(std::vector<PyObject*>& out, PyObject* obj) {
       at = j;
     }
   }
-  out.insert(out.begin() + static_cast<std::ptrdiff_t>(at), obj);
+  out.push_back(obj);
+  std::rotate(out.begin() + at, out.end() - 1, out.end());
 }
 
-void collectOverloaded(PyObject* value, std::vector<PyObject*>& out) {
+void collectOverloaded(PyObject* value, Overloaded& out) {
   if (isTensor(value)) {
     if (carriesPythonKey(unpackImpl(value))) {
       appendOverloaded(out, value);
@@ -160,16 +170,56 @@ PyObject* findRule(const OperatorHandle& op, PyObject* cls) {
   return rules != nullptr && PyDict_Check(rules) ? PyDict_GetItem(rules, cls) : nullptr;
 }
 
-/// Calls fn(*prefix, func, types, args, kwargs) (prefix: 0 or 1 objects); new reference, throws on error.
-py::object callHandler(PyObject* fn, PyObject* prefix, PyObject* func, PyObject* types, PyObject* args,
+/// Calls fn([first,] func, types, args, kwargs); new reference, throws on error.
+py::object callHandler(PyObject* fn, PyObject* first, PyObject* func, PyObject* types, PyObject* args,
                        PyObject* kwargs) {
-  PyObject* argv[5] = {prefix, func, types, args, kwargs};
-  PyObject* const* start = prefix ? argv : argv + 1;
-  PyObject* r = PyObject_Vectorcall(fn, start, prefix ? 5 : 4, nullptr);
+  // argv[0] stays free for the callee (PY_VECTORCALL_ARGUMENTS_OFFSET): a bound method puts its self there.
+  PyObject* argv[6] = {nullptr, first, func, types, args, kwargs};
+  PyObject* const* start = first ? argv + 1 : argv + 2;
+  size_t nargs = (first ? 5 : 4) | PY_VECTORCALL_ARGUMENTS_OFFSET;
+  PyObject* r = PyObject_Vectorcall(fn, start, nargs, nullptr);
   if (r == nullptr) {
     throw py::error_already_set();
   }
   return py::reinterpret_steal<py::object>(r);
+}
+
+/// The Python function of `attr` if it is a classmethod of one (borrowed), else
+/// null. Binding such a classmethod to a class gives a method calling the
+/// function with the class first; calling the function so skips the method
+/// object. A few classmethods are remembered (strong references, so an entry
+/// is never a freed object's address reused).
+PyObject* classmethodFunction(PyObject* attr) {
+  struct Entry {
+    PyObject* classmethod = nullptr;
+    PyObject* function = nullptr;
+  };
+  static std::array<Entry, 8> cache;  // never freed: it holds Python objects past finalisation
+  static size_t next = 0;
+  if (Py_TYPE(attr) != &PyClassMethod_Type) {
+    return nullptr;
+  }
+  for (const Entry& e : cache) {
+    if (e.classmethod == attr) {
+      return e.function;
+    }
+  }
+  PyObject* function = PyObject_GetAttrString(attr, "__func__");
+  if (function == nullptr) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  if (!PyFunction_Check(function)) {
+    Py_DECREF(function);
+    return nullptr;
+  }
+  Entry& e = cache[next];
+  next = (next + 1) % cache.size();
+  Py_XDECREF(e.classmethod);
+  Py_XDECREF(e.function);
+  Py_INCREF(attr);
+  e = {attr, function};
+  return function;
 }
 
 py::object dispatchOnMode(const OperatorHandle& op, PyObject* func, PyObject* types, PyObject* args, PyObject* kwargs,
@@ -191,7 +241,7 @@ py::object dispatchOnMode(const OperatorHandle& op, PyObject* func, PyObject* ty
   return callHandler(handler.ptr(), nullptr, func, types, args, kwargs);
 }
 
-py::object dispatchOnSubclasses(const OperatorHandle& op, const std::vector<PyObject*>& overloaded, PyObject* func,
+py::object dispatchOnSubclasses(const OperatorHandle& op, const Overloaded& overloaded, PyObject* func,
                                 PyObject* types, PyObject* args, PyObject* kwargs) {
   py::object ret;
   for (PyObject* arg : overloaded) {
@@ -202,19 +252,23 @@ py::object dispatchOnSubclasses(const OperatorHandle& op, const std::vector<PyOb
     if (attr == nullptr || attr == gDisabledImpl) {
       continue;
     }
-    descrgetfunc bind = Py_TYPE(attr)->tp_descr_get;
-    py::object handler = bind ? py::reinterpret_steal<py::object>(bind(attr, arg, cls))
-                              : py::reinterpret_borrow<py::object>(attr);
-    if (!handler) {
-      throw py::error_already_set();
-    }
+    py::object keep = py::reinterpret_borrow<py::object>(attr);  // a rule may change the class
     if (PyObject* rule = findRule(op, cls)) {
       ret = callHandler(rule, cls, func, types, args, kwargs);
       if (ret.ptr() != Py_NotImplemented) {
         break;
       }
     }
-    ret = callHandler(handler.ptr(), nullptr, func, types, args, kwargs);
+    if (PyObject* function = classmethodFunction(attr)) {
+      ret = callHandler(function, cls, func, types, args, kwargs);
+    } else {
+      descrgetfunc bind = Py_TYPE(attr)->tp_descr_get;
+      py::object handler = bind ? py::reinterpret_steal<py::object>(bind(attr, arg, cls)) : keep;
+      if (!handler) {
+        throw py::error_already_set();
+      }
+      ret = callHandler(handler.ptr(), nullptr, func, types, args, kwargs);
+    }
     if (ret.ptr() != Py_NotImplemented) {
       break;
     }
@@ -222,8 +276,7 @@ py::object dispatchOnSubclasses(const OperatorHandle& op, const std::vector<PyOb
   return ret;
 }
 
-[[noreturn]] void throwAllNotImplemented(PyObject* func, const py::object& mode,
-                                         const std::vector<PyObject*>& overloaded) {
+[[noreturn]] void throwAllNotImplemented(PyObject* func, const py::object& mode, const Overloaded& overloaded) {
   py::handle f(func);
   std::string msg = detail::str("Multiple dispatch failed for '", py::str(f.attr("__module__")).cast<std::string>(),
                                 ".", py::str(f.attr("__name__")).cast<std::string>(),
@@ -259,17 +312,34 @@ class GilHeld {
   PyGILState_STATE state_{};
 };
 
-void pythonFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
-  ExcludeDispatchKeyGuard below_python(kAbovePython);
-  const FunctionSchema& schema = op.schema();
-  GilHeld gil;
-  if (!dispatchModeEnabled() && !anyArgumentCarriesPythonKey(*stack, schema.arguments().size())) {
-    py::gil_scoped_release nogil;
-    op.redispatchBoxed(ks & DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::Python), stack);
-    return;
+/// The `types` handlers receive: the classes of `overloaded`, in order. A
+/// call on one subclass reuses the tuple of the previous such call if it
+/// was for the same class (tuples are immutable; one class is kept alive).
+py::tuple typesOf(const Overloaded& overloaded) {
+  static PyObject* last = nullptr;  // (cls,) of the last call on one subclass; never freed
+  if (overloaded.size() == 1 && last != nullptr &&
+      PyTuple_GET_ITEM(last, 0) == reinterpret_cast<PyObject*>(Py_TYPE(overloaded[0]))) {
+    return py::reinterpret_borrow<py::tuple>(last);
   }
-  auto [args, kwargs] = popArgumentsToPython(schemaForCall(op.entry()), *stack);
-  std::vector<PyObject*> overloaded;
+  py::tuple types(overloaded.size());
+  for (size_t i = 0; i < overloaded.size(); ++i) {
+    PyObject* cls = reinterpret_cast<PyObject*>(Py_TYPE(overloaded[i]));
+    Py_INCREF(cls);
+    PyTuple_SET_ITEM(types.ptr(), static_cast<Py_ssize_t>(i), cls);
+  }
+  if (overloaded.size() == 1) {
+    PyObject* old = last;
+    last = types.inc_ref().ptr();
+    Py_XDECREF(old);
+  }
+  return types;
+}
+
+/// Steps 4-6 of Note [The Python key] for the call of `op` with `args` and
+/// `kwargs` (`mode_enabled`: dispatchModeEnabled()): the result of the
+/// handler that took the call (not yet checked against the schema's returns).
+py::object callHandlers(const OperatorHandle& op, const py::tuple& args, const py::dict& kwargs, bool mode_enabled) {
+  Overloaded overloaded;
   for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args.ptr()); ++i) {
     collectOverloaded(PyTuple_GET_ITEM(args.ptr(), i), overloaded);
   }
@@ -279,14 +349,11 @@ void pythonFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
   while (PyDict_Next(kwargs.ptr(), &pos, &key, &value)) {
     collectOverloaded(value, overloaded);
   }
-  py::tuple types(overloaded.size());
-  for (size_t i = 0; i < overloaded.size(); ++i) {
-    types[i] = py::handle(reinterpret_cast<PyObject*>(Py_TYPE(overloaded[i])));
-  }
+  py::tuple types = typesOf(overloaded);
   py::handle func = opOverload(op);
   py::object ret;
   py::object mode;
-  if (dispatchModeEnabled()) {
+  if (mode_enabled) {
     ret = dispatchOnMode(op, func.ptr(), types.ptr(), args.ptr(), kwargs.ptr(), mode);
   }
   if (!ret || ret.ptr() == Py_NotImplemented) {
@@ -298,7 +365,45 @@ void pythonFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
   if (!ret || ret.ptr() == Py_NotImplemented) {
     throwAllNotImplemented(func.ptr(), mode, overloaded);
   }
-  pushPythonResults(schema, ret.ptr(), "__torch_dispatch__ handler", *stack);
+  return ret;
+}
+
+constexpr const char* kHandlerResult = "__torch_dispatch__ handler";
+constexpr DispatchKeySet kBelowPython(DispatchKeySet::FULL_AFTER, DispatchKey::Python);
+
+void pythonFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
+  ExcludeDispatchKeyGuard below_python(kAbovePython);
+  const FunctionSchema& schema = op.schema();
+  GilHeld gil;
+  const bool mode_enabled = dispatchModeEnabled();
+  if (!mode_enabled && !anyArgumentCarriesPythonKey(*stack, schema.arguments().size())) {
+    py::gil_scoped_release nogil;
+    op.redispatchBoxed(ks & kBelowPython, stack);
+    return;
+  }
+  auto [args, kwargs] = popArgumentsToPython(schemaForCall(op.entry()), *stack);
+  py::object ret = callHandlers(op, args, kwargs, mode_enabled);
+  pushPythonResults(schema, ret.ptr(), kHandlerResult, *stack);
+}
+
+/// pythonFallback for a Python call (Note [Python call entries]): the same
+/// steps on the bound objects. The GIL is held.
+py::object pythonFallbackForPythonCall(const OperatorHandle& op, DispatchKeySet ks, BoundArguments& bound) {
+  ExcludeDispatchKeyGuard below_python(kAbovePython);
+  const bool mode_enabled = dispatchModeEnabled();
+  if (!mode_enabled && !bound.keySet().has(DispatchKey::Python)) {
+    const DispatchKeySet below = ks & kBelowPython;
+    return callBound(op, bound, &below);
+  }
+  auto [args, kwargs] = argumentsToPython(bound);
+  return checkedPythonResult(bound.schema().schema, callHandlers(op, args, kwargs, mode_enabled), kHandlerResult);
+}
+
+/// pythonTLSSnapshotFallback for a Python call (Note [Python call entries]).
+py::object pythonTLSSnapshotForPythonCall(const OperatorHandle& op, DispatchKeySet ks, BoundArguments& bound) {
+  PythonTLSSnapshotScope scope;
+  const DispatchKeySet below = ks & DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::PythonTLSSnapshot);
+  return callBound(op, bound, &below);
 }
 
 } // namespace
@@ -351,9 +456,11 @@ void initPythonFallbackBindings(py::module_& m) {
       "with _RestorePythonTLSSnapshot(): inside __torch_dispatch__, runs the block with the dispatch key sets "
       "this thread had when the call entered the dispatcher. RuntimeError outside one. PyTorch: same name.");
   // Kept for the life of the process (never deregistered, like PyTorch's TORCH_LIBRARY_IMPL(_, Python, m)).
+  KernelFunction fallback = KernelFunction::makeFromBoxedFunctionWithKeyset<&pythonFallback>();
+  setPythonCallEntry(fallback.ref().boxedFunction(), &pythonFallbackForPythonCall);
+  setPythonCallEntry(pythonTLSSnapshotFallbackKernel().ref().boxedFunction(), &pythonTLSSnapshotForPythonCall);
   new RegistrationHandleRAII(Dispatcher::singleton().registerFallback(
-      DispatchKey::Python, KernelFunction::makeFromBoxedFunctionWithKeyset<&pythonFallback>(),
-      "Python key fallback (csrc/python/PythonFallbackKernel.cpp)"));
+      DispatchKey::Python, std::move(fallback), "Python key fallback (csrc/python/PythonFallbackKernel.cpp)"));
 }
 
 } // namespace opdispatch::python

@@ -109,22 +109,7 @@ py::object PythonKernelHolder::callRaw(const py::object& func, const OperatorHan
 
 py::object PythonKernelHolder::call(const py::object& func, const OperatorHandle& op, DispatchKeySet ks,
                                     PythonKernelArguments& args) const {
-  py::object out = callRaw(func, op, ks, args);
-  const FunctionSchema& schema = args.schema();
-  const auto& returns = schema.returns();
-  // What the result converts to, checked: the object itself when converting
-  // it would return it unchanged (one Tensor; None for no returns).
-  if (returns.empty() ? out.is_none()
-                      : returns.size() == 1 && returns[0].type()->kind() == TypeKind::Tensor && isTensor(out.ptr())) {
-    return out;
-  }
-  Stack stack;
-  pushPythonResults(schema, out.ptr(), where_.c_str(), stack);
-  PyObject* converted = popResultsToPython(schema, stack);
-  if (converted == nullptr) {
-    throw py::error_already_set();
-  }
-  return py::reinterpret_steal<py::object>(converted);
+  return checkedPythonResult(args.schema(), callRaw(func, op, ks, args), where_.c_str());
 }
 
 void PythonKernelHolder::operator()(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {

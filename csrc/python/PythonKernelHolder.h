@@ -37,7 +37,7 @@ class PythonKernelHolder final : public OperatorKernel {
   /// Calls `func` (this kernel's function(), held by the caller for the
   /// whole call) with `args`, prepending the key set and/or the OpOverload as
   /// configured, and returns its result checked against the schema's returns
-  /// (see checkedResult). GIL held. Throws what the function raises, or
+  /// (checkedPythonResult). GIL held. Throws what the function raises, or
   /// TypeError/ValueError for a wrong result.
   pybind11::object call(const pybind11::object& func, const OperatorHandle& op, DispatchKeySet ks,
                         PythonKernelArguments& args) const;

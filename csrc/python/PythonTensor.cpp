@@ -152,6 +152,7 @@ void tensorDealloc(PyObject* self) {
   }
   Py_CLEAR(obj->dict);
   Py_CLEAR(obj->kernel_array);
+  Py_CLEAR(obj->shape);
   if (TensorImpl* impl = obj->impl) {
     obj->impl = nullptr;
     if (impl->pyobj() == self) {
@@ -219,7 +220,32 @@ PyObject* intTuple(IntArrayRef v) {
 
 // --- attributes -------------------------------------------------------------
 
-PyObject* getShape(PyObject* self, void*) { return intTuple(selfImpl(self)->sizes()); }
+/// Whether `tuple` (a tuple of ints made by intTuple) holds the ints `v`.
+bool holdsInts(PyObject* tuple, IntArrayRef v) {
+  if (static_cast<size_t>(PyTuple_GET_SIZE(tuple)) != v.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (PyLong_AsLongLong(PyTuple_GET_ITEM(tuple, static_cast<Py_ssize_t>(i))) != v[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+PyObject* getShape(PyObject* self, void*) {
+  auto* obj = reinterpret_cast<TensorObject*>(self);
+  IntArrayRef sizes = obj->impl->sizes();
+  if (obj->shape == nullptr || !holdsInts(obj->shape, sizes)) {
+    PyObject* shape = intTuple(sizes);
+    if (shape == nullptr) {
+      return nullptr;
+    }
+    Py_XSETREF(obj->shape, shape);
+  }
+  Py_INCREF(obj->shape);
+  return obj->shape;
+}
 PyObject* getDtype(PyObject* self, void*) {
   return pythonEntry([&] { return dtypeObject(selfImpl(self)->dtype()); });
 }
@@ -456,11 +482,16 @@ std::vector<int64_t> nonNegativeInts(PyObject* seq, const char* name) {
   out.reserve(static_cast<size_t>(n));
   for (Py_ssize_t i = 0; i < n; ++i) {
     PyObject* item = items[i];
-    OPDISPATCH_CHECK_TYPE(PyIndex_Check(item) && !PyBool_Check(item), "_make_wrapper_subclass(): ", name, "[", i,
-                          "] must be an int, not ", pyTypeName(item));
-    py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(item));
-    if (!index) {
-      throw py::error_already_set();
+    py::object index;
+    if (PyLong_CheckExact(item)) {
+      index = py::reinterpret_borrow<py::object>(item);
+    } else {
+      OPDISPATCH_CHECK_TYPE(PyIndex_Check(item) && !PyBool_Check(item), "_make_wrapper_subclass(): ", name, "[", i,
+                            "] must be an int, not ", pyTypeName(item));
+      index = py::reinterpret_steal<py::object>(PyNumber_Index(item));
+      if (!index) {
+        throw py::error_already_set();
+      }
     }
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
@@ -534,8 +565,14 @@ void bindArguments(const char* api, const std::array<const char*, N>& names, siz
   for (Py_ssize_t k = 0; k < nkw; ++k) {
     PyObject* key = PyTuple_GET_ITEM(kwnames, k);
     size_t i = 0;
-    while (i < N && interned[i] != key && PyUnicode_Compare(interned[i], key) != 0) {
+    while (i < N && interned[i] != key) {
       ++i;
+    }
+    if (i == N) {  // a name built at run time: compare the text
+      i = 0;
+      while (i < N && PyUnicode_Compare(interned[i], key) != 0) {
+        ++i;
+      }
     }
     OPDISPATCH_CHECK_TYPE(i < N, api, " got an unexpected keyword argument '", py::str(key).cast<std::string>(), "'");
     OPDISPATCH_CHECK_TYPE(out[i] == nullptr, api, " got multiple values for argument '", names[i], "'");
@@ -587,7 +624,9 @@ PyObject* makeWrapperSubclass(PyObject*, PyObject* const* argv, Py_ssize_t nargs
     Device dev = device == Py_None ? Device() : toDevice(device, "_make_wrapper_subclass(): device");
     auto impl = make_intrusive<TensorImpl>(intrusive_ptr<StorageImpl>(), st, dev, std::move(sizes),
                                            std::move(stride_values), storage_offset);
-    impl->set_requires_grad(requires_grad);
+    if (requires_grad) {
+      impl->set_requires_grad(true);
+    }
     impl->set_python_dispatch(true);
     return newWrapper(type, impl.release());
   });

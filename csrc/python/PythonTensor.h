@@ -24,6 +24,9 @@ struct TensorObject {
   /// subclass object can be preserved before CPython clears its attributes).
   PyObject* dict;
   PyObject* weakrefs;
+  /// The tuple `shape` returned last (owned, or null), returned again while
+  /// the sizes are the same: a wrapper subclass reads its element's shape per call.
+  PyObject* shape;
 };
 
 /// opdispatch._C.TensorBase.

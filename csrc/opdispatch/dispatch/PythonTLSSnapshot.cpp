@@ -3,6 +3,7 @@
 
 #include <opdispatch/core/Exception.h>
 #include <opdispatch/dispatch/Dispatcher.h>
+#include <opdispatch/dispatch/KernelFunction.h>
 
 namespace opdispatch {
 
@@ -10,31 +11,27 @@ namespace {
 /// Empty except while a call that passed PythonTLSSnapshot is in progress
 /// (and RestorePythonTLSSnapshot is not hiding it).
 thread_local std::optional<LocalDispatchKeySet> tlsOnEntry;
-
-/// Records the snapshot unless one is recorded; clears what it recorded.
-class MaybeSetTLSOnEntryGuard {
- public:
-  MaybeSetTLSOnEntryGuard() : set_(!tlsOnEntry.has_value()) {
-    if (set_) {
-      tlsOnEntry = tls_local_dispatch_key_set();
-    }
-  }
-  MaybeSetTLSOnEntryGuard(const MaybeSetTLSOnEntryGuard&) = delete;
-  MaybeSetTLSOnEntryGuard& operator=(const MaybeSetTLSOnEntryGuard&) = delete;
-  ~MaybeSetTLSOnEntryGuard() {
-    if (set_) {
-      tlsOnEntry.reset();
-    }
-  }
-
- private:
-  bool set_;
-};
 } // namespace
 
+PythonTLSSnapshotScope::PythonTLSSnapshotScope() : set_(!tlsOnEntry.has_value()) {
+  if (set_) {
+    tlsOnEntry = tls_local_dispatch_key_set();
+  }
+}
+
+PythonTLSSnapshotScope::~PythonTLSSnapshotScope() {
+  if (set_) {
+    tlsOnEntry.reset();
+  }
+}
+
 void pythonTLSSnapshotFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
-  MaybeSetTLSOnEntryGuard guard;
+  PythonTLSSnapshotScope scope;
   op.redispatchBoxed(ks & DispatchKeySet(DispatchKeySet::FULL_AFTER, DispatchKey::PythonTLSSnapshot), stack);
+}
+
+KernelFunction pythonTLSSnapshotFallbackKernel() {
+  return KernelFunction::makeFromBoxedFunctionWithKeyset<&pythonTLSSnapshotFallback>();
 }
 
 std::optional<LocalDispatchKeySet> pythonTLSSnapshot() { return tlsOnEntry; }

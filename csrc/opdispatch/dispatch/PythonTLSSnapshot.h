@@ -12,6 +12,7 @@
 
 namespace opdispatch {
 
+class KernelFunction;
 class OperatorHandle;
 
 // Note [PythonTLSSnapshot]
@@ -30,6 +31,24 @@ class OperatorHandle;
 /// The PythonTLSSnapshot fallback: records the snapshot (if none is recorded)
 /// around a redispatch to the keys below PythonTLSSnapshot.
 void pythonTLSSnapshotFallback(const OperatorHandle& op, DispatchKeySet ks, Stack* stack);
+/// The fallback as the kernel libopdispatch registers (its boxed entry is
+/// this library's instance of the wrapper, which callers elsewhere compare against).
+KernelFunction pythonTLSSnapshotFallbackKernel();
+
+/// What the fallback does around its redispatch, for a caller that
+/// redispatches its own way (a Python call, csrc/python): records this
+/// thread's key sets as the snapshot for its scope unless one is recorded.
+/// PyTorch: MaybeSetTLSOnEntryGuard.
+class PythonTLSSnapshotScope {
+ public:
+  PythonTLSSnapshotScope();
+  PythonTLSSnapshotScope(const PythonTLSSnapshotScope&) = delete;
+  PythonTLSSnapshotScope& operator=(const PythonTLSSnapshotScope&) = delete;
+  ~PythonTLSSnapshotScope();
+
+ private:
+  bool set_;
+};
 
 /// The snapshot recorded by the call in progress on this thread, if any.
 std::optional<LocalDispatchKeySet> pythonTLSSnapshot();
