@@ -1,74 +1,138 @@
-// DispatchTable: the double-buffered publication of Note [Hot dispatch table].
+// DispatchTable: the run-compressed, pointer-published tables of Note [Hot dispatch table].
 #include <opdispatch/dispatch/DispatchTable.h>
+
+#include <cstddef>
+#include <cstring>
+#include <new>
+
+#include <opdispatch/dispatch/KernelFunction.h>
+#include <opdispatch/dispatch/Reclaimer.h>
 
 namespace opdispatch {
 
 namespace {
 constexpr uint64_t kAllKeys = DispatchKeySet(DispatchKeySet::FULL).raw_repr();
-} // namespace
 
-DispatchTable::DispatchTable(KernelRef initial) {
-  for (Buffer& b : buffers_) {
-    b.non_fallthrough.store(kAllKeys, std::memory_order_relaxed);
-    for (Slot& s : b.slots) {
-      s.functor.store(initial.functor(), std::memory_order_relaxed);
-      s.boxed.store(initial.boxedFunction(), std::memory_order_relaxed);
-      s.unboxed.store(initial.unboxedFunction(), std::memory_order_relaxed);
-      s.effects.store(initial.effects(), std::memory_order_relaxed);
-    }
-  }
-  version_.store(0, std::memory_order_release);
+bool isFallthroughIndex(uint64_t non_fallthrough, int index) {
+  return index > 0 && (non_fallthrough & DispatchKeySet(static_cast<DispatchKey>(index)).raw_repr()) == 0;
 }
 
-KernelRef DispatchTable::entry(int index) const {
-  for (;;) {
-    const uint64_t version = version_.load(std::memory_order_acquire);
-    KernelRef k = read(buffers_[version & 1].slots[index]);
-    std::atomic_thread_fence(std::memory_order_acquire);
-    if (version_.load(std::memory_order_relaxed) == version) {
-      return k;
+/// What entry() answers for a fallthrough key (tableEntry gives fallthroughs no effects).
+KernelRef fallthroughRef() {
+  static const KernelRef ref = KernelFunction::makeFallthrough().ref();
+  return ref;
+}
+} // namespace
+
+DispatchTable::Table* DispatchTable::build(const KernelRef* entries, uint64_t non_fallthrough) {
+  // Run starts: index 0, and every non-fallthrough index whose entry differs
+  // from the last non-fallthrough entry before it.
+  uint64_t starts = 1;
+  int runs = 1;
+  int last = 0;
+  for (int i = 1; i < kDispatchTableSize; ++i) {
+    if (isFallthroughIndex(non_fallthrough, i)) {
+      continue;
+    }
+    if (entries[i] != entries[last]) {
+      starts |= uint64_t(1) << i;
+      ++runs;
+    }
+    last = i;
+  }
+  void* memory = ::operator new(offsetof(Table, runs) + sizeof(KernelRef) * static_cast<size_t>(runs));
+  Table* t = new (memory) Table{non_fallthrough, starts, {}};
+  KernelRef* out = t->runs;
+  for (int i = 0; i < kDispatchTableSize; ++i) {
+    if ((starts >> i) & 1) {
+      new (out++) KernelRef(entries[i]);
     }
   }
+  return t;
+}
+
+void DispatchTable::destroy(void* t) {
+  // Table and KernelRef are trivially destructible.
+  ::operator delete(t);
+}
+
+DispatchTable::DispatchTable(KernelRef initial, const DispatchTable* copy_of) {
+  if (copy_of != nullptr) {
+    const size_t size = copy_of->sizeInBytes();
+    void* memory = ::operator new(size);
+    std::memcpy(memory, copy_of->table_.load(std::memory_order_relaxed), size);  // trivially copyable
+    table_.store(static_cast<Table*>(memory), std::memory_order_release);
+    return;
+  }
+  KernelRef entries[kDispatchTableSize];
+  for (KernelRef& k : entries) {
+    k = initial;
+  }
+  table_.store(build(entries, kAllKeys), std::memory_order_release);
+}
+
+DispatchTable::~DispatchTable() { destroy(const_cast<Table*>(table_.load(std::memory_order_relaxed))); }
+
+KernelRef DispatchTable::entry(int index) const {
+  CallGuard guard;  // the table may be replaced and retired meanwhile
+  const Table* t = table_.load(std::memory_order_acquire);
+  if (isFallthroughIndex(t->non_fallthrough, index)) {
+    return fallthroughRef();
+  }
+  return t->runs[runOf(t->run_starts, index)];
 }
 
 DispatchKeySet DispatchTable::nonFallthroughKeys() const {
-  const uint64_t version = version_.load(std::memory_order_acquire);
-  return DispatchKeySet(DispatchKeySet::RAW, buffers_[version & 1].non_fallthrough.load(std::memory_order_relaxed));
+  CallGuard guard;
+  return DispatchKeySet(DispatchKeySet::RAW, table_.load(std::memory_order_acquire)->non_fallthrough);
 }
 
-DispatchTable::Update::Update(DispatchTable& table)
-    : table_(table),
-      version_(table.version_.load(std::memory_order_relaxed)) {
-  // A reader that sees any store below must also see that `version_` moved on
-  // from the version that directed it to this buffer (it then reads again).
-  std::atomic_thread_fence(std::memory_order_release);
-  const Buffer& live = table_.buffers_[version_ & 1];
-  Buffer& next = table_.buffers_[(version_ + 1) & 1];
-  next.non_fallthrough.store(live.non_fallthrough.load(std::memory_order_relaxed), std::memory_order_relaxed);
-  for (int i = 0; i < kDispatchTableSize; ++i) {
-    KernelRef k = read(live.slots[i]);
-    Slot& s = next.slots[i];
-    s.functor.store(k.functor(), std::memory_order_relaxed);
-    s.boxed.store(k.boxedFunction(), std::memory_order_relaxed);
-    s.unboxed.store(k.unboxedFunction(), std::memory_order_relaxed);
-    s.effects.store(k.effects(), std::memory_order_relaxed);
+size_t DispatchTable::sizeInBytes() const {
+  const Table* t = table_.load(std::memory_order_relaxed);
+  return offsetof(Table, runs) + sizeof(KernelRef) * static_cast<size_t>(popcount64(t->run_starts));
+}
+
+DispatchTable::Update::Update(DispatchTable& table) : table_(table) {
+  // The writer owns the pointer (registration lock): no guard needed to read it.
+  const Table* live = table_.table_.load(std::memory_order_relaxed);
+  non_fallthrough_ = live->non_fallthrough;
+  const KernelRef* run = live->runs;
+  const KernelRef fallthrough = fallthroughRef();
+  entries_[0] = *run;
+  for (int i = 1; i < kDispatchTableSize; ++i) {
+    if ((live->run_starts >> i) & 1) {
+      ++run;
+    }
+    entries_[i] = isFallthroughIndex(non_fallthrough_, i) ? fallthrough : *run;
   }
 }
 
 void DispatchTable::Update::set(int index, KernelRef k) {
-  Buffer& next = table_.buffers_[(version_ + 1) & 1];
-  Slot& s = next.slots[index];
-  s.functor.store(k.functor(), std::memory_order_relaxed);
-  s.boxed.store(k.boxedFunction(), std::memory_order_relaxed);
-  s.unboxed.store(k.unboxedFunction(), std::memory_order_relaxed);
-  s.effects.store(k.effects(), std::memory_order_relaxed);
   if (index > 0) {
     const uint64_t bit = DispatchKeySet(static_cast<DispatchKey>(index)).raw_repr();
-    const uint64_t mask = next.non_fallthrough.load(std::memory_order_relaxed);
-    next.non_fallthrough.store(k.isFallthrough() ? (mask & ~bit) : (mask | bit), std::memory_order_relaxed);
+    const uint64_t mask = k.isFallthrough() ? (non_fallthrough_ & ~bit) : (non_fallthrough_ | bit);
+    changed_ = changed_ || mask != non_fallthrough_;
+    non_fallthrough_ = mask;
   }
+  changed_ = changed_ || entries_[index] != k;
+  entries_[index] = k;
 }
 
-void DispatchTable::Update::publish() { table_.version_.store(version_ + 1, std::memory_order_release); }
+void DispatchTable::Update::publish() {
+  if (!changed_) {
+    return;
+  }
+  const Table* old = table_.table_.load(std::memory_order_relaxed);
+  table_.table_.store(build(entries_, non_fallthrough_), std::memory_order_release);
+  Reclaimer::singleton().retire(const_cast<Table*>(old), &DispatchTable::destroy);
+  changed_ = false;
+}
+
+void DispatchTable::Update::publishUnseen() {
+  const Table* old = table_.table_.load(std::memory_order_relaxed);
+  table_.table_.store(build(entries_, non_fallthrough_), std::memory_order_relaxed);
+  destroy(const_cast<Table*>(old));
+  changed_ = false;
+}
 
 } // namespace opdispatch
