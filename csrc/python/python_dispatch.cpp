@@ -458,8 +458,9 @@ void initDispatchBindings(py::module_& m) {
             for (const auto& t : tags) {
               parsed_tags.push_back(parseTag(t));
             }
+            // (Concatenated: detail::str's ostringstream costs more than the rest of the definition's strings.)
             defineWithAliasAnalysis(self, std::move(parsed), kind, parsed_tags,
-                                    site.empty() ? std::string() : detail::str("registered at ", site));
+                                    site.empty() ? std::string() : "registered at " + site);
             return name;
           },
           py::arg("schema"), py::arg("alias_analysis") = "", py::arg("tags") = std::vector<std::string>{},
@@ -485,7 +486,7 @@ void initDispatchBindings(py::module_& m) {
             }
             self.impl(name, withKey(dispatch,
                                     CppFunction::makeFromKernelFunction(std::move(kernel))
-                                        .debug(site.empty() ? pythonCallSite() : detail::str("registered at ", site))));
+                                        .debug(site.empty() ? pythonCallSite() : "registered at " + site)));
           },
           py::arg("name"), py::arg("dispatch"), py::arg("func"), py::arg("with_keyset") = false,
           py::arg("check_aliasing") = false, py::arg("site") = "",
@@ -610,10 +611,13 @@ struct CodeInfo {
   bool internal = false;
   /// The SkippedSources version `internal` was computed for.
   uint64_t version = ~uint64_t(0);
-  /// The last (instruction offset, line) asked for: line numbers are
-  /// computed by walking the code's line table, which is slow in long modules.
-  int last_lasti = -1;
-  int last_line = 0;
+  /// The last (instruction offset, line) pairs asked for, newest first: line
+  /// numbers are computed by walking the code's line table, which is slow in
+  /// long modules, and a loop registering a definition and a kernel asks for
+  /// two offsets in turn.
+  static constexpr int kRecentLines = 4;
+  int recent_lasti[kRecentLines] = {-1, -1, -1, -1};
+  int recent_line[kRecentLines] = {0, 0, 0, 0};
 };
 
 CodeInfo& codeInfo(PyCodeObject* code) {
@@ -636,12 +640,19 @@ CodeInfo& codeInfo(PyCodeObject* code) {
 
 int lineOf(PyFrameObject* frame, CodeInfo& info) {
 #if PY_VERSION_HEX >= 0x030B0000
-  int lasti = PyFrame_GetLasti(frame);
-  if (lasti != info.last_lasti) {
-    info.last_lasti = lasti;
-    info.last_line = PyFrame_GetLineNumber(frame);
+  const int lasti = PyFrame_GetLasti(frame);
+  int i = 0;
+  while (i < CodeInfo::kRecentLines - 1 && info.recent_lasti[i] != lasti) {
+    ++i;
   }
-  return info.last_line;
+  const int line = info.recent_lasti[i] == lasti ? info.recent_line[i] : PyFrame_GetLineNumber(frame);
+  for (; i > 0; --i) {  // move to the front
+    info.recent_lasti[i] = info.recent_lasti[i - 1];
+    info.recent_line[i] = info.recent_line[i - 1];
+  }
+  info.recent_lasti[0] = lasti;
+  info.recent_line[0] = line;
+  return line;
 #else
   return PyFrame_GetLineNumber(frame);
 #endif

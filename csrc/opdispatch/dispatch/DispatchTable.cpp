@@ -26,28 +26,21 @@ KernelRef fallthroughRef() {
 
 DispatchTable::Table* DispatchTable::build(const KernelRef* entries, uint64_t non_fallthrough) {
   // Run starts: index 0, and every non-fallthrough index whose entry differs
-  // from the last non-fallthrough entry before it.
+  // from the last non-fallthrough entry before it (the current run's).
+  KernelRef runs[kDispatchTableSize];
+  runs[0] = entries[0];
+  int n = 1;
   uint64_t starts = 1;
-  int runs = 1;
-  int last = 0;
-  for (int i = 1; i < kDispatchTableSize; ++i) {
-    if (isFallthroughIndex(non_fallthrough, i)) {
-      continue;
-    }
-    if (entries[i] != entries[last]) {
+  for (uint64_t rest = non_fallthrough; rest != 0; rest &= rest - 1) {
+    const int i = __builtin_ctzll(rest) + 1;  // Note [DispatchKeySet representation]: bit k - 1 is key k
+    if (entries[i] != runs[n - 1]) {
       starts |= uint64_t(1) << i;
-      ++runs;
+      runs[n++] = entries[i];
     }
-    last = i;
   }
-  void* memory = ::operator new(offsetof(Table, runs) + sizeof(KernelRef) * static_cast<size_t>(runs));
+  void* memory = ::operator new(offsetof(Table, runs) + sizeof(KernelRef) * static_cast<size_t>(n));
   Table* t = new (memory) Table{non_fallthrough, starts, {}};
-  KernelRef* out = t->runs;
-  for (int i = 0; i < kDispatchTableSize; ++i) {
-    if ((starts >> i) & 1) {
-      new (out++) KernelRef(entries[i]);
-    }
-  }
+  std::memcpy(static_cast<void*>(t->runs), runs, sizeof(KernelRef) * static_cast<size_t>(n));  // trivially copyable
   return t;
 }
 
