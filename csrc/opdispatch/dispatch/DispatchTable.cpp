@@ -24,18 +24,21 @@ KernelRef fallthroughRef() {
 }
 } // namespace
 
-DispatchTable::Table* DispatchTable::build(const KernelRef* entries, uint64_t non_fallthrough) {
+template <class EntryOf>
+DispatchTable::Table* DispatchTable::build(uint64_t non_fallthrough, const EntryOf& entry) {
   // Run starts: index 0, and every non-fallthrough index whose entry differs
   // from the last non-fallthrough entry before it (the current run's).
-  KernelRef runs[kDispatchTableSize];
-  runs[0] = entries[0];
+  alignas(KernelRef) unsigned char storage[sizeof(KernelRef) * kDispatchTableSize];
+  KernelRef* runs = reinterpret_cast<KernelRef*>(storage);
+  new (runs) KernelRef(entry(0));
   int n = 1;
   uint64_t starts = 1;
   for (uint64_t rest = non_fallthrough; rest != 0; rest &= rest - 1) {
     const int i = __builtin_ctzll(rest) + 1;  // Note [DispatchKeySet representation]: bit k - 1 is key k
-    if (entries[i] != runs[n - 1]) {
+    const KernelRef k = entry(i);
+    if (k != runs[n - 1]) {
       starts |= uint64_t(1) << i;
-      runs[n++] = entries[i];
+      new (runs + n++) KernelRef(k);
     }
   }
   void* memory = ::operator new(offsetof(Table, runs) + sizeof(KernelRef) * static_cast<size_t>(n));
@@ -57,11 +60,7 @@ DispatchTable::DispatchTable(KernelRef initial, const DispatchTable* copy_of) {
     table_.store(static_cast<Table*>(memory), std::memory_order_release);
     return;
   }
-  KernelRef entries[kDispatchTableSize];
-  for (KernelRef& k : entries) {
-    k = initial;
-  }
-  table_.store(build(entries, kAllKeys), std::memory_order_release);
+  table_.store(build(kAllKeys, [&](int) { return initial; }), std::memory_order_release);
 }
 
 DispatchTable::~DispatchTable() { destroy(const_cast<Table*>(table_.load(std::memory_order_relaxed))); }
@@ -85,46 +84,43 @@ size_t DispatchTable::sizeInBytes() const {
   return offsetof(Table, runs) + sizeof(KernelRef) * static_cast<size_t>(popcount64(t->run_starts));
 }
 
-DispatchTable::Update::Update(DispatchTable& table) : table_(table) {
-  // The writer owns the pointer (registration lock): no guard needed to read it.
-  const Table* live = table_.table_.load(std::memory_order_relaxed);
-  non_fallthrough_ = live->non_fallthrough;
-  const KernelRef* run = live->runs;
-  const KernelRef fallthrough = fallthroughRef();
-  entries_[0] = *run;
-  for (int i = 1; i < kDispatchTableSize; ++i) {
-    if ((live->run_starts >> i) & 1) {
-      ++run;
-    }
-    entries_[i] = isFallthroughIndex(non_fallthrough_, i) ? fallthrough : *run;
+DispatchTable::Update::Update(DispatchTable& table)
+    : table_(table),
+      // The writer owns the pointer (registration lock): no guard needed to read it.
+      live_(table.table_.load(std::memory_order_relaxed)),
+      non_fallthrough_(live_->non_fallthrough) {}
+
+KernelRef DispatchTable::Update::current(int i) const {
+  if ((set_ >> i) & 1) {
+    return reinterpret_cast<const KernelRef*>(changes_)[i];
   }
+  return isFallthroughIndex(live_->non_fallthrough, i) ? fallthroughRef() : live_->runs[runOf(live_->run_starts, i)];
 }
 
 void DispatchTable::Update::set(int index, KernelRef k) {
   if (index > 0) {
     const uint64_t bit = DispatchKeySet(static_cast<DispatchKey>(index)).raw_repr();
-    const uint64_t mask = k.isFallthrough() ? (non_fallthrough_ & ~bit) : (non_fallthrough_ | bit);
-    changed_ = changed_ || mask != non_fallthrough_;
-    non_fallthrough_ = mask;
+    non_fallthrough_ = k.isFallthrough() ? (non_fallthrough_ & ~bit) : (non_fallthrough_ | bit);
   }
-  changed_ = changed_ || entries_[index] != k;
-  entries_[index] = k;
+  changed_ = changed_ || current(index) != k;
+  new (reinterpret_cast<KernelRef*>(changes_) + index) KernelRef(k);
+  set_ |= uint64_t(1) << index;
 }
 
 void DispatchTable::Update::publish() {
   if (!changed_) {
     return;
   }
-  const Table* old = table_.table_.load(std::memory_order_relaxed);
-  table_.table_.store(build(entries_, non_fallthrough_), std::memory_order_release);
-  Reclaimer::singleton().retire(const_cast<Table*>(old), &DispatchTable::destroy);
+  table_.table_.store(build(non_fallthrough_, [this](int i) { return current(i); }), std::memory_order_release);
+  Reclaimer::singleton().retire(const_cast<Table*>(live_), &DispatchTable::destroy);
+  live_ = nullptr;
   changed_ = false;
 }
 
 void DispatchTable::Update::publishUnseen() {
-  const Table* old = table_.table_.load(std::memory_order_relaxed);
-  table_.table_.store(build(entries_, non_fallthrough_), std::memory_order_relaxed);
-  destroy(const_cast<Table*>(old));
+  table_.table_.store(build(non_fallthrough_, [this](int i) { return current(i); }), std::memory_order_relaxed);
+  destroy(const_cast<Table*>(live_));
+  live_ = nullptr;
   changed_ = false;
 }
 

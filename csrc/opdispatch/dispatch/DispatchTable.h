@@ -46,6 +46,8 @@ namespace opdispatch {
 // overwritten entry is owned by its retired AnnotatedKernel (a separate
 // object), reclaimed the same way.
 class DispatchTable final {
+  struct Table;  // (defined below)
+
  public:
   /// A copy of `copy_of`'s current table if given (registration lock held),
   /// else every entry `initial` (not a fallthrough), every key in the mask.
@@ -89,10 +91,17 @@ class DispatchTable final {
     void publishUnseen();
 
    private:
+    /// The entry of index `i` after the changes so far.
+    KernelRef current(int i) const;
+
     DispatchTable& table_;
+    const Table* live_;
     uint64_t non_fallthrough_;
+    /// Bit i: changes_[i] holds the new entry of index i (the others are the live table's).
+    uint64_t set_ = 0;
     bool changed_ = false;
-    KernelRef entries_[kDispatchTableSize];
+    /// Raw storage (only the entries in set_ are written): no zeroing per update.
+    alignas(KernelRef) unsigned char changes_[sizeof(KernelRef) * kDispatchTableSize];
   };
 
  private:
@@ -104,8 +113,10 @@ class DispatchTable final {
   /// The run holding table index `index` (see the Note).
   static int runOf(uint64_t run_starts, int index) { return popcount64(run_starts << (63 - index)) - 1; }
   static int popcount64(uint64_t x) { return __builtin_popcountll(x); }
-  /// A new table of `entries` (fallthrough entries: their bit is clear in `non_fallthrough`).
-  static Table* build(const KernelRef* entries, uint64_t non_fallthrough);
+  /// A new table whose entry of index i is `entry(i)` (only asked for index
+  /// 0 and the non-fallthrough indices of `non_fallthrough`).
+  template <class EntryOf>
+  static Table* build(uint64_t non_fallthrough, const EntryOf& entry);
   static void destroy(void* t);
 
   std::atomic<const Table*> table_;
