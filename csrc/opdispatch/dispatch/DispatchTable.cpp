@@ -107,18 +107,30 @@ void DispatchTable::Update::set(int index, KernelRef k) {
   set_ |= uint64_t(1) << index;
 }
 
+DispatchTable::Table* DispatchTable::Update::merged() const {
+  // build() asks for increasing indices: walk the live runs alongside.
+  const KernelRef* run = live_->runs;
+  uint64_t later_starts = live_->run_starts & ~uint64_t(1);
+  return build(non_fallthrough_, [&](int i) {
+    for (; later_starts != 0 && __builtin_ctzll(later_starts) <= i; later_starts &= later_starts - 1) {
+      ++run;
+    }
+    return ((set_ >> i) & 1) ? reinterpret_cast<const KernelRef*>(changes_)[i] : *run;
+  });
+}
+
 void DispatchTable::Update::publish() {
   if (!changed_) {
     return;
   }
-  table_.table_.store(build(non_fallthrough_, [this](int i) { return current(i); }), std::memory_order_release);
+  table_.table_.store(merged(), std::memory_order_release);
   Reclaimer::singleton().retire(const_cast<Table*>(live_), &DispatchTable::destroy);
   live_ = nullptr;
   changed_ = false;
 }
 
 void DispatchTable::Update::publishUnseen() {
-  table_.table_.store(build(non_fallthrough_, [this](int i) { return current(i); }), std::memory_order_relaxed);
+  table_.table_.store(merged(), std::memory_order_relaxed);
   destroy(const_cast<Table*>(live_));
   live_ = nullptr;
   changed_ = false;

@@ -93,6 +93,8 @@ class DispatchTable final {
    private:
     /// The entry of index `i` after the changes so far.
     KernelRef current(int i) const;
+    /// A new table of the live one with the changes.
+    Table* merged() const;
 
     DispatchTable& table_;
     const Table* live_;
@@ -112,7 +114,18 @@ class DispatchTable final {
   };
   /// The run holding table index `index` (see the Note).
   static int runOf(uint64_t run_starts, int index) { return popcount64(run_starts << (63 - index)) - 1; }
-  static int popcount64(uint64_t x) { return __builtin_popcountll(x); }
+  static int popcount64(uint64_t x) {
+#if defined(__POPCNT__) || !(defined(__x86_64__) || defined(__i386__))
+    return __builtin_popcountll(x);
+#else
+    // x86 code built without -mpopcnt (opdispatch itself and cpp_extension
+    // builds pass it): the bit trick inline rather than a call into libgcc.
+    x -= (x >> 1) & 0x5555555555555555ULL;
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return static_cast<int>((x * 0x0101010101010101ULL) >> 56);
+#endif
+  }
   /// A new table whose entry of index i is `entry(i)` (only asked for index
   /// 0 and the non-fallthrough indices of `non_fallthrough`).
   template <class EntryOf>
