@@ -28,22 +28,23 @@ template <class EntryOf>
 DispatchTable::Table* DispatchTable::build(uint64_t non_fallthrough, const EntryOf& entry) {
   // Run starts: index 0, and every non-fallthrough index whose entry differs
   // from the last non-fallthrough entry before it (the current run's).
-  alignas(KernelRef) unsigned char storage[sizeof(KernelRef) * kDispatchTableSize];
-  KernelRef* runs = reinterpret_cast<KernelRef*>(storage);
-  new (runs) KernelRef(entry(0));
+  Run runs[kDispatchTableSize];
+  KernelRef last = entry(0);
+  runs[0] = toRun(last);
   int n = 1;
   uint64_t starts = 1;
   for (uint64_t rest = non_fallthrough; rest != 0; rest &= rest - 1) {
     const int i = __builtin_ctzll(rest) + 1;  // Note [DispatchKeySet representation]: bit k - 1 is key k
     const KernelRef k = entry(i);
-    if (k != runs[n - 1]) {
+    if (k != last) {
       starts |= uint64_t(1) << i;
-      new (runs + n++) KernelRef(k);
+      runs[n++] = toRun(k);
+      last = k;
     }
   }
-  void* memory = ::operator new(offsetof(Table, runs) + sizeof(KernelRef) * static_cast<size_t>(n));
+  void* memory = ::operator new(offsetof(Table, runs) + sizeof(Run) * static_cast<size_t>(n));
   Table* t = new (memory) Table{non_fallthrough, starts, {}};
-  std::memcpy(static_cast<void*>(t->runs), runs, sizeof(KernelRef) * static_cast<size_t>(n));  // trivially copyable
+  std::memcpy(static_cast<void*>(t->runs), runs, sizeof(Run) * static_cast<size_t>(n));
   return t;
 }
 
@@ -71,7 +72,7 @@ KernelRef DispatchTable::entry(int index) const {
   if (isFallthroughIndex(t->non_fallthrough, index)) {
     return fallthroughRef();
   }
-  return t->runs[runOf(t->run_starts, index)];
+  return read(t->runs[runOf(t->run_starts, index)]);
 }
 
 DispatchKeySet DispatchTable::nonFallthroughKeys() const {
@@ -81,7 +82,7 @@ DispatchKeySet DispatchTable::nonFallthroughKeys() const {
 
 size_t DispatchTable::sizeInBytes() const {
   const Table* t = table_.load(std::memory_order_relaxed);
-  return offsetof(Table, runs) + sizeof(KernelRef) * static_cast<size_t>(popcount64(t->run_starts));
+  return offsetof(Table, runs) + sizeof(Run) * static_cast<size_t>(popcount64(t->run_starts));
 }
 
 DispatchTable::Update::Update(DispatchTable& table)
@@ -94,7 +95,10 @@ KernelRef DispatchTable::Update::current(int i) const {
   if ((set_ >> i) & 1) {
     return reinterpret_cast<const KernelRef*>(changes_)[i];
   }
-  return isFallthroughIndex(live_->non_fallthrough, i) ? fallthroughRef() : live_->runs[runOf(live_->run_starts, i)];
+  if (isFallthroughIndex(live_->non_fallthrough, i)) {
+    return fallthroughRef();
+  }
+  return read(live_->runs[runOf(live_->run_starts, i)]);
 }
 
 void DispatchTable::Update::set(int index, KernelRef k) {
@@ -109,13 +113,13 @@ void DispatchTable::Update::set(int index, KernelRef k) {
 
 DispatchTable::Table* DispatchTable::Update::merged() const {
   // build() asks for increasing indices: walk the live runs alongside.
-  const KernelRef* run = live_->runs;
+  const Run* run = live_->runs;
   uint64_t later_starts = live_->run_starts & ~uint64_t(1);
   return build(non_fallthrough_, [&](int i) {
     for (; later_starts != 0 && __builtin_ctzll(later_starts) <= i; later_starts &= later_starts - 1) {
       ++run;
     }
-    return ((set_ >> i) & 1) ? reinterpret_cast<const KernelRef*>(changes_)[i] : *run;
+    return ((set_ >> i) & 1) ? reinterpret_cast<const KernelRef*>(changes_)[i] : read(*run);
   });
 }
 

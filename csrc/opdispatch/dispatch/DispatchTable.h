@@ -63,7 +63,7 @@ class DispatchTable final {
   DispatchKeySet lookup(DispatchKeySet ks, KernelRef* kernel) const {
     const Table* t = table_.load(std::memory_order_acquire);
     const DispatchKeySet masked = ks & DispatchKeySet(DispatchKeySet::RAW, t->non_fallthrough);
-    *kernel = t->runs[runOf(t->run_starts, masked.getDispatchTableIndex())];
+    *kernel = read(t->runs[runOf(t->run_starts, masked.getDispatchTableIndex())]);
     return masked;
   }
   /// The entry of table index `index` (0 for Undefined, else a runtime key's value). Lock-free.
@@ -107,11 +107,26 @@ class DispatchTable final {
   };
 
  private:
+  /// A KernelRef's words, read one by one (read()).
+  struct Run {
+    OperatorKernel* functor;
+    KernelRef::BoxedKernelFunction* boxed;
+    void* unboxed;
+    uint32_t effects;
+  };
   struct Table {
     uint64_t non_fallthrough;
     uint64_t run_starts;
-    KernelRef runs[1];  // really popcount(run_starts) of them
+    Run runs[1];  // really popcount(run_starts) of them
   };
+  static_assert(sizeof(Run) == sizeof(KernelRef), "a run is a KernelRef's words");
+  static Run toRun(KernelRef k) { return {k.functor(), k.boxedFunction(), k.unboxedFunction(), k.effects()}; }
+  /// Field by field, as separate word loads: a whole-struct (vector) copy
+  /// stalls the caller's reads of single fields on store forwarding.
+  static KernelRef read(const Run& r) {
+    return KernelRef(__atomic_load_n(&r.functor, __ATOMIC_RELAXED), __atomic_load_n(&r.boxed, __ATOMIC_RELAXED),
+                     __atomic_load_n(&r.unboxed, __ATOMIC_RELAXED), __atomic_load_n(&r.effects, __ATOMIC_RELAXED));
+  }
   /// The run holding table index `index` (see the Note).
   static int runOf(uint64_t run_starts, int index) { return popcount64(run_starts << (63 - index)) - 1; }
   static int popcount64(uint64_t x) {
