@@ -108,12 +108,15 @@ Library& Library::set_python_module(const char* pymodule, const char* context) &
 }
 
 void Library::registerDef(FunctionSchema schema, const std::vector<Tag>& tags, std::string debug) {
-  OperatorName name = schema.operator_name();
+  std::optional<OperatorName> name;  // (a copy only when needed: most names are too long for the small-string buffer)
+  if (python_module_) {
+    name = schema.operator_name();
+  }
   RegistrationHandleRAII def_handle = Dispatcher::singleton().registerDef(
       std::move(schema), debug.empty() ? debugString() : std::move(debug), tagNames(tags));
   if (python_module_) {
     registrars_.emplace_back(
-        Dispatcher::singleton().registerPythonModule(name, python_module_->first, python_module_->second));
+        Dispatcher::singleton().registerPythonModule(*name, python_module_->first, python_module_->second));
   }
   registrars_.emplace_back(std::move(def_handle));
 }

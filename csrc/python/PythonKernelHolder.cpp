@@ -44,7 +44,8 @@ PyObject* dispatchKeySetObject(DispatchKeySet ks) {
 
 PythonKernelHolder::PythonKernelHolder(PyObject* func, DispatchKey key, bool with_keyset, bool is_fallback)
     : func_(func),
-      where_(detail::str(is_fallback ? "Python fallback" : "Python kernel", " registered at ", key)),
+      // (Concatenated: an ostringstream here costs as much as the rest of a registration's strings.)
+      where_(std::string(is_fallback ? "Python fallback" : "Python kernel") + " registered at " + toString(key)),
       with_keyset_(with_keyset),
       is_fallback_(is_fallback) {
   Py_INCREF(func_);

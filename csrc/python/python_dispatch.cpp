@@ -439,6 +439,8 @@ void initDispatchBindings(py::module_& m) {
       py::arg("paths"),
       "Sets the source files (and directories, ending in '/') whose frames are not a user's registration site "
       "(_python_call_site and the 'registered at' of Python kernels skip them); returns the previous list.");
+  m.def("_python_call_site_text", &pythonCallSiteText,
+        "'file:line' of _python_call_site (one str per site, cached), or None; what registrations record.");
   m.def(
       "_python_call_site", []() -> std::optional<std::pair<std::string, int>> { return pythonCallSiteFrame(); },
       "(file, line) of the innermost Python frame outside the paths of _dispatch_set_call_site_skip_paths (the "
@@ -458,8 +460,9 @@ void initDispatchBindings(py::module_& m) {
             for (const auto& t : tags) {
               parsed_tags.push_back(parseTag(t));
             }
+            // (Concatenated: detail::str's ostringstream costs more than the rest of the definition's strings.)
             defineWithAliasAnalysis(self, std::move(parsed), kind, parsed_tags,
-                                    site.empty() ? std::string() : detail::str("registered at ", site));
+                                    site.empty() ? std::string() : "registered at " + site);
             return name;
           },
           py::arg("schema"), py::arg("alias_analysis") = "", py::arg("tags") = std::vector<std::string>{},
@@ -485,7 +488,7 @@ void initDispatchBindings(py::module_& m) {
             }
             self.impl(name, withKey(dispatch,
                                     CppFunction::makeFromKernelFunction(std::move(kernel))
-                                        .debug(site.empty() ? pythonCallSite() : detail::str("registered at ", site))));
+                                        .debug(site.empty() ? pythonCallSite() : "registered at " + site)));
           },
           py::arg("name"), py::arg("dispatch"), py::arg("func"), py::arg("with_keyset") = false,
           py::arg("check_aliasing") = false, py::arg("site") = "",
@@ -610,10 +613,15 @@ struct CodeInfo {
   bool internal = false;
   /// The SkippedSources version `internal` was computed for.
   uint64_t version = ~uint64_t(0);
-  /// The last (instruction offset, line) asked for: line numbers are
-  /// computed by walking the code's line table, which is slow in long modules.
-  int last_lasti = -1;
-  int last_line = 0;
+  /// The last instruction offsets asked for, newest first, with their line
+  /// and (once asked for) their "file:line" str (a strong reference): line
+  /// numbers are computed by walking the code's line table, which is slow in
+  /// long modules, and a loop registering a definition and a kernel asks for
+  /// two offsets in turn.
+  static constexpr int kRecent = 4;
+  int recent_lasti[kRecent] = {-1, -1, -1, -1};
+  int recent_line[kRecent] = {0, 0, 0, 0};
+  PyObject* recent_text[kRecent] = {nullptr, nullptr, nullptr, nullptr};
 };
 
 CodeInfo& codeInfo(PyCodeObject* code) {
@@ -634,22 +642,41 @@ CodeInfo& codeInfo(PyCodeObject* code) {
   return info;
 }
 
-int lineOf(PyFrameObject* frame, CodeInfo& info) {
+/// Moves `frame`'s instruction offset to the front of `info`'s recent ones
+/// (computing its line if it is not among them).
+void touchRecent(PyFrameObject* frame, CodeInfo& info) {
 #if PY_VERSION_HEX >= 0x030B0000
-  int lasti = PyFrame_GetLasti(frame);
-  if (lasti != info.last_lasti) {
-    info.last_lasti = lasti;
-    info.last_line = PyFrame_GetLineNumber(frame);
-  }
-  return info.last_line;
+  const int lasti = PyFrame_GetLasti(frame);
 #else
-  return PyFrame_GetLineNumber(frame);
+  const int lasti = frame->f_lasti;
 #endif
+  int i = 0;
+  while (i < CodeInfo::kRecent - 1 && info.recent_lasti[i] != lasti) {
+    ++i;
+  }
+  int line;
+  PyObject* text;
+  if (info.recent_lasti[i] == lasti) {
+    line = info.recent_line[i];
+    text = info.recent_text[i];
+  } else {  // the oldest goes
+    line = PyFrame_GetLineNumber(frame);
+    text = nullptr;
+    Py_XDECREF(info.recent_text[i]);
+  }
+  for (; i > 0; --i) {
+    info.recent_lasti[i] = info.recent_lasti[i - 1];
+    info.recent_line[i] = info.recent_line[i - 1];
+    info.recent_text[i] = info.recent_text[i - 1];
+  }
+  info.recent_lasti[0] = lasti;
+  info.recent_line[0] = line;
+  info.recent_text[0] = text;
 }
-} // namespace
 
-std::optional<std::pair<std::string, int>> pythonCallSiteFrame() {
-  // The innermost Python frame outside the skipped sources: where the user registered.
+/// The CodeInfo of the innermost Python frame outside the skipped sources
+/// (where the user registered), its offset first among its recent ones; null if none.
+CodeInfo* callSiteInfo() {
   // (Registrations walk it several times each: the file names are read in place, without copies.)
   PyFrameObject* frame = PyEval_GetFrame();
   Py_XINCREF(frame);
@@ -658,15 +685,38 @@ std::optional<std::pair<std::string, int>> pythonCallSiteFrame() {
     CodeInfo& info = codeInfo(code);
     Py_DECREF(code);
     if (!info.internal) {
-      int line = lineOf(frame, info);
+      touchRecent(frame, info);
       Py_DECREF(frame);
-      return std::make_pair(info.file, line);
+      return &info;
     }
     PyFrameObject* back = PyFrame_GetBack(frame);
     Py_DECREF(frame);
     frame = back;
   }
+  return nullptr;
+}
+} // namespace
+
+std::optional<std::pair<std::string, int>> pythonCallSiteFrame() {
+  if (CodeInfo* info = callSiteInfo()) {
+    return std::make_pair(info->file, info->recent_line[0]);
+  }
   return std::nullopt;
+}
+
+py::object pythonCallSiteText() {
+  CodeInfo* info = callSiteInfo();
+  if (info == nullptr) {
+    return py::none();
+  }
+  if (info->recent_text[0] == nullptr) {
+    std::string text = info->file + ":" + std::to_string(info->recent_line[0]);
+    info->recent_text[0] = PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "surrogateescape");
+    if (info->recent_text[0] == nullptr) {
+      throw py::error_already_set();
+    }
+  }
+  return py::reinterpret_borrow<py::object>(info->recent_text[0]);
 }
 
 std::string pythonCallSite() {

@@ -1133,6 +1133,10 @@ def _dispatch_default_included_set() -> DispatchKeySet:
     """
     The keys every thread includes until it excludes them (Note [BackendSelect is included by default]).
     """
+def _python_call_site_text() -> str | None:
+    """
+    'file:line' of _python_call_site (one str per site, cached), or None; what registrations record.
+    """
 def _python_call_site() -> tuple[str, int] | None:
     """
     (file, line) of the innermost Python frame outside the paths of _dispatch_set_call_site_skip_paths (the user's registration site), or None. The same frame Python kernels record as 'registered at file:line'.

@@ -153,16 +153,17 @@ def _call_site_frame() -> Optional[tuple[str, int]]:
     return _SITE.get() or _C._python_call_site()
 
 
-# (file, line) -> its "file:line" text, made once per site: registrations in a
-# loop or from one module share the strings kept per kernel.
+# (file, line) of a _registration_site() block -> its "file:line" text, made
+# once per site: the registrations of one block share the strings kept per
+# kernel (_C._python_call_site_text caches the other sites' texts itself).
 _SITE_TEXTS: dict[tuple[str, int], str] = {}
 
 
 def _call_site() -> str:
     """"file:line" of the registration being made."""
-    site = _SITE.get() or _C._python_call_site()  # _call_site_frame(), inlined: once per registration
-    if not site:
-        return "(unknown)"
+    site = _SITE.get()
+    if site is None:
+        return _C._python_call_site_text() or "(unknown)"
     text = _SITE_TEXTS.get(site)
     if text is None:
         text = _SITE_TEXTS[site] = f"{site[0]}:{site[1]}"
@@ -251,7 +252,7 @@ class Library:
         if self.m is None:
             self._live("define")
         names = () if type(tags) is tuple and not tags else _tag_names(schema, tags)
-        return self._registrations.define(schema, alias_analysis, names, site=_call_site())
+        return self._registrations.define(schema, alias_analysis, names, _call_site())
 
     def impl(
         self,
@@ -299,7 +300,7 @@ class Library:
             qualname = name if "::" in name else f"{self.ns}::{name}"
             key_name = dispatch_key or self.dispatch_key or "CompositeImplicitAutograd"
             _utils.check_callable(fn, f"impl of {qualname} at dispatch key {key_name}")
-        self._registrations.impl(name, dispatch_key, fn, site=_call_site(), with_keyset=with_keyset)
+        self._registrations.impl(name, dispatch_key, fn, _call_site(), with_keyset)
 
     def _register_fake(self, op_name: str, fn: Callable[..., Any], _stacklevel: int = 1) -> None:
         """Registers ``fn`` as the fake impl of ``<ns>::<op_name>`` (see

@@ -876,3 +876,30 @@ TEST_F(ComputedTable, FallthroughKernelAtAutogradCpuRemovesItFromTheNonFallthrou
   EXPECT_EQ(tableEntry(op, DispatchKey::AutogradCPU), (Entry{kDefaultAutogradFallback, "backend fallback"}));
   op.checkInvariants();
 }
+
+TEST_F(ComputedTable, TableStoresOneEntryPerRunOfEqualNeighboursAndAnswersEveryKey) {
+  // Note [Hot dispatch table]: a kernel at CPU and the default fallbacks make
+  // a handful of runs (the missing kernel of the other backends is one run,
+  // the autograd fallback of every autograd key another), not 48 entries.
+  Library lib(Library::DEF, "dt_runs", std::nullopt, __FILE__, __LINE__);
+  lib.def("f(Tensor x) -> int");
+  lib.impl("f", dispatch(DispatchKey::CPU, constant(1, "cpu_kernel")));
+  auto op = intOp("dt_runs::f");
+  const size_t runs = (op.entry().table().sizeInBytes() - 2 * sizeof(uint64_t)) / sizeof(KernelRef);
+  EXPECT_GE(runs, 3u);  // Undefined (missing), CPU, the autograd fallback at least
+  EXPECT_LE(runs, 12u);
+  // Every index, fallthrough keys included, answers what the precedence rules choose.
+  op.checkInvariants();
+  EXPECT_TRUE(op.entry().table().entry(static_cast<int>(DispatchKey::ADInplaceOrView)).isFallthrough());
+  EXPECT_FALSE(op.entry().nonFallthroughKeys().has(DispatchKey::ADInplaceOrView));
+  EXPECT_EQ(op.call(cpuTensor(false)), 1);
+  // A kernel inside a run splits it in three; removing it merges them again.
+  {
+    Library more(Library::IMPL, "dt_runs", DispatchKey::Meta, __FILE__, __LINE__);
+    more.impl("f", constant(2, "meta_kernel"));
+    EXPECT_EQ(op.entry().table().sizeInBytes(), 2 * sizeof(uint64_t) + (runs + 2) * sizeof(KernelRef));
+    op.checkInvariants();
+  }
+  EXPECT_EQ(op.entry().table().sizeInBytes(), 2 * sizeof(uint64_t) + runs * sizeof(KernelRef));
+  op.checkInvariants();
+}

@@ -1,74 +1,143 @@
-// DispatchTable: the double-buffered publication of Note [Hot dispatch table].
+// DispatchTable: the run-compressed, pointer-published tables of Note [Hot dispatch table].
 #include <opdispatch/dispatch/DispatchTable.h>
+
+#include <cstddef>
+#include <cstring>
+#include <new>
+
+#include <opdispatch/dispatch/KernelFunction.h>
+#include <opdispatch/dispatch/Reclaimer.h>
 
 namespace opdispatch {
 
 namespace {
 constexpr uint64_t kAllKeys = DispatchKeySet(DispatchKeySet::FULL).raw_repr();
-} // namespace
 
-DispatchTable::DispatchTable(KernelRef initial) {
-  for (Buffer& b : buffers_) {
-    b.non_fallthrough.store(kAllKeys, std::memory_order_relaxed);
-    for (Slot& s : b.slots) {
-      s.functor.store(initial.functor(), std::memory_order_relaxed);
-      s.boxed.store(initial.boxedFunction(), std::memory_order_relaxed);
-      s.unboxed.store(initial.unboxedFunction(), std::memory_order_relaxed);
-      s.effects.store(initial.effects(), std::memory_order_relaxed);
-    }
-  }
-  version_.store(0, std::memory_order_release);
+bool isFallthroughIndex(uint64_t non_fallthrough, int index) {
+  return index > 0 && (non_fallthrough & DispatchKeySet(static_cast<DispatchKey>(index)).raw_repr()) == 0;
 }
 
-KernelRef DispatchTable::entry(int index) const {
-  for (;;) {
-    const uint64_t version = version_.load(std::memory_order_acquire);
-    KernelRef k = read(buffers_[version & 1].slots[index]);
-    std::atomic_thread_fence(std::memory_order_acquire);
-    if (version_.load(std::memory_order_relaxed) == version) {
-      return k;
+/// What entry() answers for a fallthrough key (tableEntry gives fallthroughs no effects).
+KernelRef fallthroughRef() {
+  static const KernelRef ref = KernelFunction::makeFallthrough().ref();
+  return ref;
+}
+} // namespace
+
+template <class EntryOf>
+DispatchTable::Table* DispatchTable::build(uint64_t non_fallthrough, const EntryOf& entry) {
+  // Run starts: index 0, and every non-fallthrough index whose entry differs
+  // from the last non-fallthrough entry before it (the current run's).
+  Run runs[kDispatchTableSize];
+  KernelRef last = entry(0);
+  runs[0] = toRun(last);
+  int n = 1;
+  uint64_t starts = 1;
+  for (uint64_t rest = non_fallthrough; rest != 0; rest &= rest - 1) {
+    const int i = __builtin_ctzll(rest) + 1;  // Note [DispatchKeySet representation]: bit k - 1 is key k
+    const KernelRef k = entry(i);
+    if (k != last) {
+      starts |= uint64_t(1) << i;
+      runs[n++] = toRun(k);
+      last = k;
     }
   }
+  void* memory = ::operator new(offsetof(Table, runs) + sizeof(Run) * static_cast<size_t>(n));
+  Table* t = new (memory) Table{non_fallthrough, starts, {}};
+  std::memcpy(static_cast<void*>(t->runs), runs, sizeof(Run) * static_cast<size_t>(n));
+  return t;
+}
+
+void DispatchTable::destroy(void* t) {
+  // Table and KernelRef are trivially destructible.
+  ::operator delete(t);
+}
+
+DispatchTable::DispatchTable(KernelRef initial, const DispatchTable* copy_of) {
+  if (copy_of != nullptr) {
+    const size_t size = copy_of->sizeInBytes();
+    void* memory = ::operator new(size);
+    std::memcpy(memory, copy_of->table_.load(std::memory_order_relaxed), size);  // trivially copyable
+    table_.store(static_cast<Table*>(memory), std::memory_order_release);
+    return;
+  }
+  table_.store(build(kAllKeys, [&](int) { return initial; }), std::memory_order_release);
+}
+
+DispatchTable::~DispatchTable() { destroy(const_cast<Table*>(table_.load(std::memory_order_relaxed))); }
+
+KernelRef DispatchTable::entry(int index) const {
+  CallGuard guard;  // the table may be replaced and retired meanwhile
+  const Table* t = table_.load(std::memory_order_acquire);
+  if (isFallthroughIndex(t->non_fallthrough, index)) {
+    return fallthroughRef();
+  }
+  return read(t->runs[runOf(t->run_starts, index)]);
 }
 
 DispatchKeySet DispatchTable::nonFallthroughKeys() const {
-  const uint64_t version = version_.load(std::memory_order_acquire);
-  return DispatchKeySet(DispatchKeySet::RAW, buffers_[version & 1].non_fallthrough.load(std::memory_order_relaxed));
+  CallGuard guard;
+  return DispatchKeySet(DispatchKeySet::RAW, table_.load(std::memory_order_acquire)->non_fallthrough);
+}
+
+size_t DispatchTable::sizeInBytes() const {
+  const Table* t = table_.load(std::memory_order_relaxed);
+  return offsetof(Table, runs) + sizeof(Run) * static_cast<size_t>(popcount64(t->run_starts));
 }
 
 DispatchTable::Update::Update(DispatchTable& table)
     : table_(table),
-      version_(table.version_.load(std::memory_order_relaxed)) {
-  // A reader that sees any store below must also see that `version_` moved on
-  // from the version that directed it to this buffer (it then reads again).
-  std::atomic_thread_fence(std::memory_order_release);
-  const Buffer& live = table_.buffers_[version_ & 1];
-  Buffer& next = table_.buffers_[(version_ + 1) & 1];
-  next.non_fallthrough.store(live.non_fallthrough.load(std::memory_order_relaxed), std::memory_order_relaxed);
-  for (int i = 0; i < kDispatchTableSize; ++i) {
-    KernelRef k = read(live.slots[i]);
-    Slot& s = next.slots[i];
-    s.functor.store(k.functor(), std::memory_order_relaxed);
-    s.boxed.store(k.boxedFunction(), std::memory_order_relaxed);
-    s.unboxed.store(k.unboxedFunction(), std::memory_order_relaxed);
-    s.effects.store(k.effects(), std::memory_order_relaxed);
+      // The writer owns the pointer (registration lock): no guard needed to read it.
+      live_(table.table_.load(std::memory_order_relaxed)),
+      non_fallthrough_(live_->non_fallthrough) {}
+
+KernelRef DispatchTable::Update::current(int i) const {
+  if ((set_ >> i) & 1) {
+    return reinterpret_cast<const KernelRef*>(changes_)[i];
   }
+  if (isFallthroughIndex(live_->non_fallthrough, i)) {
+    return fallthroughRef();
+  }
+  return read(live_->runs[runOf(live_->run_starts, i)]);
 }
 
 void DispatchTable::Update::set(int index, KernelRef k) {
-  Buffer& next = table_.buffers_[(version_ + 1) & 1];
-  Slot& s = next.slots[index];
-  s.functor.store(k.functor(), std::memory_order_relaxed);
-  s.boxed.store(k.boxedFunction(), std::memory_order_relaxed);
-  s.unboxed.store(k.unboxedFunction(), std::memory_order_relaxed);
-  s.effects.store(k.effects(), std::memory_order_relaxed);
   if (index > 0) {
     const uint64_t bit = DispatchKeySet(static_cast<DispatchKey>(index)).raw_repr();
-    const uint64_t mask = next.non_fallthrough.load(std::memory_order_relaxed);
-    next.non_fallthrough.store(k.isFallthrough() ? (mask & ~bit) : (mask | bit), std::memory_order_relaxed);
+    non_fallthrough_ = k.isFallthrough() ? (non_fallthrough_ & ~bit) : (non_fallthrough_ | bit);
   }
+  changed_ = changed_ || current(index) != k;
+  new (reinterpret_cast<KernelRef*>(changes_) + index) KernelRef(k);
+  set_ |= uint64_t(1) << index;
 }
 
-void DispatchTable::Update::publish() { table_.version_.store(version_ + 1, std::memory_order_release); }
+DispatchTable::Table* DispatchTable::Update::merged() const {
+  // build() asks for increasing indices: walk the live runs alongside.
+  const Run* run = live_->runs;
+  uint64_t later_starts = live_->run_starts & ~uint64_t(1);
+  return build(non_fallthrough_, [&](int i) {
+    for (; later_starts != 0 && __builtin_ctzll(later_starts) <= i; later_starts &= later_starts - 1) {
+      ++run;
+    }
+    return ((set_ >> i) & 1) ? reinterpret_cast<const KernelRef*>(changes_)[i] : read(*run);
+  });
+}
+
+void DispatchTable::Update::publish() {
+  if (!changed_) {
+    return;
+  }
+  table_.table_.store(merged(), std::memory_order_release);
+  Reclaimer::singleton().retire(const_cast<Table*>(live_), &DispatchTable::destroy);
+  live_ = nullptr;
+  changed_ = false;
+}
+
+void DispatchTable::Update::publishUnseen() {
+  table_.table_.store(merged(), std::memory_order_relaxed);
+  destroy(const_cast<Table*>(live_));
+  live_ = nullptr;
+  changed_ = false;
+}
 
 } // namespace opdispatch

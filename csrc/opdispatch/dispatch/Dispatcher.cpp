@@ -115,7 +115,10 @@ OperatorEntry& Dispatcher::lookupOrCreate(const OperatorName& name) {
   if (it != operatorLookupTable_.end()) {
     return *it->second;
   }
-  OperatorEntry& e = operators_.emplace_back(name, backendFallbacks_);
+  if (!freshEntry_) {
+    freshEntry_ = std::make_unique<OperatorEntry>(OperatorName("", ""), backendFallbacks_);
+  }
+  OperatorEntry& e = operators_.emplace_back(name, backendFallbacks_, &freshEntry_->table());
   operatorLookupTable_.emplace(name, std::prev(operators_.end()));
   entriesByName_[name.name].push_back(&e);
   return e;
@@ -257,6 +260,14 @@ void OperatorHandle::release(OperatorEntry* e) noexcept {
 
 RegistrationHandleRAII Dispatcher::registerDef(FunctionSchema schema, std::string debug, std::vector<std::string> tags,
                                                std::optional<AliasAnalysisKind> alias_analysis) {
+  RegistrationHandleRAII handle = registerDefLocked(std::move(schema), std::move(debug), std::move(tags), alias_analysis);
+  Reclaimer::singleton().reclaimIfDue();  // the dispatch tables it replaced
+  return handle;
+}
+
+RegistrationHandleRAII Dispatcher::registerDefLocked(FunctionSchema schema, std::string debug,
+                                                     std::vector<std::string> tags,
+                                                     std::optional<AliasAnalysisKind> alias_analysis) {
   std::lock_guard<std::mutex> lock(mutex_);
   OperatorEntry& e = lookupOrCreate(schema.operator_name());
   OPDISPATCH_CHECK(!e.hasSchema(), "Tried to register an operator (", schema,
@@ -293,6 +304,16 @@ void Dispatcher::deregisterDef(OperatorEntry& e) {
 RegistrationHandleRAII Dispatcher::registerImpl(OperatorName name, std::optional<DispatchKey> key,
                                                 KernelFunction kernel, std::optional<CppSignature> cpp_signature,
                                                 std::unique_ptr<FunctionSchema> inferred_schema, std::string debug) {
+  RegistrationHandleRAII handle = registerImplLocked(std::move(name), key, std::move(kernel), std::move(cpp_signature),
+                                                     std::move(inferred_schema), std::move(debug));
+  Reclaimer::singleton().reclaimIfDue();  // the dispatch tables it replaced
+  return handle;
+}
+
+RegistrationHandleRAII Dispatcher::registerImplLocked(OperatorName name, std::optional<DispatchKey> key,
+                                                      KernelFunction kernel, std::optional<CppSignature> cpp_signature,
+                                                      std::unique_ptr<FunctionSchema> inferred_schema,
+                                                      std::string debug) {
   std::lock_guard<std::mutex> lock(mutex_);
   OperatorEntry& e = lookupOrCreate(name);
   AnnotatedKernelContainerIterator it;
@@ -328,12 +349,17 @@ void Dispatcher::deregisterImpl(OperatorEntry& e, DispatchKey key, AnnotatedKern
 
 RegistrationHandleRAII Dispatcher::registerFallback(DispatchKey key, KernelFunction kernel, std::string debug,
                                                     FallbackKind kind) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  BackendFallbacks::Position position = backendFallbacks_.add(key, kind, std::move(kernel), std::move(debug));
-  for (auto& e : operators_) {
-    e.updateFallback(key);
+  BackendFallbacks::Position position;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    position = backendFallbacks_.add(key, kind, std::move(kernel), std::move(debug));
+    freshEntry_.reset();
+    for (auto& e : operators_) {
+      e.updateFallback(key);
+    }
+    kernelGeneration_.fetch_add(1, std::memory_order_release);
   }
-  kernelGeneration_.fetch_add(1, std::memory_order_release);
+  Reclaimer::singleton().reclaimIfDue();  // the dispatch tables it replaced
   return RegistrationHandleRAII([this, position] { deregisterFallback(position); });
 }
 
@@ -345,6 +371,7 @@ void Dispatcher::deregisterFallback(const BackendFallbacks::Position& position) 
   {
     std::lock_guard<std::mutex> lock(mutex_);
     backendFallbacks_.remove(position, *retired);
+    freshEntry_.reset();
     for (auto& e : operators_) {
       e.updateFallback(position.key);
     }

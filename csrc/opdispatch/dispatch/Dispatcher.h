@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <list>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -103,6 +104,12 @@ class Dispatcher final {
   Dispatcher() = default;
   OperatorEntry& lookupOrCreate(const OperatorName& name);
   bool isListed(const OperatorEntry& e) const { return e.def_and_impl_count_ > 0; }
+  /// registerDef / registerImpl under the lock; the callers reclaim what they retired after it.
+  RegistrationHandleRAII registerDefLocked(FunctionSchema schema, std::string debug, std::vector<std::string> tags,
+                                           std::optional<AliasAnalysisKind> alias_analysis);
+  RegistrationHandleRAII registerImplLocked(OperatorName name, std::optional<DispatchKey> key, KernelFunction kernel,
+                                            std::optional<CppSignature> cpp_signature,
+                                            std::unique_ptr<FunctionSchema> inferred_schema, std::string debug);
   void deregisterDef(OperatorEntry& entry);
   /// Unindexes `e` and retires it to the Reclaimer if nothing refers to it
   /// any more (Note [Kernel lifetime]). Lock held.
@@ -119,6 +126,10 @@ class Dispatcher final {
   /// Every live entry by its name without overload, in creation order.
   std::unordered_map<std::string, std::vector<OperatorEntry*>> entriesByName_;
   BackendFallbacks backendFallbacks_;
+  /// An entry of no operator, with no schema and no kernels: its table is
+  /// what every new entry starts with (copied, not recomputed key by key).
+  /// Made on demand, dropped when the backend fallbacks change; never seen by calls.
+  std::unique_ptr<OperatorEntry> freshEntry_;
   std::unordered_map<std::string, std::string> libraries_;
   /// Per operator, the (pymodule, context) records of registerPythonModule, newest last.
   std::unordered_map<OperatorName, std::list<std::pair<std::string, std::string>>> pythonModules_;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 
 #include <opdispatch/Macros.h>
@@ -80,5 +81,7 @@ class KernelRef final {
   void* unboxed_ = nullptr;
   uint32_t effects_ = kNoEffects;
 };
+
+static_assert(std::is_trivially_copyable_v<KernelRef>, "dispatch tables copy KernelRefs as bytes");
 
 } // namespace opdispatch

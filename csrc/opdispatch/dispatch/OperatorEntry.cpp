@@ -56,13 +56,19 @@ std::pair<DispatchKeySet, bool> affectedEntries(DispatchKey k) {
 
 } // namespace
 
-OperatorEntry::OperatorEntry(OperatorName name, const BackendFallbacks& fallbacks)
-    : table_(missingKernelEntry().kernel.ref()),
+OperatorEntry::OperatorEntry(OperatorName name, const BackendFallbacks& fallbacks, const DispatchTable* fresh)
+    : table_(missingKernelEntry().kernel.ref(), fresh),
       name_(std::move(name)),
       fallbacks_(fallbacks) {
+  if (fresh != nullptr) {
+    return;
+  }
   // Pick up the backend fallbacks registered before the entry existed
-  // (PyTorch: the OperatorEntry constructor).
-  updateDispatchTable(DispatchKeySet(DispatchKeySet::FULL), true);
+  // (PyTorch: the OperatorEntry constructor). No call can reach the entry
+  // yet, so the all-missing table it replaces is freed at once.
+  DispatchTable::Update update(table_);
+  fillDispatchTable(update, DispatchKeySet(DispatchKeySet::FULL), true);
+  update.publishUnseen();
 }
 
 const FunctionSchema& OperatorEntry::schema() const {
@@ -150,15 +156,22 @@ void OperatorEntry::registerSchema(FunctionSchema schema, std::string debug, std
   }
   schema_.store(new AnnotatedSchema(std::move(schema), std::move(debug), std::move(tags)), std::memory_order_release);
   aliasAnalysis_ = alias_analysis;
-  // The effects of every entry depend on the schema's mutated arguments.
-  updateDispatchTable(DispatchKeySet(DispatchKeySet::FULL), true);
+  updateSchemaEffects(*schemaPtr());
+}
+
+void OperatorEntry::updateSchemaEffects(const AnnotatedSchema& s) {
+  // Only the entries that bump versions depend on the schema (tableEntry):
+  // those of the backend keys and Undefined, for a schema that mutates.
+  if (!s.mutable_arg_indices.empty()) {
+    updateDispatchTable(backend_dispatch_keyset, true);
+  }
 }
 
 const AnnotatedSchema* OperatorEntry::deregisterSchema() {
   const AnnotatedSchema* old = schemaPtr();
   OPDISPATCH_INTERNAL_ASSERT(old != nullptr, "deregisterSchema on ", name_, " which has no schema");
   schema_.store(nullptr, std::memory_order_release);
-  updateDispatchTable(DispatchKeySet(DispatchKeySet::FULL), true);
+  updateSchemaEffects(*old);
   return old;
 }
 
@@ -317,6 +330,9 @@ std::pair<const AnnotatedKernel*, const char*> OperatorEntry::computeDispatchTab
 KernelRef OperatorEntry::tableEntry(DispatchKey k, const AnnotatedKernel& chosen) const {
   // Note [Post-kernel effects]: versions are bumped below autograd, for the
   // kernels of backend keys (and Undefined); the alias check is the kernel's.
+  if (chosen.kernel.isFallthrough()) {
+    return chosen.kernel.ref();  // never run: no effects (Note [Hot dispatch table])
+  }
   uint32_t effects = KernelRef::kNoEffects;
   const AnnotatedSchema* s = schemaPtr();
   if (s != nullptr && !s->mutable_arg_indices.empty() && (k == DispatchKey::Undefined || isBackendDispatchKey(k))) {
@@ -330,6 +346,11 @@ KernelRef OperatorEntry::tableEntry(DispatchKey k, const AnnotatedKernel& chosen
 
 void OperatorEntry::updateDispatchTable(DispatchKeySet keys, bool undefined) {
   DispatchTable::Update update(table_);
+  fillDispatchTable(update, keys, undefined);
+  update.publish();
+}
+
+void OperatorEntry::fillDispatchTable(DispatchTable::Update& update, DispatchKeySet keys, bool undefined) const {
   if (undefined) {
     update.set(0,
                tableEntry(DispatchKey::Undefined, *computeDispatchTableEntryWithDebug(DispatchKey::Undefined).first));
@@ -337,7 +358,6 @@ void OperatorEntry::updateDispatchTable(DispatchKeySet keys, bool undefined) {
   for (DispatchKey k : keys) {
     update.set(static_cast<int>(k), tableEntry(k, *computeDispatchTableEntryWithDebug(k).first));
   }
-  update.publish();
 }
 
 std::string OperatorEntry::dumpState() const {

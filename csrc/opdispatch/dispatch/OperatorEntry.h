@@ -48,8 +48,10 @@ namespace opdispatch {
 class OperatorEntry final {
  public:
   /// `fallbacks`: the backend fallbacks the table uses (the Dispatcher's,
-  /// which outlive every entry).
-  OperatorEntry(OperatorName name, const BackendFallbacks& fallbacks);
+  /// which outlive every entry). `fresh`: if given, the table of an entry
+  /// with no schema and no kernels under the same fallbacks, which this one
+  /// copies instead of computing its own (Dispatcher::lookupOrCreate).
+  OperatorEntry(OperatorName name, const BackendFallbacks& fallbacks, const DispatchTable* fresh = nullptr);
   OperatorEntry(const OperatorEntry&) = delete;
   OperatorEntry& operator=(const OperatorEntry&) = delete;
 
@@ -126,6 +128,10 @@ class OperatorEntry final {
 
   /// Recomputes the entries of `keys`, and of Undefined if `undefined`, and publishes them.
   void updateDispatchTable(DispatchKeySet keys, bool undefined);
+  /// Sets the recomputed entries of `keys` (and of Undefined if `undefined`) in `update`.
+  void fillDispatchTable(DispatchTable::Update& update, DispatchKeySet keys, bool undefined) const;
+  /// Recomputes the entries whose effects depend on schema `s` (being registered or removed).
+  void updateSchemaEffects(const AnnotatedSchema& s);
   /// What the table holds at `k` for `chosen`: its KernelRef with the effects a call there has.
   KernelRef tableEntry(DispatchKey k, const AnnotatedKernel& chosen) const;
   const AnnotatedKernel* getKernelForDispatchKey(DispatchKey k) const;

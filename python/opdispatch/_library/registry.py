@@ -194,7 +194,7 @@ class Registrations:
         self.handles: list[RegistrationHandle] = []
         self.replacements: dict[str, RegistrationHandle] = {}
 
-    def define(self, schema: str, alias_analysis: str = "", tags: Iterable[str] = (), *, site: str = "") -> str:
+    def define(self, schema: str, alias_analysis: str = "", tags: Iterable[str] = (), site: str = "") -> str:
         """Defines an operator ("name[.overload](args) -> returns", the
         namespace optional), registered at ``site`` ("file:line"; default:
         the owner's own site); returns its qualified name. Raises RuntimeError
@@ -202,7 +202,7 @@ class Registrations:
         what ``_C`` raises (ValueError for a malformed schema, RuntimeError for
         an operator already defined or a namespace mismatch)."""
         check_alias_analysis(alias_analysis)
-        name = schema.split("(", 1)[0].strip()
+        name = schema.partition("(")[0].strip()
         qualname = name if "::" in name else f"{self.ns}::{name}"
         (self._live() if self.m is None else self.m).define(schema, alias_analysis, tags, site)
         self.defs.add(qualname)
@@ -216,7 +216,6 @@ class Registrations:
         op_name: str,
         dispatch_key: str,
         fn: Callable[..., Any],
-        *,
         site: str,
         with_keyset: bool = False,
         check_aliasing: bool = False,
