@@ -241,8 +241,8 @@ py::object dispatchOnMode(const OperatorHandle& op, PyObject* func, PyObject* ty
   return callHandler(handler.ptr(), nullptr, func, types, args, kwargs);
 }
 
-py::object dispatchOnSubclasses(const OperatorHandle& op, const Overloaded& overloaded, PyObject* func,
-                                PyObject* types, PyObject* args, PyObject* kwargs) {
+py::object dispatchOnSubclasses(const OperatorHandle& op, const Overloaded& overloaded, PyObject* func, PyObject* types,
+                                PyObject* args, PyObject* kwargs) {
   py::object ret;
   for (PyObject* arg : overloaded) {
     PyObject* cls = reinterpret_cast<PyObject*>(Py_TYPE(arg));

@@ -486,9 +486,8 @@ void initDispatchBindings(py::module_& m) {
             if (check_aliasing) {
               kernel = std::move(kernel).checkOutputAliasing();
             }
-            self.impl(name, withKey(dispatch,
-                                    CppFunction::makeFromKernelFunction(std::move(kernel))
-                                        .debug(site.empty() ? pythonCallSite() : "registered at " + site)));
+            self.impl(name, withKey(dispatch, CppFunction::makeFromKernelFunction(std::move(kernel))
+                                                  .debug(site.empty() ? pythonCallSite() : "registered at " + site)));
           },
           py::arg("name"), py::arg("dispatch"), py::arg("func"), py::arg("with_keyset") = false,
           py::arg("check_aliasing") = false, py::arg("site") = "",

@@ -260,7 +260,8 @@ void OperatorHandle::release(OperatorEntry* e) noexcept {
 
 RegistrationHandleRAII Dispatcher::registerDef(FunctionSchema schema, std::string debug, std::vector<std::string> tags,
                                                std::optional<AliasAnalysisKind> alias_analysis) {
-  RegistrationHandleRAII handle = registerDefLocked(std::move(schema), std::move(debug), std::move(tags), alias_analysis);
+  RegistrationHandleRAII handle = registerDefLocked(std::move(schema), std::move(debug), std::move(tags),
+                                                    alias_analysis);
   Reclaimer::singleton().reclaimIfDue();  // the dispatch tables it replaced
   return handle;
 }
