@@ -215,6 +215,9 @@ PythonKernelArguments::PythonKernelArguments(BoundArguments& args)
   const size_t n = arguments.size();
   const size_t num_positional = args.schema().num_positional;
   num_positional_ = num_positional;
+  if (!args.schema().has_defaults && num_positional == n && args.allKept()) {
+    return;  // every argument positional, given and kept: the bound objects as they are
+  }
   while (num_positional_ > 0 && args.equalsDefault(num_positional_ - 1)) {
     --num_positional_;
   }

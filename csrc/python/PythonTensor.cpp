@@ -26,11 +26,9 @@ namespace py = pybind11;
 namespace opdispatch::python {
 
 PyTypeObject* TensorBaseType = nullptr;
+PyTypeObject* gTensorClass = nullptr;
 
 namespace {
-
-/// The class new wrappers get (opdispatch.Tensor once _tensor.py registers it).
-PyTypeObject* gTensorClass = nullptr;
 
 PyTypeObject gTensorBaseType = staticTypeObject();
 

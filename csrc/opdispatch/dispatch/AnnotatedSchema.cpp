@@ -12,8 +12,10 @@ AnnotatedSchema::AnnotatedSchema(FunctionSchema s, std::string d, std::vector<st
   while (num_positional < num_arguments && !schema.arguments()[num_positional].kwarg_only()) {
     ++num_positional;
   }
+  has_defaults = false;
   for (uint32_t i = 0; i < num_arguments; ++i) {
     const Argument& arg = schema.arguments()[i];
+    has_defaults = has_defaults || arg.default_value().has_value();
     argument_info.push_back(
         {arg.type()->unwrapOptional()->kind(), arg.type()->isOptional(), arg.default_value().has_value()});
     if (schema.arguments()[i].type()->isTensorLike()) {
