@@ -171,6 +171,20 @@ OperatorName qualifiedIn(const Library& lib, OperatorName name) {
   return name;
 }
 
+/// `site` ("file:line" of a registration, as given), or for None the
+/// caller's: the innermost Python frame outside opdispatch's registration
+/// code, "(unknown)" if there is none. (Found here rather than by a call of
+/// _python_call_site_text from Python: one call fewer per registration.)
+py::object registrationSite(py::handle site) {
+  if (!site.is_none()) {
+    OPDISPATCH_CHECK_TYPE(PyUnicode_Check(site.ptr()), "site must be a str ('file:line') or None, not ",
+                          pyTypeName(site.ptr()));
+    return py::reinterpret_borrow<py::object>(site);
+  }
+  py::object text = pythonCallSiteText();
+  return text.is_none() ? py::str("(unknown)") : text;
+}
+
 /// Defines `schema` in `lib` and records how its alias annotations are read.
 void defineWithAliasAnalysis(Library& lib, FunctionSchema schema, std::optional<AliasAnalysisKind> kind,
                              const std::vector<Tag>& tags = {}, std::string debug = "") {
@@ -452,7 +466,7 @@ void initDispatchBindings(py::module_& m) {
       .def(
           "define",
           [](Library& self, const std::string& schema, const std::string& alias_analysis,
-             const std::vector<std::string>& tags, const std::string& site) {
+             const std::vector<std::string>& tags, py::handle site) {
             AliasAnalysisKind kind = parseAliasAnalysisKind(alias_analysis);
             FunctionSchema parsed = parseSchema(schema);
             std::string name = parsed.name();
@@ -460,25 +474,28 @@ void initDispatchBindings(py::module_& m) {
             for (const auto& t : tags) {
               parsed_tags.push_back(parseTag(t));
             }
+            std::string text = py::cast<std::string>(registrationSite(site));
             // (Concatenated: detail::str's ostringstream costs more than the rest of the definition's strings.)
             defineWithAliasAnalysis(self, std::move(parsed), kind, parsed_tags,
-                                    site.empty() ? std::string() : "registered at " + site);
+                                    text.empty() ? std::string() : "registered at " + text);
             return name;
           },
           py::arg("schema"), py::arg("alias_analysis") = "", py::arg("tags") = std::vector<std::string>{},
           py::arg("site") = "",
           "Defines an operator. site: where ('file:line', for debug output and duplicate-definition errors); "
-          "default: where the library was created.")
+          "'' (default): where the library was created; None: the innermost Python frame outside opdispatch.")
       .def(
           "impl",
           [](Library& self, const std::string& name, const std::string& dispatch, py::object func, bool with_keyset,
-             bool check_aliasing, const std::string& site) {
+             bool check_aliasing, py::handle site_arg) {
+            py::object site_text = registrationSite(site_arg);
             if (gFallthroughKernel != nullptr && func.ptr() == gFallthroughKernel) {
               OPDISPATCH_CHECK_VALUE(!check_aliasing, "impl(", name,
                                      "): a fallthrough kernel cannot take check_aliasing");
               self.impl(name, withKey(dispatch, CppFunction::makeFallthrough()));
-              return;
+              return site_text;
             }
+            std::string site = py::cast<std::string>(site_text);
             OPDISPATCH_CHECK_TYPE(PyCallable_Check(func.ptr()), "impl(", name, "): the kernel must be callable, not ",
                                   pyTypeName(func.ptr()));
             DispatchKey key = effectiveKey(self, dispatch);
@@ -489,13 +506,14 @@ void initDispatchBindings(py::module_& m) {
             self.impl(name, withKey(dispatch,
                                     CppFunction::makeFromKernelFunction(std::move(kernel))
                                         .debug(site.empty() ? pythonCallSite() : "registered at " + site)));
+            return site_text;
           },
           py::arg("name"), py::arg("dispatch"), py::arg("func"), py::arg("with_keyset") = false,
-          py::arg("check_aliasing") = false, py::arg("site") = "",
+          py::arg("check_aliasing") = false, py::arg("site") = py::none(),
           "Registers the Python function `func` as the kernel of `name` at `dispatch`. check_aliasing: its tensor "
           "outputs may not share memory with its inputs or each other (Note [Post-kernel effects]). "
           "site: where it was registered ('file:line', for debug output), if the caller knows it already; "
-          "default: the innermost Python frame outside opdispatch.")
+          "None (default): the innermost Python frame outside opdispatch. Returns the site recorded.")
       .def(
           "fallback",
           [](Library& self, const std::string& dispatch, py::object func, bool with_keyset) {
