@@ -53,13 +53,13 @@ std::optional<DispatchKey> optionalKey(const std::string& k) {
   return parseDispatchKey(k);
 }
 
-/// A CppFunction at `dispatch` ("" = the library's key).
-CppFunction withKey(const std::string& dispatch, CppFunction f) {
-  if (auto k = optionalKey(dispatch)) {
-    return opdispatch::dispatch(*k, std::move(f));
-  }
-  return f;
+/// A CppFunction at `key` (none = the library's key).
+CppFunction withKey(std::optional<DispatchKey> key, CppFunction f) {
+  return key ? opdispatch::dispatch(*key, std::move(f)) : std::move(f);
 }
+
+/// A CppFunction at `dispatch` ("" = the library's key).
+CppFunction withKey(const std::string& dispatch, CppFunction f) { return withKey(optionalKey(dispatch), std::move(f)); }
 
 Tensor identity(const Tensor& a) { return a; }
 
@@ -68,11 +68,12 @@ CppFunction identityKernel(const std::string& dispatch, const std::string& debug
 }
 
 /// The key a Python kernel is registered at: the given one, else the library's, else CompositeImplicitAutograd.
+DispatchKey effectiveKey(const Library& lib, std::optional<DispatchKey> given) {
+  return given ? *given : lib.dispatch_key().value_or(DispatchKey::CompositeImplicitAutograd);
+}
+
 DispatchKey effectiveKey(const Library& lib, const std::string& dispatch) {
-  if (auto k = optionalKey(dispatch)) {
-    return *k;
-  }
-  return lib.dispatch_key().value_or(DispatchKey::CompositeImplicitAutograd);
+  return effectiveKey(lib, optionalKey(dispatch));
 }
 
 OperatorName parseOpName(const std::string& name) { return parseName(name); }
@@ -498,14 +499,14 @@ void initDispatchBindings(py::module_& m) {
             std::string site = py::cast<std::string>(site_text);
             OPDISPATCH_CHECK_TYPE(PyCallable_Check(func.ptr()), "impl(", name, "): the kernel must be callable, not ",
                                   pyTypeName(func.ptr()));
-            DispatchKey key = effectiveKey(self, dispatch);
-            KernelFunction kernel = PythonKernelHolder::makeKernel(func.ptr(), key, with_keyset);
+            std::optional<DispatchKey> given = optionalKey(dispatch);  // (parsed once: a scan of the key names)
+            KernelFunction kernel = PythonKernelHolder::makeKernel(func.ptr(), effectiveKey(self, given), with_keyset);
             if (check_aliasing) {
               kernel = std::move(kernel).checkOutputAliasing();
             }
-            self.impl(name, withKey(dispatch,
-                                    CppFunction::makeFromKernelFunction(std::move(kernel))
-                                        .debug(site.empty() ? pythonCallSite() : "registered at " + site)));
+            CppFunction f = CppFunction::makeFromKernelFunction(std::move(kernel))
+                                .debug(site.empty() ? pythonCallSite() : "registered at " + site);
+            self.impl(name, withKey(given, std::move(f)));
             return site_text;
           },
           py::arg("name"), py::arg("dispatch"), py::arg("func"), py::arg("with_keyset") = false,
