@@ -37,9 +37,7 @@ extern PyTypeObject* gTensorClass;
 /// Whether `obj` is a tensor (TensorBase or a subclass). The class of
 /// ordinary tensors is tested first: it is a subclass of TensorBase, and
 /// PyType_IsSubtype walks its MRO on every call.
-inline bool isTensor(PyObject* obj) {
-  return Py_TYPE(obj) == gTensorClass || PyObject_TypeCheck(obj, TensorBaseType);
-}
+inline bool isTensor(PyObject* obj) { return Py_TYPE(obj) == gTensorClass || PyObject_TypeCheck(obj, TensorBaseType); }
 /// Borrowed TensorImpl of a tensor object (precondition: isTensor(obj)).
 inline TensorImpl* unpackImpl(PyObject* obj) { return reinterpret_cast<TensorObject*>(obj)->impl; }
 /// A new handle to the tensor of `obj` (precondition: isTensor(obj)).

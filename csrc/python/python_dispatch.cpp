@@ -53,13 +53,13 @@ std::optional<DispatchKey> optionalKey(const std::string& k) {
   return parseDispatchKey(k);
 }
 
-/// A CppFunction at `dispatch` ("" = the library's key).
-CppFunction withKey(const std::string& dispatch, CppFunction f) {
-  if (auto k = optionalKey(dispatch)) {
-    return opdispatch::dispatch(*k, std::move(f));
-  }
-  return f;
+/// A CppFunction at `key` (none = the library's key).
+CppFunction withKey(std::optional<DispatchKey> key, CppFunction f) {
+  return key ? opdispatch::dispatch(*key, std::move(f)) : std::move(f);
 }
+
+/// A CppFunction at `dispatch` ("" = the library's key).
+CppFunction withKey(const std::string& dispatch, CppFunction f) { return withKey(optionalKey(dispatch), std::move(f)); }
 
 Tensor identity(const Tensor& a) { return a; }
 
@@ -68,11 +68,12 @@ CppFunction identityKernel(const std::string& dispatch, const std::string& debug
 }
 
 /// The key a Python kernel is registered at: the given one, else the library's, else CompositeImplicitAutograd.
+DispatchKey effectiveKey(const Library& lib, std::optional<DispatchKey> given) {
+  return given ? *given : lib.dispatch_key().value_or(DispatchKey::CompositeImplicitAutograd);
+}
+
 DispatchKey effectiveKey(const Library& lib, const std::string& dispatch) {
-  if (auto k = optionalKey(dispatch)) {
-    return *k;
-  }
-  return lib.dispatch_key().value_or(DispatchKey::CompositeImplicitAutograd);
+  return effectiveKey(lib, optionalKey(dispatch));
 }
 
 OperatorName parseOpName(const std::string& name) { return parseName(name); }
@@ -169,6 +170,20 @@ OperatorName qualifiedIn(const Library& lib, OperatorName name) {
     name.name = lib.ns() + "::" + name.name;
   }
   return name;
+}
+
+/// `site` ("file:line" of a registration, as given), or for None the
+/// caller's: the innermost Python frame outside opdispatch's registration
+/// code, "(unknown)" if there is none. (Found here rather than by a call of
+/// _python_call_site_text from Python: one call fewer per registration.)
+py::object registrationSite(py::handle site) {
+  if (!site.is_none()) {
+    OPDISPATCH_CHECK_TYPE(PyUnicode_Check(site.ptr()), "site must be a str ('file:line') or None, not ",
+                          pyTypeName(site.ptr()));
+    return py::reinterpret_borrow<py::object>(site);
+  }
+  py::object text = pythonCallSiteText();
+  return text.is_none() ? py::str("(unknown)") : text;
 }
 
 /// Defines `schema` in `lib` and records how its alias annotations are read.
@@ -452,7 +467,7 @@ void initDispatchBindings(py::module_& m) {
       .def(
           "define",
           [](Library& self, const std::string& schema, const std::string& alias_analysis,
-             const std::vector<std::string>& tags, const std::string& site) {
+             const std::vector<std::string>& tags, py::handle site) {
             AliasAnalysisKind kind = parseAliasAnalysisKind(alias_analysis);
             FunctionSchema parsed = parseSchema(schema);
             std::string name = parsed.name();
@@ -460,41 +475,46 @@ void initDispatchBindings(py::module_& m) {
             for (const auto& t : tags) {
               parsed_tags.push_back(parseTag(t));
             }
+            std::string text = py::cast<std::string>(registrationSite(site));
             // (Concatenated: detail::str's ostringstream costs more than the rest of the definition's strings.)
             defineWithAliasAnalysis(self, std::move(parsed), kind, parsed_tags,
-                                    site.empty() ? std::string() : "registered at " + site);
+                                    text.empty() ? std::string() : "registered at " + text);
             return name;
           },
           py::arg("schema"), py::arg("alias_analysis") = "", py::arg("tags") = std::vector<std::string>{},
           py::arg("site") = "",
           "Defines an operator. site: where ('file:line', for debug output and duplicate-definition errors); "
-          "default: where the library was created.")
+          "'' (default): where the library was created; None: the innermost Python frame outside opdispatch.")
       .def(
           "impl",
           [](Library& self, const std::string& name, const std::string& dispatch, py::object func, bool with_keyset,
-             bool check_aliasing, const std::string& site) {
+             bool check_aliasing, py::handle site_arg) {
+            py::object site_text = registrationSite(site_arg);
             if (gFallthroughKernel != nullptr && func.ptr() == gFallthroughKernel) {
               OPDISPATCH_CHECK_VALUE(!check_aliasing, "impl(", name,
                                      "): a fallthrough kernel cannot take check_aliasing");
               self.impl(name, withKey(dispatch, CppFunction::makeFallthrough()));
-              return;
+              return site_text;
             }
+            std::string site = py::cast<std::string>(site_text);
             OPDISPATCH_CHECK_TYPE(PyCallable_Check(func.ptr()), "impl(", name, "): the kernel must be callable, not ",
                                   pyTypeName(func.ptr()));
-            DispatchKey key = effectiveKey(self, dispatch);
-            KernelFunction kernel = PythonKernelHolder::makeKernel(func.ptr(), key, with_keyset);
+            std::optional<DispatchKey> given = optionalKey(dispatch);  // (parsed once: a scan of the key names)
+            KernelFunction kernel = PythonKernelHolder::makeKernel(func.ptr(), effectiveKey(self, given), with_keyset);
             if (check_aliasing) {
               kernel = std::move(kernel).checkOutputAliasing();
             }
-            self.impl(name, withKey(dispatch, CppFunction::makeFromKernelFunction(std::move(kernel))
-                                                  .debug(site.empty() ? pythonCallSite() : "registered at " + site)));
+            CppFunction f = CppFunction::makeFromKernelFunction(std::move(kernel))
+                                .debug(site.empty() ? pythonCallSite() : "registered at " + site);
+            self.impl(name, withKey(given, std::move(f)));
+            return site_text;
           },
           py::arg("name"), py::arg("dispatch"), py::arg("func"), py::arg("with_keyset") = false,
-          py::arg("check_aliasing") = false, py::arg("site") = "",
+          py::arg("check_aliasing") = false, py::arg("site") = py::none(),
           "Registers the Python function `func` as the kernel of `name` at `dispatch`. check_aliasing: its tensor "
           "outputs may not share memory with its inputs or each other (Note [Post-kernel effects]). "
           "site: where it was registered ('file:line', for debug output), if the caller knows it already; "
-          "default: the innermost Python frame outside opdispatch.")
+          "None (default): the innermost Python frame outside opdispatch. Returns the site recorded.")
       .def(
           "fallback",
           [](Library& self, const std::string& dispatch, py::object func, bool with_keyset) {

@@ -803,17 +803,17 @@ class _DispatchLibrary(metaclass=_pybind11_type):
         ...
     def def_schema_t_t(self, name: str, dispatch: str = '', alias: str = '', debug: str = 'default_def_schema_t_t') -> Self:
         ...
-    def define(self, schema: str, alias_analysis: str = '', tags: collections.abc.Sequence[str] = ..., site: str = '') -> str:
+    def define(self, schema: str, alias_analysis: str = '', tags: collections.abc.Sequence[str] = ..., site: str | None = '') -> str:
         """
-        Defines an operator. site: where ('file:line', for debug output and duplicate-definition errors); default: where the library was created.
+        Defines an operator. site: where ('file:line', for debug output and duplicate-definition errors); '' (default): where the library was created; None: the innermost Python frame outside opdispatch.
         """
     def fallback(self, dispatch: str, func: collections.abc.Callable[..., typing.Any], with_keyset: builtins.bool = False) -> None:
         ...
     def fallback_fallthrough(self, dispatch: str = '') -> None:
         ...
-    def impl(self, name: str, dispatch: str, func: collections.abc.Callable[..., typing.Any], with_keyset: builtins.bool = False, check_aliasing: builtins.bool = False, site: str = '') -> None:
+    def impl(self, name: str, dispatch: str, func: collections.abc.Callable[..., typing.Any], with_keyset: builtins.bool = False, check_aliasing: builtins.bool = False, site: str | None = None) -> str:
         """
-        Registers the Python function `func` as the kernel of `name` at `dispatch`. check_aliasing: its tensor outputs may not share memory with its inputs or each other (Note [Custom op kernel checks]). site: where it was registered ('file:line', for debug output), if the caller knows it already; default: the innermost Python frame outside opdispatch.
+        Registers the Python function `func` as the kernel of `name` at `dispatch`. check_aliasing: its tensor outputs may not share memory with its inputs or each other (Note [Custom op kernel checks]). site: where it was registered ('file:line', for debug output), if the caller knows it already; None (default): the innermost Python frame outside opdispatch. Returns the site recorded.
         """
     def impl_t_t(self, name: str, dispatch: str = '', debug: str = 'impl_t_t') -> Self:
         ...

@@ -159,15 +159,18 @@ def _call_site_frame() -> Optional[tuple[str, int]]:
 _SITE_TEXTS: dict[tuple[str, int], str] = {}
 
 
-def _call_site() -> str:
-    """"file:line" of the registration being made."""
-    site = _SITE.get()
-    if site is None:
-        return _C._python_call_site_text() or "(unknown)"
+def _block_site(site: tuple[str, int]) -> str:
+    """"file:line" of a _registration_site() block's ``site``."""
     text = _SITE_TEXTS.get(site)
     if text is None:
         text = _SITE_TEXTS[site] = f"{site[0]}:{site[1]}"
     return text
+
+
+def _call_site() -> str:
+    """"file:line" of the registration being made."""
+    site = _SITE.get()
+    return (_C._python_call_site_text() or "(unknown)") if site is None else _block_site(site)
 
 
 def _tag_names(schema: str, tags: Tag | Sequence[Tag]) -> list[str]:
@@ -252,7 +255,9 @@ class Library:
         if self.m is None:
             self._live("define")
         names = () if type(tags) is tuple and not tags else _tag_names(schema, tags)
-        return self._registrations.define(schema, alias_analysis, names, _call_site())
+        # (Outside a _registration_site() block, site=None: _C finds the caller's frame itself.)
+        site = _SITE.get()
+        return self._registrations.define(schema, alias_analysis, names, None if site is None else _block_site(site))
 
     def impl(
         self,
@@ -300,7 +305,8 @@ class Library:
             qualname = name if "::" in name else f"{self.ns}::{name}"
             key_name = dispatch_key or self.dispatch_key or "CompositeImplicitAutograd"
             _utils.check_callable(fn, f"impl of {qualname} at dispatch key {key_name}")
-        self._registrations.impl(name, dispatch_key, fn, _call_site(), with_keyset)
+        site = _SITE.get()
+        self._registrations.impl(name, dispatch_key, fn, None if site is None else _block_site(site), with_keyset)
 
     def _register_fake(self, op_name: str, fn: Callable[..., Any], _stacklevel: int = 1) -> None:
         """Registers ``fn`` as the fake impl of ``<ns>::<op_name>`` (see

@@ -37,7 +37,7 @@ std::ostream& operator<<(std::ostream& os, DispatchKey k) { return os << toStrin
 
 DispatchKey parseDispatchKey(const std::string& name) {
   for (int i = 0; i < kNumDispatchKeys; ++i) {
-    if (name == kKeyNames[i]) {
+    if (name[0] == kKeyNames[i][0] && name == kKeyNames[i]) {  // (the first letter first: registrations parse keys)
       return static_cast<DispatchKey>(i);
     }
   }

@@ -120,7 +120,7 @@ def _has_kernel_for_dispatch_key(qualname: str, key: str) -> bool:
 _SAME_SLOT = {"": "CompositeImplicitAutograd", "CompositeImplicitAutograd": ""}
 
 
-def _check_kernel_slot(key: str, ns: str, op_name: str, dispatch_key: str, site: str) -> None:
+def _check_kernel_slot(key: str, ns: str, op_name: str, dispatch_key: str, site: Optional[str]) -> None:
     """RuntimeError (naming both registration sites) if a Python kernel holds
     :data:`impls` key ``key`` (of ``op_name`` at ``dispatch_key`` in ``ns``).
     "" and "CompositeImplicitAutograd" are one slot (the kernel of no key is
@@ -131,6 +131,8 @@ def _check_kernel_slot(key: str, ns: str, op_name: str, dispatch_key: str, site:
         existing = other if other in impls else None
     if existing is not None:
         name = f"{ns}::{op_name.split('::')[-1]}"
+        if site is None:  # the caller's, as _C would record it
+            site = _C._python_call_site_text() or "(unknown)"
         raise RuntimeError(
             f"This is not allowed since there's already a kernel registered from python overriding "
             f"{name}'s behavior for {dispatch_key or 'CompositeImplicitAutograd'} dispatch key and {ns} "
@@ -194,10 +196,12 @@ class Registrations:
         self.handles: list[RegistrationHandle] = []
         self.replacements: dict[str, RegistrationHandle] = {}
 
-    def define(self, schema: str, alias_analysis: str = "", tags: Iterable[str] = (), site: str = "") -> str:
+    def define(self, schema: str, alias_analysis: str = "", tags: Iterable[str] = (),
+               site: Optional[str] = "") -> str:
         """Defines an operator ("name[.overload](args) -> returns", the
         namespace optional), registered at ``site`` ("file:line"; default:
-        the owner's own site); returns its qualified name. Raises RuntimeError
+        the owner's own site; None: the caller's, the innermost Python frame
+        outside opdispatch); returns its qualified name. Raises RuntimeError
         for an invalid ``alias_analysis`` (:func:`check_alias_analysis`), plus
         what ``_C`` raises (ValueError for a malformed schema, RuntimeError for
         an operator already defined or a namespace mismatch)."""
@@ -216,14 +220,15 @@ class Registrations:
         op_name: str,
         dispatch_key: str,
         fn: Callable[..., Any],
-        site: str,
+        site: Optional[str],
         with_keyset: bool = False,
         check_aliasing: bool = False,
         replace: bool = False,
     ) -> None:
         """Registers ``fn`` as the Python kernel of ``op_name`` ("name[.overload]",
         optionally "ns::"-qualified) at ``dispatch_key`` ("": this owner's
-        default key), registered at ``site`` ("file:line"); see ``_C``'s
+        default key), registered at ``site`` ("file:line"; None: the caller's,
+        the innermost Python frame outside opdispatch); see ``_C``'s
         ``impl`` for ``with_keyset`` and ``check_aliasing``.
 
         With ``replace``, a kernel this owner registered at the same key
@@ -255,9 +260,8 @@ class Registrations:
                 )
         # (All positional: passing `site` by keyword costs time per call, and
         # pybind11's keyword path makes a one-time ~0.5-1 MB allocation.)
-        m.impl(op_name, dispatch_key, fn, with_keyset, check_aliasing, site)
+        impl_sites[key] = m.impl(op_name, dispatch_key, fn, with_keyset, check_aliasing, site)
         impls.add(key)
-        impl_sites[key] = site
         self.impls.add(key)
 
     def _live(self) -> Any:
@@ -266,13 +270,13 @@ class Registrations:
                                f"(Library._destroy, CustomOpDef._destroy): create a new Library or custom op")
         return self.m
 
-    def _replace(self, key: str, op_name: str, dispatch_key: str, fn: Callable[..., Any], site: str,
+    def _replace(self, key: str, op_name: str, dispatch_key: str, fn: Callable[..., Any], site: Optional[str],
                  with_keyset: bool, check_aliasing: bool) -> None:
         library = _C._dispatch_library("FRAGMENT", self.ns, "")
-        library.impl(op_name, dispatch_key, fn, with_keyset, check_aliasing, site)
+        recorded = library.impl(op_name, dispatch_key, fn, with_keyset, check_aliasing, site)
         self._supersede(key)
         self.replacements[key] = self.add_handle(library.reset)
-        impl_sites[key] = site
+        impl_sites[key] = recorded
 
     def add_fake_holder(self, holder: FakeImplHolder, site: str) -> None:
         """Registers ``holder`` as its operator's Meta kernel and makes it the
