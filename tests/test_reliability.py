@@ -282,6 +282,16 @@ def test_a_str_default_that_is_not_utf8_never_crashes(lib, ns, make_op):
         op(x, n=2)
 
 
+def test_an_error_quoting_bytes_that_are_not_utf8_keeps_its_type_and_position():
+    """A parse error quoting a literal that unescapes to the byte 0xff stays a
+    ValueError with the argument and the position (found by fuzzing
+    parse_schema; PyErr_SetString's strict decoding turned it into a
+    UnicodeDecodeError)."""
+    with pytest.raises(ValueError, match=r"argument 'a0': unknown device '\\xff'.* at position 18:") as info:
+        _C.parse_schema('ns::r0(Device? a0="\\377") x')
+    assert not isinstance(info.value, UnicodeError)
+
+
 def test_cpp_kernel_results_that_are_not_utf8(binding_ext):
     x = _C.empty((1,))
     with pytest.raises(ValueError, match=r"^call_binding::bad_utf8: return 0: the str value \"ok \\377\\376\" is not "

@@ -1,11 +1,32 @@
 // C++ -> Python exception translation.
 #include "Exceptions.h"
 
+#include <cstring>
+
 #include <opdispatch/core/Exception.h>
 
 namespace py = pybind11;
 
 namespace opdispatch::python {
+
+namespace {
+
+// Note [Error messages are decoded leniently]
+// A message may quote what the user passed, which need not be valid UTF-8
+// (a schema's string literal "\377" unescapes to the byte 0xff). Decoding it
+// strictly, as PyErr_SetString does, would replace the error by a
+// UnicodeDecodeError that names neither the operator nor the position; the
+// bytes that are not UTF-8 are shown as \xNN escapes instead.
+void setError(PyObject* type, const char* message) {
+  PyObject* text = PyUnicode_DecodeUTF8(message, static_cast<Py_ssize_t>(std::strlen(message)), "backslashreplace");
+  if (text == nullptr) {
+    return;  // (the decoding error, e.g. MemoryError, is set)
+  }
+  PyErr_SetObject(type, text);
+  Py_DECREF(text);
+}
+
+} // namespace
 
 void setPythonErrorFromCurrentException() {
   try {
@@ -15,19 +36,19 @@ void setPythonErrorFromCurrentException() {
   } catch (const py::builtin_exception& e) {
     e.set_error();
   } catch (const NotImplementedError& e) {
-    PyErr_SetString(PyExc_NotImplementedError, e.what());
+    setError(PyExc_NotImplementedError, e.what());
   } catch (const TypeError& e) {
-    PyErr_SetString(PyExc_TypeError, e.what());
+    setError(PyExc_TypeError, e.what());
   } catch (const ValueError& e) {
-    PyErr_SetString(PyExc_ValueError, e.what());
+    setError(PyExc_ValueError, e.what());
   } catch (const IndexError& e) {
-    PyErr_SetString(PyExc_IndexError, e.what());
+    setError(PyExc_IndexError, e.what());
   } catch (const OverflowError& e) {
-    PyErr_SetString(PyExc_OverflowError, e.what());
+    setError(PyExc_OverflowError, e.what());
   } catch (const std::bad_alloc&) {
     PyErr_NoMemory();
   } catch (const std::exception& e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
+    setError(PyExc_RuntimeError, e.what());
   } catch (...) {
     PyErr_SetString(PyExc_RuntimeError, "unknown C++ exception");
   }
