@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
-import importlib
 import os
 import re
 import warnings
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, T
 
 from . import _C, _ops
 from ._library import registry as _registry
+from ._lazy import LazyTable, lazy_getattr
 from ._library import utils as _utils
 from ._library.autograd import make_autograd_kernel
 from ._library.registry import RegistrationHandle
@@ -101,20 +101,16 @@ _OPCHECK_DEFAULT_UTILS = ("test_schema", "test_autograd_registration", "test_fak
 # Names this module exports from opdispatch._library, imported on first use:
 # `import opdispatch` imports this module (for the built-in operators) and
 # should not pay for custom_op's machinery. name -> (module, attribute).
-_LAZY_EXPORTS = {
-    "CustomOpDef": ("custom_ops", "CustomOpDef"),
-    "custom_op": ("custom_ops", "custom_op"),
-    "infer_schema": ("infer_schema", "infer_schema"),
+_LAZY_EXPORTS: LazyTable = {
+    "CustomOpDef": (f"{__package__}._library.custom_ops", "CustomOpDef"),
+    "custom_op": (f"{__package__}._library.custom_ops", "custom_op"),
+    "infer_schema": (f"{__package__}._library.infer_schema", "infer_schema"),
 }
+_load_lazy = lazy_getattr(globals(), _LAZY_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _LAZY_EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, attribute = _LAZY_EXPORTS[name]
-    value = getattr(importlib.import_module(f"{__package__}._library.{module}"), attribute)
-    globals()[name] = value
-    return value
+    return _load_lazy(name)
 
 
 def fallthrough_kernel() -> None:
