@@ -1,6 +1,7 @@
 """The C++ rows: builds benchmarks/cpp against the installed opdispatch and,
 when PyTorch is installed, the same benchmark against libtorch (via
-torch.utils.cpp_extension), and returns ns per call for each case."""
+torch.utils.cpp_extension), and returns ns per call for each case, by the
+thread's CPU clock ("cpu") and by the wall clock ("wall")."""
 from __future__ import annotations
 
 import json
@@ -31,7 +32,7 @@ TORCH_LIBRARY_IMPL(bench_cpp, CPU, m) {
   m.impl("ident1", TORCH_FN(ident1));
   m.impl("ident8", TORCH_FN(ident8));
 }
-std::vector<std::pair<std::string, double>> run(int64_t iters, int rounds) {
+std::vector<std::tuple<std::string, double, double>> run(int64_t iters, int rounds) {
   auto op1 = c10::Dispatcher::singleton().findSchemaOrThrow("bench_cpp::ident1", "");
   auto op8 = c10::Dispatcher::singleton().findSchemaOrThrow("bench_cpp::ident8", "");
   auto typed1 = op1.typed<at::Tensor(const at::Tensor&)>();
@@ -41,14 +42,15 @@ std::vector<std::pair<std::string, double>> run(int64_t iters, int rounds) {
   at::Tensor (*volatile direct1)(const at::Tensor&) = &ident1;
   at::Tensor (*volatile direct8)(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&, int64_t,
                                  int64_t, double, bool) = &ident8;
-  std::vector<std::pair<std::string, double>> out;
+  std::vector<std::tuple<std::string, double, double>> out;
+  auto add = [&](const char* name, bench::Timing t) { out.emplace_back(name, t.cpu_ns, t.wall_ns); };
   torch::jit::Stack s;
-  out.emplace_back("direct_1", bench::nsPerCall([&] { at::Tensor r = direct1(x); }, iters, rounds));
-  out.emplace_back("typed_1", bench::nsPerCall([&] { at::Tensor r = typed1.call(x); }, iters, rounds));
-  out.emplace_back("boxed_1", bench::nsPerCall([&] { s.clear(); s.emplace_back(x); op1.callBoxed(&s); }, iters, rounds));
-  out.emplace_back("direct_8", bench::nsPerCall([&] { at::Tensor r = direct8(x, x, x, x, 1, 2, 3.0, true); }, iters, rounds));
-  out.emplace_back("typed_8", bench::nsPerCall([&] { at::Tensor r = typed8.call(x, x, x, x, 1, 2, 3.0, true); }, iters, rounds));
-  out.emplace_back("boxed_8", bench::nsPerCall([&] {
+  add("direct_1", bench::nsPerCall([&] { at::Tensor r = direct1(x); }, iters, rounds));
+  add("typed_1", bench::nsPerCall([&] { at::Tensor r = typed1.call(x); }, iters, rounds));
+  add("boxed_1", bench::nsPerCall([&] { s.clear(); s.emplace_back(x); op1.callBoxed(&s); }, iters, rounds));
+  add("direct_8", bench::nsPerCall([&] { at::Tensor r = direct8(x, x, x, x, 1, 2, 3.0, true); }, iters, rounds));
+  add("typed_8", bench::nsPerCall([&] { at::Tensor r = typed8.call(x, x, x, x, 1, 2, 3.0, true); }, iters, rounds));
+  add("boxed_8", bench::nsPerCall([&] {
     s.clear();
     torch::jit::push(s, x, x, x, x, int64_t(1), int64_t(2), 3.0, true);
     op8.callBoxed(&s);
@@ -67,7 +69,7 @@ def _tool(name: str) -> str:
     return found
 
 
-def opdispatch_rows(iters: int, rounds: int) -> dict[str, float]:
+def opdispatch_rows(iters: int, rounds: int) -> dict[str, dict[str, float]]:
     import opdispatch.cpp_extension as cpp_extension
 
     subprocess.run([_tool("cmake"), "-S", str(HERE / "cpp"), "-B", str(BUILD), "-G", "Ninja",
@@ -77,12 +79,14 @@ def opdispatch_rows(iters: int, rounds: int) -> dict[str, float]:
     subprocess.run([_tool("cmake"), "--build", str(BUILD)], check=True, capture_output=True)
     out = subprocess.run([str(BUILD / "bench_dispatch"), str(iters), str(rounds)], check=True,
                          capture_output=True, text=True).stdout
-    return {row["case"]: row["ns"] for row in map(json.loads, out.splitlines())}
+    rows = [json.loads(line) for line in out.splitlines()]
+    return {clock: {row["case"]: row[f"{clock}_ns"] for row in rows} for clock in ("cpu", "wall")}
 
 
-def torch_rows(torch: Any, iters: int, rounds: int) -> Optional[dict[str, float]]:
+def torch_rows(torch: Any, iters: int, rounds: int) -> Optional[dict[str, dict[str, float]]]:
     from torch.utils.cpp_extension import load_inline
 
     module = load_inline("opdispatch_bench_torch", cpp_sources=[TORCH_SOURCE], extra_include_paths=[str(HERE / "cpp")],
                          extra_cflags=["-O2"], verbose=False)
-    return dict(module.run(iters, rounds))
+    rows = module.run(iters, rounds)
+    return {"cpu": {case: cpu for case, cpu, _ in rows}, "wall": {case: wall for case, _, wall in rows}}

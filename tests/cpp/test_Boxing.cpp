@@ -175,6 +175,33 @@ TEST(Boxing, SingleReturnsOfEachType) {
   EXPECT_EQ(side_effect, 4);
 }
 
+// Note [Boxed arguments are taken, not copied]: a by-value Tensor parameter
+// takes the stack's reference (the kernel sees the caller's reference and
+// the stack's, no third), and the result replaces the arguments in place,
+// leaving the values below them untouched.
+TEST(Boxing, ByValueTensorParametersTakeTheStacksReference) {
+  Library lib(Library::DEF, "boxing_byvalue", std::nullopt, __FILE__, __LINE__);
+  lib.def("take(Tensor a, Tensor b, int n) -> Tensor");
+  static size_t seen_a = 0, seen_b = 0;
+  lib.impl("take", dispatch(DispatchKey::CPU, [](Tensor a, Tensor b, int64_t n) {
+             seen_a = a.use_count();
+             seen_b = b.use_count();
+             return n == 0 ? a : b;
+           }));
+  auto op = Dispatcher::singleton().findSchemaOrThrow("boxing_byvalue::take", "");
+  Tensor x = makeTensor(1), y = makeTensor(2);
+  Stack s;
+  push(s, int64_t(-7), x, y, int64_t(1));
+  op.callBoxed(&s);
+  EXPECT_EQ(seen_a, 2u);  // x and the stack's reference, moved into the parameter
+  EXPECT_EQ(seen_b, 2u);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].toInt(), -7);
+  EXPECT_TRUE(s[1].toTensor().is_same(y));
+  EXPECT_EQ(x.use_count(), 1u);  // the arguments' references are gone
+  EXPECT_EQ(y.use_count(), 2u);  // y and the result
+}
+
 TEST(Boxing, WrongArgumentTypeOnStackIsATypeError) {
   Library lib(Library::DEF, "boxing_e", std::nullopt, __FILE__, __LINE__);
   lib.def("f(Tensor x, int n) -> int");

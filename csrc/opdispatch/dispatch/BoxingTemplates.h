@@ -136,7 +136,8 @@ struct ivalue_to_arg<std::optional<T>> {
 // non-const reference: the kernel would write to a temporary.
 
 /// The argument for a kernel parameter of type Param, read from `v` (an
-/// IValue on the stack, which outlives the kernel call).
+/// IValue on the stack, which outlives the kernel call and is dropped after
+/// it: see Note [Boxed arguments are taken, not copied]).
 template <class Param>
 decltype(auto) argFromStack(IValue& v) {
   static_assert(!std::is_lvalue_reference_v<Param> || std::is_const_v<std::remove_reference_t<Param>> ||
@@ -146,6 +147,8 @@ decltype(auto) argFromStack(IValue& v) {
   if constexpr (std::is_same_v<Param, Tensor&>) {
     // The IValue is not const (it is on the stack), so neither is its Tensor.
     return const_cast<Tensor&>(v.toTensor());
+  } else if constexpr (std::is_same_v<Param, Tensor>) {
+    return std::move(v).toTensor();
   } else {
     return ivalue_to_arg<std::decay_t<Param>>::call(v);
   }
@@ -171,6 +174,11 @@ struct push_outputs<std::tuple<Ts...>> {
     std::apply([&](auto&&... elems) { (stack->emplace_back(IValue(std::move(elems))), ...); }, std::move(out));
   }
 };
+
+template <class T>
+struct is_tuple : std::false_type {};
+template <class... Ts>
+struct is_tuple<std::tuple<Ts...>> : std::true_type {};
 
 /// What a kernel returning Return has returned, held by value: references
 /// (`Tensor&`, `std::tuple<Tensor&, Tensor&>`) become copies of the Tensor
@@ -255,6 +263,22 @@ struct wrap_kernel_functor_unboxed<KernelFunctor, Return(Keyset, Params...), tru
 
 // --- boxed entry point ------------------------------------------------------------
 
+// Note [Boxed arguments are taken, not copied]
+// The boxed entry of a typed kernel drops its arguments from the stack once
+// the kernel returns, so the stack's references are the kernel's to take:
+// a by-value Tensor parameter is moved out of its IValue (which keeps its
+// tag, holding an undefined tensor, until it is dropped), as PyTorch's
+// make_boxed_from_unboxed_functor moves its IValues. A copy would add a
+// reference count increment on the way in and a decrement on the way out
+// (atomic read-modify-writes, the bulk of a boxed call's cost). The
+// dispatcher reads no argument after a boxed kernel: the post-kernel effects
+// record what they need before it (Note [Post-kernel effects]). A kernel that
+// throws leaves the arguments on the stack, a moved-from one undefined.
+//
+// A single result takes the first argument's slot (its IValue is released
+// first) and the other arguments are dropped: the stack never grows, so the
+// result needs no capacity check, and the end of the stack is written once.
+
 /// The boxed entry made from a typed functor: reads the arguments from the
 /// top of the stack, calls the functor, replaces the arguments by the results.
 template <class KernelFunctor>
@@ -281,8 +305,13 @@ struct make_boxed_from_unboxed_functor {
       // Copied out before the arguments are dropped: a Tensor& result refers to one of them.
       owned_return_t<Return> out = wrap_kernel_functor_unboxed<KernelFunctor>::call(functor, ks,
                                                                                     argFromStack<Params>(args[I])...);
-      drop(*stack, kNumArgs);
-      push_outputs<owned_return_t<Return>>::call(std::move(out), stack);
+      if constexpr (kNumArgs > 0 && !is_tuple<owned_return_t<Return>>::value) {
+        args[0] = IValue(std::move(out));
+        drop(*stack, kNumArgs - 1);
+      } else {
+        drop(*stack, kNumArgs);
+        push_outputs<owned_return_t<Return>>::call(std::move(out), stack);
+      }
     }
   }
 };

@@ -438,15 +438,34 @@ std::optional<std::pair<std::string, std::string>> Dispatcher::getPyStub(const O
 
 // --- calls -------------------------------------------------------------------------
 
+namespace {
+
+/// Why boxedCallSchema refused: `e` has no schema `s`, or the stack holds
+/// fewer than its arguments. Throws Error naming the operator.
+[[noreturn]] OPDISPATCH_NOINLINE void throwBadBoxedCall(const OperatorEntry& e, const AnnotatedSchema* s,
+                                                       size_t stack_size) {
+  if (s == nullptr) {
+    e.schema();  // throws, naming the operator
+  }
+  throw Error(detail::str("boxed call of ", e.operator_name(), " needs ", s->num_arguments,
+                          " arguments on the stack but it holds ", stack_size));
+}
+
+/// The schema of a boxed call of `e` with arguments on `stack` (inside a
+/// CallGuard): the checks every boxed call makes before it reads the stack.
+OPDISPATCH_ALWAYS_INLINE const AnnotatedSchema* boxedCallSchema(const OperatorEntry& e, const Stack* stack) {
+  const AnnotatedSchema* s = e.schemaPtr();
+  if (OPDISPATCH_UNLIKELY(s == nullptr || stack->size() < s->num_arguments)) {
+    throwBadBoxedCall(e, s, stack->size());
+  }
+  return s;
+}
+
+} // namespace
+
 void OperatorHandle::callBoxed(Stack* stack) const {
   CallGuard guard;
-  const AnnotatedSchema* s = entry_->schemaPtr();
-  if (OPDISPATCH_UNLIKELY(s == nullptr)) {
-    entry_->schema();  // throws, naming the operator
-  }
-  OPDISPATCH_CHECK(stack->size() >= s->num_arguments, "boxed call of ", entry_->operator_name(), " needs ",
-                   s->num_arguments, " arguments on the stack but it holds ", stack->size());
-  BoxedCallFrame frame(s, stack);
+  BoxedCallFrame frame(boxedCallSchema(*entry_, stack), stack);
   detail::callInCall(*this, frame);
 }
 
@@ -459,12 +478,7 @@ void OperatorHandle::redispatchBoxed(DispatchKeySet ks, Stack* stack) const {
 void OperatorHandle::callBoxedForDispatchKey(DispatchKey k, Stack* stack) const {
   CallGuard guard;
   const OperatorEntry& e = *entry_;
-  const AnnotatedSchema* s = e.schemaPtr();
-  if (OPDISPATCH_UNLIKELY(s == nullptr)) {
-    e.schema();
-  }
-  OPDISPATCH_CHECK(stack->size() >= s->num_arguments, "boxed call of ", e.operator_name(), " needs ", s->num_arguments,
-                   " arguments on the stack but it holds ", stack->size());
+  const AnnotatedSchema* s = boxedCallSchema(e, stack);
   std::optional<KernelRef> chosen;
   {
     std::lock_guard<std::mutex> lock(Dispatcher::singleton().mutex_);
