@@ -122,19 +122,67 @@ PyObject* ownableArray(PyObject* result) {
   return copy;
 }
 
-/// The arrays _call_numpy made for tensor arguments, with their tensors.
-struct MadeArrays {
-  std::vector<std::pair<PyObject*, PyObject*>> pairs; // (array, tensor), both borrowed from the call's owners
+/// New references held for one _call_numpy call and released at its end: a
+/// few inline (the common call has at most a handful of arguments), so a call
+/// allocates nothing for them.
+class CallRefs {
+ public:
+  CallRefs() = default;
+  CallRefs(const CallRefs&) = delete;
+  CallRefs& operator=(const CallRefs&) = delete;
+  ~CallRefs() {
+    for (size_t i = 0; i < size_; ++i) {
+      Py_DECREF(at(i));
+    }
+  }
+  /// Keeps the new reference `obj` (not null) until the call ends.
+  void push(PyObject* obj) {
+    if (size_ < inline_.size()) {
+      inline_[size_] = obj;
+    } else {
+      overflow_.push_back(obj);
+    }
+    ++size_;
+  }
 
+ private:
+  PyObject* at(size_t i) const { return i < inline_.size() ? inline_[i] : overflow_[i - inline_.size()]; }
+
+  std::array<PyObject*, 8> inline_{};
+  std::vector<PyObject*> overflow_;
+  size_t size_ = 0;
+};
+
+/// The arrays _call_numpy made for tensor arguments, with their tensors
+/// (both borrowed from the call's CallRefs and arguments).
+class MadeArrays {
+ public:
+  void add(PyObject* array, PyObject* tensor) {
+    if (size_ < inline_.size()) {
+      inline_[size_++] = {array, tensor};
+    } else {
+      overflow_.emplace_back(array, tensor);
+    }
+  }
   /// The tensor object `obj` was made from, or null.
   PyObject* tensorOf(PyObject* obj) const {
-    for (const auto& [arr, t] : pairs) {
+    for (size_t i = 0; i < size_; ++i) {
+      if (inline_[i].first == obj) {
+        return inline_[i].second;
+      }
+    }
+    for (const auto& [arr, t] : overflow_) {
       if (arr == obj) {
         return t;
       }
     }
     return nullptr;
   }
+
+ private:
+  std::array<std::pair<PyObject*, PyObject*>, 4> inline_{};
+  std::vector<std::pair<PyObject*, PyObject*>> overflow_;
+  size_t size_ = 0;
 };
 
 /// New reference: the tensor object for one value a kernel's NumPy code
@@ -180,10 +228,10 @@ PyObject* kernelArray(PyObject* obj) {
 
 /// New reference: the value for NumPy of one argument of _call_numpy (an
 /// array for a tensor; a list of those for a list holding tensors).
-PyObject* argumentForNumpy(PyObject* obj, std::vector<py::object>& owners, MadeArrays& made) {
+PyObject* argumentForNumpy(PyObject* obj, CallRefs& owners, MadeArrays& made) {
   if (isTensor(obj)) {
     PyObject* arr = kernelArray(obj);
-    made.pairs.emplace_back(arr, obj);
+    made.add(arr, obj);
     return arr;
   }
   if (PyList_CheckExact(obj)) {
@@ -198,8 +246,9 @@ PyObject* argumentForNumpy(PyObject* obj, std::vector<py::object>& owners, MadeA
         PyObject* item = PyList_GET_ITEM(obj, i);
         if (isTensor(item)) {
           PyObject* arr = kernelArray(item);
-          owners.push_back(py::reinterpret_borrow<py::object>(arr));
-          made.pairs.emplace_back(arr, item);
+          Py_INCREF(arr);
+          owners.push(arr);
+          made.add(arr, item);
           PyList_SET_ITEM(out.ptr(), i, arr);
         } else {
           Py_INCREF(item);
@@ -251,8 +300,7 @@ PyObject* callNumpy(PyObject*, PyObject* const* args, Py_ssize_t nargsf, PyObjec
     size_t nargs = static_cast<size_t>(PyVectorcall_NARGS(nargsf));
     OPDISPATCH_CHECK_TYPE(nargs >= 1, "_call_numpy(fn, *args, **kwargs) needs a function");
     size_t total = nargs - 1 + (kwnames ? static_cast<size_t>(PyTuple_GET_SIZE(kwnames)) : 0);
-    std::vector<py::object> owners;
-    owners.reserve(total + 2);
+    CallRefs owners;
     MadeArrays made;
     std::array<PyObject*, 16> small{};
     std::vector<PyObject*> large;
@@ -263,7 +311,7 @@ PyObject* callNumpy(PyObject*, PyObject* const* args, Py_ssize_t nargsf, PyObjec
     }
     for (size_t i = 0; i < total; ++i) {
       converted[i] = argumentForNumpy(args[i + 1], owners, made);
-      owners.push_back(py::reinterpret_steal<py::object>(converted[i]));
+      owners.push(converted[i]);
     }
     py::object result = py::reinterpret_steal<py::object>(
         callIgnoringFloatErrors(args[0], converted, nargs - 1, kwnames));
@@ -353,9 +401,12 @@ Tensor tensorOfArray(PyObject* array) {
                          "from_numpy: big-endian arrays are not supported; convert with "
                          "array.astype(array.dtype.newbyteorder('='))");
   auto itemsize = static_cast<int64_t>(elementSize(st));
-  std::vector<int64_t> sizes(proxy->dimensions, proxy->dimensions + proxy->nd);
-  std::vector<int64_t> strides(static_cast<size_t>(proxy->nd));
-  for (int i = 0; i < proxy->nd; ++i) {
+  const int nd = proxy->nd;
+  OPDISPATCH_CHECK_VALUE(nd <= kMaxNumpyDims, "from_numpy: an array of ", nd, " dimensions (at most ", kMaxNumpyDims,
+                         " are supported)");
+  std::array<int64_t, kMaxNumpyDims> sizes{}, strides{};
+  for (int i = 0; i < nd; ++i) {
+    sizes[i] = proxy->dimensions[i];
     int64_t s = proxy->strides[i];
     OPDISPATCH_CHECK_VALUE(s >= 0, "from_numpy: stride ", s, " of dimension ", i,
                            " is negative, which tensors do not support; pass numpy.ascontiguousarray(array) (a "
@@ -369,11 +420,18 @@ Tensor tensorOfArray(PyObject* array) {
     // NumPy leaves the strides of size-0 and size-1 dimensions of a C-order
     // array unnormalised; they address no other element. Use the strides
     // contiguousStrides gives, so a C-order array yields exactly the tensor
-    // a Meta kernel describes.
-    strides = contiguousStrides(sizes);
+    // a Meta kernel describes. (NumPy keeps the product of the nonzero
+    // sizes within intp, so this product cannot overflow; checked anyway.)
+    int64_t step = 1;
+    for (int i = nd; i-- > 0;) {
+      strides[i] = step;
+      OPDISPATCH_CHECK(!mulOverflows(step, sizes[i] > 1 ? sizes[i] : 1, &step), "from_numpy: the contiguous "
+                       "strides of the array's shape overflow int64");
+    }
   }
   Py_INCREF(array);
-  return from_blob(proxy->data, sizes, strides, st, [](void* ctx, void*) { pyInterpreterHooks().decref(ctx); }, array);
+  return from_blob(proxy->data, IntArrayRef(sizes.data(), static_cast<size_t>(nd)),
+                   IntArrayRef(strides.data(), static_cast<size_t>(nd)), st, [](void* ctx, void*) { pyInterpreterHooks().decref(ctx); }, array);
 }
 
 void initNumpyBridgeBindings(py::module_& m) {
