@@ -379,7 +379,8 @@ PyObject* numpyKernelCall(PyObject* self, PyObject* const* args, size_t nargsf, 
   auto* k = reinterpret_cast<NumpyKernelObject*>(self);
   Py_ssize_t n = PyVectorcall_NARGS(nargsf);
   if (numpyKernelFits(k, args, n, kwnames)) {
-    PyObject* out = pythonEntry([&]() -> PyObject* { return callNumpyOn(k->fn, args, static_cast<size_t>(n), kwnames); });
+    PyObject* out = pythonEntry(
+        [&]() -> PyObject* { return callNumpyOn(k->fn, args, static_cast<size_t>(n), kwnames); });
     if (out != nullptr || !PyErr_ExceptionMatches(PyExc_ValueError)) {
       return out;
     }
@@ -543,13 +544,16 @@ Tensor tensorOfArray(PyObject* array) {
     int64_t step = 1;
     for (int i = nd; i-- > 0;) {
       strides[i] = step;
-      OPDISPATCH_CHECK(!mulOverflows(step, sizes[i] > 1 ? sizes[i] : 1, &step), "from_numpy: the contiguous "
+      OPDISPATCH_CHECK(!mulOverflows(step, sizes[i] > 1 ? sizes[i] : 1, &step),
+                       "from_numpy: the contiguous "
                        "strides of the array's shape overflow int64");
     }
   }
   Py_INCREF(array);
-  return from_blob(proxy->data, IntArrayRef(sizes.data(), static_cast<size_t>(nd)),
-                   IntArrayRef(strides.data(), static_cast<size_t>(nd)), st, [](void* ctx, void*) { pyInterpreterHooks().decref(ctx); }, array);
+  return from_blob(
+      proxy->data, IntArrayRef(sizes.data(), static_cast<size_t>(nd)),
+      IntArrayRef(strides.data(), static_cast<size_t>(nd)), st,
+      [](void* ctx, void*) { pyInterpreterHooks().decref(ctx); }, array);
 }
 
 void initNumpyBridgeBindings(py::module_& m) {
@@ -560,11 +564,12 @@ void initNumpyBridgeBindings(py::module_& m) {
   t.tp_name = "opdispatch._C._NumpyKernel";
   t.tp_basicsize = sizeof(NumpyKernelObject);
   t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL;
-  t.tp_doc = "_NumpyKernel(fn, fallback, nargs=-1, ndim=-1): a CPU kernel that runs fn through _call_numpy when "
-             "called with exactly nargs positional arguments and no keywords (-1: any call) whose tensors all have "
-             "ndim dimensions (-1: any), and calls fallback, the same kernel written in Python, for every other "
-             "call and when fn raises ValueError (Note [NumPy kernels]). TypeError if fn or fallback is not "
-             "callable; ValueError if nargs or ndim is below -1.";
+  t.tp_doc =
+      "_NumpyKernel(fn, fallback, nargs=-1, ndim=-1): a CPU kernel that runs fn through _call_numpy when "
+      "called with exactly nargs positional arguments and no keywords (-1: any call) whose tensors all have "
+      "ndim dimensions (-1: any), and calls fallback, the same kernel written in Python, for every other "
+      "call and when fn raises ValueError (Note [NumPy kernels]). TypeError if fn or fallback is not "
+      "callable; ValueError if nargs or ndim is below -1.";
   t.tp_new = numpyKernelNew;
   t.tp_dealloc = numpyKernelDealloc;
   t.tp_traverse = numpyKernelTraverse;
