@@ -103,6 +103,36 @@ def test_call_numpy_gives_views_in_and_tensors_out():
         _C._call_numpy(np.add, opdispatch.ones(2), opdispatch.ones(3))
 
 
+def test_numpy_kernel_takes_its_calls_in_c_and_leaves_the_rest_to_its_fallback():
+    fallback_calls = []
+
+    def fallback(*args, **kwargs):
+        fallback_calls.append((len(args), sorted(kwargs)))
+        return _C._call_numpy(np.add, *args, **kwargs)
+
+    kernel = _C._NumpyKernel(np.add, fallback, 2, 1)
+    x, y = opdispatch.tensor([1.0, 2.0]), opdispatch.tensor([3.0, 4.0])
+    assert kernel(x, y).tolist() == [4.0, 6.0] and fallback_calls == []  # the fast path
+    assert kernel(x, 1.5).tolist() == [2.5, 3.5] and fallback_calls == []  # scalars pass through
+    out = opdispatch.empty(2)
+    assert kernel(x, y, out=out) is out and fallback_calls == [(2, ["out"])]  # keywords: fallback
+    assert kernel(opdispatch.ones(2, 2), opdispatch.ones(2)).shape == (2, 2)  # a 2-D tensor: fallback
+    assert fallback_calls[-1] == (2, [])
+    with pytest.raises(ValueError, match="could not be broadcast"):  # NumPy refuses: the fallback raises
+        kernel(opdispatch.ones(2), opdispatch.ones(3))
+    assert len(fallback_calls) == 3
+    with pytest.raises(RuntimeError, match="meta tensors have no data"):  # other errors: raised as they are
+        kernel(opdispatch.ones(2, device="meta"), y)
+    assert len(fallback_calls) == 3
+    assert kernel.fn is np.add and kernel.__wrapped__ is fallback
+    any_call = _C._NumpyKernel(np.add, fallback)
+    assert any_call(x, y, out=opdispatch.empty(2)).tolist() == [4.0, 6.0] and len(fallback_calls) == 3
+    with pytest.raises(TypeError, match="must be callable"):
+        _C._NumpyKernel(np.add, None)
+    with pytest.raises(ValueError, match="nargs and ndim"):
+        _C._NumpyKernel(np.add, fallback, -2)
+
+
 def test_kernels_ignore_floating_point_errors_and_leave_numpys_state_alone():
     previous = np.seterr(all="raise")
     try:

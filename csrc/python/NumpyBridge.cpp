@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <pybind11/numpy.h>
+#include <structmember.h>
 
 #include <opdispatch/core/CheckedArithmetic.h>
 #include <opdispatch/core/Exception.h>
@@ -13,6 +14,7 @@
 #include "Exceptions.h"
 #include "PythonTensor.h"
 #include "PythonTypes.h"
+#include "StaticType.h"
 
 namespace py = pybind11;
 
@@ -122,19 +124,67 @@ PyObject* ownableArray(PyObject* result) {
   return copy;
 }
 
-/// The arrays _call_numpy made for tensor arguments, with their tensors.
-struct MadeArrays {
-  std::vector<std::pair<PyObject*, PyObject*>> pairs; // (array, tensor), both borrowed from the call's owners
+/// New references held for one _call_numpy call and released at its end: a
+/// few inline (the common call has at most a handful of arguments), so a call
+/// allocates nothing for them.
+class CallRefs {
+ public:
+  CallRefs() = default;
+  CallRefs(const CallRefs&) = delete;
+  CallRefs& operator=(const CallRefs&) = delete;
+  ~CallRefs() {
+    for (size_t i = 0; i < size_; ++i) {
+      Py_DECREF(at(i));
+    }
+  }
+  /// Keeps the new reference `obj` (not null) until the call ends.
+  void push(PyObject* obj) {
+    if (size_ < inline_.size()) {
+      inline_[size_] = obj;
+    } else {
+      overflow_.push_back(obj);
+    }
+    ++size_;
+  }
 
+ private:
+  PyObject* at(size_t i) const { return i < inline_.size() ? inline_[i] : overflow_[i - inline_.size()]; }
+
+  std::array<PyObject*, 8> inline_{};
+  std::vector<PyObject*> overflow_;
+  size_t size_ = 0;
+};
+
+/// The arrays _call_numpy made for tensor arguments, with their tensors
+/// (both borrowed from the call's CallRefs and arguments).
+class MadeArrays {
+ public:
+  void add(PyObject* array, PyObject* tensor) {
+    if (size_ < inline_.size()) {
+      inline_[size_++] = {array, tensor};
+    } else {
+      overflow_.emplace_back(array, tensor);
+    }
+  }
   /// The tensor object `obj` was made from, or null.
   PyObject* tensorOf(PyObject* obj) const {
-    for (const auto& [arr, t] : pairs) {
+    for (size_t i = 0; i < size_; ++i) {
+      if (inline_[i].first == obj) {
+        return inline_[i].second;
+      }
+    }
+    for (const auto& [arr, t] : overflow_) {
       if (arr == obj) {
         return t;
       }
     }
     return nullptr;
   }
+
+ private:
+  std::array<std::pair<PyObject*, PyObject*>, 4> inline_{};
+  std::vector<std::pair<PyObject*, PyObject*>> overflow_;
+  size_t size_ = 0;
 };
 
 /// New reference: the tensor object for one value a kernel's NumPy code
@@ -180,10 +230,10 @@ PyObject* kernelArray(PyObject* obj) {
 
 /// New reference: the value for NumPy of one argument of _call_numpy (an
 /// array for a tensor; a list of those for a list holding tensors).
-PyObject* argumentForNumpy(PyObject* obj, std::vector<py::object>& owners, MadeArrays& made) {
+PyObject* argumentForNumpy(PyObject* obj, CallRefs& owners, MadeArrays& made) {
   if (isTensor(obj)) {
     PyObject* arr = kernelArray(obj);
-    made.pairs.emplace_back(arr, obj);
+    made.add(arr, obj);
     return arr;
   }
   if (PyList_CheckExact(obj)) {
@@ -198,8 +248,9 @@ PyObject* argumentForNumpy(PyObject* obj, std::vector<py::object>& owners, MadeA
         PyObject* item = PyList_GET_ITEM(obj, i);
         if (isTensor(item)) {
           PyObject* arr = kernelArray(item);
-          owners.push_back(py::reinterpret_borrow<py::object>(arr));
-          made.pairs.emplace_back(arr, item);
+          Py_INCREF(arr);
+          owners.push(arr);
+          made.add(arr, item);
           PyList_SET_ITEM(out.ptr(), i, arr);
         } else {
           Py_INCREF(item);
@@ -245,42 +296,158 @@ PyObject* callIgnoringFloatErrors(PyObject* fn, PyObject* const* args, size_t na
   return result;
 }
 
+/// New reference: `fn` run on `args` (`nargs` positional, then the values of
+/// `kwnames`) as _call_numpy runs it (see its docstring). Throws what fn raises.
+PyObject* callNumpyOn(PyObject* fn, PyObject* const* args, size_t nargs, PyObject* kwnames) {
+  size_t total = nargs + (kwnames ? static_cast<size_t>(PyTuple_GET_SIZE(kwnames)) : 0);
+  CallRefs owners;
+  MadeArrays made;
+  std::array<PyObject*, 16> small{};
+  std::vector<PyObject*> large;
+  PyObject** converted = small.data();
+  if (total > small.size()) {
+    large.resize(total);
+    converted = large.data();
+  }
+  for (size_t i = 0; i < total; ++i) {
+    converted[i] = argumentForNumpy(args[i], owners, made);
+    owners.push(converted[i]);
+  }
+  py::object result = py::reinterpret_steal<py::object>(callIgnoringFloatErrors(fn, converted, nargs, kwnames));
+  if (!result) {
+    throw py::error_already_set();
+  }
+  if (PyTuple_Check(result.ptr())) {
+    Py_ssize_t n = PyTuple_GET_SIZE(result.ptr());
+    py::tuple out(n);
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      PyTuple_SET_ITEM(out.ptr(), i, tensorOfResult(PyTuple_GET_ITEM(result.ptr(), i), made));
+    }
+    return out.release().ptr();
+  }
+  return tensorOfResult(result.ptr(), made);
+}
+
 /// _call_numpy(fn, *args, **kwargs): see the binding's docstring.
 PyObject* callNumpy(PyObject*, PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames) {
   return pythonEntry([&]() -> PyObject* {
     size_t nargs = static_cast<size_t>(PyVectorcall_NARGS(nargsf));
     OPDISPATCH_CHECK_TYPE(nargs >= 1, "_call_numpy(fn, *args, **kwargs) needs a function");
-    size_t total = nargs - 1 + (kwnames ? static_cast<size_t>(PyTuple_GET_SIZE(kwnames)) : 0);
-    std::vector<py::object> owners;
-    owners.reserve(total + 2);
-    MadeArrays made;
-    std::array<PyObject*, 16> small{};
-    std::vector<PyObject*> large;
-    PyObject** converted = small.data();
-    if (total > small.size()) {
-      large.resize(total);
-      converted = large.data();
-    }
-    for (size_t i = 0; i < total; ++i) {
-      converted[i] = argumentForNumpy(args[i + 1], owners, made);
-      owners.push_back(py::reinterpret_steal<py::object>(converted[i]));
-    }
-    py::object result = py::reinterpret_steal<py::object>(
-        callIgnoringFloatErrors(args[0], converted, nargs - 1, kwnames));
-    if (!result) {
-      throw py::error_already_set();
-    }
-    if (PyTuple_Check(result.ptr())) {
-      Py_ssize_t n = PyTuple_GET_SIZE(result.ptr());
-      py::tuple out(n);
-      for (Py_ssize_t i = 0; i < n; ++i) {
-        PyTuple_SET_ITEM(out.ptr(), i, tensorOfResult(PyTuple_GET_ITEM(result.ptr(), i), made));
-      }
-      return out.release().ptr();
-    }
-    return tensorOfResult(result.ptr(), made);
+    return callNumpyOn(args[0], args + 1, nargs - 1, kwnames);
   });
 }
+
+// Note [NumPy kernels]
+// Most built-in CPU kernels are one NumPy function on their arguments, and a
+// Python function around _call_numpy spends about 800 instructions of a tiny
+// call in its own frame (a tenth of `x + y`). A _NumpyKernel is that kernel
+// as a C callable: a call of the expected form (a number of positional
+// arguments, no keywords, tensors of a number of dimensions) runs fn through
+// callNumpyOn directly. Every other call, and a call in which fn raises
+// ValueError (NumPy refusing the operands' shapes), goes to the kernel written
+// in Python, which runs the same fn and names the operator in its errors:
+// the fast path only skips a frame, it decides nothing. Kernels with side
+// effects (in-place ones) stay in Python: falling back after a ValueError
+// would run them twice.
+struct NumpyKernelObject {
+  PyObject_HEAD vectorcallfunc vectorcall;
+  PyObject* dict;         ///< instance attributes (__name__)
+  PyObject* fn;           ///< the NumPy function
+  PyObject* fallback;     ///< the Python kernel (also __wrapped__)
+  Py_ssize_t nargs;       ///< positional arguments of the fast path; -1: any call (keywords too)
+  int ndim;               ///< dimensions every tensor argument must have; -1: any
+};
+
+PyTypeObject gNumpyKernelType = staticTypeObject();
+
+/// Whether the fast path of `k` takes this call (Note [NumPy kernels]).
+bool numpyKernelFits(const NumpyKernelObject* k, PyObject* const* args, Py_ssize_t n, PyObject* kwnames) {
+  if (k->nargs >= 0 && (n != k->nargs || kwnames != nullptr)) {
+    return false;
+  }
+  if (k->ndim >= 0) {
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      if (isTensor(args[i]) && unpackImpl(args[i])->dim() != k->ndim) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+PyObject* numpyKernelCall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  auto* k = reinterpret_cast<NumpyKernelObject*>(self);
+  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  if (numpyKernelFits(k, args, n, kwnames)) {
+    PyObject* out = pythonEntry(
+        [&]() -> PyObject* { return callNumpyOn(k->fn, args, static_cast<size_t>(n), kwnames); });
+    if (out != nullptr || !PyErr_ExceptionMatches(PyExc_ValueError)) {
+      return out;
+    }
+    PyErr_Clear();
+  }
+  return PyObject_Vectorcall(k->fallback, args, nargsf, kwnames);
+}
+
+PyObject* numpyKernelNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  static const char* kwlist[] = {"fn", "fallback", "nargs", "ndim", nullptr};
+  PyObject *fn, *fallback;
+  Py_ssize_t nargs = -1;
+  int ndim = -1;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|ni:_NumpyKernel", const_cast<char**>(kwlist), &fn, &fallback,
+                                   &nargs, &ndim)) {
+    return nullptr;
+  }
+  if (!PyCallable_Check(fn) || !PyCallable_Check(fallback)) {
+    PyErr_SetString(PyExc_TypeError, "_NumpyKernel(fn, fallback, ...): fn and fallback must be callable");
+    return nullptr;
+  }
+  if (nargs < -1 || ndim < -1) {
+    PyErr_SetString(PyExc_ValueError, "_NumpyKernel: nargs and ndim must be >= 0, or -1 for any");
+    return nullptr;
+  }
+  auto* k = reinterpret_cast<NumpyKernelObject*>(type->tp_alloc(type, 0));
+  if (k == nullptr) {
+    return nullptr;
+  }
+  k->vectorcall = numpyKernelCall;
+  Py_INCREF(fn);
+  k->fn = fn;
+  Py_INCREF(fallback);
+  k->fallback = fallback;
+  k->nargs = nargs;
+  k->ndim = ndim;
+  return reinterpret_cast<PyObject*>(k);
+}
+
+int numpyKernelTraverse(PyObject* self, visitproc visit, void* arg) {
+  auto* k = reinterpret_cast<NumpyKernelObject*>(self);
+  Py_VISIT(k->dict);
+  Py_VISIT(k->fn);
+  Py_VISIT(k->fallback);
+  return 0;
+}
+
+int numpyKernelClear(PyObject* self) {
+  auto* k = reinterpret_cast<NumpyKernelObject*>(self);
+  Py_CLEAR(k->dict);
+  Py_CLEAR(k->fn);
+  Py_CLEAR(k->fallback);
+  return 0;
+}
+
+void numpyKernelDealloc(PyObject* self) {
+  PyObject_GC_UnTrack(self);
+  numpyKernelClear(self);
+  Py_TYPE(self)->tp_free(self);
+}
+
+PyMemberDef kNumpyKernelMembers[] = {
+    {"fn", T_OBJECT, offsetof(NumpyKernelObject, fn), READONLY, "The NumPy function of the fast path."},
+    {"__wrapped__", T_OBJECT, offsetof(NumpyKernelObject, fallback), READONLY,
+     "The kernel written in Python, which takes every other call."},
+    {nullptr, 0, 0, 0, nullptr},
+};
 
 PyMethodDef kModuleMethods[] = {
     {"_call_numpy", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(callNumpy)),
@@ -353,9 +520,12 @@ Tensor tensorOfArray(PyObject* array) {
                          "from_numpy: big-endian arrays are not supported; convert with "
                          "array.astype(array.dtype.newbyteorder('='))");
   auto itemsize = static_cast<int64_t>(elementSize(st));
-  std::vector<int64_t> sizes(proxy->dimensions, proxy->dimensions + proxy->nd);
-  std::vector<int64_t> strides(static_cast<size_t>(proxy->nd));
-  for (int i = 0; i < proxy->nd; ++i) {
+  const int nd = proxy->nd;
+  OPDISPATCH_CHECK_VALUE(nd <= kMaxNumpyDims, "from_numpy: an array of ", nd, " dimensions (at most ", kMaxNumpyDims,
+                         " are supported)");
+  std::array<int64_t, kMaxNumpyDims> sizes{}, strides{};
+  for (int i = 0; i < nd; ++i) {
+    sizes[i] = proxy->dimensions[i];
     int64_t s = proxy->strides[i];
     OPDISPATCH_CHECK_VALUE(s >= 0, "from_numpy: stride ", s, " of dimension ", i,
                            " is negative, which tensors do not support; pass numpy.ascontiguousarray(array) (a "
@@ -369,17 +539,46 @@ Tensor tensorOfArray(PyObject* array) {
     // NumPy leaves the strides of size-0 and size-1 dimensions of a C-order
     // array unnormalised; they address no other element. Use the strides
     // contiguousStrides gives, so a C-order array yields exactly the tensor
-    // a Meta kernel describes.
-    strides = contiguousStrides(sizes);
+    // a Meta kernel describes. (NumPy keeps the product of the nonzero
+    // sizes within intp, so this product cannot overflow; checked anyway.)
+    int64_t step = 1;
+    for (int i = nd; i-- > 0;) {
+      strides[i] = step;
+      OPDISPATCH_CHECK(!mulOverflows(step, sizes[i] > 1 ? sizes[i] : 1, &step),
+                       "from_numpy: the contiguous "
+                       "strides of the array's shape overflow int64");
+    }
   }
   Py_INCREF(array);
-  return from_blob(proxy->data, sizes, strides, st, [](void* ctx, void*) { pyInterpreterHooks().decref(ctx); }, array);
+  return from_blob(
+      proxy->data, IntArrayRef(sizes.data(), static_cast<size_t>(nd)),
+      IntArrayRef(strides.data(), static_cast<size_t>(nd)), st,
+      [](void* ctx, void*) { pyInterpreterHooks().decref(ctx); }, array);
 }
 
 void initNumpyBridgeBindings(py::module_& m) {
   if (PyModule_AddFunctions(m.ptr(), kModuleMethods) < 0) {
     throw py::error_already_set();
   }
+  PyTypeObject& t = gNumpyKernelType;
+  t.tp_name = "opdispatch._C._NumpyKernel";
+  t.tp_basicsize = sizeof(NumpyKernelObject);
+  t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL;
+  t.tp_doc =
+      "_NumpyKernel(fn, fallback, nargs=-1, ndim=-1): a CPU kernel that runs fn through _call_numpy when "
+      "called with exactly nargs positional arguments and no keywords (-1: any call) whose tensors all have "
+      "ndim dimensions (-1: any), and calls fallback, the same kernel written in Python, for every other "
+      "call and when fn raises ValueError (Note [NumPy kernels]). TypeError if fn or fallback is not "
+      "callable; ValueError if nargs or ndim is below -1.";
+  t.tp_new = numpyKernelNew;
+  t.tp_dealloc = numpyKernelDealloc;
+  t.tp_traverse = numpyKernelTraverse;
+  t.tp_clear = numpyKernelClear;
+  t.tp_call = PyVectorcall_Call;
+  t.tp_vectorcall_offset = offsetof(NumpyKernelObject, vectorcall);
+  t.tp_dictoffset = offsetof(NumpyKernelObject, dict);
+  t.tp_members = kNumpyKernelMembers;
+  addStaticType(m, t, "_NumpyKernel");
   m.def(
       "_set_numpy_errstate",
       [](py::object var, py::object ignore_all) {

@@ -202,6 +202,29 @@ class _PlainAutogradKernel:
         """
         Call self as a function.
         """
+class _NumpyKernel:
+    """
+    _NumpyKernel(fn, fallback, nargs=-1, ndim=-1): a CPU kernel that runs fn through _call_numpy when called with exactly nargs positional arguments and no keywords (-1: any call) whose tensors all have ndim dimensions (-1: any), and calls fallback, the same kernel written in Python, for every other call and when fn raises ValueError (Note [NumPy kernels]). TypeError if fn or fallback is not callable; ValueError if nargs or ndim is below -1.
+    """
+    __name__: str
+    @property
+    def fn(self) -> collections.abc.Callable[..., typing.Any]:
+        """
+        The NumPy function of the fast path.
+        """
+    @property
+    def __wrapped__(self) -> collections.abc.Callable[..., typing.Any]:
+        """
+        The kernel written in Python, which takes every other call.
+        """
+    def __new__(cls, fn: collections.abc.Callable[..., typing.Any], fallback: collections.abc.Callable[..., typing.Any], nargs: int = -1, ndim: int = -1) -> Self:
+        """
+        Create and return a new object.  See help(type) for accurate signature.
+        """
+    def __call__(self, *args: typing.Any, **kwargs: typing.Any) -> typing.Any:
+        """
+        Call self as a function.
+        """
 class Type(metaclass=_pybind11_type):
     """
     A schema type (PyTorch: torch._C.Type).

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ._numpy import broadcast_shape, call_numpy, check_device, check_inplace, meta_like
+from ._numpy import broadcast_shape, call_numpy, check_device, check_inplace, meta_like, numpy_kernel
 from ._registry import Kernels
 from .._tensor_type import Tensor
 
@@ -32,6 +32,17 @@ def _names(name: str, cpu: Callable[..., Any], meta: Callable[..., Any]) -> Kern
     short = name.replace("od::", "").replace(".", "_")
     cpu.__name__, meta.__name__ = f"{short}_cpu", f"{short}_meta"
     return {"cpu": cpu, "meta": meta}
+
+
+def fast_path(kernels: Kernels, fn: Callable[..., Any], nargs: int = -1, ndim: int = -1) -> Kernels:
+    """``kernels`` with the CPU kernel's calls of ``nargs`` positional
+    arguments (-1: every call) on tensors of ``ndim`` dims (-1: any) running
+    ``fn`` in C (numpy_kernel; the CPU kernel must compute ``call_numpy(fn,
+    *args)`` for them and have no side effects): the Python kernel still
+    takes every other call and names the operator in errors."""
+    cpu = numpy_kernel(fn, kernels["cpu"], nargs, ndim)
+    cpu.__name__ = kernels["cpu"].__name__
+    return {"cpu": cpu, "meta": kernels["meta"]}
 
 
 def _meta_kernel(name: str, fn: Callable[..., Any]) -> Callable[..., Tensor]:
@@ -57,7 +68,7 @@ def pointwise(name: str, fn: Callable[..., Any]) -> Kernels:
             broadcast_shape(name, *(t.shape for t in operands(args)))  # names the shapes
             raise
 
-    return _names(name, cpu, _meta_kernel(name, fn))
+    return fast_path(_names(name, cpu, _meta_kernel(name, fn)), fn)
 
 
 def unary(name: str, fn: Callable[[Any], Any]) -> Kernels:
@@ -66,7 +77,7 @@ def unary(name: str, fn: Callable[[Any], Any]) -> Kernels:
     def cpu(self: Tensor) -> Tensor:
         return call_numpy(fn, self)
 
-    return _names(name, cpu, _meta_kernel(name, fn))
+    return fast_path(_names(name, cpu, _meta_kernel(name, fn)), fn, 1)
 
 
 def with_alpha(name: str, ufunc: np.ufunc) -> Kernels:
@@ -81,7 +92,8 @@ def with_alpha(name: str, ufunc: np.ufunc) -> Kernels:
             broadcast_shape(name, *(t.shape for t in operands((self, other))))
             raise
 
-    return _names(name, cpu, _meta_kernel(name, lambda a, b, alpha=1: _scaled(ufunc, a, b, alpha)))
+    kernels = _names(name, cpu, _meta_kernel(name, lambda a, b, alpha=1: _scaled(ufunc, a, b, alpha)))
+    return fast_path(kernels, ufunc, 2)  # alpha == 1 is not passed (Note [Calling operators from methods])
 
 
 def _scaled(ufunc: np.ufunc, a: Any, b: Any, alpha: Any, out: Any = None) -> Any:

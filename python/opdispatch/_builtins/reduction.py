@@ -174,14 +174,34 @@ _sum_all = np.add.reduce
 sum_dim: Op = defop("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
                     tags=REDUCTION, **_reducer("od::sum.dim_IntList", _sum_all, _sum_dtype),
                     backward=_sum_backward, setup_context=_reduction_setup)
+
+
+#: ``(dtype, numel)`` of a small float tensor -> the vector of ones its sum
+#: is the dot product with (Note [Small sums]), filled by _sum_ones. Keyed by
+#: the opdispatch dtype: hashing a NumPy dtype (the key of _ones) costs more
+#: than the rest of a 10-element sum's kernel.
+_SUM_ONES: dict[tuple[Any, int], np.ndarray] = {}
+
+
+def _sum_ones(dtype: Any, n: int) -> Optional[np.ndarray]:
+    """The entry of _SUM_ONES for a tensor of ``dtype`` and ``n`` elements, made
+    on first use; None for one whose sum is not a dot product (never kept)."""
+    numpy_dtype = _BLAS_DTYPES.get(dtype)
+    if numpy_dtype is None or not 0 < n <= _PAIRWISE_BLOCK:
+        return None
+    ones = _SUM_ONES[dtype, n] = _ones(n, numpy_dtype)
+    return ones
+
+
 def _sum_cpu(self: Tensor, *, dtype: Any = None) -> Tensor:
     """od::sum: a small contiguous float tensor as a dot product (Note [Small sums])."""
     if dtype is None:
-        numpy_dtype = _BLAS_DTYPES.get(self.dtype)
-        if numpy_dtype is not None and 0 < self.numel() <= _PAIRWISE_BLOCK and self.is_contiguous():
-            if self.ndim == 1:
-                return call_numpy(_dot, self, _ones(self.numel(), numpy_dtype))
-            return call_numpy(_small_sum, self)
+        dt, n = self.dtype, self.numel()
+        ones = _SUM_ONES.get((dt, n))
+        if ones is None:
+            ones = _sum_ones(dt, n)
+        if ones is not None and self.is_contiguous():
+            return call_numpy(_dot, self, ones) if self.ndim == 1 else call_numpy(_small_sum, self)
     return call_numpy(_sum_all, self, None, _sum_dtype(self, dtype))
 
 
