@@ -13,6 +13,7 @@ from typing import Any, Optional
 
 HERE = Path(__file__).resolve().parent
 BUILD = HERE.parent / "build" / "bench-cpp"
+TORCH_BUILD = HERE.parent / "build" / "bench-cpp-torch"
 
 TORCH_SOURCE = r"""
 #include <torch/extension.h>
@@ -86,7 +87,11 @@ def opdispatch_rows(iters: int, rounds: int) -> dict[str, dict[str, float]]:
 def torch_rows(torch: Any, iters: int, rounds: int) -> Optional[dict[str, dict[str, float]]]:
     from torch.utils.cpp_extension import load_inline
 
+    # The checkout's own build directory, not the shared ~/.cache/torch_extensions: checkouts with
+    # different benchmark sources would overwrite each other's module there, and a killed run's lock
+    # would stall every later run of every checkout.
+    TORCH_BUILD.mkdir(parents=True, exist_ok=True)
     module = load_inline("opdispatch_bench_torch", cpp_sources=[TORCH_SOURCE], extra_include_paths=[str(HERE / "cpp")],
-                         extra_cflags=["-O2"], verbose=False)
+                         extra_cflags=["-O2"], build_directory=str(TORCH_BUILD), verbose=False)
     rows = module.run(iters, rounds)
     return {"cpu": {case: cpu for case, cpu, _ in rows}, "wall": {case: wall for case, _, wall in rows}}
