@@ -58,13 +58,15 @@ class DispatchTable final {
   DispatchTable& operator=(const DispatchTable&) = delete;
 
   /// The entry of the highest key of `ks` & the non-fallthrough keys (the
-  /// Undefined entry for an empty set), into `*kernel`; returns that masked
-  /// key set (what the kernel receives). Lock-free; the caller holds a CallGuard.
-  DispatchKeySet lookup(DispatchKeySet ks, KernelRef* kernel) const {
+  /// Undefined entry for an empty set); that masked key set (what the kernel
+  /// receives) into `*masked`. The entry is a reference into the current
+  /// table, valid while the caller's CallGuard lasts (Note [Hot dispatch
+  /// table]): a call reads the fields it needs from there, copying nothing.
+  /// Lock-free.
+  const KernelRef& lookup(DispatchKeySet ks, DispatchKeySet* masked) const {
     const Table* t = table_.load(std::memory_order_acquire);
-    const DispatchKeySet masked = ks & DispatchKeySet(DispatchKeySet::RAW, t->non_fallthrough);
-    *kernel = read(t->runs[runOf(t->run_starts, masked.getDispatchTableIndex())]);
-    return masked;
+    *masked = ks & DispatchKeySet(DispatchKeySet::RAW, t->non_fallthrough);
+    return t->runs[runOf(t->later_starts, masked->raw_repr())];
   }
   /// The entry of table index `index` (0 for Undefined, else a runtime key's value). Lock-free.
   KernelRef entry(int index) const;
@@ -107,38 +109,28 @@ class DispatchTable final {
   };
 
  private:
-  /// A KernelRef's words, read one by one (read()).
-  struct Run {
-    OperatorKernel* functor;
-    KernelRef::BoxedKernelFunction* boxed;
-    void* unboxed;
-    uint32_t effects;
-  };
   struct Table {
     uint64_t non_fallthrough;
-    uint64_t run_starts;
-    Run runs[1];  // really popcount(run_starts) of them
+    uint64_t later_starts;
+    KernelRef runs[1];  // really 1 + popcount(later_starts) of them
   };
-  static_assert(sizeof(Run) == sizeof(KernelRef), "a run is a KernelRef's words");
-  static Run toRun(KernelRef k) { return {k.functor(), k.boxedFunction(), k.unboxedFunction(), k.effects()}; }
-  /// Field by field, as separate word loads: a whole-struct (vector) copy
-  /// stalls the caller's reads of single fields on store forwarding.
-  static KernelRef read(const Run& r) {
-    return KernelRef(__atomic_load_n(&r.functor, __ATOMIC_RELAXED), __atomic_load_n(&r.boxed, __ATOMIC_RELAXED),
-                     __atomic_load_n(&r.unboxed, __ATOMIC_RELAXED), __atomic_load_n(&r.effects, __ATOMIC_RELAXED));
+  /// The run holding the highest key of the key-set word `keys` (run 0, of
+  /// index 0, for none): see the Note.
+  static size_t runOf(uint64_t later_starts, uint64_t keys) {
+    return keys == 0 ? 0 : popcount64(later_starts << __builtin_clzll(keys));
   }
-  /// The run holding table index `index` (see the Note).
-  static int runOf(uint64_t run_starts, int index) { return popcount64(run_starts << (63 - index)) - 1; }
-  static int popcount64(uint64_t x) {
-#if defined(__POPCNT__) || !(defined(__x86_64__) || defined(__i386__))
-    return __builtin_popcountll(x);
+  static size_t popcount64(uint64_t x) {
+#if defined(__x86_64__) && !defined(__POPCNT__)
+    // x86-64 code built without -mpopcnt (a user's extension or program:
+    // the flag is libopdispatch's own, not its users'): the instruction
+    // anyway, which libopdispatch, built with -mpopcnt, already requires of
+    // the CPU. The compiler would otherwise count bits in ~20 instructions
+    // (or call libgcc) on every call.
+    uint64_t count;
+    __asm__("popcnt %1, %0" : "=r"(count) : "r"(x) : "cc");
+    return count;
 #else
-    // x86 code built without -mpopcnt (opdispatch itself and cpp_extension
-    // builds pass it): the bit trick inline rather than a call into libgcc.
-    x -= (x >> 1) & 0x5555555555555555ULL;
-    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
-    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
-    return static_cast<int>((x * 0x0101010101010101ULL) >> 56);
+    return static_cast<size_t>(__builtin_popcountll(x));
 #endif
   }
   /// A new table whose entry of index i is `entry(i)` (only asked for index
