@@ -21,16 +21,30 @@ namespace opdispatch {
 // Layout: neighbouring keys mostly share an entry (the missing kernel for
 // every backend without one, the autograd fallback for every autograd key),
 // so the table stores one KernelRef per *run* of equal entries, in key order:
-// bit i of `run_starts` is set where a run begins at table index i (0, the
-// Undefined entry, always begins one), and the entry of index i is
-// runs[popcount(run_starts << (63 - i)) - 1], the run of the last start at
-// or below i. Fallthrough keys are never looked up (the call's key set is
-// masked with `non_fallthrough` first), so they begin no run and join their
-// neighbours'; entry(i) answers the fallthrough marker for them. An operator
-// with one kernel has ~8 runs: ~0.3 KB instead of 48 entries (1.5 KB).
+// runs[0] is the entry of index 0 (Undefined), and `later_starts`, a key-set
+// word (bit k - 1 for key k, Note [DispatchKeySet representation]), has the
+// bit of every key at which a later run begins. The entry of the highest key
+// of a non-empty masked set m is runs[popcount(later_starts << clz(m))]: the
+// shift drops the starts above that key, the count is the number of runs
+// begun at or below it. Fallthrough keys are never looked up (the call's key
+// set is masked with `non_fallthrough` first), so they begin no run and join
+// their neighbours'; entry(i) answers the fallthrough marker for them. An
+// operator with one kernel has ~8 runs: ~0.3 KB instead of 48 entries (1.5 KB).
 // The lookup is a mask, a count-leading-zeros, a shift and a popcount on the
 // two words the call loads anyway (in the same cache line as the first runs):
 // no load more than an array indexed by key.
+//
+// The typed call's cost (benchmarks/cpp, callgrind): the lookup returns a
+// reference into the table, and the call loads the entry point, functor and
+// effects word from there — a KernelRef copied out (to a local, or by value
+// to the out-of-line effects path) made the compiler spill its four words
+// per call. The popcount is the POPCNT instruction also in users' code built
+// without -mpopcnt (their extensions and programs inline the lookup; the
+// compiler's fallback is ~20 instructions), which libopdispatch, built with
+// -mpopcnt, requires of the CPU already. The empty asm in lookup() hides the
+// entry's address from the optimizer, so that the hot loads and the cold
+// paths (effects, boxed fallback) share one pointer instead of the compiler
+// keeping a second offset for the latter (4 instructions per call).
 //
 // Calls never lock and a call racing a (de)registration must see a whole
 // table, old or new. A table is immutable once published: a writer (under
@@ -66,7 +80,9 @@ class DispatchTable final {
   const KernelRef& lookup(DispatchKeySet ks, DispatchKeySet* masked) const {
     const Table* t = table_.load(std::memory_order_acquire);
     *masked = ks & DispatchKeySet(DispatchKeySet::RAW, t->non_fallthrough);
-    return t->runs[runOf(t->later_starts, masked->raw_repr())];
+    const KernelRef* entry = t->runs + runOf(t->later_starts, masked->raw_repr());
+    __asm__("" : "+r"(entry));  // one pointer for all uses (see the Note)
+    return *entry;
   }
   /// The entry of table index `index` (0 for Undefined, else a runtime key's value). Lock-free.
   KernelRef entry(int index) const;
