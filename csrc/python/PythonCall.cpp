@@ -352,8 +352,8 @@ py::object PythonCallFrame::invoke(const OperatorHandle& op, const KernelRef& ke
   if (!func) {
     // Deregistered while this call was on its way here: run the table's
     // kernel now (no second round of effects: they belong to this call).
-    KernelRef now;
-    const DispatchKeySet now_ks = op.entry().table().lookup(ks, &now);
+    DispatchKeySet now_ks;
+    const KernelRef& now = op.entry().table().lookup(ks, &now_ks);
     holder->checkNotStillChosen(op, now);
     return invoke(op, now, now_ks);
   }

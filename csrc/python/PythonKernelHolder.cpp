@@ -121,8 +121,8 @@ void PythonKernelHolder::operator()(const OperatorHandle& op, DispatchKeySet ks,
   py::object func = function();
   if (OPDISPATCH_UNLIKELY(!func)) {
     // Deregistered while this call was on its way here: run the table's kernel now.
-    KernelRef now;
-    const DispatchKeySet now_ks = op.entry().table().lookup(ks, &now);
+    DispatchKeySet now_ks;
+    const KernelRef& now = op.entry().table().lookup(ks, &now_ks);
     checkNotStillChosen(op, now);
     py::gil_scoped_release nogil;
     now.callBoxed(op, now_ks, stack);

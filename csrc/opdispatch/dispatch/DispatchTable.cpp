@@ -13,8 +13,11 @@ namespace opdispatch {
 namespace {
 constexpr uint64_t kAllKeys = DispatchKeySet(DispatchKeySet::FULL).raw_repr();
 
+/// The key-set word of table index `index` (0 for index 0, Undefined).
+uint64_t keyBit(int index) { return DispatchKeySet(static_cast<DispatchKey>(index)).raw_repr(); }
+
 bool isFallthroughIndex(uint64_t non_fallthrough, int index) {
-  return index > 0 && (non_fallthrough & DispatchKeySet(static_cast<DispatchKey>(index)).raw_repr()) == 0;
+  return index > 0 && (non_fallthrough & keyBit(index)) == 0;
 }
 
 /// What entry() answers for a fallthrough key (tableEntry gives fallthroughs no effects).
@@ -26,25 +29,28 @@ KernelRef fallthroughRef() {
 
 template <class EntryOf>
 DispatchTable::Table* DispatchTable::build(uint64_t non_fallthrough, const EntryOf& entry) {
-  // Run starts: index 0, and every non-fallthrough index whose entry differs
-  // from the last non-fallthrough entry before it (the current run's).
-  Run runs[kDispatchTableSize];
+  // Run starts: index 0 (run 0), and every non-fallthrough index whose entry
+  // differs from the last non-fallthrough entry before it (the current run's),
+  // as bits of key-set words (later_starts).
+  // Raw storage (only the first n runs are written): no construction of all of them per build.
+  alignas(KernelRef) unsigned char storage[sizeof(KernelRef) * kDispatchTableSize];
+  KernelRef* runs = reinterpret_cast<KernelRef*>(storage);
   KernelRef last = entry(0);
-  runs[0] = toRun(last);
+  new (runs) KernelRef(last);
   int n = 1;
-  uint64_t starts = 1;
+  uint64_t starts = 0;
   for (uint64_t rest = non_fallthrough; rest != 0; rest &= rest - 1) {
-    const int i = __builtin_ctzll(rest) + 1;  // Note [DispatchKeySet representation]: bit k - 1 is key k
-    const KernelRef k = entry(i);
+    const int bit = __builtin_ctzll(rest);
+    const KernelRef k = entry(bit + 1);  // Note [DispatchKeySet representation]: bit k - 1 is key k
     if (k != last) {
-      starts |= uint64_t(1) << i;
-      runs[n++] = toRun(k);
+      starts |= uint64_t(1) << bit;
+      new (runs + n++) KernelRef(k);
       last = k;
     }
   }
-  void* memory = ::operator new(offsetof(Table, runs) + sizeof(Run) * static_cast<size_t>(n));
+  void* memory = ::operator new(offsetof(Table, runs) + sizeof(KernelRef) * static_cast<size_t>(n));
   Table* t = new (memory) Table{non_fallthrough, starts, {}};
-  std::memcpy(static_cast<void*>(t->runs), runs, sizeof(Run) * static_cast<size_t>(n));
+  std::memcpy(static_cast<void*>(t->runs), runs, sizeof(KernelRef) * static_cast<size_t>(n));
   return t;
 }
 
@@ -72,7 +78,7 @@ KernelRef DispatchTable::entry(int index) const {
   if (isFallthroughIndex(t->non_fallthrough, index)) {
     return fallthroughRef();
   }
-  return read(t->runs[runOf(t->run_starts, index)]);
+  return t->runs[runOf(t->later_starts, keyBit(index))];
 }
 
 DispatchKeySet DispatchTable::nonFallthroughKeys() const {
@@ -82,7 +88,7 @@ DispatchKeySet DispatchTable::nonFallthroughKeys() const {
 
 size_t DispatchTable::sizeInBytes() const {
   const Table* t = table_.load(std::memory_order_relaxed);
-  return offsetof(Table, runs) + sizeof(Run) * static_cast<size_t>(popcount64(t->run_starts));
+  return offsetof(Table, runs) + sizeof(KernelRef) * (1 + popcount64(t->later_starts));
 }
 
 DispatchTable::Update::Update(DispatchTable& table)
@@ -98,7 +104,7 @@ KernelRef DispatchTable::Update::current(int i) const {
   if (isFallthroughIndex(live_->non_fallthrough, i)) {
     return fallthroughRef();
   }
-  return read(live_->runs[runOf(live_->run_starts, i)]);
+  return live_->runs[runOf(live_->later_starts, keyBit(i))];
 }
 
 void DispatchTable::Update::set(int index, KernelRef k) {
@@ -113,13 +119,13 @@ void DispatchTable::Update::set(int index, KernelRef k) {
 
 DispatchTable::Table* DispatchTable::Update::merged() const {
   // build() asks for increasing indices: walk the live runs alongside.
-  const Run* run = live_->runs;
-  uint64_t later_starts = live_->run_starts & ~uint64_t(1);
+  const KernelRef* run = live_->runs;
+  uint64_t later_starts = live_->later_starts;
   return build(non_fallthrough_, [&](int i) {
-    for (; later_starts != 0 && __builtin_ctzll(later_starts) <= i; later_starts &= later_starts - 1) {
+    for (; later_starts != 0 && __builtin_ctzll(later_starts) < i; later_starts &= later_starts - 1) {
       ++run;
     }
-    return ((set_ >> i) & 1) ? reinterpret_cast<const KernelRef*>(changes_)[i] : read(*run);
+    return ((set_ >> i) & 1) ? reinterpret_cast<const KernelRef*>(changes_)[i] : *run;
   });
 }
 

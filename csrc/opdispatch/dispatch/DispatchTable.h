@@ -21,16 +21,30 @@ namespace opdispatch {
 // Layout: neighbouring keys mostly share an entry (the missing kernel for
 // every backend without one, the autograd fallback for every autograd key),
 // so the table stores one KernelRef per *run* of equal entries, in key order:
-// bit i of `run_starts` is set where a run begins at table index i (0, the
-// Undefined entry, always begins one), and the entry of index i is
-// runs[popcount(run_starts << (63 - i)) - 1], the run of the last start at
-// or below i. Fallthrough keys are never looked up (the call's key set is
-// masked with `non_fallthrough` first), so they begin no run and join their
-// neighbours'; entry(i) answers the fallthrough marker for them. An operator
-// with one kernel has ~8 runs: ~0.3 KB instead of 48 entries (1.5 KB).
+// runs[0] is the entry of index 0 (Undefined), and `later_starts`, a key-set
+// word (bit k - 1 for key k, Note [DispatchKeySet representation]), has the
+// bit of every key at which a later run begins. The entry of the highest key
+// of a non-empty masked set m is runs[popcount(later_starts << clz(m))]: the
+// shift drops the starts above that key, the count is the number of runs
+// begun at or below it. Fallthrough keys are never looked up (the call's key
+// set is masked with `non_fallthrough` first), so they begin no run and join
+// their neighbours'; entry(i) answers the fallthrough marker for them. An
+// operator with one kernel has ~8 runs: ~0.3 KB instead of 48 entries (1.5 KB).
 // The lookup is a mask, a count-leading-zeros, a shift and a popcount on the
 // two words the call loads anyway (in the same cache line as the first runs):
 // no load more than an array indexed by key.
+//
+// The typed call's cost (benchmarks/cpp, callgrind): the lookup returns a
+// reference into the table, and the call loads the entry point, functor and
+// effects word from there — a KernelRef copied out (to a local, or by value
+// to the out-of-line effects path) made the compiler spill its four words
+// per call. The popcount is the POPCNT instruction also in users' code built
+// without -mpopcnt (their extensions and programs inline the lookup; the
+// compiler's fallback is ~20 instructions), which libopdispatch, built with
+// -mpopcnt, requires of the CPU already. The empty asm in lookup() hides the
+// entry's address from the optimizer, so that the hot loads and the cold
+// paths (effects, boxed fallback) share one pointer instead of the compiler
+// keeping a second offset for the latter (4 instructions per call).
 //
 // Calls never lock and a call racing a (de)registration must see a whole
 // table, old or new. A table is immutable once published: a writer (under
@@ -58,13 +72,17 @@ class DispatchTable final {
   DispatchTable& operator=(const DispatchTable&) = delete;
 
   /// The entry of the highest key of `ks` & the non-fallthrough keys (the
-  /// Undefined entry for an empty set), into `*kernel`; returns that masked
-  /// key set (what the kernel receives). Lock-free; the caller holds a CallGuard.
-  DispatchKeySet lookup(DispatchKeySet ks, KernelRef* kernel) const {
+  /// Undefined entry for an empty set); that masked key set (what the kernel
+  /// receives) into `*masked`. The entry is a reference into the current
+  /// table, valid while the caller's CallGuard lasts (Note [Hot dispatch
+  /// table]): a call reads the fields it needs from there, copying nothing.
+  /// Lock-free.
+  const KernelRef& lookup(DispatchKeySet ks, DispatchKeySet* masked) const {
     const Table* t = table_.load(std::memory_order_acquire);
-    const DispatchKeySet masked = ks & DispatchKeySet(DispatchKeySet::RAW, t->non_fallthrough);
-    *kernel = read(t->runs[runOf(t->run_starts, masked.getDispatchTableIndex())]);
-    return masked;
+    *masked = ks & DispatchKeySet(DispatchKeySet::RAW, t->non_fallthrough);
+    const KernelRef* entry = t->runs + runOf(t->later_starts, masked->raw_repr());
+    __asm__("" : "+r"(entry));  // one pointer for all uses (see the Note)
+    return *entry;
   }
   /// The entry of table index `index` (0 for Undefined, else a runtime key's value). Lock-free.
   KernelRef entry(int index) const;
@@ -107,38 +125,28 @@ class DispatchTable final {
   };
 
  private:
-  /// A KernelRef's words, read one by one (read()).
-  struct Run {
-    OperatorKernel* functor;
-    KernelRef::BoxedKernelFunction* boxed;
-    void* unboxed;
-    uint32_t effects;
-  };
   struct Table {
     uint64_t non_fallthrough;
-    uint64_t run_starts;
-    Run runs[1];  // really popcount(run_starts) of them
+    uint64_t later_starts;
+    KernelRef runs[1];  // really 1 + popcount(later_starts) of them
   };
-  static_assert(sizeof(Run) == sizeof(KernelRef), "a run is a KernelRef's words");
-  static Run toRun(KernelRef k) { return {k.functor(), k.boxedFunction(), k.unboxedFunction(), k.effects()}; }
-  /// Field by field, as separate word loads: a whole-struct (vector) copy
-  /// stalls the caller's reads of single fields on store forwarding.
-  static KernelRef read(const Run& r) {
-    return KernelRef(__atomic_load_n(&r.functor, __ATOMIC_RELAXED), __atomic_load_n(&r.boxed, __ATOMIC_RELAXED),
-                     __atomic_load_n(&r.unboxed, __ATOMIC_RELAXED), __atomic_load_n(&r.effects, __ATOMIC_RELAXED));
+  /// The run holding the highest key of the key-set word `keys` (run 0, of
+  /// index 0, for none): see the Note.
+  static size_t runOf(uint64_t later_starts, uint64_t keys) {
+    return keys == 0 ? 0 : popcount64(later_starts << __builtin_clzll(keys));
   }
-  /// The run holding table index `index` (see the Note).
-  static int runOf(uint64_t run_starts, int index) { return popcount64(run_starts << (63 - index)) - 1; }
-  static int popcount64(uint64_t x) {
-#if defined(__POPCNT__) || !(defined(__x86_64__) || defined(__i386__))
-    return __builtin_popcountll(x);
+  static size_t popcount64(uint64_t x) {
+#if defined(__x86_64__) && !defined(__POPCNT__)
+    // x86-64 code built without -mpopcnt (a user's extension or program:
+    // the flag is libopdispatch's own, not its users'): the instruction
+    // anyway, which libopdispatch, built with -mpopcnt, already requires of
+    // the CPU. The compiler would otherwise count bits in ~20 instructions
+    // (or call libgcc) on every call.
+    uint64_t count;
+    __asm__("popcnt %1, %0" : "=r"(count) : "r"(x) : "cc");
+    return count;
 #else
-    // x86 code built without -mpopcnt (opdispatch itself and cpp_extension
-    // builds pass it): the bit trick inline rather than a call into libgcc.
-    x -= (x >> 1) & 0x5555555555555555ULL;
-    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
-    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
-    return static_cast<int>((x * 0x0101010101010101ULL) >> 56);
+    return static_cast<size_t>(__builtin_popcountll(x));
 #endif
   }
   /// A new table whose entry of index i is `entry(i)` (only asked for index
