@@ -44,6 +44,9 @@ import time
 from typing import Any
 
 #: Cycles run (and discarded) first, so that caches and allocator pools are warm.
+#: (A same-name cycle costs the same from the first cycle on: callgrind counted
+#: 165.8k instructions per cycle over cycles 1-100, 162.6k over 101-300, 163.0k
+#: over 1001-2000, 164.5k and 163.8k in cycles 1-500 and 4001-4500, at 0467d2f.)
 WARMUP = 2000
 KINDS = ("same", "unique")
 
