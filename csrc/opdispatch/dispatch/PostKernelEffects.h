@@ -154,8 +154,8 @@ class PostKernelEffects final {
   /// `position`-th tensor forEachResult lists) with the tensors listed
   /// before it whose return is not the last.
   template <class ForEachResult>
-  OPDISPATCH_NOINLINE void checkEarlierResults(const ForEachResult& forEachResult, size_t position,
-                                               size_t return_index, const TensorImpl& t) const {
+  OPDISPATCH_NOINLINE void checkEarlierResults(const ForEachResult& forEachResult, size_t position, size_t return_index,
+                                               const TensorImpl& t) const {
     const size_t num_returns = schema_->schema.returns().size();
     size_t earlier = 0;
     forEachResult([&](size_t earlier_return, const TensorImpl& u) {
