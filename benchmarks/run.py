@@ -163,7 +163,8 @@ def run(quick: bool) -> list[dict[str, Any]]:
             rows.append(_row(f"8. {what}, {n // 1000}k operators", look[key], tlook[key] if tlook else None,
                              "< 50 us", look[key] < 50e3))
 
-    leak = _script("leak.py", "--cycles", str(20000 if quick else 100000))
+    # Each kind in fresh processes, rounds alternating; the ratio is the median of the rounds' ratios (leak.py).
+    leak = _script("leak.py", "--cycles", str(20000 if quick else 100000), "--rounds", str(3 if quick else 5))
     for kind, what in (("same_name", "same name"), ("unique_name", "unique names")):
         r = leak[kind]
         rows.append(_row(f"11. define+impl+call+destroy cycle, {what}: RSS growth per cycle", r["bytes_per_cycle"],

@@ -10,3 +10,5 @@
 #define OPDISPATCH_UID OPDISPATCH_CONCAT(opdispatch_uid_, __COUNTER__)
 #define OPDISPATCH_NOINLINE __attribute__((noinline))
 #define OPDISPATCH_ALWAYS_INLINE inline __attribute__((always_inline))
+/// After a lambda's parameter list: inline it at each call site.
+#define OPDISPATCH_ALWAYS_INLINE_LAMBDA __attribute__((always_inline))

@@ -218,15 +218,13 @@ class PythonCallFrame final {
   }
   /// A Python kernel gets the Python arguments, any other kernel IValues.
   pybind11::object invoke(const OperatorHandle& op, const KernelRef& kernel, DispatchKeySet ks);
+  /// (One loop for one return, the result itself, and for a tuple of them:
+  /// `f` is written into the caller once per place forEachTensor calls it.)
   template <class F>
   void forEachResultTensor(const pybind11::object& result, F&& f) const {
     const size_t n = args_.schema().schema.returns().size();
-    if (n == 1) {
-      forEachTensor(result.ptr(), [&](TensorImpl& t) { f(size_t(0), t); });
-      return;
-    }
     for (size_t i = 0; i < n; ++i) {
-      forEachTensor(PyTuple_GET_ITEM(result.ptr(), i), [&](TensorImpl& t) { f(i, t); });
+      forEachTensor(n == 1 ? result.ptr() : PyTuple_GET_ITEM(result.ptr(), i), [&](TensorImpl& t) { f(i, t); });
     }
   }
 

@@ -58,7 +58,7 @@ namespace detail {
 template <class Frame>
 OPDISPATCH_NOINLINE typename Frame::Result invokeWithEffects(const OperatorHandle& op, const KernelRef& kernel,
                                                              DispatchKeySet ks, Frame frame) {
-  PostKernelEffects effects(op.entry().schemaPtr(), kernel);
+  PostKernelEffects<!Frame::kArgumentsOutliveKernel> effects(op.entry().schemaPtr(), kernel);
   if constexpr (!Frame::kArgumentsOutliveKernel) {
     frame.forEachArgumentTensor([&](uint32_t index, TensorImpl& t) { effects.recordArgument(index, t); });
   }
@@ -70,17 +70,16 @@ OPDISPATCH_NOINLINE typename Frame::Result invokeWithEffects(const OperatorHandl
       effects.forEachRecordedArgument(f);
     }
   };
-  auto check = [&](size_t return_index, const TensorImpl& t) { effects.checkResult(return_index, t, arguments); };
   if constexpr (std::is_void_v<typename Frame::Result>) {
     frame.invoke(op, kernel, ks);
     if (effects.checksResults()) {
-      frame.forEachResultTensor(check);
+      effects.checkResults([&](auto&& f) { frame.forEachResultTensor(f); }, arguments);
     }
     effects.commit(arguments);
   } else {
     typename Frame::Result result = frame.invoke(op, kernel, ks);
     if (effects.checksResults()) {
-      frame.forEachResultTensor(result, check);
+      effects.checkResults([&](auto&& f) { frame.forEachResultTensor(result, f); }, arguments);
     }
     effects.commit(arguments);
     return result;

@@ -5,12 +5,10 @@
 
 namespace opdispatch {
 
-void PostKernelEffects::throwOutputAliases(size_t return_index, bool other_is_return, size_t other,
-                                           bool same_tensor) const {
-  const FunctionSchema& schema = schema_->schema;
+void throwOutputAliasError(const FunctionSchema& schema, const OperatorKernel* functor, size_t return_index,
+                           bool other_is_return, size_t other, bool same_tensor) {
   std::string name = other_is_return ? std::to_string(other) : schema.arguments()[other].name();
   std::string what = other_is_return ? "return " + name : "argument '" + name + "'";
-  OperatorKernel* functor = functor_;
   throw Error(detail::str(
       schema.operator_name(), ": return ", return_index, " of the ", functor ? functor->describe() : "kernel",
       same_tensor ? " is the same tensor as " : " shares memory with ", what,

@@ -3,8 +3,9 @@
 // alias nothing — written once for every call form (Note [One call path]).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
-#include <utility>
+#include <type_traits>
 
 #include <opdispatch/core/SmallVector.h>
 #include <opdispatch/core/TensorImpl.h>
@@ -13,6 +14,12 @@
 #include <opdispatch/dispatch/KernelRef.h>
 
 namespace opdispatch {
+
+/// Throws the output alias check's Error: return `return_index` of the
+/// kernel `functor` (null: "kernel") of `schema` shares memory with argument
+/// `other`, or with return `other` if `other_is_return`.
+[[noreturn]] void throwOutputAliasError(const FunctionSchema& schema, const OperatorKernel* functor,
+                                        size_t return_index, bool other_is_return, size_t other, bool same_tensor);
 
 // Note [Post-kernel effects]
 // Two rules apply around a kernel, whichever way the call came (Python,
@@ -50,6 +57,22 @@ namespace opdispatch {
 // with strong references, so that a tensor the kernel frees is neither
 // confused with a new one at the same address nor has its version bumped
 // after it was freed.
+// Note [The output alias check in the call]
+// The check runs in the call unit's out-of-line effects path, on every call
+// of a custom op, so what it costs is paid per call. It stores nothing: the
+// visit of a result compares it with the argument tensors (the frame lists
+// them again) and, from the second result tensor on, with the earlier
+// results (the frame lists its results again, a cold path: most custom ops
+// return one tensor). That visit is inlined at each place the frame's result
+// walk calls it (OPDISPATCH_ALWAYS_INLINE_LAMBDA; left to itself the
+// compiler calls it out of line, a frame's walk having up to four call
+// sites). A frame whose arguments outlive the kernel (a Python call, a typed
+// call by const reference) records no arguments: kRecordsArguments is false,
+// and it holds no vector of them to build and destroy.
+/// The post-kernel effects of one call (Note [Post-kernel effects]).
+/// `kRecordsArguments`: whether the frame's kernel may free its arguments,
+/// so that they are recorded before it runs (recordArgument).
+template <bool kRecordsArguments>
 class PostKernelEffects final {
  public:
   /// For a call that runs `kernel` (which has effects) under definition
@@ -58,8 +81,7 @@ class PostKernelEffects final {
       : schema_(schema),
         functor_(kernel.functor()),
         bumps_versions_(schema != nullptr && kernel.bumpsVersions() && !schema->mutable_arg_indices.empty()),
-        checks_aliasing_(schema != nullptr && kernel.checksOutputAliasing()),
-        num_returns_(schema != nullptr ? schema->schema.returns().size() : 0) {}
+        checks_aliasing_(schema != nullptr && kernel.checksOutputAliasing()) {}
   PostKernelEffects(const PostKernelEffects&) = delete;
   PostKernelEffects& operator=(const PostKernelEffects&) = delete;
 
@@ -67,6 +89,7 @@ class PostKernelEffects final {
   /// frame whose kernel may free its arguments (see the Note). Call it for
   /// every tensor of every argument; it keeps those a rule needs.
   void recordArgument(uint32_t index, TensorImpl& t) {
+    static_assert(kRecordsArguments, "this frame's arguments outlive the kernel: nothing is recorded");
     if (checks_aliasing_ || (bumps_versions_ && isMutable(index))) {
       recorded_.push_back({index, intrusive_ptr<TensorImpl>(&t)});
     }
@@ -74,33 +97,36 @@ class PostKernelEffects final {
   /// f(index, TensorImpl&) for each recorded argument tensor.
   template <class F>
   void forEachRecordedArgument(F&& f) const {
+    static_assert(kRecordsArguments, "this frame's arguments outlive the kernel: nothing is recorded");
     for (const Argument& a : recorded_) {
       f(a.index, *a.tensor);
     }
   }
-  /// Whether the results must be shown to checkResult.
+  /// Whether the results must be shown to checkResults.
   bool checksResults() const { return checks_aliasing_; }
-  /// Checks tensor `t` of return `return_index`, after the kernel returned,
-  /// results in order, against the argument tensors `forEachArgument(f)`
-  /// lists (f(index, TensorImpl&)) and the earlier results. Throws Error
-  /// (RuntimeError) naming the operator, the kernel, the return and the
-  /// argument or return it shares memory with.
-  template <class ForEachArgument>
-  OPDISPATCH_ALWAYS_INLINE void checkResult(size_t return_index, const TensorImpl& t,
-                                            const ForEachArgument& forEachArgument) {
-    forEachArgument([&](uint32_t index, const TensorImpl& a) {
-      if (t.sharesMemoryWith(a)) {
-        throwOutputAliases(return_index, false, index, &t == &a);
+  /// The output alias check, after the kernel returned: each tensor that
+  /// `forEachResult(f)` lists (f(return index, TensorImpl&), results in
+  /// order) against the argument tensors `forEachArgument(f)` lists
+  /// (f(index, TensorImpl&)), then against the earlier tensors of the
+  /// returns before the last (so the tensors of the last return, a list, are
+  /// not compared with each other). Throws Error (RuntimeError) naming the
+  /// operator, the kernel, the return and the first argument or return (in
+  /// that order) it shares memory with. See Note [The output alias check in the call].
+  template <class ForEachResult, class ForEachArgument>
+  OPDISPATCH_ALWAYS_INLINE void checkResults(const ForEachResult& forEachResult,
+                                             const ForEachArgument& forEachArgument) const {
+    size_t position = 0;
+    forEachResult([&](size_t return_index, const TensorImpl& t) OPDISPATCH_ALWAYS_INLINE_LAMBDA {
+      forEachArgument([&](uint32_t index, const TensorImpl& a) {
+        if (t.sharesMemoryWith(a)) {
+          throwOutputAliases(return_index, false, index, &t == &a);
+        }
+      });
+      if (OPDISPATCH_UNLIKELY(position != 0)) {
+        checkEarlierResults(forEachResult, position, return_index, t);
       }
+      ++position;
     });
-    for (const auto& [earlier_index, earlier] : results_) {
-      if (t.sharesMemoryWith(*earlier)) {
-        throwOutputAliases(return_index, true, earlier_index, &t == earlier);
-      }
-    }
-    if (return_index + 1 < num_returns_) {  // a later result is checked against it
-      results_.push_back({return_index, &t});
-    }
   }
   /// The call succeeded: bumps the versions of the mutated argument tensors
   /// among those `forEachArgument(f)` lists.
@@ -124,22 +150,37 @@ class PostKernelEffects final {
     }
     return false;
   }
-  [[noreturn]] void throwOutputAliases(size_t return_index, bool other_is_return, size_t other, bool same_tensor) const;
+  /// Compares result tensor `t` (of return `return_index`, the
+  /// `position`-th tensor forEachResult lists) with the tensors listed
+  /// before it whose return is not the last.
+  template <class ForEachResult>
+  OPDISPATCH_NOINLINE void checkEarlierResults(const ForEachResult& forEachResult, size_t position, size_t return_index,
+                                               const TensorImpl& t) const {
+    const size_t num_returns = schema_->schema.returns().size();
+    size_t earlier = 0;
+    forEachResult([&](size_t earlier_return, const TensorImpl& u) {
+      if (earlier++ < position && earlier_return + 1 < num_returns && t.sharesMemoryWith(u)) {
+        throwOutputAliases(return_index, true, earlier_return, &t == &u);
+      }
+    });
+  }
+  [[noreturn]] void throwOutputAliases(size_t return_index, bool other_is_return, size_t other,
+                                       bool same_tensor) const {
+    throwOutputAliasError(schema_->schema, functor_, return_index, other_is_return, other, same_tensor);
+  }
 
   const AnnotatedSchema* schema_;
   /// The kernel's functor (for the alias check's message), or null.
   OperatorKernel* functor_;
   bool bumps_versions_;
   bool checks_aliasing_;
-  size_t num_returns_;
   struct Argument {
     uint32_t index;
     intrusive_ptr<TensorImpl> tensor;
   };
-  /// The arguments recordArgument kept.
-  SmallVector<Argument, 6> recorded_;
-  /// (return index, tensor) of the results checked so far that a later result is checked against.
-  SmallVector<std::pair<size_t, const TensorImpl*>, 4> results_;
+  /// The arguments recordArgument kept (only a frame that records has them).
+  struct NoArguments {};
+  std::conditional_t<kRecordsArguments, SmallVector<Argument, 6>, NoArguments> recorded_;
 };
 
 } // namespace opdispatch
