@@ -1,6 +1,6 @@
 """The Python registry (opdispatch/_library/registry.py, Note [The Python
 registry]): every way of registering from Python is undone by its teardown,
-leaving the dispatcher, library._impls / _impl_sites, library._defs, the
+leaving the dispatcher, library._impls, library._defs, the
 fake-impl holders, the custom-op tables and opdispatch.ops exactly as
 before; a registration that fails changes none of them; alias_analysis is
 checked in one place."""
@@ -38,7 +38,6 @@ def snapshot(ns: str) -> dict[str, object]:
         "ops": sorted(n for n in _C._dispatch_get_all_op_names() if n.startswith(ns + "::")),
         "fallbacks": {k: _C._dispatch_has_backend_fallback(k) for k in FALLBACK_KEYS},
         "impls": set(library._impls),
-        "impl_sites": dict(library._impl_sites),
         "defs": set(library._defs),
         "fake": {q: (h, h.kernel) for q, h in registry.fake_holders.items()},
         "custom_op_defs": dict(registry.custom_op_defs),

@@ -92,11 +92,12 @@ Library& Library::def(const std::string& schema, const std::vector<Tag>& tags) &
   return def(parseSchema(schema), tags);
 }
 
-Library& Library::def(FunctionSchema schema, const std::vector<Tag>& tags, std::string debug) & {
+Library& Library::def(FunctionSchema schema, const std::vector<Tag>& tags, std::string debug,
+                      std::optional<AliasAnalysisKind> alias_analysis) & {
   OPDISPATCH_CHECK(kind_ != IMPL, "Cannot define an operator inside an ", toString(kind_),
                    " block. All def()s belong in the OPDISPATCH_LIBRARY (or _FRAGMENT) block of their namespace. (",
                    debugString(), ")");
-  registerDef(qualify(std::move(schema)), tags, std::move(debug));
+  registerDef(qualify(std::move(schema)), tags, std::move(debug), alias_analysis);
   return *this;
 }
 
@@ -107,13 +108,14 @@ Library& Library::set_python_module(const char* pymodule, const char* context) &
   return *this;
 }
 
-void Library::registerDef(FunctionSchema schema, const std::vector<Tag>& tags, std::string debug) {
+void Library::registerDef(FunctionSchema schema, const std::vector<Tag>& tags, std::string debug,
+                          std::optional<AliasAnalysisKind> alias_analysis) {
   std::optional<OperatorName> name;  // (a copy only when needed: most names are too long for the small-string buffer)
   if (python_module_) {
     name = schema.operator_name();
   }
   RegistrationHandleRAII def_handle = Dispatcher::singleton().registerDef(
-      std::move(schema), debug.empty() ? debugString() : std::move(debug), tagNames(tags));
+      std::move(schema), debug.empty() ? debugString() : std::move(debug), tagNames(tags), alias_analysis);
   if (python_module_) {
     registrars_.emplace_back(
         Dispatcher::singleton().registerPythonModule(*name, python_module_->first, python_module_->second));

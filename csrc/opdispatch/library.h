@@ -190,10 +190,12 @@ class Library final {
   /// the namespace is added) or a FunctionSchema, with its tags
   /// (`{Tag::pt2_compliant_tag}`). `debug` ("registered at file:line")
   /// replaces the library's own site as the definition's origin (Python
-  /// passes the line of each define call). Throws Error (ValueError for a
-  /// malformed schema); nothing is registered then.
+  /// passes the line of each define call). `alias_analysis`: how the
+  /// definition's alias annotations are read (Dispatcher::registerDef).
+  /// Throws Error (ValueError for a malformed schema); nothing is registered then.
   Library& def(const std::string& schema, const std::vector<Tag>& tags = {}) &;
-  Library& def(FunctionSchema schema, const std::vector<Tag>& tags = {}, std::string debug = "") &;
+  Library& def(FunctionSchema schema, const std::vector<Tag>& tags = {}, std::string debug = "",
+               std::optional<AliasAnalysisKind> alias_analysis = AliasAnalysisKind::FROM_SCHEMA) &;
   /// Declares an operator and registers `f` as its CompositeImplicitAutograd
   /// kernel (or at f's dispatch key). With a bare name, the schema is
   /// inferred from f's C++ signature. `f`: a function pointer,
@@ -284,7 +286,8 @@ class Library final {
   FunctionSchema qualify(FunctionSchema schema) const;
   OperatorName qualifyName(OperatorName name) const;
   /// Registers the definition of `schema` (and its python module, if set).
-  void registerDef(FunctionSchema schema, const std::vector<Tag>& tags, std::string debug = "");
+  void registerDef(FunctionSchema schema, const std::vector<Tag>& tags, std::string debug = "",
+                   std::optional<AliasAnalysisKind> alias_analysis = AliasAnalysisKind::FROM_SCHEMA);
 
   Kind kind_;
   std::string ns_;

@@ -3,6 +3,7 @@
 #include "PythonKernelHolder.h"
 
 #include <unordered_map>
+#include <vector>
 
 #include <opdispatch/core/Exception.h>
 #include <opdispatch/dispatch/OperatorHandle.h>
@@ -42,10 +43,28 @@ PyObject* dispatchKeySetObject(DispatchKeySet ks) {
   return obj;
 }
 
+namespace {
+/// "Python kernel registered at <key>" or "Python fallback registered at
+/// <key>": one string per kind and key, which every kernel of them shares
+/// (a string per kernel was a heap block per registration).
+const std::string* whereText(bool is_fallback, DispatchKey key) {
+  static const std::vector<std::string> texts = [] {
+    std::vector<std::string> t;
+    t.reserve(2 * static_cast<size_t>(kNumDispatchKeys));
+    for (const char* kind : {"Python kernel", "Python fallback"}) {
+      for (int i = 0; i < kNumDispatchKeys; ++i) {
+        t.push_back(std::string(kind) + " registered at " + toString(static_cast<DispatchKey>(i)));
+      }
+    }
+    return t;
+  }();
+  return &texts[static_cast<size_t>((is_fallback ? kNumDispatchKeys : 0) + static_cast<int>(key))];
+}
+} // namespace
+
 PythonKernelHolder::PythonKernelHolder(PyObject* func, DispatchKey key, bool with_keyset, bool is_fallback)
     : func_(func),
-      // (Concatenated: an ostringstream here costs as much as the rest of a registration's strings.)
-      where_(std::string(is_fallback ? "Python fallback" : "Python kernel") + " registered at " + toString(key)),
+      where_(whereText(is_fallback, key)),
       with_keyset_(with_keyset),
       is_fallback_(is_fallback) {
   Py_INCREF(func_);
@@ -76,7 +95,7 @@ KernelFunction PythonKernelHolder::makeKernel(PyObject* func, DispatchKey key, b
 }
 
 void PythonKernelHolder::checkNotStillChosen(const OperatorHandle& op, KernelRef now) const {
-  OPDISPATCH_CHECK(now.functor() != this, "the ", where_, " for ", op.operator_name(),
+  OPDISPATCH_CHECK(now.functor() != this, "the ", *where_, " for ", op.operator_name(),
                    " was removed while this call was being dispatched to it; call the operator again");
 }
 
@@ -87,7 +106,7 @@ py::object PythonKernelHolder::callRaw(const py::object& func, const OperatorHan
   size_t first = BoundArguments::kPrefix;
   py::object overload;
   if (is_fallback_) {
-    OPDISPATCH_CHECK(gOpOverloadResolver != nullptr, "cannot call the ", where_, " for ", op.operator_name(),
+    OPDISPATCH_CHECK(gOpOverloadResolver != nullptr, "cannot call the ", *where_, " for ", op.operator_name(),
                      ": no OpOverload resolver is installed (opdispatch.ops installs one; or call "
                      "opdispatch._C._set_opoverload_resolver(f) with f(name, overload_name) -> OpOverload)");
     overload = py::reinterpret_borrow<py::object>(gOpOverloadResolver)(op.operator_name().name,
@@ -110,7 +129,7 @@ py::object PythonKernelHolder::callRaw(const py::object& func, const OperatorHan
 
 py::object PythonKernelHolder::call(const py::object& func, const OperatorHandle& op, DispatchKeySet ks,
                                     PythonKernelArguments& args) const {
-  return checkedPythonResult(args.schema(), callRaw(func, op, ks, args), where_.c_str());
+  return checkedPythonResult(args.schema(), callRaw(func, op, ks, args), where_->c_str());
 }
 
 void PythonKernelHolder::operator()(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
@@ -131,7 +150,7 @@ void PythonKernelHolder::operator()(const OperatorHandle& op, DispatchKeySet ks,
   BoundArguments bound(schemaForCall(op.entry()), *stack);
   PythonKernelArguments args(bound);
   py::object out = callRaw(func, op, ks, args);
-  pushPythonResults(args.schema(), out.ptr(), where_.c_str(), *stack);
+  pushPythonResults(args.schema(), out.ptr(), where_->c_str(), *stack);
 }
 
 } // namespace opdispatch::python

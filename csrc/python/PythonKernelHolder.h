@@ -32,7 +32,7 @@ class PythonKernelHolder final : public OperatorKernel {
   /// kernel the table then has for their keys.
   void retire() override;
   /// "Python kernel registered at <key>" (or "Python fallback ..."), for messages.
-  std::string describe() const override { return where_; }
+  std::string describe() const override { return *where_; }
 
   /// Calls `func` (this kernel's function(), held by the caller for the
   /// whole call) with `args`, prepending the key set and/or the OpOverload as
@@ -61,7 +61,8 @@ class PythonKernelHolder final : public OperatorKernel {
                            PythonKernelArguments& args) const;
 
   PyObject* func_; ///< owned; null once retired (read and written with the GIL held)
-  std::string where_;
+  /// "Python kernel registered at <key>", shared by the kernels of one key.
+  const std::string* where_;
   bool with_keyset_;
   bool is_fallback_;
 };

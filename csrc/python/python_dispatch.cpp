@@ -19,6 +19,7 @@
 #include <opdispatch/schema/SchemaParser.h>
 
 #include "DispatchKeyCaster.h"
+#include "Exceptions.h"
 #include "IValueConversion.h"
 #include "PythonCall.h"
 #include "PythonKernelHolder.h"
@@ -186,13 +187,128 @@ py::object registrationSite(py::handle site) {
   return text.is_none() ? py::str("(unknown)") : text;
 }
 
-/// Defines `schema` in `lib` and records how its alias annotations are read.
+/// Defines `schema` in `lib`, its alias annotations read as `kind` says.
 void defineWithAliasAnalysis(Library& lib, FunctionSchema schema, std::optional<AliasAnalysisKind> kind,
                              const std::vector<Tag>& tags = {}, std::string debug = "") {
-  OperatorName name = qualifiedIn(lib, schema.operator_name());
-  lib.def(std::move(schema), tags, std::move(debug));
-  Dispatcher::singleton().setAliasAnalysis(name, kind);
+  lib.def(std::move(schema), tags, std::move(debug), kind);
 }
+
+/// Library.define from Python: defines `schema` in `lib` with its alias
+/// analysis kind and tag names, registered at `site` (registrationSite; ""
+/// for the library's own site); returns the operator's name as written.
+std::string defineFromPython(Library& lib, const std::string& schema, const std::string& alias_analysis,
+                             const std::vector<std::string>& tags, py::handle site) {
+  AliasAnalysisKind kind = parseAliasAnalysisKind(alias_analysis);
+  FunctionSchema parsed = parseSchema(schema);
+  std::string name = parsed.name();
+  std::vector<Tag> parsed_tags;
+  for (const auto& t : tags) {
+    parsed_tags.push_back(parseTag(t));
+  }
+  std::string text = py::cast<std::string>(registrationSite(site));
+  // (Concatenated: detail::str's ostringstream costs more than the rest of the definition's strings.)
+  defineWithAliasAnalysis(lib, std::move(parsed), kind, parsed_tags,
+                          text.empty() ? std::string() : "registered at " + text);
+  return name;
+}
+
+/// Library.impl from Python: registers `func` (or a fallthrough for the
+/// fallthrough kernel) as the kernel of `name` at `dispatch`, registered at
+/// `site` (registrationSite); returns the site recorded.
+py::object implFromPython(Library& lib, const std::string& name, const std::string& dispatch, py::handle func,
+                          bool with_keyset, bool check_aliasing, py::handle site_arg) {
+  py::object site_text = registrationSite(site_arg);
+  if (gFallthroughKernel != nullptr && func.ptr() == gFallthroughKernel) {
+    OPDISPATCH_CHECK_VALUE(!check_aliasing, "impl(", name, "): a fallthrough kernel cannot take check_aliasing");
+    std::string site = py::cast<std::string>(site_text);
+    lib.impl(name, withKey(dispatch, CppFunction::makeFallthrough().debug("registered at " + site)));
+    return site_text;
+  }
+  std::string site = py::cast<std::string>(site_text);
+  OPDISPATCH_CHECK_TYPE(PyCallable_Check(func.ptr()), "impl(", name, "): the kernel must be callable, not ",
+                        pyTypeName(func.ptr()));
+  std::optional<DispatchKey> given = optionalKey(dispatch);  // (parsed once: a scan of the key names)
+  KernelFunction kernel = PythonKernelHolder::makeKernel(func.ptr(), effectiveKey(lib, given), with_keyset);
+  if (check_aliasing) {
+    kernel = std::move(kernel).checkOutputAliasing();
+  }
+  CppFunction f = CppFunction::makeFromKernelFunction(std::move(kernel))
+                      .debug(site.empty() ? pythonCallSite() : "registered at " + site);
+  lib.impl(name, withKey(given, std::move(f)));
+  return site_text;
+}
+
+// Note [Registration fast path]
+// Python registers every definition and kernel through _library_define and
+// _library_impl: plain METH_FASTCALL functions with positional arguments
+// converted here, rather than the pybind11 methods Library.define / .impl
+// (the same bodies, defineFromPython / implFromPython), whose overload
+// dispatch and argument casters cost about as much as the registration
+// itself. The methods stay for callers that pass keywords.
+
+/// The str argument `o` as UTF-8; TypeError naming `what` otherwise.
+std::string strArg(PyObject* o, const char* what) {
+  OPDISPATCH_CHECK_TYPE(PyUnicode_Check(o), what, " must be a str, not ", pyTypeName(o));
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_AsUTF8AndSize(o, &size);
+  if (data == nullptr) {
+    throw py::error_already_set();
+  }
+  return std::string(data, static_cast<size_t>(size));
+}
+
+/// The truth of argument `o` (as pybind11's bool caster converts it).
+bool boolArg(PyObject* o) {
+  int truth = PyObject_IsTrue(o);
+  if (truth < 0) {
+    throw py::error_already_set();
+  }
+  return truth != 0;
+}
+
+/// _library_define(lib, schema, alias_analysis, tags, site): Note [Registration fast path].
+PyObject* libraryDefineBinding(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  return pythonEntry([&]() -> PyObject* {
+    OPDISPATCH_CHECK_TYPE(nargs == 5, "_library_define(lib, schema, alias_analysis, tags, site) takes 5 arguments, "
+                                      "got ", nargs);
+    Library& lib = py::cast<Library&>(py::handle(args[0]));
+    std::vector<std::string> tags;
+    PyObject* seq = PySequence_Fast(args[3], "_library_define: tags must be a sequence of str");
+    if (seq == nullptr) {
+      throw py::error_already_set();
+    }
+    py::object owned = py::reinterpret_steal<py::object>(seq);
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); ++i) {
+      tags.push_back(strArg(PySequence_Fast_GET_ITEM(seq, i), "a tag"));
+    }
+    defineFromPython(lib, strArg(args[1], "schema"), strArg(args[2], "alias_analysis"), tags, args[4]);
+    Py_RETURN_NONE;
+  });
+}
+
+/// _library_impl(lib, name, dispatch, func, with_keyset, check_aliasing, site): Note [Registration fast path].
+PyObject* libraryImplBinding(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  return pythonEntry([&]() -> PyObject* {
+    OPDISPATCH_CHECK_TYPE(nargs == 7, "_library_impl(lib, name, dispatch, func, with_keyset, check_aliasing, site) "
+                                      "takes 7 arguments, got ", nargs);
+    Library& lib = py::cast<Library&>(py::handle(args[0]));
+    return implFromPython(lib, strArg(args[1], "name"), strArg(args[2], "dispatch"), args[3],
+                          boolArg(args[4]), boolArg(args[5]), args[6])
+        .release()
+        .ptr();
+  });
+}
+
+PyMethodDef kRegistrationMethods[] = {
+    {"_library_define", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(libraryDefineBinding)),
+     METH_FASTCALL,
+     "_library_define(lib, schema, alias_analysis, tags, site) -> None: lib.define with positional arguments, "
+     "faster (Note [Registration fast path])."},
+    {"_library_impl", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(libraryImplBinding)), METH_FASTCALL,
+     "_library_impl(lib, name, dispatch, func, with_keyset, check_aliasing, site) -> str: lib.impl with positional "
+     "arguments, faster (Note [Registration fast path]); returns the site recorded."},
+    {nullptr, nullptr, 0, nullptr},
+};
 } // namespace
 
 void initDispatchBindings(py::module_& m) {
@@ -330,6 +446,11 @@ void initDispatchBindings(py::module_& m) {
   m.def("_dispatch_has_kernel", [](const std::string& name) { return findOp(name).has_value(); });
   m.def("_dispatch_has_kernel_for_dispatch_key",
         [](const std::string& name, DispatchKey k) { return findOpOrThrow(name).hasKernelForDispatchKey(k); });
+  m.def(
+      "_dispatch_kernel_debug",
+      [](const std::string& name, DispatchKey k) { return Dispatcher::singleton().kernelDebug(parseOpName(name), k); },
+      "Where the newest kernel registered at the key for the operator was registered ('registered at file:line'), "
+      "or None if it has none (or the operator does not exist).");
   m.def("_dispatch_kernel_for_dispatch_key_is_fallthrough",
         [](const std::string& name, DispatchKey k) { return findOpOrThrow(name).isKernelFallthroughKernel(k); });
   m.def("_dispatch_has_kernel_for_any_dispatch_key",
@@ -464,57 +585,16 @@ void initDispatchBindings(py::module_& m) {
   py::class_<Library>(m, "_DispatchLibrary",
                       "A set of registrations for one namespace, undone by reset() or "
                       "when the object dies.")
-      .def(
-          "define",
-          [](Library& self, const std::string& schema, const std::string& alias_analysis,
-             const std::vector<std::string>& tags, py::handle site) {
-            AliasAnalysisKind kind = parseAliasAnalysisKind(alias_analysis);
-            FunctionSchema parsed = parseSchema(schema);
-            std::string name = parsed.name();
-            std::vector<Tag> parsed_tags;
-            for (const auto& t : tags) {
-              parsed_tags.push_back(parseTag(t));
-            }
-            std::string text = py::cast<std::string>(registrationSite(site));
-            // (Concatenated: detail::str's ostringstream costs more than the rest of the definition's strings.)
-            defineWithAliasAnalysis(self, std::move(parsed), kind, parsed_tags,
-                                    text.empty() ? std::string() : "registered at " + text);
-            return name;
-          },
-          py::arg("schema"), py::arg("alias_analysis") = "", py::arg("tags") = std::vector<std::string>{},
-          py::arg("site") = "",
-          "Defines an operator. site: where ('file:line', for debug output and duplicate-definition errors); "
-          "'' (default): where the library was created; None: the innermost Python frame outside opdispatch.")
-      .def(
-          "impl",
-          [](Library& self, const std::string& name, const std::string& dispatch, py::object func, bool with_keyset,
-             bool check_aliasing, py::handle site_arg) {
-            py::object site_text = registrationSite(site_arg);
-            if (gFallthroughKernel != nullptr && func.ptr() == gFallthroughKernel) {
-              OPDISPATCH_CHECK_VALUE(!check_aliasing, "impl(", name,
-                                     "): a fallthrough kernel cannot take check_aliasing");
-              self.impl(name, withKey(dispatch, CppFunction::makeFallthrough()));
-              return site_text;
-            }
-            std::string site = py::cast<std::string>(site_text);
-            OPDISPATCH_CHECK_TYPE(PyCallable_Check(func.ptr()), "impl(", name, "): the kernel must be callable, not ",
-                                  pyTypeName(func.ptr()));
-            std::optional<DispatchKey> given = optionalKey(dispatch);  // (parsed once: a scan of the key names)
-            KernelFunction kernel = PythonKernelHolder::makeKernel(func.ptr(), effectiveKey(self, given), with_keyset);
-            if (check_aliasing) {
-              kernel = std::move(kernel).checkOutputAliasing();
-            }
-            CppFunction f = CppFunction::makeFromKernelFunction(std::move(kernel))
-                                .debug(site.empty() ? pythonCallSite() : "registered at " + site);
-            self.impl(name, withKey(given, std::move(f)));
-            return site_text;
-          },
-          py::arg("name"), py::arg("dispatch"), py::arg("func"), py::arg("with_keyset") = false,
-          py::arg("check_aliasing") = false, py::arg("site") = py::none(),
-          "Registers the Python function `func` as the kernel of `name` at `dispatch`. check_aliasing: its tensor "
-          "outputs may not share memory with its inputs or each other (Note [Post-kernel effects]). "
-          "site: where it was registered ('file:line', for debug output), if the caller knows it already; "
-          "None (default): the innermost Python frame outside opdispatch. Returns the site recorded.")
+      .def("define", &defineFromPython, py::arg("schema"), py::arg("alias_analysis") = "",
+           py::arg("tags") = std::vector<std::string>{}, py::arg("site") = "",
+           "Defines an operator. site: where ('file:line', for debug output and duplicate-definition errors); "
+           "'' (default): where the library was created; None: the innermost Python frame outside opdispatch.")
+      .def("impl", &implFromPython, py::arg("name"), py::arg("dispatch"), py::arg("func"),
+           py::arg("with_keyset") = false, py::arg("check_aliasing") = false, py::arg("site") = py::none(),
+           "Registers the Python function `func` as the kernel of `name` at `dispatch`. check_aliasing: its tensor "
+           "outputs may not share memory with its inputs or each other (Note [Post-kernel effects]). "
+           "site: where it was registered ('file:line', for debug output), if the caller knows it already; "
+           "None (default): the innermost Python frame outside opdispatch. Returns the site recorded.")
       .def(
           "fallback",
           [](Library& self, const std::string& dispatch, py::object func, bool with_keyset) {
@@ -597,6 +677,10 @@ void initDispatchBindings(py::module_& m) {
       },
       py::arg("kind"), py::arg("name"), py::arg("dispatch"), py::arg("file") = "/dev/null", py::arg("linenum") = 0,
       "A registration library: kind 'DEF' | 'IMPL' | 'FRAGMENT', namespace, dispatch key name ('' for none).");
+
+  if (PyModule_AddFunctions(m.ptr(), kRegistrationMethods) < 0) {
+    throw py::error_already_set();
+  }
 
   py::class_<RegistrationHandles>(m, "_RegistrationHandles",
                                   "Registrations undone by remove() or when the object dies.")

@@ -1050,6 +1050,10 @@ def _dispatch_is_alias_key(arg0: DispatchKey | str) -> builtins.bool:
     ...
 def _dispatch_is_included_in_alias(arg0: DispatchKey | str, arg1: DispatchKey | str) -> builtins.bool:
     ...
+def _dispatch_kernel_debug(arg0: str, arg1: DispatchKey | str) -> str | None:
+    """
+    Where the newest kernel registered at the key for the operator was registered ('registered at file:line'), or None if it has none (or the operator does not exist).
+    """
 def _dispatch_kernel_for_dispatch_key_is_fallthrough(arg0: str, arg1: DispatchKey | str) -> builtins.bool:
     ...
 def _dispatch_key_for_device(arg0: str) -> str:
@@ -1113,6 +1117,14 @@ def _jit_resolve_packet(qualname: str, *args: typing.Any, **kwargs: typing.Any) 
 def _len_torch_dispatch_stack() -> int:
     """
     The number of modes on this thread's stack.
+    """
+def _library_define(lib: _DispatchLibrary, schema: str, alias_analysis: str, tags: collections.abc.Sequence[str], site: str | None, /) -> None:
+    """
+    _library_define(lib, schema, alias_analysis, tags, site) -> None: lib.define with positional arguments, faster (Note [Registration fast path]).
+    """
+def _library_impl(lib: _DispatchLibrary, name: str, dispatch: str, func: collections.abc.Callable[..., typing.Any], with_keyset: builtins.bool, check_aliasing: builtins.bool, site: str | None, /) -> str:
+    """
+    _library_impl(lib, name, dispatch, func, with_keyset, check_aliasing, site) -> str: lib.impl with positional arguments, faster (Note [Registration fast path]); returns the site recorded.
     """
 def _make_subclass(cls: type[_TensorT], data: TensorBase, require_grad: builtins.bool = False) -> _TensorT:
     """

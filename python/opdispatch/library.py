@@ -66,7 +66,6 @@ __all__ = [
 # torch.library._impls ("ns/op/key" strings: real code tests membership to
 # register only once) and torch.library._defs.
 _impls: set[str] = _registry.impls
-_impl_sites: dict[str, str] = _registry.impl_sites
 _defs: set[str] = _registry.defs
 
 

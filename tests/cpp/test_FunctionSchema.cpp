@@ -152,7 +152,7 @@ TEST(SchemaParser, OptionalAndListTypes) {
   EXPECT_EQ(arg(s, "g").type()->toString(), "Scalar?[]");
   for (const auto& a : s.arguments()) {
     EXPECT_FALSE(a.N().has_value());
-    EXPECT_FALSE(a.alias_info().has_value());
+    EXPECT_EQ(a.alias_info(), nullptr);
     EXPECT_FALSE(a.kwarg_only());
   }
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include <opdispatch/core/InternedString.h>
 #include <opdispatch/dispatch/CppSignature.h>
 #include <opdispatch/dispatch/KernelFunction.h>
 #include <opdispatch/schema/FunctionSchema.h>
@@ -26,8 +27,9 @@ struct AnnotatedKernel {
   std::optional<CppSignature> cpp_signature;
   /// The schema inferred from a typed C++ kernel, checked against the declared one.
   std::unique_ptr<FunctionSchema> inferred_function_schema;
-  /// Where it was registered ("registered at file:line") or a debug name.
-  std::string debug;
+  /// Where it was registered ("registered at file:line") or a debug name
+  /// (one copy per text: Note [Interned debug strings]).
+  InternedString debug;
 };
 /// Kernels of one key, newest first; std::list so iterators and addresses stay valid.
 using AnnotatedKernelContainer = std::list<AnnotatedKernel>;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include <opdispatch/core/InternedString.h>
 #include <opdispatch/schema/FunctionSchema.h>
 
 namespace opdispatch {
@@ -25,7 +26,8 @@ struct ArgumentInfo {
 struct AnnotatedSchema {
   AnnotatedSchema(FunctionSchema s, std::string d, std::vector<std::string> t);
   FunctionSchema schema;
-  std::string debug;
+  /// Where it was defined (one copy per text: Note [Interned debug strings]).
+  InternedString debug;
   std::vector<std::string> tags;
   /// Indices of Tensor, Tensor?, Tensor[] and Tensor?[] arguments (the
   /// arguments whose tensors choose the kernel).

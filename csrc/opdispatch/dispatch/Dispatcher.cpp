@@ -119,8 +119,9 @@ OperatorEntry& Dispatcher::lookupOrCreate(const OperatorName& name) {
     freshEntry_ = std::make_unique<OperatorEntry>(OperatorName("", ""), backendFallbacks_);
   }
   OperatorEntry& e = operators_.emplace_back(name, backendFallbacks_, &freshEntry_->table());
-  operatorLookupTable_.emplace(name, std::prev(operators_.end()));
-  entriesByName_[name.name].push_back(&e);
+  // (Keyed by views of the entry's own name: Note [Indexes view the entries' names].)
+  operatorLookupTable_.emplace(e.operator_name(), std::prev(operators_.end()));
+  entriesByName_[e.operator_name().name].push_back(&e);
   return e;
 }
 
@@ -199,6 +200,16 @@ std::vector<std::string> Dispatcher::findOverloadNames(const std::string& name) 
   return out;
 }
 
+std::optional<std::string> Dispatcher::kernelDebug(const OperatorName& name, DispatchKey k) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = operatorLookupTable_.find(name);
+  if (it == operatorLookupTable_.end()) {
+    return std::nullopt;
+  }
+  const AnnotatedKernel* kernel = it->second->getKernelForDispatchKey(k);
+  return kernel == nullptr ? std::nullopt : std::optional<std::string>(kernel->debug.str());
+}
+
 std::vector<OperatorHandle> Dispatcher::findDanglingImpls() {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<OperatorHandle> out;
@@ -236,6 +247,11 @@ void Dispatcher::retireEntryIfDead(OperatorEntry& e) {
   entries.erase(std::find(entries.begin(), entries.end(), &e));
   if (entries.empty()) {
     entriesByName_.erase(same_name);
+  } else if (same_name->first.data() == e.operator_name().name.data()) {
+    // The key viewed e's name: it views the next entry's from now on.
+    auto node = entriesByName_.extract(same_name);
+    node.key() = node.mapped().front()->operator_name().name;
+    entriesByName_.insert(std::move(node));
   }
   e.retired_ = true;
   Reclaimer::singleton().retire(retired.release());
@@ -326,17 +342,18 @@ RegistrationHandleRAII Dispatcher::registerImplLocked(OperatorName name, std::op
   }
   ++e.def_and_impl_count_;
   kernelGeneration_.fetch_add(1, std::memory_order_release);
-  DispatchKey k = key.value_or(DispatchKey::CompositeImplicitAutograd);
-  return RegistrationHandleRAII([this, &e, k, it] { deregisterImpl(e, k, it); });
+  // (Two words, which std::function keeps without a heap block of its own:
+  // the key is found again from `it`, and the Dispatcher is the singleton.)
+  return RegistrationHandleRAII([&e, it] { singleton().deregisterImpl(e, it); });
 }
 
-void Dispatcher::deregisterImpl(OperatorEntry& e, DispatchKey key, AnnotatedKernelContainerIterator it) {
+void Dispatcher::deregisterImpl(OperatorEntry& e, AnnotatedKernelContainerIterator it) {
   OperatorKernel* functor = it->kernel.functor();
   // Owned here until handed to the Reclaimer (after retire(): it may free it at once).
   auto retired = std::make_unique<AnnotatedKernelContainer>();
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    e.deregisterKernel(key, it, *retired);
+    e.deregisterKernel(it, *retired);
     --e.def_and_impl_count_;
     kernelGeneration_.fetch_add(1, std::memory_order_release);
     retireEntryIfDead(e);

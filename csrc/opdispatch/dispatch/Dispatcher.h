@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -45,6 +46,10 @@ class Dispatcher final {
   /// ("ns::op") that have a schema, in the order their entries were created.
   /// Costs the number of overloads of `name`, not of operators.
   std::vector<std::string> findOverloadNames(const std::string& name);
+  /// Where the newest kernel registered directly at `k` (runtime or alias
+  /// key) for operator `name` was registered (its debug text, "registered at
+  /// file:line"), or nullopt if there is none.
+  std::optional<std::string> kernelDebug(const OperatorName& name, DispatchKey k);
   /// Operators that have kernels but no schema.
   std::vector<OperatorHandle> findDanglingImpls();
   /// Checks every operator's invariants.
@@ -116,15 +121,36 @@ class Dispatcher final {
   void retireEntryIfDead(OperatorEntry& e);
   /// The last handle of `e` went (OperatorHandle::release): retires `e` if it is dead.
   void releaseEntry(OperatorEntry& e);
-  void deregisterImpl(OperatorEntry& entry, DispatchKey key, AnnotatedKernelContainerIterator it);
+  void deregisterImpl(OperatorEntry& entry, AnnotatedKernelContainerIterator it);
   void deregisterFallback(const BackendFallbacks::Position& position);
+
+  // Note [Indexes view the entries' names]
+  // The two indexes below are keyed by views of the indexed entries' own
+  // names (an entry never changes its name and leaves both indexes before
+  // it is freed) rather than by copies: per operator that is one heap block
+  // for the name and a larger hash node fewer in each. entriesByName_'s key
+  // views the name of the first entry in its list, and moves to the next
+  // when that one leaves (retireEntryIfDead).
+
+  /// An OperatorName as a pair of views (a lookup key, or an index's key).
+  struct NameView {
+    NameView(const OperatorName& n) : name(n.name), overload_name(n.overload_name) {}  // NOLINT: implicit for find()
+    bool operator==(const NameView& o) const { return name == o.name && overload_name == o.overload_name; }
+    std::string_view name;
+    std::string_view overload_name;
+  };
+  struct NameViewHash {
+    size_t operator()(const NameView& n) const {
+      return std::hash<std::string_view>()(n.name) ^ (std::hash<std::string_view>()(n.overload_name) * 31);
+    }
+  };
 
   mutable std::mutex mutex_;
   /// The live entries (see Note [Kernel lifetime] for when one goes).
   std::list<OperatorEntry> operators_;
-  std::unordered_map<OperatorName, std::list<OperatorEntry>::iterator> operatorLookupTable_;
+  std::unordered_map<NameView, std::list<OperatorEntry>::iterator, NameViewHash> operatorLookupTable_;
   /// Every live entry by its name without overload, in creation order.
-  std::unordered_map<std::string, std::vector<OperatorEntry*>> entriesByName_;
+  std::unordered_map<std::string_view, std::vector<OperatorEntry*>> entriesByName_;
   BackendFallbacks backendFallbacks_;
   /// An entry of no operator, with no schema and no kernels: its table is
   /// what every new entry starts with (copied, not recomputed key by key).

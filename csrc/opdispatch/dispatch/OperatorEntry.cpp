@@ -82,7 +82,7 @@ const FunctionSchema& OperatorEntry::schema() const {
 const std::string& OperatorEntry::debug() const {
   static const std::string none = "(no schema)";
   const AnnotatedSchema* s = schemaPtr();
-  return s ? s->debug : none;
+  return s ? s->debug.str() : none;
 }
 
 const std::vector<std::string>& OperatorEntry::tags() const {
@@ -235,12 +235,26 @@ AnnotatedKernelContainerIterator OperatorEntry::registerKernel(std::optional<Dis
   return list.begin();
 }
 
-void OperatorEntry::deregisterKernel(DispatchKey key, AnnotatedKernelContainerIterator it,
-                                     AnnotatedKernelContainer& retired) {
+namespace {
+/// Whether `it` is an element of `list`.
+bool holds(const AnnotatedKernelContainer& list, AnnotatedKernelContainerIterator it) {
+  for (auto i = list.begin(); i != list.end(); ++i) {
+    if (i == AnnotatedKernelContainer::const_iterator(it)) {
+      return true;
+    }
+  }
+  return false;
+}
+} // namespace
+
+void OperatorEntry::deregisterKernel(AnnotatedKernelContainerIterator it, AnnotatedKernelContainer& retired) {
+  // (The key is found from the lists, a few kernels per operator: Dispatcher::registerImplLocked.)
+  DispatchKey key = DispatchKey::Undefined;
   for (auto kv = kernels_.begin(); kv != kernels_.end(); ++kv) {
-    if (kv->first != key) {
+    if (!holds(kv->second, it)) {
       continue;
     }
+    key = kv->first;
     retired.splice(retired.end(), kv->second, it);
     if (kv->second.empty()) {
       kernels_.erase(kv);
@@ -252,6 +266,8 @@ void OperatorEntry::deregisterKernel(DispatchKey key, AnnotatedKernelContainerIt
     }
     break;
   }
+  OPDISPATCH_INTERNAL_ASSERT(key != DispatchKey::Undefined, "deregisterKernel on ", name_,
+                             ": the kernel is not registered");
   auto [keys, undefined] = affectedEntries(key);
   updateDispatchTable(keys, undefined);
 }

@@ -119,8 +119,8 @@ class OperatorEntry final {
   AnnotatedKernelContainerIterator registerKernel(std::optional<DispatchKey> key, KernelFunction kernel,
                                                   std::optional<CppSignature> sig,
                                                   std::unique_ptr<FunctionSchema> inferred, std::string debug);
-  /// Unlinks the kernel `it` of `key`, moving its node to the end of `retired`.
-  void deregisterKernel(DispatchKey key, AnnotatedKernelContainerIterator it, AnnotatedKernelContainer& retired);
+  /// Unlinks the registered kernel `it`, moving its node to the end of `retired`.
+  void deregisterKernel(AnnotatedKernelContainerIterator it, AnnotatedKernelContainer& retired);
   /// Recomputes the entry of runtime key `k` (its backend fallback changed).
   void updateFallback(DispatchKey k);
   /// Records the signature a typed handle calls with.

@@ -201,7 +201,7 @@ Argument::Argument(std::string name, TypePtr type, std::optional<int32_t> N, Bro
       N_(N),
       broadcast_(std::make_shared<LazyBroadcast>()),
       kwarg_only_(kwarg_only),
-      alias_info_(std::move(alias_info)) {
+      alias_info_(shareAliasInfo(std::move(alias_info))) {
   OPDISPATCH_CHECK(default_value.n >= 0, "broadcast default of argument '", name_, "' has negative length");
   broadcast_->compact = std::move(default_value);
 }
@@ -259,11 +259,11 @@ bool sameDefault(const Argument& a, const Argument& b) {
 
 bool Argument::operator==(const Argument& o) const {
   return name_ == o.name_ && type_ == o.type_ && N_ == o.N_ && sameDefault(*this, o) && kwarg_only_ == o.kwarg_only_ &&
-         alias_info_ == o.alias_info_;
+         (alias_info_ == nullptr ? o.alias_info_ == nullptr : o.alias_info_ != nullptr && *alias_info_ == *o.alias_info_);
 }
 
 std::ostream& operator<<(std::ostream& os, const Argument& a) {
-  printAnnotatedType(os, a.type(), a.alias_info() ? &*a.alias_info() : nullptr, a.N());
+  printAnnotatedType(os, a.type(), a.alias_info(), a.N());
   if (!a.name().empty()) {
     os << " " << a.name();
   }

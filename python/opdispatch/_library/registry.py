@@ -40,7 +40,6 @@ __all__ = [
     "custom_op_defs",
     "defs",
     "fake_holders",
-    "impl_sites",
     "impls",
     "impls_key",
     "legacy_custom_ops",
@@ -57,10 +56,6 @@ defs: set[str] = set()
 # override each other; real code tests membership to register only once.
 # PyTorch: torch.library._impls.
 impls: set[str] = set()
-
-# impls key -> "file:line" of the kernel registered under it (the newest, for
-# a replaced custom-op kernel), for the duplicate-kernel error.
-impl_sites: dict[str, str] = {}
 
 # qualname -> the FakeImplHolder registered as that operator's Meta kernel.
 # PyTorch: simple_registry.singleton.find(qualname).fake_impl.
@@ -136,10 +131,23 @@ def _check_kernel_slot(key: str, ns: str, op_name: str, dispatch_key: str, site:
         raise RuntimeError(
             f"This is not allowed since there's already a kernel registered from python overriding "
             f"{name}'s behavior for {dispatch_key or 'CompositeImplicitAutograd'} dispatch key and {ns} "
-            f"namespace. The existing kernel was registered at {impl_sites.get(existing, '(unknown)')}; this "
+            f"namespace. The existing kernel was registered at {_kernel_site(ns, op_name, existing)}; this "
             f"registration is at {site}. Destroy the Library holding the existing kernel "
             f"(Library._destroy()) first, or register at another dispatch key."
         )
+
+
+def _kernel_site(ns: str, op_name: str, key: str) -> str:
+    """"file:line" of the Python kernel holding :data:`impls` key ``key`` (of
+    ``op_name`` in ``ns``): the newest kernel at its dispatch key, whose
+    registration recorded it (the dispatcher keeps it; no table here repeats
+    it per kernel)."""
+    qualname = f"{ns}::{op_name.rpartition('::')[2]}"
+    try:
+        debug = _C._dispatch_kernel_debug(qualname, key.rpartition("/")[2] or "CompositeImplicitAutograd")
+    except ValueError:  # not a key name
+        debug = None
+    return debug.removeprefix("registered at ") if debug else "(unknown)"
 
 
 class RegistrationHandle:
@@ -208,7 +216,7 @@ class Registrations:
         check_alias_analysis(alias_analysis)
         name = schema.partition("(")[0].strip()
         qualname = name if "::" in name else f"{self.ns}::{name}"
-        (self._live() if self.m is None else self.m).define(schema, alias_analysis, tags, site)
+        _C._library_define(self._live() if self.m is None else self.m, schema, alias_analysis, tags, site)
         self.defs.add(qualname)
         defs.add(qualname)
         if _definition_listener is not None:
@@ -258,9 +266,8 @@ class Registrations:
                     f"a CompositeImplicitAutograd kernel. Instead let the operator decompose, and make sure the "
                     f"operators it decomposes into have meta kernels."
                 )
-        # (All positional: passing `site` by keyword costs time per call, and
-        # pybind11's keyword path makes a one-time ~0.5-1 MB allocation.)
-        impl_sites[key] = m.impl(op_name, dispatch_key, fn, with_keyset, check_aliasing, site)
+        # (_C's positional fast path: Note [Registration fast path].)
+        _C._library_impl(m, op_name, dispatch_key, fn, with_keyset, check_aliasing, site)
         impls.add(key)
         self.impls.add(key)
 
@@ -273,10 +280,9 @@ class Registrations:
     def _replace(self, key: str, op_name: str, dispatch_key: str, fn: Callable[..., Any], site: Optional[str],
                  with_keyset: bool, check_aliasing: bool) -> None:
         library = _C._dispatch_library("FRAGMENT", self.ns, "")
-        recorded = library.impl(op_name, dispatch_key, fn, with_keyset, check_aliasing, site)
+        _C._library_impl(library, op_name, dispatch_key, fn, with_keyset, check_aliasing, site)
         self._supersede(key)
         self.replacements[key] = self.add_handle(library.reset)
-        impl_sites[key] = recorded
 
     def add_fake_holder(self, holder: FakeImplHolder, site: str) -> None:
         """Registers ``holder`` as its operator's Meta kernel and makes it the
@@ -343,8 +349,6 @@ class Registrations:
                 del table[key]
         self.entries.clear()
         impls.difference_update(self.impls)
-        for key in self.impls:
-            impl_sites.pop(key, None)
         self.impls.clear()
         defs.difference_update(self.defs)
         undefined = list(self.defs)
