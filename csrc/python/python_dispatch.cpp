@@ -269,11 +269,13 @@ bool boolArg(PyObject* o) {
 /// _library_define(lib, schema, alias_analysis, tags, site): Note [Registration fast path].
 PyObject* libraryDefineBinding(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return pythonEntry([&]() -> PyObject* {
-    OPDISPATCH_CHECK_TYPE(nargs == 5, "_library_define(lib, schema, alias_analysis, tags, site) takes 5 arguments, "
-                                      "got ", nargs);
+    OPDISPATCH_CHECK_TYPE(nargs == 5,
+                          "_library_define(lib, schema, alias_analysis, tags, site) takes 5 arguments, "
+                          "got ",
+                          nargs);
     Library& lib = py::cast<Library&>(py::handle(args[0]));
     std::vector<std::string> tags;
-    PyObject* seq = PySequence_Fast(args[3], "_library_define: tags must be a sequence of str");
+    PyObject* seq = PySequence_Fast(args[3], "_library_define: tags must be an iterable of str");
     if (seq == nullptr) {
       throw py::error_already_set();
     }
@@ -289,11 +291,13 @@ PyObject* libraryDefineBinding(PyObject*, PyObject* const* args, Py_ssize_t narg
 /// _library_impl(lib, name, dispatch, func, with_keyset, check_aliasing, site): Note [Registration fast path].
 PyObject* libraryImplBinding(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return pythonEntry([&]() -> PyObject* {
-    OPDISPATCH_CHECK_TYPE(nargs == 7, "_library_impl(lib, name, dispatch, func, with_keyset, check_aliasing, site) "
-                                      "takes 7 arguments, got ", nargs);
+    OPDISPATCH_CHECK_TYPE(nargs == 7,
+                          "_library_impl(lib, name, dispatch, func, with_keyset, check_aliasing, site) "
+                          "takes 7 arguments, got ",
+                          nargs);
     Library& lib = py::cast<Library&>(py::handle(args[0]));
-    return implFromPython(lib, strArg(args[1], "name"), strArg(args[2], "dispatch"), args[3],
-                          boolArg(args[4]), boolArg(args[5]), args[6])
+    return implFromPython(lib, strArg(args[1], "name"), strArg(args[2], "dispatch"), args[3], boolArg(args[4]),
+                          boolArg(args[5]), args[6])
         .release()
         .ptr();
   });

@@ -222,9 +222,10 @@ void initSchemaBindings(py::module_& m) {
       .def_property_readonly("kwarg_only", &Argument::kwarg_only)
       .def_property_readonly("is_write", &Argument::is_write)
       .def_property_readonly("is_out", [](const Argument& a) { return a.kwarg_only() && a.is_write(); })
-      .def_property_readonly("alias_info", [](const Argument& a) -> std::optional<AliasInfo> {
-        return a.alias_info() ? std::optional<AliasInfo>(*a.alias_info()) : std::nullopt;
-      })
+      .def_property_readonly("alias_info",
+                             [](const Argument& a) -> std::optional<AliasInfo> {
+                               return a.alias_info() ? std::optional<AliasInfo>(*a.alias_info()) : std::nullopt;
+                             })
       .def("__str__", &streamed)
       .def("__repr__", [](const Argument& a) { return "<Argument " + streamed(a) + ">"; });
 

@@ -1118,7 +1118,7 @@ def _len_torch_dispatch_stack() -> int:
     """
     The number of modes on this thread's stack.
     """
-def _library_define(lib: _DispatchLibrary, schema: str, alias_analysis: str, tags: collections.abc.Sequence[str], site: str | None, /) -> None:
+def _library_define(lib: _DispatchLibrary, schema: str, alias_analysis: str, tags: collections.abc.Iterable[str], site: str | None, /) -> None:
     """
     _library_define(lib, schema, alias_analysis, tags, site) -> None: lib.define with positional arguments, faster (Note [Registration fast path]).
     """

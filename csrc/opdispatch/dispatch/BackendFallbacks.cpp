@@ -23,8 +23,8 @@ BackendFallbacks::Position BackendFallbacks::add(DispatchKey k, FallbackKind kin
   Slot& slot = slots_[static_cast<int>(k)];
   OPDISPATCH_CHECK(kind == FallbackKind::Default || slot.user.empty() || k == DispatchKey::AutogradPrivateUse1,
                    "Tried to register multiple backend fallbacks for the same dispatch key ", k,
-                   "; previous registration ", slot.user.empty() ? "" : slot.user.front().debug.str(), ", new registration ",
-                   debug, ". Remove the previous fallback first.");
+                   "; previous registration ", slot.user.empty() ? "" : slot.user.front().debug.str(),
+                   ", new registration ", debug, ". Remove the previous fallback first.");
   AnnotatedKernelContainer& list = kind == FallbackKind::User ? slot.user : slot.defaults;
   list.emplace_front(std::move(kernel), std::nullopt, nullptr, std::move(debug));
   return {k, kind, list.begin()};

@@ -460,7 +460,7 @@ namespace {
 /// Why boxedCallSchema refused: `e` has no schema `s`, or the stack holds
 /// fewer than its arguments. Throws Error naming the operator.
 [[noreturn]] OPDISPATCH_NOINLINE void throwBadBoxedCall(const OperatorEntry& e, const AnnotatedSchema* s,
-                                                       size_t stack_size) {
+                                                        size_t stack_size) {
   if (s == nullptr) {
     e.schema();  // throws, naming the operator
   }

@@ -259,7 +259,8 @@ bool sameDefault(const Argument& a, const Argument& b) {
 
 bool Argument::operator==(const Argument& o) const {
   return name_ == o.name_ && type_ == o.type_ && N_ == o.N_ && sameDefault(*this, o) && kwarg_only_ == o.kwarg_only_ &&
-         (alias_info_ == nullptr ? o.alias_info_ == nullptr : o.alias_info_ != nullptr && *alias_info_ == *o.alias_info_);
+         (alias_info_ == nullptr ? o.alias_info_ == nullptr
+                                 : o.alias_info_ != nullptr && *alias_info_ == *o.alias_info_);
 }
 
 std::ostream& operator<<(std::ostream& os, const Argument& a) {
