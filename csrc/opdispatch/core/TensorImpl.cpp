@@ -64,22 +64,6 @@ void TensorImpl::set_requires_grad(bool requires_grad) {
 
 void TensorImpl::set_python_dispatch(bool enabled) { key_set_ = enabled ? key_set_ | python_ks : key_set_ - python_ks; }
 
-bool TensorImpl::sharesMemoryWith(const TensorImpl& other) const {
-  if (this == &other || version_counter_ == other.version_counter_) {
-    return true;
-  }
-  if (!storage_.defined() || !other.storage_.defined()) {
-    return false;
-  }
-  if (storage_ == other.storage_) {
-    return true;
-  }
-  const char* a = static_cast<const char*>(storage_->data());
-  const char* b = static_cast<const char*>(other.storage_->data());
-  return storage_->nbytes() > 0 && other.storage_->nbytes() > 0 && a < b + other.storage_->nbytes() &&
-         b < a + storage_->nbytes();
-}
-
 void TensorImpl::refreshContiguous() {
   int64_t expected = 1;
   is_contiguous_ = true;

@@ -74,7 +74,23 @@ class TensorImpl final : public intrusive_ptr_target {
   /// Whether writing through one tensor may change the other: the same
   /// TensorImpl, a shared version counter (a view, also of a meta tensor), or
   /// storages whose bytes overlap (e.g. two NumPy views of one buffer).
-  bool sharesMemoryWith(const TensorImpl& other) const;
+  /// Inline: the output alias check runs it per result and argument on every
+  /// call of a custom op (Note [The output alias check in the call]).
+  bool sharesMemoryWith(const TensorImpl& other) const {
+    if (this == &other || version_counter_ == other.version_counter_) {
+      return true;
+    }
+    if (!storage_.defined() || !other.storage_.defined()) {
+      return false;
+    }
+    if (storage_ == other.storage_) {
+      return true;
+    }
+    const char* a = static_cast<const char*>(storage_->data());
+    const char* b = static_cast<const char*>(other.storage_->data());
+    return storage_->nbytes() > 0 && other.storage_->nbytes() > 0 && a < b + other.storage_->nbytes() &&
+           b < a + storage_->nbytes();
+  }
 
   /// The Python object wrapping this tensor, or null: a borrowed pointer,
   /// read and written only with the GIL held, cleared when the wrapper dies.
