@@ -222,7 +222,7 @@ class PythonCallFrame final {
   /// `f` is written into the caller once per place forEachTensor calls it.)
   template <class F>
   void forEachResultTensor(const pybind11::object& result, F&& f) const {
-    const size_t n = args_.schema().schema.returns().size();
+    const size_t n = args_.schema().num_returns;
     for (size_t i = 0; i < n; ++i) {
       forEachTensor(n == 1 ? result.ptr() : PyTuple_GET_ITEM(result.ptr(), i), [&](TensorImpl& t) { f(i, t); });
     }

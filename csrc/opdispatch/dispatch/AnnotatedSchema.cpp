@@ -8,6 +8,7 @@ AnnotatedSchema::AnnotatedSchema(FunctionSchema s, std::string d, std::vector<st
       debug(std::move(d)),
       tags(std::move(t)) {
   num_arguments = static_cast<uint32_t>(schema.arguments().size());
+  num_returns = static_cast<uint32_t>(schema.returns().size());
   num_positional = 0;
   while (num_positional < num_arguments && !schema.arguments()[num_positional].kwarg_only()) {
     ++num_positional;

@@ -40,6 +40,8 @@ struct AnnotatedSchema {
   uint32_t num_arguments;
   /// The number of arguments before the keyword-only ones.
   uint32_t num_positional;
+  /// schema.returns().size(), read on every call that checks its results.
+  uint32_t num_returns;
   /// Whether some argument has a default (else a Python kernel receives
   /// every positional argument, and every keyword-only one as a keyword).
   bool has_defaults;

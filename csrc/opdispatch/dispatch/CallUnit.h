@@ -172,7 +172,7 @@ class BoxedCallFrame final {
     if (schema_ == nullptr) {
       return;
     }
-    const size_t n = schema_->schema.returns().size();
+    const size_t n = schema_->num_returns;
     const IValue* results = stack_->data() + (stack_->size() - n);
     for (size_t i = 0; i < n; ++i) {
       forEachTensor(results[i], [&](TensorImpl& t) { f(i, t); });

@@ -156,7 +156,7 @@ class PostKernelEffects final {
   template <class ForEachResult>
   OPDISPATCH_NOINLINE void checkEarlierResults(const ForEachResult& forEachResult, size_t position, size_t return_index,
                                                const TensorImpl& t) const {
-    const size_t num_returns = schema_->schema.returns().size();
+    const size_t num_returns = schema_->num_returns;
     size_t earlier = 0;
     forEachResult([&](size_t earlier_return, const TensorImpl& u) {
       if (earlier++ < position && earlier_return + 1 < num_returns && t.sharesMemoryWith(u)) {
