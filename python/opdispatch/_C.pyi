@@ -202,6 +202,7 @@ class _PlainAutogradKernel:
         """
         Call self as a function.
         """
+@typing.final
 class _NumpyKernel:
     """
     _NumpyKernel(fn, fallback, nargs=-1, ndim=-1): a CPU kernel that runs fn through _call_numpy when called with exactly nargs positional arguments and no keywords (-1: any call) whose tensors all have ndim dimensions (-1: any), and calls fallback, the same kernel written in Python, for every other call and when fn raises ValueError (Note [NumPy kernels]). TypeError if fn or fallback is not callable; ValueError if nargs or ndim is below -1.
