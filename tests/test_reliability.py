@@ -292,6 +292,14 @@ def test_an_error_quoting_bytes_that_are_not_utf8_keeps_its_type_and_position():
     assert not isinstance(info.value, UnicodeError)
 
 
+def test_an_error_quoting_a_nul_byte_keeps_its_position():
+    """A parse error quoting a literal with a NUL byte keeps all of its
+    message, the position included (found by fuzzing parse_schema: the
+    message was passed on as a C string and ended at the NUL)."""
+    with pytest.raises(ValueError, match=r"argument 'a0': unknown device '\x01\x00'.* at position 18:"):
+        _C.parse_schema('ns::r0(Device? a0="\x01\x00") x')
+
+
 def test_cpp_kernel_results_that_are_not_utf8(binding_ext):
     x = _C.empty((1,))
     with pytest.raises(ValueError, match=r"^call_binding::bad_utf8: return 0: the str value \"ok \\377\\376\" is not "

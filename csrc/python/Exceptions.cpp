@@ -1,7 +1,7 @@
 // C++ -> Python exception translation.
 #include "Exceptions.h"
 
-#include <cstring>
+#include <string_view>
 
 #include <opdispatch/core/Exception.h>
 
@@ -16,9 +16,11 @@ namespace {
 // (a schema's string literal "\377" unescapes to the byte 0xff). Decoding it
 // strictly, as PyErr_SetString does, would replace the error by a
 // UnicodeDecodeError that names neither the operator nor the position; the
-// bytes that are not UTF-8 are shown as \xNN escapes instead.
-void setError(PyObject* type, const char* message) {
-  PyObject* text = PyUnicode_DecodeUTF8(message, static_cast<Py_ssize_t>(std::strlen(message)), "backslashreplace");
+// bytes that are not UTF-8 are shown as \xNN escapes instead. An Error's
+// message is taken whole, by its length: a quoted NUL byte (a string literal
+// "\0") would otherwise end it there, cutting off the position after it.
+void setError(PyObject* type, std::string_view message) {
+  PyObject* text = PyUnicode_DecodeUTF8(message.data(), static_cast<Py_ssize_t>(message.size()), "backslashreplace");
   if (text == nullptr) {
     return;  // (the decoding error, e.g. MemoryError, is set)
   }
@@ -36,17 +38,19 @@ void setPythonErrorFromCurrentException() {
   } catch (const py::builtin_exception& e) {
     e.set_error();
   } catch (const NotImplementedError& e) {
-    setError(PyExc_NotImplementedError, e.what());
+    setError(PyExc_NotImplementedError, e.msg());
   } catch (const TypeError& e) {
-    setError(PyExc_TypeError, e.what());
+    setError(PyExc_TypeError, e.msg());
   } catch (const ValueError& e) {
-    setError(PyExc_ValueError, e.what());
+    setError(PyExc_ValueError, e.msg());
   } catch (const IndexError& e) {
-    setError(PyExc_IndexError, e.what());
+    setError(PyExc_IndexError, e.msg());
   } catch (const OverflowError& e) {
-    setError(PyExc_OverflowError, e.what());
+    setError(PyExc_OverflowError, e.msg());
   } catch (const std::bad_alloc&) {
     PyErr_NoMemory();
+  } catch (const Error& e) {
+    setError(PyExc_RuntimeError, e.msg());
   } catch (const std::exception& e) {
     setError(PyExc_RuntimeError, e.what());
   } catch (...) {
