@@ -467,3 +467,63 @@ TEST(Boxing, DeclaredAliasAnnotationsAcceptTensorReferences) {
       .call(a, b, out);
   EXPECT_FLOAT_EQ(at(out, 0), 3.0f);
 }
+
+// --- the result count of boxed kernels whose results the dispatcher checks -------------------
+
+namespace {
+// Boxed kernels for `f(Tensor x) -> Tensor` that leave the wrong number of values.
+void leavesNothing(const OperatorHandle&, Stack* stack) { stack->pop_back(); }
+void leavesTwo(const OperatorHandle&, Stack* stack) {
+  Tensor x = pop(*stack).toTensor();
+  push(*stack, empty({1}), empty({1}));
+}
+void popsTooMuch(const OperatorHandle&, Stack* stack) { stack->clear(); }
+void correct(const OperatorHandle&, Stack* stack) { stack->back() = empty({1}); }
+} // namespace
+
+TEST(Boxing, CheckedResultsOfABoxedKernelMustMatchTheSchemasReturns) {
+  Library lib(Library::DEF, "boxing_m", std::nullopt, __FILE__, __LINE__);
+  lib.def("nothing(Tensor x) -> Tensor");
+  lib.def("two(Tensor x) -> Tensor");
+  lib.def("popper(Tensor x) -> Tensor");
+  lib.def("fine(Tensor x) -> Tensor");
+  auto& d = Dispatcher::singleton();
+  // Kernels with the output alias check on (custom_op's kernels have it): the
+  // dispatcher walks their results.
+  auto checked = [&](const char* name, KernelFunction k) {
+    return d.registerImpl(OperatorName(std::string("boxing_m::") + name, ""), DispatchKey::CPU,
+                          std::move(k).checkOutputAliasing(), std::nullopt, nullptr, name);
+  };
+  auto h1 = checked("nothing", KernelFunction::makeFromBoxedFunction<&leavesNothing>());
+  auto h2 = checked("two", KernelFunction::makeFromBoxedFunction<&leavesTwo>());
+  auto h3 = checked("popper", KernelFunction::makeFromBoxedFunction<&popsTooMuch>());
+  auto h4 = checked("fine", KernelFunction::makeFromBoxedFunction<&correct>());
+  Tensor x = makeTensor(1);
+  auto expectCount = [&](const char* name, bool caller_value_below, const char* left) {
+    SCOPED_TRACE(name);
+    Stack s;
+    if (caller_value_below) {
+      s.emplace_back(int64_t(7));  // a value of the caller's, below the arguments
+    }
+    s.emplace_back(x);
+    try {
+      d.findSchemaOrThrow(std::string("boxing_m::") + name, "").callBoxed(&s);
+      FAIL() << "expected an error for the result count";
+    } catch (const Error& e) {
+      std::string msg = e.what();
+      EXPECT_NE(msg.find(std::string("boxed kernel of boxing_m::") + name + " left " + left +
+                         " value(s) on the stack in place of its arguments, but the schema declares 1 return(s)"),
+                std::string::npos)
+          << msg;
+    }
+  };
+  expectCount("nothing", false, "0");  // the walk would read before the stack's first value
+  expectCount("nothing", true, "0");   // ... or take the caller's value for the result
+  expectCount("two", false, "2");
+  expectCount("popper", true, "-1");
+  Stack s{int64_t(7), x};
+  d.findSchemaOrThrow("boxing_m::fine", "").callBoxed(&s);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].toInt(), 7);
+  EXPECT_FALSE(s[1].toTensor().is_same(x));
+}

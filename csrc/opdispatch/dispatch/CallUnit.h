@@ -138,6 +138,13 @@ OPDISPATCH_ALWAYS_INLINE typename Frame::Result callOperator(const OperatorHandl
   return detail::callInCall(op, frame);
 }
 
+namespace detail {
+/// Throws Error: the boxed kernel of `schema`'s operator left `left` values
+/// (may be negative: it popped more than its arguments) where the schema
+/// declares schema.num_returns results.
+[[noreturn]] void throwBadBoxedResultCount(const AnnotatedSchema& schema, int64_t left);
+} // namespace detail
+
 /// The arguments of a boxed call: the top `schema->num_arguments` values of a
 /// stack, replaced by the results when the kernel returns.
 class BoxedCallFrame final {
@@ -145,8 +152,12 @@ class BoxedCallFrame final {
   using Result = void;
   /// The kernel pops the arguments.
   static constexpr bool kArgumentsOutliveKernel = false;
-  /// `schema` may be null for a redispatch racing the removal of the definition (then no tensor is listed).
-  BoxedCallFrame(const AnnotatedSchema* schema, Stack* stack) : schema_(schema), stack_(stack) {}
+  /// `schema` may be null for a redispatch racing the removal of the definition (then no tensor is listed);
+  /// else `stack` holds at least its arguments.
+  BoxedCallFrame(const AnnotatedSchema* schema, Stack* stack)
+      : schema_(schema),
+        stack_(stack),
+        base_(schema != nullptr ? stack->size() - schema->num_arguments : 0) {}
 
   DispatchKeySet argumentKeySet() const {
     if (schema_ == nullptr) {
@@ -172,8 +183,14 @@ class BoxedCallFrame final {
     if (schema_ == nullptr) {
       return;
     }
+    // A boxed kernel replaces its arguments by exactly its results; one that
+    // leaves another number (a user's boxed kernel can) would have the walk
+    // read past the stack or the caller's values.
     const size_t n = schema_->num_returns;
-    const IValue* results = stack_->data() + (stack_->size() - n);
+    if (OPDISPATCH_UNLIKELY(stack_->size() != base_ + n)) {
+      detail::throwBadBoxedResultCount(*schema_, static_cast<int64_t>(stack_->size()) - static_cast<int64_t>(base_));
+    }
+    const IValue* results = stack_->data() + base_;
     for (size_t i = 0; i < n; ++i) {
       forEachTensor(results[i], [&](TensorImpl& t) { f(i, t); });
     }
@@ -181,9 +198,11 @@ class BoxedCallFrame final {
 
  private:
   /// The first argument (schema_ not null).
-  const IValue* arguments() const { return stack_->data() + (stack_->size() - schema_->num_arguments); }
+  const IValue* arguments() const { return stack_->data() + base_; }
   const AnnotatedSchema* schema_;
   Stack* stack_;
+  /// The index of the first argument on the stack, which the first result takes.
+  size_t base_;
 };
 
 /// The arguments of a typed call, by reference (a TypedOperatorHandle's parameters).

@@ -468,6 +468,17 @@ namespace {
                           " arguments on the stack but it holds ", stack_size));
 }
 
+} // namespace
+
+void detail::throwBadBoxedResultCount(const AnnotatedSchema& schema, int64_t left) {
+  throw Error(detail::str("the boxed kernel of ", schema.schema.operator_name(), " left ", left,
+                          " value(s) on the stack in place of its arguments, but the schema declares ",
+                          schema.num_returns,
+                          " return(s); a boxed kernel pops its arguments and pushes exactly its results"));
+}
+
+namespace {
+
 /// The schema of a boxed call of `e` with arguments on `stack` (inside a
 /// CallGuard): the checks every boxed call makes before it reads the stack.
 OPDISPATCH_ALWAYS_INLINE const AnnotatedSchema* boxedCallSchema(const OperatorEntry& e, const Stack* stack) {
