@@ -208,7 +208,26 @@ TEST(Boxing, WrongArgumentTypeOnStackIsATypeError) {
   lib.impl("f", dispatch(DispatchKey::CPU, [](const Tensor&, int64_t n) { return n; }));
   auto op = Dispatcher::singleton().findSchemaOrThrow("boxing_e::f", "");
   Stack s{makeTensor(1), std::string("not an int")};
-  EXPECT_THROW(op.callBoxed(&s), TypeError);
+  try {
+    op.callBoxed(&s);
+    FAIL() << "expected a TypeError";
+  } catch (const TypeError& e) {
+    EXPECT_STREQ(e.what(),
+                 "boxed call of boxing_e::f: argument 1 ('n') on the stack is a str but the kernel takes a int; push "
+                 "the arguments in schema order with the schema's types");
+  }
+  ASSERT_EQ(s.size(), 2u);  // the arguments stay on the stack
+  lib.def("g(Tensor x, Tensor y) -> int");
+  lib.impl("g", dispatch(DispatchKey::CPU, [](const Tensor&, const Tensor&) { return int64_t(0); }));
+  Stack t{int64_t(3), makeTensor(1)};
+  try {
+    Dispatcher::singleton().findSchemaOrThrow("boxing_e::g", "").callBoxed(&t);
+    FAIL() << "expected a TypeError";
+  } catch (const TypeError& e) {
+    EXPECT_NE(std::string(e.what()).find("argument 0 ('x') on the stack is a int but the kernel takes a Tensor"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Boxing, KeysetFirstKernelsReceiveTheKeySet) {

@@ -84,7 +84,8 @@ class IValue final {
   ~IValue() { destroy(); }
 
   // --- construction ---------------------------------------------------------
-  IValue(Tensor t) : tag_(Tag::Tensor) { new (&p_.as_tensor) Tensor(std::move(t)); }
+  IValue(const Tensor& t) : tag_(Tag::Tensor) { new (&p_.as_tensor) Tensor(t); }
+  IValue(Tensor&& t) : tag_(Tag::Tensor) { new (&p_.as_tensor) Tensor(std::move(t)); }
   template <class T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
   IValue(T v) : tag_(Tag::Int) {
     p_.as_int = static_cast<int64_t>(v);
@@ -156,6 +157,14 @@ class IValue final {
   }
   /// The TensorImpl of a Tensor IValue, no checks, no refcount change.
   TensorImpl* unsafeToTensorImpl() const { return p_.as_tensor.unsafeGetTensorImpl(); }
+  // Unchecked reads, for a caller that checked the tag (a boxed kernel
+  // checks each argument's tag once and names the argument on a mismatch).
+  const Tensor& unsafeToTensorRef() const { return p_.as_tensor; }
+  Tensor& unsafeToTensorRef() { return p_.as_tensor; }
+  int64_t unsafeToInt() const { return p_.as_int; }
+  /// For a Double or an Int (converted).
+  double unsafeToDouble() const { return tag_ == Tag::Int ? static_cast<double>(p_.as_int) : p_.as_double; }
+  bool unsafeToBool() const { return p_.as_bool; }
   int64_t toInt() const {
     expect(Tag::Int);
     return p_.as_int;

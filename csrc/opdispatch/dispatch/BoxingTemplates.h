@@ -135,20 +135,72 @@ struct ivalue_to_arg<std::optional<T>> {
 // parameter is the caller's Tensor itself. No other parameter may be a
 // non-const reference: the kernel would write to a temporary.
 
+/// The IValue tag(s) a boxed kernel's argument of C++ type T must have,
+/// checked by the boxed entry before the kernel runs (Tensor, int, float,
+/// bool: the common ones); Other: the conversion checks (ivalue_to_arg).
+enum class BoxedArgKind : uint8_t { Tensor, Int, Double, Bool, Other };
+template <class T>
+constexpr BoxedArgKind boxedArgKind() {
+  using D = std::decay_t<T>;
+  if constexpr (std::is_same_v<D, Tensor>) {
+    return BoxedArgKind::Tensor;
+  } else if constexpr (std::is_same_v<D, int64_t>) {
+    return BoxedArgKind::Int;
+  } else if constexpr (std::is_same_v<D, double>) {
+    return BoxedArgKind::Double;
+  } else if constexpr (std::is_same_v<D, bool>) {
+    return BoxedArgKind::Bool;
+  } else {
+    return BoxedArgKind::Other;
+  }
+}
+/// Whether `v` can be read as an argument of kind K (a float argument takes an int).
+template <BoxedArgKind K>
+bool holdsBoxedArgKind(const IValue& v) {
+  if constexpr (K == BoxedArgKind::Tensor) {
+    return v.isTensor();
+  } else if constexpr (K == BoxedArgKind::Int) {
+    return v.isInt();
+  } else if constexpr (K == BoxedArgKind::Double) {
+    return v.isDouble() || v.isInt();
+  } else if constexpr (K == BoxedArgKind::Bool) {
+    return v.isBool();
+  } else {
+    return true;
+  }
+}
+/// Throws TypeError: argument `index` of a boxed call of `op` holds `v`, not a `kind`.
+[[noreturn]] void throwBoxedArgumentTypeError(const OperatorHandle& op, size_t index, const IValue& v,
+                                              BoxedArgKind kind);
+
 /// The argument for a kernel parameter of type Param, read from `v` (an
-/// IValue on the stack, which outlives the kernel call and is dropped after
-/// it: see Note [Boxed arguments are taken, not copied]).
+/// IValue on the stack, argument `index` of `op`, which outlives the kernel
+/// call and is dropped after it: see Note [Boxed arguments are taken, not
+/// copied]). Throws TypeError naming the operator and the argument if `v`
+/// holds another type.
 template <class Param>
-decltype(auto) argFromStack(IValue& v) {
+decltype(auto) argFromStack(const OperatorHandle& op, size_t index, IValue& v) {
   static_assert(!std::is_lvalue_reference_v<Param> || std::is_const_v<std::remove_reference_t<Param>> ||
                     std::is_same_v<Param, Tensor&>,
                 "opdispatch: a kernel parameter is a value or a const reference; only Tensor& (an argument the "
                 "schema marks Tensor(a!)) may be a non-const reference");
+  constexpr BoxedArgKind kind = boxedArgKind<Param>();
+  if (OPDISPATCH_UNLIKELY(!holdsBoxedArgKind<kind>(v))) {
+    throwBoxedArgumentTypeError(op, index, v, kind);
+  }
   if constexpr (std::is_same_v<Param, Tensor&>) {
     // The IValue is not const (it is on the stack), so neither is its Tensor.
-    return const_cast<Tensor&>(v.toTensor());
+    return v.unsafeToTensorRef();
   } else if constexpr (std::is_same_v<Param, Tensor>) {
-    return std::move(v).toTensor();
+    return std::move(v.unsafeToTensorRef());
+  } else if constexpr (kind == BoxedArgKind::Tensor) {
+    return static_cast<const Tensor&>(v.unsafeToTensorRef());
+  } else if constexpr (kind == BoxedArgKind::Int) {
+    return v.unsafeToInt();
+  } else if constexpr (kind == BoxedArgKind::Double) {
+    return v.unsafeToDouble();
+  } else if constexpr (kind == BoxedArgKind::Bool) {
+    return v.unsafeToBool();
   } else {
     return ivalue_to_arg<std::decay_t<Param>>::call(v);
   }
@@ -288,23 +340,24 @@ struct make_boxed_from_unboxed_functor {
   using Return = typename Traits::return_type;
   static constexpr size_t kNumArgs = Traits::number_of_parameters;
 
-  static void call(OperatorKernel* functor, const OperatorHandle&, DispatchKeySet ks, Stack* stack) {
-    callImpl(functor, ks, stack, typename Traits::parameter_types(), std::make_index_sequence<kNumArgs>());
+  static void call(OperatorKernel* functor, const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
+    callImpl(functor, op, ks, stack, typename Traits::parameter_types(), std::make_index_sequence<kNumArgs>());
   }
 
  private:
   template <class... Params, size_t... I>
-  static void callImpl(OperatorKernel* functor, DispatchKeySet ks, Stack* stack, typelist<Params...>,
-                       std::index_sequence<I...>) {
+  static void callImpl(OperatorKernel* functor, const OperatorHandle& op, DispatchKeySet ks, Stack* stack,
+                       typelist<Params...>, std::index_sequence<I...>) {
     IValue* args = stack->data() + (stack->size() - kNumArgs);
     (void)args;
+    (void)op;
     if constexpr (std::is_void_v<Return>) {
-      wrap_kernel_functor_unboxed<KernelFunctor>::call(functor, ks, argFromStack<Params>(args[I])...);
+      wrap_kernel_functor_unboxed<KernelFunctor>::call(functor, ks, argFromStack<Params>(op, I, args[I])...);
       drop(*stack, kNumArgs);
     } else {
       // Copied out before the arguments are dropped: a Tensor& result refers to one of them.
-      owned_return_t<Return> out = wrap_kernel_functor_unboxed<KernelFunctor>::call(functor, ks,
-                                                                                    argFromStack<Params>(args[I])...);
+      owned_return_t<Return> out = wrap_kernel_functor_unboxed<KernelFunctor>::call(
+          functor, ks, argFromStack<Params>(op, I, args[I])...);
       if constexpr (kNumArgs > 0 && !is_tuple<owned_return_t<Return>>::value) {
         args[0] = IValue(std::move(out));
         drop(*stack, kNumArgs - 1);

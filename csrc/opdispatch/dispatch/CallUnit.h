@@ -47,7 +47,10 @@ namespace opdispatch {
 //   DispatchKeySet argumentKeySet() const;
 //   template <class F> void forEachArgumentTensor(F&& f) const;   f(argument index, TensorImpl&)
 //   Result invoke(const OperatorHandle&, const KernelRef&, DispatchKeySet);
-//   template <class F> void forEachResultTensor([const Result&,] F&& f) const;  f(return index, TensorImpl&)
+//   template <class F> void forEachResultTensor(const Result&, F&& f) const;    f(return index, TensorImpl&)
+// and, for a void Result (results left in the frame), instead of the last:
+//   Mark resultsMark() const;      taken before invoke: where the results will be
+//   template <class F> void forEachResultTensor(Mark, F&& f) const;
 // with forEachTensor (ArgumentTensors.h) listing the tensors of each value.
 
 namespace detail {
@@ -71,9 +74,10 @@ OPDISPATCH_NOINLINE typename Frame::Result invokeWithEffects(const OperatorHandl
     }
   };
   if constexpr (std::is_void_v<typename Frame::Result>) {
+    const auto mark = frame.resultsMark();
     frame.invoke(op, kernel, ks);
     if (effects.checksResults()) {
-      effects.checkResults([&](auto&& f) { frame.forEachResultTensor(f); }, arguments);
+      effects.checkResults([&](auto&& f) { frame.forEachResultTensor(mark, f); }, arguments);
     }
     effects.commit(arguments);
   } else {
@@ -154,10 +158,7 @@ class BoxedCallFrame final {
   static constexpr bool kArgumentsOutliveKernel = false;
   /// `schema` may be null for a redispatch racing the removal of the definition (then no tensor is listed);
   /// else `stack` holds at least its arguments.
-  BoxedCallFrame(const AnnotatedSchema* schema, Stack* stack)
-      : schema_(schema),
-        stack_(stack),
-        base_(schema != nullptr ? stack->size() - schema->num_arguments : 0) {}
+  BoxedCallFrame(const AnnotatedSchema* schema, Stack* stack) : schema_(schema), stack_(stack) {}
 
   DispatchKeySet argumentKeySet() const {
     if (schema_ == nullptr) {
@@ -178,19 +179,22 @@ class BoxedCallFrame final {
   void invoke(const OperatorHandle& op, const KernelRef& kernel, DispatchKeySet ks) {
     kernel.callBoxed(op, ks, stack_);
   }
+  /// The stack index of the first argument, which the first result takes (taken before the kernel runs).
+  size_t resultsMark() const { return schema_ == nullptr ? 0 : stack_->size() - schema_->num_arguments; }
+  /// `start`: resultsMark() before the kernel ran.
   template <class F>
-  void forEachResultTensor(F&& f) const {
+  void forEachResultTensor(size_t start, F&& f) const {
     if (schema_ == nullptr) {
       return;
     }
     // A boxed kernel replaces its arguments by exactly its results; one that
     // leaves another number (a user's boxed kernel can) would have the walk
-    // read past the stack or the caller's values.
+    // read past the stack or take the caller's values for results.
     const size_t n = schema_->num_returns;
-    if (OPDISPATCH_UNLIKELY(stack_->size() != base_ + n)) {
-      detail::throwBadBoxedResultCount(*schema_, static_cast<int64_t>(stack_->size()) - static_cast<int64_t>(base_));
+    if (OPDISPATCH_UNLIKELY(stack_->size() != start + n)) {
+      detail::throwBadBoxedResultCount(*schema_, static_cast<int64_t>(stack_->size()) - static_cast<int64_t>(start));
     }
-    const IValue* results = stack_->data() + base_;
+    const IValue* results = stack_->data() + start;
     for (size_t i = 0; i < n; ++i) {
       forEachTensor(results[i], [&](TensorImpl& t) { f(i, t); });
     }
@@ -198,11 +202,9 @@ class BoxedCallFrame final {
 
  private:
   /// The first argument (schema_ not null).
-  const IValue* arguments() const { return stack_->data() + base_; }
+  const IValue* arguments() const { return stack_->data() + (stack_->size() - schema_->num_arguments); }
   const AnnotatedSchema* schema_;
   Stack* stack_;
-  /// The index of the first argument on the stack, which the first result takes.
-  size_t base_;
 };
 
 /// The arguments of a typed call, by reference (a TypedOperatorHandle's parameters).
@@ -236,8 +238,10 @@ class TypedCallFrame final {
     opdispatch::forEachResultTensor(result, f);
   }
   /// (A void result holds no tensors.)
+  struct NoResults {};
+  NoResults resultsMark() const { return {}; }
   template <class F>
-  void forEachResultTensor(F&&) const {}
+  void forEachResultTensor(NoResults, F&&) const {}
 
  private:
   /// A by-value scalar is held by value, anything else by reference: a

@@ -22,6 +22,18 @@ void ambiguousAutogradOtherKernel(OperatorKernel*, const OperatorHandle& op, Dis
 }
 } // namespace
 
+void detail::throwBoxedArgumentTypeError(const OperatorHandle& op, size_t index, const IValue& v,
+                                         BoxedArgKind kind) {
+  static constexpr const char* kKindNames[] = {"Tensor", "int", "float", "bool"};
+  std::string argument = "argument " + std::to_string(index);
+  if (op.hasSchema() && index < op.schema().arguments().size()) {
+    argument += " ('" + op.schema().arguments()[index].name() + "')";
+  }
+  throw TypeError(detail::str("boxed call of ", op.operator_name(), ": ", argument, " on the stack is a ",
+                              v.tagKind(), " but the kernel takes a ", kKindNames[static_cast<int>(kind)],
+                              "; push the arguments in schema order with the schema's types"));
+}
+
 bool KernelRef::isFallthrough() const { return boxed_ == &fallthroughKernel; }
 
 KernelFunction KernelFunction::makeFallthrough() { return KernelFunction(nullptr, &fallthroughKernel, nullptr); }
