@@ -5,6 +5,7 @@ where a test of the same name exists there."""
 from __future__ import annotations
 
 import gc
+import sys
 
 import numpy as np
 import pytest
@@ -368,6 +369,28 @@ def test_destroy_undoes_everything_and_ops_forgets(ns):
         lib.define("bar(Tensor x) -> Tensor")
     with pytest.raises(RuntimeError, match="was destroyed"):
         lib.impl("foo", numpy_sin, "CPU")
+
+
+def test_ops_caches_a_packet_without_interning_the_operator_name(ns):
+    # A fresh operator name (built at run time, as a program defining
+    # operators of new names builds them) stays out of CPython's table of
+    # interned strings while ops caches its packet: interning every name cost
+    # an entry of that process-wide table per operator and most of the extra
+    # time and memory of a unique-name cycle (Note [Packets are cached without
+    # setattr], issue 9). Before: the name object itself became the interned one.
+    name = "".join(["fresh_", "op"])
+    lib = Library(ns, "FRAGMENT")
+    lib.define(f"{name}(Tensor x) -> Tensor")
+    lib.impl(name, numpy_sin, "CPU")
+    namespace = getattr(ops, ns)
+    try:
+        packet = getattr(namespace, name)
+        assert vars(namespace)[name] is packet
+        assert getattr(namespace, "".join(["fresh_", "op"])) is packet
+        assert sys.intern("".join(["fresh_", "op"])) is not name
+    finally:
+        lib._destroy()
+    assert name not in vars(namespace)
 
 
 def test_garbage_collection_undoes_registrations(ns):

@@ -773,11 +773,30 @@ class OpOverloadPacket(_C._DispatchPacket):
         return self
 
 
+# Note [Packets are cached without setattr]
+# A namespace caches each operator's packet in its instance dict, written and
+# removed through that dict, not with setattr / delattr. Those intern the
+# attribute name (CPython's process-wide interned-string table) and look it
+# up in the type's attribute cache first. For an operator whose name is new —
+# a process defining and destroying operators of fresh names — that is an
+# insertion into (and later a removal from) a table of every interned string
+# of the process, plus an eviction from the shared attribute cache, per
+# operator: work whose memory is new every time, which a same-name
+# redefinition does not do. In issue 9's define + impl + call + destroy
+# cycle (benchmarks/leak.py) it was the unique-name kind's memory growth (15
+# -> 0.5 B per cycle over 100k cycles) and most of its extra time in the
+# ops.<ns>.<op> lookup (~0.7 -> ~0.2 us per cycle). The dict write is what setattr does for
+# these names anyway: __getattr__ only runs for a name the class does not
+# define, so no descriptor is involved. A name written in source
+# (``ops.ns.op``) arrives interned already, so attribute loads of it keep
+# matching the dict key by identity.
+
+
 class _OpNamespace:
     """``opdispatch.ops.<ns>``: ``ops.<ns>.<op>`` is the op's
     :class:`OpOverloadPacket`, created on first access and then cached as a
-    plain attribute. Iterating yields the names of the operators defined in
-    the namespace now. An operator may be called ``name``: the namespace's
+    plain attribute (Note [Packets are cached without setattr]). Iterating
+    yields the names of the operators defined in the namespace now. An operator may be called ``name``: the namespace's
     own name is kept under a private attribute. PyTorch: torch._ops._OpNamespace
     (a ModuleType there, for TorchScript; a plain object here).
     """
@@ -817,7 +836,8 @@ class _OpNamespace:
                 f"library that defines it (opdispatch.ops.load_library / opdispatch.ops.import_module)."
             )
         packet = OpOverloadPacket(qualified, op_name, f"opdispatch.ops.{self.__ns}")
-        setattr(self, op_name, packet)
+        # Into the instance dict itself (Note [Packets are cached without setattr]).
+        vars(self)[op_name] = packet
         return packet
 
 
@@ -890,7 +910,7 @@ def _sync_packet(qualified_op_name: str) -> None:
         return
     packet._refresh()
     if not packet._overload_names:
-        delattr(namespace, op_name)
+        del vars(namespace)[op_name]  # (Note [Packets are cached without setattr])
 
 
 def _resolve_opoverload(name: str, overload_name: str) -> OpOverload:
