@@ -60,7 +60,13 @@ std::string Library::debugString() const { return "registered at " + file_ + ":"
 OperatorName Library::qualifyName(OperatorName name) const {
   auto pos = name.name.find("::");
   if (pos == std::string::npos) {
-    name.name = ns_ + "::" + name.name;
+    std::string qualified;  // (one heap block, not a temporary per '+')
+    qualified.reserve(ns_.size() + 2 + name.name.size());
+    qualified.append(ns_).append("::").append(name.name);
+    name.name = std::move(qualified);
+    return name;
+  }
+  if (pos == ns_.size() && name.name.compare(0, pos, ns_) == 0) {
     return name;
   }
   std::string given = name.name.substr(0, pos);
