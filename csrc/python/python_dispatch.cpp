@@ -174,6 +174,43 @@ OperatorName qualifiedIn(const Library& lib, OperatorName name) {
   return name;
 }
 
+/// The str argument `o` as UTF-8 (valid while `o` lives); TypeError naming `what` otherwise.
+std::string_view strView(PyObject* o, const char* what) {
+  OPDISPATCH_CHECK_TYPE(PyUnicode_Check(o), what, " must be a str, not ", pyTypeName(o));
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_AsUTF8AndSize(o, &size);
+  if (data == nullptr) {
+    throw py::error_already_set();
+  }
+  return std::string_view(data, static_cast<size_t>(size));
+}
+
+/// "registered at <site>" for the site text `site` (a str; "" for "").
+std::string registeredAt(py::handle site) {
+  std::string_view text = strView(site.ptr(), "site");
+  std::string out;  // (one heap block)
+  if (!text.empty()) {
+    out.reserve(14 + text.size());
+    out.append("registered at ").append(text);
+  }
+  return out;
+}
+
+/// "ns::name[.overload]": `name` qualified with `lib`'s namespace if it has none.
+std::string qualifiedText(const Library& lib, const OperatorName& name) {
+  const bool bare = name.name.find("::") == std::string::npos;
+  std::string out;  // (one heap block)
+  out.reserve((bare ? lib.ns().size() + 2 : 0) + name.name.size() + 1 + name.overload_name.size());
+  if (bare) {
+    out.append(lib.ns()).append("::");
+  }
+  out.append(name.name);
+  if (!name.overload_name.empty()) {
+    out.append(1, '.').append(name.overload_name);
+  }
+  return out;
+}
+
 /// `site` ("file:line" of a registration, as given), or for None the
 /// caller's: the innermost Python frame outside opdispatch's registration
 /// code, "(unknown)" if there is none. (Found here rather than by a call of
@@ -206,10 +243,8 @@ OperatorName defineFromPython(Library& lib, const std::string& schema, const std
   for (const auto& t : tags) {
     parsed_tags.push_back(parseTag(t));
   }
-  std::string text = py::cast<std::string>(registrationSite(site));
   // (Concatenated: detail::str's ostringstream costs more than the rest of the definition's strings.)
-  defineWithAliasAnalysis(lib, std::move(parsed), kind, parsed_tags,
-                          text.empty() ? std::string() : "registered at " + text);
+  defineWithAliasAnalysis(lib, std::move(parsed), kind, parsed_tags, registeredAt(registrationSite(site)));
   return name;
 }
 
@@ -221,11 +256,10 @@ py::object implFromPython(Library& lib, const std::string& name, const std::stri
   py::object site_text = registrationSite(site_arg);
   if (gFallthroughKernel != nullptr && func.ptr() == gFallthroughKernel) {
     OPDISPATCH_CHECK_VALUE(!check_aliasing, "impl(", name, "): a fallthrough kernel cannot take check_aliasing");
-    std::string site = py::cast<std::string>(site_text);
-    lib.impl(name, withKey(dispatch, CppFunction::makeFallthrough().debug("registered at " + site)));
+    lib.impl(name, withKey(dispatch, CppFunction::makeFallthrough().debug(registeredAt(site_text))));
     return site_text;
   }
-  std::string site = py::cast<std::string>(site_text);
+  std::string debug = registeredAt(site_text);
   OPDISPATCH_CHECK_TYPE(PyCallable_Check(func.ptr()), "impl(", name, "): the kernel must be callable, not ",
                         pyTypeName(func.ptr()));
   std::optional<DispatchKey> given = optionalKey(dispatch);  // (parsed once: a scan of the key names)
@@ -234,7 +268,7 @@ py::object implFromPython(Library& lib, const std::string& name, const std::stri
     kernel = std::move(kernel).checkOutputAliasing();
   }
   CppFunction f = CppFunction::makeFromKernelFunction(std::move(kernel))
-                      .debug(site.empty() ? pythonCallSite() : "registered at " + site);
+                      .debug(debug.empty() ? pythonCallSite() : std::move(debug));
   lib.impl(name, withKey(given, std::move(f)));
   return site_text;
 }
@@ -278,17 +312,6 @@ void setReference(PyObject*& slot, PyObject* o) {
   slot = o == Py_None ? nullptr : o;
   Py_XINCREF(slot);
   Py_XDECREF(previous);
-}
-
-/// The str argument `o` as UTF-8 (valid while `o` lives); TypeError naming `what` otherwise.
-std::string_view strView(PyObject* o, const char* what) {
-  OPDISPATCH_CHECK_TYPE(PyUnicode_Check(o), what, " must be a str, not ", pyTypeName(o));
-  Py_ssize_t size = 0;
-  const char* data = PyUnicode_AsUTF8AndSize(o, &size);
-  if (data == nullptr) {
-    throw py::error_already_set();
-  }
-  return std::string_view(data, static_cast<size_t>(size));
 }
 
 /// The str argument `o` as UTF-8; TypeError naming `what` otherwise.
@@ -355,7 +378,7 @@ PyObject* libraryDefineBinding(PyObject*, PyObject* const* args, Py_ssize_t narg
     }
     OperatorName name =
         defineFromPython(lib, strArg(args[1], "schema"), std::string(alias_analysis), tags, args[4]);
-    py::object qualname = newStr(qualifiedIn(lib, std::move(name)).toString());
+    py::object qualname = newStr(qualifiedText(lib, name));
     const PythonRegistry& registry = pythonRegistry();
     addToTables(args[5], registry.defs, qualname.ptr());
     if (registry.listener != nullptr) {

@@ -374,7 +374,7 @@ class SchemaParser {
       unexpected("a type");
     }
     advance();
-    const std::string word(head.text);  // (short: no heap block)
+    const std::string_view word = head.text;
     if (word == "Future" || word == "Await" || word == "RRef") {
       expect('(');
       TypePtr elem = parseContainedType(depth);
@@ -409,10 +409,10 @@ class SchemaParser {
            "custom class types (__torch__.torch.classes.<ns>.<Class>) are not supported: opdispatch "
            "has no registry of C++ classes; pass the object's state as tensors and values instead");
     }
-    TypePtr base = Type::fromName(word);
+    TypePtr base = Type::fromName(std::string(word));  // (a type name is short: no heap block)
     if (!base) {
       if (allowTypeVars_ && word[0] >= 'a' && word[0] <= 'z') {
-        base = Type::var(word);
+        base = Type::var(std::string(word));
       } else {
         failUnknownType(head);
       }
