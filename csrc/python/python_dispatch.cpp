@@ -335,9 +335,26 @@ py::object newStr(std::string_view s) {
   return py::reinterpret_steal<py::object>(o);
 }
 
+/// `lib`'s namespace as a str (the last one asked for is kept: registrations come in runs per library).
+py::object namespaceStr(const Library& lib) {
+  static std::string last_ns;
+  static PyObject* last = nullptr;  // (a raw reference: never released after the interpreter is gone)
+  if (last == nullptr || last_ns != lib.ns()) {
+    py::object ns = newStr(lib.ns());
+    last_ns = lib.ns();
+    Py_XDECREF(last);
+    last = ns.release().ptr();
+  }
+  return py::reinterpret_borrow<py::object>(last);
+}
+
+/// TypeError unless `table` (an owner's table, checked before anything is registered) is a set.
+void checkOwnerTable(PyObject* table) {
+  OPDISPATCH_CHECK_TYPE(PySet_Check(table), "the owner's table must be a set, not ", pyTypeName(table));
+}
+
 /// Adds `item` to the set `owner` (the registering owner's) and to `global` (a registry table).
 void addToTables(PyObject* owner, PyObject* global, PyObject* item) {
-  OPDISPATCH_CHECK_TYPE(PySet_Check(owner), "the owner's table must be a set, not ", pyTypeName(owner));
   if (PySet_Add(owner, item) < 0 || (global != nullptr && PySet_Add(global, item) < 0)) {
     throw py::error_already_set();
   }
@@ -365,6 +382,7 @@ PyObject* libraryDefineBinding(PyObject*, PyObject* const* args, Py_ssize_t narg
                           "got ",
                           nargs);
     Library& lib = py::cast<Library&>(py::handle(args[0]));
+    checkOwnerTable(args[5]);
     std::string_view alias_analysis = strView(args[2], "alias_analysis");
     checkAliasAnalysis(args[2], alias_analysis);
     std::vector<std::string> tags;
@@ -382,11 +400,7 @@ PyObject* libraryDefineBinding(PyObject*, PyObject* const* args, Py_ssize_t narg
     const PythonRegistry& registry = pythonRegistry();
     addToTables(args[5], registry.defs, qualname.ptr());
     if (registry.listener != nullptr) {
-      int watched = 1;
-      if (registry.watched != nullptr) {
-        py::object ns = newStr(lib.ns());
-        watched = PyDict_Contains(registry.watched, ns.ptr());
-      }
+      int watched = registry.watched == nullptr ? 1 : PyDict_Contains(registry.watched, namespaceStr(lib).ptr());
       if (watched < 0 || (watched == 1 && !py::reinterpret_steal<py::object>(
                                                PyObject_CallOneArg(registry.listener, qualname.ptr())))) {
         throw py::error_already_set();
@@ -416,13 +430,16 @@ PyObject* libraryImplBinding(PyObject*, PyObject* const* args, Py_ssize_t nargs)
     py::object slot = newStr(slot_text);
     const PythonRegistry& registry = pythonRegistry();
     const bool in_tables = args[7] != Py_None;  // (None: a replacement, whose slot its owner holds already)
+    if (in_tables) {
+      checkOwnerTable(args[7]);
+    }
     if (in_tables && registry.check_kernel_slot != nullptr) {
       int taken = registry.impls == nullptr ? 0 : PySet_Contains(registry.impls, slot.ptr());
       if (taken < 0) {
         throw py::error_already_set();
       }
       if (taken == 1 || dispatch.empty() || dispatch == "CompositeImplicitAutograd" || dispatch == "Meta") {
-        py::object ns = newStr(lib.ns());
+        py::object ns = namespaceStr(lib);
         PyObject* check_args[] = {slot.ptr(), ns.ptr(), args[1], args[2], args[6]};
         if (!py::reinterpret_steal<py::object>(PyObject_Vectorcall(registry.check_kernel_slot, check_args, 5,
                                                                    nullptr))) {
