@@ -267,8 +267,8 @@ py::object implFromPython(Library& lib, const std::string& name, const std::stri
   if (check_aliasing) {
     kernel = std::move(kernel).checkOutputAliasing();
   }
-  CppFunction f = CppFunction::makeFromKernelFunction(std::move(kernel))
-                      .debug(debug.empty() ? pythonCallSite() : std::move(debug));
+  CppFunction f =
+      CppFunction::makeFromKernelFunction(std::move(kernel)).debug(debug.empty() ? pythonCallSite() : std::move(debug));
   lib.impl(name, withKey(given, std::move(f)));
   return site_text;
 }
@@ -394,15 +394,14 @@ PyObject* libraryDefineBinding(PyObject*, PyObject* const* args, Py_ssize_t narg
     for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); ++i) {
       tags.push_back(strArg(PySequence_Fast_GET_ITEM(seq, i), "a tag"));
     }
-    OperatorName name =
-        defineFromPython(lib, strArg(args[1], "schema"), std::string(alias_analysis), tags, args[4]);
+    OperatorName name = defineFromPython(lib, strArg(args[1], "schema"), std::string(alias_analysis), tags, args[4]);
     py::object qualname = newStr(qualifiedText(lib, name));
     const PythonRegistry& registry = pythonRegistry();
     addToTables(args[5], registry.defs, qualname.ptr());
     if (registry.listener != nullptr) {
       int watched = registry.watched == nullptr ? 1 : PyDict_Contains(registry.watched, namespaceStr(lib).ptr());
-      if (watched < 0 || (watched == 1 && !py::reinterpret_steal<py::object>(
-                                               PyObject_CallOneArg(registry.listener, qualname.ptr())))) {
+      if (watched < 0 || (watched == 1 &&
+                          !py::reinterpret_steal<py::object>(PyObject_CallOneArg(registry.listener, qualname.ptr())))) {
         throw py::error_already_set();
       }
     }
@@ -441,8 +440,8 @@ PyObject* libraryImplBinding(PyObject*, PyObject* const* args, Py_ssize_t nargs)
       if (taken == 1 || dispatch.empty() || dispatch == "CompositeImplicitAutograd" || dispatch == "Meta") {
         py::object ns = namespaceStr(lib);
         PyObject* check_args[] = {slot.ptr(), ns.ptr(), args[1], args[2], args[6]};
-        if (!py::reinterpret_steal<py::object>(PyObject_Vectorcall(registry.check_kernel_slot, check_args, 5,
-                                                                   nullptr))) {
+        if (!py::reinterpret_steal<py::object>(
+                PyObject_Vectorcall(registry.check_kernel_slot, check_args, 5, nullptr))) {
           throw py::error_already_set();
         }
       }
@@ -781,10 +780,10 @@ void initDispatchBindings(py::module_& m) {
           [](Library& lib, const std::string& schema, const std::string& alias_analysis,
              const std::vector<std::string>& tags,
              py::handle site) { return defineFromPython(lib, schema, alias_analysis, tags, site).name; },
-          py::arg("schema"), py::arg("alias_analysis") = "",
-           py::arg("tags") = std::vector<std::string>{}, py::arg("site") = "",
-           "Defines an operator. site: where ('file:line', for debug output and duplicate-definition errors); "
-           "'' (default): where the library was created; None: the innermost Python frame outside opdispatch.")
+          py::arg("schema"), py::arg("alias_analysis") = "", py::arg("tags") = std::vector<std::string>{},
+          py::arg("site") = "",
+          "Defines an operator. site: where ('file:line', for debug output and duplicate-definition errors); "
+          "'' (default): where the library was created; None: the innermost Python frame outside opdispatch.")
       .def("impl", &implFromPython, py::arg("name"), py::arg("dispatch"), py::arg("func"),
            py::arg("with_keyset") = false, py::arg("check_aliasing") = false, py::arg("site") = py::none(),
            "Registers the Python function `func` as the kernel of `name` at `dispatch`. check_aliasing: its tensor "
