@@ -320,26 +320,23 @@ def test_meta_kernel_on_a_decomposing_operator_is_refused(ns, lib):
     assert f"{ns}/f/Meta" not in library._impls
 
 
-def test_alias_analysis_is_checked_once(ns, lib, monkeypatch):
-    # Library.define, the legacy define(lib, schema, alias_analysis) and
-    # custom ops all check it through registry.check_alias_analysis.
-    seen = []
-    check = registry.check_alias_analysis
-    monkeypatch.setattr(registry, "check_alias_analysis", lambda a: (seen.append(a), check(a)))
+def test_alias_analysis_is_checked_by_the_definition(ns, lib):
+    # Library.define, the legacy define(lib, schema, alias_analysis) and the
+    # registrations custom ops use all define through _C._library_define,
+    # which checks it before anything is registered (Note [Registration fast path]).
     lib.define("f(Tensor x) -> Tensor", alias_analysis="CONSERVATIVE")
     library.define(lib, "g(Tensor x) -> Tensor", "FROM_SCHEMA")(identity)
     library.define(f"{ns}::h", "(Tensor x) -> Tensor", lib=lib)
-
-    @custom_op(f"{ns}::c", mutates_args=())
-    def c(x: Tensor) -> Tensor:
-        return x.clone()
-
-    assert seen == ["CONSERVATIVE", "FROM_SCHEMA", "", ""]
+    assert {f"{ns}::f", f"{ns}::g", f"{ns}::h"} <= library._defs
     for bad in ("PURE_FUNCTION", "conservative", "x"):
         with pytest.raises(RuntimeError, match=f"Invalid alias_analysis type '{bad}'"):
             library.define(lib, "k(Tensor x) -> Tensor", bad)(identity)
-    assert f"{ns}::k" not in library._defs
-    c._destroy()
+        with pytest.raises(RuntimeError, match=f"Invalid alias_analysis type '{bad}'"):
+            lib.define("k(Tensor x) -> Tensor", alias_analysis=bad)
+        with pytest.raises(RuntimeError, match=f"Invalid alias_analysis type '{bad}'"):
+            lib._registrations.define("k(Tensor x) -> Tensor", bad)
+    assert f"{ns}::k" not in library._defs and f"{ns}::k" not in lib._op_defs
+    assert not _C._dispatch_has_kernel(f"{ns}::k")
 
 
 def test_tables_are_seed_000s(ns, lib):

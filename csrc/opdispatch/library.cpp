@@ -60,7 +60,13 @@ std::string Library::debugString() const { return "registered at " + file_ + ":"
 OperatorName Library::qualifyName(OperatorName name) const {
   auto pos = name.name.find("::");
   if (pos == std::string::npos) {
-    name.name = ns_ + "::" + name.name;
+    std::string qualified;  // (one heap block, not a temporary per '+')
+    qualified.reserve(ns_.size() + 2 + name.name.size());
+    qualified.append(ns_).append("::").append(name.name);
+    name.name = std::move(qualified);
+    return name;
+  }
+  if (pos == ns_.size() && name.name.compare(0, pos, ns_) == 0) {
     return name;
   }
   std::string given = name.name.substr(0, pos);
@@ -140,7 +146,7 @@ Library& Library::_def(std::variant<OperatorName, FunctionSchema>&& name_or_sche
   OperatorName name = qualified.operator_name();
   size_t before = registrars_.size();
   registerDef(std::move(qualified), tags);
-  std::string debug = f.debug_.empty() ? debugString() : f.debug_;
+  std::string debug = f.debug_.empty() ? debugString() : std::move(f.debug_);
   try {
     registrars_.emplace_back(Dispatcher::singleton().registerImpl(
         name, f.dispatch_key_, std::move(f.func_), f.cpp_signature_, std::move(f.schema_), std::move(debug)));
@@ -163,7 +169,7 @@ Library& Library::_impl(const std::string& name, CppFunction&& f) & {
                    "Explicitly provided dispatch key (", *f.dispatch_key_, ") for ", op,
                    " is inconsistent with the dispatch key of the enclosing ", toString(kind_), " block (",
                    *dispatch_key_, "). (", debugString(), ")");
-  std::string debug = f.debug_.empty() ? debugString() : f.debug_;
+  std::string debug = f.debug_.empty() ? debugString() : std::move(f.debug_);
   registrars_.emplace_back(Dispatcher::singleton().registerImpl(
       std::move(op), key, std::move(f.func_), f.cpp_signature_, std::move(f.schema_), std::move(debug)));
   return *this;
@@ -176,7 +182,7 @@ Library& Library::_fallback(CppFunction&& f) & {
                    toString(kind_), " block for ", ns_, " (", debugString(), ")");
   std::optional<DispatchKey> key = f.dispatch_key_ ? f.dispatch_key_ : dispatch_key_;
   OPDISPATCH_CHECK(key.has_value(), "a backend fallback needs a dispatch key (", debugString(), ")");
-  std::string debug = f.debug_.empty() ? debugString() : f.debug_;
+  std::string debug = f.debug_.empty() ? debugString() : std::move(f.debug_);
   DispatchKeySet keys = getRuntimeDispatchKeySet(*key);
   OPDISPATCH_CHECK_VALUE(!keys.empty(), "cannot register a fallback for dispatch key ", *key, " (", debugString(), ")");
   std::vector<RegistrationHandleRAII> handles;

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -173,6 +174,43 @@ OperatorName qualifiedIn(const Library& lib, OperatorName name) {
   return name;
 }
 
+/// The str argument `o` as UTF-8 (valid while `o` lives); TypeError naming `what` otherwise.
+std::string_view strView(PyObject* o, const char* what) {
+  OPDISPATCH_CHECK_TYPE(PyUnicode_Check(o), what, " must be a str, not ", pyTypeName(o));
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_AsUTF8AndSize(o, &size);
+  if (data == nullptr) {
+    throw py::error_already_set();
+  }
+  return std::string_view(data, static_cast<size_t>(size));
+}
+
+/// "registered at <site>" for the site text `site` (a str; "" for "").
+std::string registeredAt(py::handle site) {
+  std::string_view text = strView(site.ptr(), "site");
+  std::string out;  // (one heap block)
+  if (!text.empty()) {
+    out.reserve(14 + text.size());
+    out.append("registered at ").append(text);
+  }
+  return out;
+}
+
+/// "ns::name[.overload]": `name` qualified with `lib`'s namespace if it has none.
+std::string qualifiedText(const Library& lib, const OperatorName& name) {
+  const bool bare = name.name.find("::") == std::string::npos;
+  std::string out;  // (one heap block)
+  out.reserve((bare ? lib.ns().size() + 2 : 0) + name.name.size() + 1 + name.overload_name.size());
+  if (bare) {
+    out.append(lib.ns()).append("::");
+  }
+  out.append(name.name);
+  if (!name.overload_name.empty()) {
+    out.append(1, '.').append(name.overload_name);
+  }
+  return out;
+}
+
 /// `site` ("file:line" of a registration, as given), or for None the
 /// caller's: the innermost Python frame outside opdispatch's registration
 /// code, "(unknown)" if there is none. (Found here rather than by a call of
@@ -195,20 +233,18 @@ void defineWithAliasAnalysis(Library& lib, FunctionSchema schema, std::optional<
 
 /// Library.define from Python: defines `schema` in `lib` with its alias
 /// analysis kind and tag names, registered at `site` (registrationSite; ""
-/// for the library's own site); returns the operator's name as written.
-std::string defineFromPython(Library& lib, const std::string& schema, const std::string& alias_analysis,
-                             const std::vector<std::string>& tags, py::handle site) {
+/// for the library's own site); returns the operator's name and overload name as written.
+OperatorName defineFromPython(Library& lib, const std::string& schema, const std::string& alias_analysis,
+                              const std::vector<std::string>& tags, py::handle site) {
   AliasAnalysisKind kind = parseAliasAnalysisKind(alias_analysis);
   FunctionSchema parsed = parseSchema(schema);
-  std::string name = parsed.name();
+  OperatorName name = parsed.operator_name();
   std::vector<Tag> parsed_tags;
   for (const auto& t : tags) {
     parsed_tags.push_back(parseTag(t));
   }
-  std::string text = py::cast<std::string>(registrationSite(site));
   // (Concatenated: detail::str's ostringstream costs more than the rest of the definition's strings.)
-  defineWithAliasAnalysis(lib, std::move(parsed), kind, parsed_tags,
-                          text.empty() ? std::string() : "registered at " + text);
+  defineWithAliasAnalysis(lib, std::move(parsed), kind, parsed_tags, registeredAt(registrationSite(site)));
   return name;
 }
 
@@ -220,11 +256,10 @@ py::object implFromPython(Library& lib, const std::string& name, const std::stri
   py::object site_text = registrationSite(site_arg);
   if (gFallthroughKernel != nullptr && func.ptr() == gFallthroughKernel) {
     OPDISPATCH_CHECK_VALUE(!check_aliasing, "impl(", name, "): a fallthrough kernel cannot take check_aliasing");
-    std::string site = py::cast<std::string>(site_text);
-    lib.impl(name, withKey(dispatch, CppFunction::makeFallthrough().debug("registered at " + site)));
+    lib.impl(name, withKey(dispatch, CppFunction::makeFallthrough().debug(registeredAt(site_text))));
     return site_text;
   }
-  std::string site = py::cast<std::string>(site_text);
+  std::string debug = registeredAt(site_text);
   OPDISPATCH_CHECK_TYPE(PyCallable_Check(func.ptr()), "impl(", name, "): the kernel must be callable, not ",
                         pyTypeName(func.ptr()));
   std::optional<DispatchKey> given = optionalKey(dispatch);  // (parsed once: a scan of the key names)
@@ -232,8 +267,8 @@ py::object implFromPython(Library& lib, const std::string& name, const std::stri
   if (check_aliasing) {
     kernel = std::move(kernel).checkOutputAliasing();
   }
-  CppFunction f = CppFunction::makeFromKernelFunction(std::move(kernel))
-                      .debug(site.empty() ? pythonCallSite() : "registered at " + site);
+  CppFunction f =
+      CppFunction::makeFromKernelFunction(std::move(kernel)).debug(debug.empty() ? pythonCallSite() : std::move(debug));
   lib.impl(name, withKey(given, std::move(f)));
   return site_text;
 }
@@ -245,17 +280,42 @@ py::object implFromPython(Library& lib, const std::string& name, const std::stri
 // (the same bodies, defineFromPython / implFromPython), whose overload
 // dispatch and argument casters cost about as much as the registration
 // itself. The methods stay for callers that pass keywords.
+//
+// They also keep the Python registry's tables (Note [The Python registry]
+// in _library/registry.py): a definition adds its qualified name to the
+// owner's set and to registry.defs and tells the definition listener; a
+// kernel adds its "ns/op/key" slot to the owner's set and to
+// registry.impls, after the registry's slot check has run where a slot may
+// be taken. Library.define / .impl call them directly: one Python frame per
+// registration (the Python layer once cost as much as the dispatcher's work).
+
+/// The Python registry's tables and hooks (_set_python_registry,
+/// _set_definition_listener); strong references for the process's lifetime.
+struct PythonRegistry {
+  PyObject* defs = nullptr;
+  PyObject* impls = nullptr;
+  /// check(slot, ns, op_name, dispatch, site): raises if the kernel may not be registered.
+  PyObject* check_kernel_slot = nullptr;
+  /// listener(qualname), called for namespaces that are keys of `watched` (all if null).
+  PyObject* listener = nullptr;
+  PyObject* watched = nullptr;
+};
+
+PythonRegistry& pythonRegistry() {
+  static PythonRegistry r;
+  return r;
+}
+
+/// Replaces the reference in `slot` by a new one to `o` (None: null).
+void setReference(PyObject*& slot, PyObject* o) {
+  PyObject* previous = slot;
+  slot = o == Py_None ? nullptr : o;
+  Py_XINCREF(slot);
+  Py_XDECREF(previous);
+}
 
 /// The str argument `o` as UTF-8; TypeError naming `what` otherwise.
-std::string strArg(PyObject* o, const char* what) {
-  OPDISPATCH_CHECK_TYPE(PyUnicode_Check(o), what, " must be a str, not ", pyTypeName(o));
-  Py_ssize_t size = 0;
-  const char* data = PyUnicode_AsUTF8AndSize(o, &size);
-  if (data == nullptr) {
-    throw py::error_already_set();
-  }
-  return std::string(data, static_cast<size_t>(size));
-}
+std::string strArg(PyObject* o, const char* what) { return std::string(strView(o, what)); }
 
 /// The truth of argument `o` (as pybind11's bool caster converts it).
 bool boolArg(PyObject* o) {
@@ -266,14 +326,65 @@ bool boolArg(PyObject* o) {
   return truth != 0;
 }
 
-/// _library_define(lib, schema, alias_analysis, tags, site): Note [Registration fast path].
+/// A new str of the UTF-8 text `s`.
+py::object newStr(std::string_view s) {
+  PyObject* o = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "surrogateescape");
+  if (o == nullptr) {
+    throw py::error_already_set();
+  }
+  return py::reinterpret_steal<py::object>(o);
+}
+
+/// `lib`'s namespace as a str (the last one asked for is kept: registrations come in runs per library).
+py::object namespaceStr(const Library& lib) {
+  static std::string last_ns;
+  static PyObject* last = nullptr;  // (a raw reference: never released after the interpreter is gone)
+  if (last == nullptr || last_ns != lib.ns()) {
+    py::object ns = newStr(lib.ns());
+    last_ns = lib.ns();
+    Py_XDECREF(last);
+    last = ns.release().ptr();
+  }
+  return py::reinterpret_borrow<py::object>(last);
+}
+
+/// TypeError unless `table` (an owner's table, checked before anything is registered) is a set.
+void checkOwnerTable(PyObject* table) {
+  OPDISPATCH_CHECK_TYPE(PySet_Check(table), "the owner's table must be a set, not ", pyTypeName(table));
+}
+
+/// Adds `item` to the set `owner` (the registering owner's) and to `global` (a registry table).
+void addToTables(PyObject* owner, PyObject* global, PyObject* item) {
+  if (PySet_Add(owner, item) < 0 || (global != nullptr && PySet_Add(global, item) < 0)) {
+    throw py::error_already_set();
+  }
+}
+
+/// RuntimeError unless `kind` is "", "FROM_SCHEMA" or "CONSERVATIVE": the
+/// alias_analysis values Library.define accepts. PyTorch: torch.library.Library.define.
+void checkAliasAnalysis(PyObject* kind, std::string_view text) {
+  if (text.empty() || text == "FROM_SCHEMA" || text == "CONSERVATIVE") {
+    return;
+  }
+  py::object repr = py::reinterpret_steal<py::object>(PyObject_Repr(kind));
+  if (!repr) {
+    throw py::error_already_set();
+  }
+  throw Error(detail::str("Invalid alias_analysis type ", strView(repr.ptr(), "repr"),
+                          "; expected '', FROM_SCHEMA or CONSERVATIVE"));
+}
+
+/// _library_define(lib, schema, alias_analysis, tags, site, owner_defs): Note [Registration fast path].
 PyObject* libraryDefineBinding(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return pythonEntry([&]() -> PyObject* {
-    OPDISPATCH_CHECK_TYPE(nargs == 5,
-                          "_library_define(lib, schema, alias_analysis, tags, site) takes 5 arguments, "
+    OPDISPATCH_CHECK_TYPE(nargs == 6,
+                          "_library_define(lib, schema, alias_analysis, tags, site, owner_defs) takes 6 arguments, "
                           "got ",
                           nargs);
     Library& lib = py::cast<Library&>(py::handle(args[0]));
+    checkOwnerTable(args[5]);
+    std::string_view alias_analysis = strView(args[2], "alias_analysis");
+    checkAliasAnalysis(args[2], alias_analysis);
     std::vector<std::string> tags;
     PyObject* seq = PySequence_Fast(args[3], "_library_define: tags must be an iterable of str");
     if (seq == nullptr) {
@@ -283,34 +394,76 @@ PyObject* libraryDefineBinding(PyObject*, PyObject* const* args, Py_ssize_t narg
     for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); ++i) {
       tags.push_back(strArg(PySequence_Fast_GET_ITEM(seq, i), "a tag"));
     }
-    defineFromPython(lib, strArg(args[1], "schema"), strArg(args[2], "alias_analysis"), tags, args[4]);
-    Py_RETURN_NONE;
+    OperatorName name = defineFromPython(lib, strArg(args[1], "schema"), std::string(alias_analysis), tags, args[4]);
+    py::object qualname = newStr(qualifiedText(lib, name));
+    const PythonRegistry& registry = pythonRegistry();
+    addToTables(args[5], registry.defs, qualname.ptr());
+    if (registry.listener != nullptr) {
+      int watched = registry.watched == nullptr ? 1 : PyDict_Contains(registry.watched, namespaceStr(lib).ptr());
+      if (watched < 0 || (watched == 1 &&
+                          !py::reinterpret_steal<py::object>(PyObject_CallOneArg(registry.listener, qualname.ptr())))) {
+        throw py::error_already_set();
+      }
+    }
+    return qualname.release().ptr();
   });
 }
 
-/// _library_impl(lib, name, dispatch, func, with_keyset, check_aliasing, site): Note [Registration fast path].
+/// _library_impl(lib, name, dispatch, func, with_keyset, check_aliasing, site, owner_impls): Note [Registration
+/// fast path]. owner_impls None: a kernel outside the registry's tables (a replacement: its owner holds the slot).
 PyObject* libraryImplBinding(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return pythonEntry([&]() -> PyObject* {
-    OPDISPATCH_CHECK_TYPE(nargs == 7,
-                          "_library_impl(lib, name, dispatch, func, with_keyset, check_aliasing, site) "
-                          "takes 7 arguments, got ",
+    OPDISPATCH_CHECK_TYPE(nargs == 8,
+                          "_library_impl(lib, name, dispatch, func, with_keyset, check_aliasing, site, owner_impls) "
+                          "takes 8 arguments, got ",
                           nargs);
     Library& lib = py::cast<Library&>(py::handle(args[0]));
-    return implFromPython(lib, strArg(args[1], "name"), strArg(args[2], "dispatch"), args[3], boolArg(args[4]),
-                          boolArg(args[5]), args[6])
-        .release()
-        .ptr();
+    std::string_view name = strView(args[1], "name");
+    std::string_view dispatch = strView(args[2], "dispatch");
+    // The registry's slot of the kernel: "<ns>/<op name[.overload]>/<dispatch key as passed>".
+    size_t colons = name.rfind("::");
+    std::string_view op_name = colons == std::string_view::npos ? name : name.substr(colons + 2);
+    std::string slot_text;
+    slot_text.reserve(lib.ns().size() + op_name.size() + dispatch.size() + 2);
+    slot_text.append(lib.ns()).append(1, '/').append(op_name).append(1, '/').append(dispatch);
+    py::object slot = newStr(slot_text);
+    const PythonRegistry& registry = pythonRegistry();
+    const bool in_tables = args[7] != Py_None;  // (None: a replacement, whose slot its owner holds already)
+    if (in_tables) {
+      checkOwnerTable(args[7]);
+    }
+    if (in_tables && registry.check_kernel_slot != nullptr) {
+      int taken = registry.impls == nullptr ? 0 : PySet_Contains(registry.impls, slot.ptr());
+      if (taken < 0) {
+        throw py::error_already_set();
+      }
+      if (taken == 1 || dispatch.empty() || dispatch == "CompositeImplicitAutograd" || dispatch == "Meta") {
+        py::object ns = namespaceStr(lib);
+        PyObject* check_args[] = {slot.ptr(), ns.ptr(), args[1], args[2], args[6]};
+        if (!py::reinterpret_steal<py::object>(
+                PyObject_Vectorcall(registry.check_kernel_slot, check_args, 5, nullptr))) {
+          throw py::error_already_set();
+        }
+      }
+    }
+    py::object site = implFromPython(lib, std::string(name), std::string(dispatch), args[3], boolArg(args[4]),
+                                     boolArg(args[5]), args[6]);
+    if (in_tables) {
+      addToTables(args[7], registry.impls, slot.ptr());
+    }
+    return site.release().ptr();
   });
 }
 
 PyMethodDef kRegistrationMethods[] = {
     {"_library_define", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(libraryDefineBinding)),
      METH_FASTCALL,
-     "_library_define(lib, schema, alias_analysis, tags, site) -> None: lib.define with positional arguments, "
-     "faster (Note [Registration fast path])."},
+     "_library_define(lib, schema, alias_analysis, tags, site, owner_defs) -> str: lib.define with positional "
+     "arguments, keeping the Python registry's tables (Note [Registration fast path]); returns the qualified name."},
     {"_library_impl", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(libraryImplBinding)), METH_FASTCALL,
-     "_library_impl(lib, name, dispatch, func, with_keyset, check_aliasing, site) -> str: lib.impl with positional "
-     "arguments, faster (Note [Registration fast path]); returns the site recorded."},
+     "_library_impl(lib, name, dispatch, func, with_keyset, check_aliasing, site, owner_impls) -> str: lib.impl "
+     "with positional arguments, keeping the Python registry's tables (Note [Registration fast path]); returns the "
+     "site recorded."},
     {nullptr, nullptr, 0, nullptr},
 };
 } // namespace
@@ -557,6 +710,39 @@ void initDispatchBindings(py::module_& m) {
       "Registers the Python object that means 'fallthrough' when passed as a kernel (None: no such object); "
       "returns the previous one (or None).");
   m.def(
+      "_set_python_registry",
+      [](py::object defs, py::object impls, py::object check_kernel_slot) {
+        OPDISPATCH_CHECK_TYPE(PySet_Check(defs.ptr()) && PySet_Check(impls.ptr()),
+                              "_set_python_registry needs the registry's defs and impls sets");
+        OPDISPATCH_CHECK_TYPE(PyCallable_Check(check_kernel_slot.ptr()),
+                              "_set_python_registry needs a callable check_kernel_slot, not ",
+                              pyTypeName(check_kernel_slot.ptr()));
+        PythonRegistry& registry = pythonRegistry();
+        setReference(registry.defs, defs.ptr());
+        setReference(registry.impls, impls.ptr());
+        setReference(registry.check_kernel_slot, check_kernel_slot.ptr());
+      },
+      py::arg("defs"), py::arg("impls"), py::arg("check_kernel_slot"),
+      "The Python registry's tables that _library_define / _library_impl keep, and the check a kernel's slot "
+      "gets where it may be taken: check_kernel_slot(slot, ns, op_name, dispatch, site) (Note [Registration fast "
+      "path]).");
+  m.def(
+      "_set_definition_listener",
+      [](py::object listener, py::object watched) {
+        OPDISPATCH_CHECK_TYPE(listener.is_none() || PyCallable_Check(listener.ptr()),
+                              "_set_definition_listener needs a callable listener(qualname) or None, not ",
+                              pyTypeName(listener.ptr()));
+        OPDISPATCH_CHECK_TYPE(watched.is_none() || PyDict_Check(watched.ptr()),
+                              "_set_definition_listener: watched must be a dict or None, not ",
+                              pyTypeName(watched.ptr()));
+        PythonRegistry& registry = pythonRegistry();
+        setReference(registry.listener, listener.ptr());
+        setReference(registry.watched, watched.ptr());
+      },
+      py::arg("listener"), py::arg("watched") = py::none(),
+      "listener(qualname) runs after _library_define defined an operator of a namespace that is a key of the dict "
+      "`watched` (None: of any namespace); None: no listener.");
+  m.def(
       "_set_opoverload_resolver",
       [](py::object f) -> py::object {
         OPDISPATCH_CHECK_TYPE(f.is_none() || PyCallable_Check(f.ptr()),
@@ -589,10 +775,15 @@ void initDispatchBindings(py::module_& m) {
   py::class_<Library>(m, "_DispatchLibrary",
                       "A set of registrations for one namespace, undone by reset() or "
                       "when the object dies.")
-      .def("define", &defineFromPython, py::arg("schema"), py::arg("alias_analysis") = "",
-           py::arg("tags") = std::vector<std::string>{}, py::arg("site") = "",
-           "Defines an operator. site: where ('file:line', for debug output and duplicate-definition errors); "
-           "'' (default): where the library was created; None: the innermost Python frame outside opdispatch.")
+      .def(
+          "define",
+          [](Library& lib, const std::string& schema, const std::string& alias_analysis,
+             const std::vector<std::string>& tags,
+             py::handle site) { return defineFromPython(lib, schema, alias_analysis, tags, site).name; },
+          py::arg("schema"), py::arg("alias_analysis") = "", py::arg("tags") = std::vector<std::string>{},
+          py::arg("site") = "",
+          "Defines an operator. site: where ('file:line', for debug output and duplicate-definition errors); "
+          "'' (default): where the library was created; None: the innermost Python frame outside opdispatch.")
       .def("impl", &implFromPython, py::arg("name"), py::arg("dispatch"), py::arg("func"),
            py::arg("with_keyset") = false, py::arg("check_aliasing") = false, py::arg("site") = py::none(),
            "Registers the Python function `func` as the kernel of `name` at `dispatch`. check_aliasing: its tensor "

@@ -1119,13 +1119,13 @@ def _len_torch_dispatch_stack() -> int:
     """
     The number of modes on this thread's stack.
     """
-def _library_define(lib: _DispatchLibrary, schema: str, alias_analysis: str, tags: collections.abc.Iterable[str], site: str | None, /) -> None:
+def _library_define(lib: _DispatchLibrary, schema: str, alias_analysis: str, tags: collections.abc.Iterable[str], site: str | None, owner_defs: set[str], /) -> str:
     """
-    _library_define(lib, schema, alias_analysis, tags, site) -> None: lib.define with positional arguments, faster (Note [Registration fast path]).
+    _library_define(lib, schema, alias_analysis, tags, site, owner_defs) -> str: lib.define with positional arguments, keeping the Python registry's tables (Note [Registration fast path]); returns the qualified name.
     """
-def _library_impl(lib: _DispatchLibrary, name: str, dispatch: str, func: collections.abc.Callable[..., typing.Any], with_keyset: builtins.bool, check_aliasing: builtins.bool, site: str | None, /) -> str:
+def _library_impl(lib: _DispatchLibrary, name: str, dispatch: str, func: collections.abc.Callable[..., typing.Any], with_keyset: builtins.bool, check_aliasing: builtins.bool, site: str | None, owner_impls: set[str] | None, /) -> str:
     """
-    _library_impl(lib, name, dispatch, func, with_keyset, check_aliasing, site) -> str: lib.impl with positional arguments, faster (Note [Registration fast path]); returns the site recorded.
+    _library_impl(lib, name, dispatch, func, with_keyset, check_aliasing, site, owner_impls) -> str: lib.impl with positional arguments, keeping the Python registry's tables (Note [Registration fast path]); returns the site recorded.
     """
 def _make_subclass(cls: type[_TensorT], data: TensorBase, require_grad: builtins.bool = False) -> _TensorT:
     """
@@ -1195,6 +1195,10 @@ def _set_dispatch_mode(mode: TorchDispatchMode) -> None:
     """
     Sets the infrastructure mode of mode._mode_key (RuntimeError if one is set).
     """
+def _set_definition_listener(listener: collections.abc.Callable[[str], typing.Any] | None, watched: dict[str, typing.Any] | None = None) -> None:
+    """
+    listener(qualname) runs after _library_define defined an operator of a namespace that is a key of the dict `watched` (None: of any namespace); None: no listener.
+    """
 def _set_fallthrough_kernel(arg0: typing.Any) -> typing.Any:
     """
     Registers the Python object that means 'fallthrough' when passed as a kernel (None: no such object); returns the previous one (or None).
@@ -1210,6 +1214,10 @@ def _set_numpy_errstate(var: typing.Any, ignore_all: typing.Any) -> None:
 def _set_opoverload_resolver(arg0: collections.abc.Callable[[str, str], typing.Any] | None) -> collections.abc.Callable[[str, str], typing.Any] | None:
     """
     Registers f(name, overload_name) -> OpOverload, used for the op argument of Python fallbacks (None removes it); returns the previous one (or None).
+    """
+def _set_python_registry(defs: set[str], impls: set[str], check_kernel_slot: collections.abc.Callable[[str, str, str, str, str | None], typing.Any]) -> None:
+    """
+    The Python registry's tables that _library_define / _library_impl keep, and the check a kernel's slot gets where it may be taken: check_kernel_slot(slot, ns, op_name, dispatch, site) (Note [Registration fast path]).
     """
 def _set_tensor_class(arg0: type[TensorBase]) -> None:
     """

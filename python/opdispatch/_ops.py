@@ -929,4 +929,4 @@ def _resolve_packet(name: str) -> OpOverloadPacket:
 
 
 _C._set_opoverload_resolver(_resolve_opoverload)
-_registry.set_definition_listener(_sync_packet)
+_registry.set_definition_listener(_sync_packet, ops.__dict__)

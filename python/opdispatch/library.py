@@ -247,12 +247,15 @@ class Library:
         where), TypeError for a tag that is not a :class:`Tag`.
         PyTorch: torch.library.Library.define.
         """
-        if self.m is None:
+        m = self.m
+        if m is None:
             self._live("define")
         names = () if type(tags) is tuple and not tags else _tag_names(schema, tags)
         # (Outside a _registration_site() block, site=None: _C finds the caller's frame itself.)
         site = _SITE.get()
-        return self._registrations.define(schema, alias_analysis, names, None if site is None else _block_site(site))
+        # (Registrations.define's work in one C call, keeping the registry's tables: Note [Registration fast path].)
+        return _C._library_define(m, schema, alias_analysis, names, None if site is None else _block_site(site),
+                                  self._op_defs)
 
     def impl(
         self,
@@ -285,7 +288,8 @@ class Library:
         mismatch with the library; ValueError for an unknown key name.
         PyTorch: torch.library.Library.impl.
         """
-        if self.m is None:
+        m = self.m
+        if m is None:
             self._live("impl")
         if isinstance(op_name, str):
             name = op_name
@@ -301,7 +305,10 @@ class Library:
             key_name = dispatch_key or self.dispatch_key or "CompositeImplicitAutograd"
             _utils.check_callable(fn, f"impl of {qualname} at dispatch key {key_name}")
         site = _SITE.get()
-        self._registrations.impl(name, dispatch_key, fn, None if site is None else _block_site(site), with_keyset)
+        # (Registrations.impl's work in one C call, which runs the registry's slot checks where a slot may be
+        # taken and keeps its tables: Note [Registration fast path].)
+        _C._library_impl(m, name, dispatch_key or self.dispatch_key, fn, with_keyset, False,
+                         None if site is None else _block_site(site), self._op_impls)
 
     def _register_fake(self, op_name: str, fn: Callable[..., Any], _stacklevel: int = 1) -> None:
         """Registers ``fn`` as the fake impl of ``<ns>::<op_name>`` (see

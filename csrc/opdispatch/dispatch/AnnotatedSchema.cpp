@@ -14,6 +14,7 @@ AnnotatedSchema::AnnotatedSchema(FunctionSchema s, std::string d, std::vector<st
     ++num_positional;
   }
   has_defaults = false;
+  argument_info.reserve(num_arguments);  // (one heap block)
   for (uint32_t i = 0; i < num_arguments; ++i) {
     const Argument& arg = schema.arguments()[i];
     has_defaults = has_defaults || arg.default_value().has_value();

@@ -27,11 +27,27 @@ KernelRef fallthroughRef() {
 }
 } // namespace
 
+namespace {
+/// What build() reads a table from: `entry(i)` for index i, the same for
+/// every non-fallthrough key between two bits of the key-set word `boundaries`.
+template <class F>
+struct Entries {
+  uint64_t boundaries;
+  F entry;
+  KernelRef operator()(int index) const { return entry(index); }
+};
+template <class F>
+Entries(uint64_t, F) -> Entries<F>;
+} // namespace
+
 template <class EntryOf>
 DispatchTable::Table* DispatchTable::build(uint64_t non_fallthrough, const EntryOf& entry) {
   // Run starts: index 0 (run 0), and every non-fallthrough index whose entry
   // differs from the last non-fallthrough entry before it (the current run's),
-  // as bits of key-set words (later_starts).
+  // as bits of key-set words (later_starts). Between two of the key-set
+  // word `entry.boundaries` the non-fallthrough entries are equal, so only
+  // the first non-fallthrough key from each boundary (and from the first key)
+  // is asked for its entry: a few runs' worth, not every key.
   // Raw storage (only the first n runs are written): no construction of all of them per build.
   alignas(KernelRef) unsigned char storage[sizeof(KernelRef) * kDispatchTableSize];
   KernelRef* runs = reinterpret_cast<KernelRef*>(storage);
@@ -39,8 +55,15 @@ DispatchTable::Table* DispatchTable::build(uint64_t non_fallthrough, const Entry
   new (runs) KernelRef(last);
   int n = 1;
   uint64_t starts = 0;
-  for (uint64_t rest = non_fallthrough; rest != 0; rest &= rest - 1) {
-    const int bit = __builtin_ctzll(rest);
+  for (uint64_t rest = entry.boundaries | 1; rest != 0;) {
+    const uint64_t from = rest & (~rest + 1);  // this segment's first key
+    rest &= rest - 1;
+    const uint64_t below_next = rest == 0 ? ~uint64_t(0) : (rest & (~rest + 1)) - 1;
+    const uint64_t keys = non_fallthrough & below_next & ~(from - 1);
+    if (keys == 0) {
+      continue;
+    }
+    const int bit = __builtin_ctzll(keys);
     const KernelRef k = entry(bit + 1);  // Note [DispatchKeySet representation]: bit k - 1 is key k
     if (k != last) {
       starts |= uint64_t(1) << bit;
@@ -67,7 +90,7 @@ DispatchTable::DispatchTable(KernelRef initial, const DispatchTable* copy_of) {
     table_.store(static_cast<Table*>(memory), std::memory_order_release);
     return;
   }
-  table_.store(build(kAllKeys, [&](int) { return initial; }), std::memory_order_release);
+  table_.store(build(kAllKeys, Entries{0, [&](int) { return initial; }}), std::memory_order_release);
 }
 
 DispatchTable::~DispatchTable() { destroy(const_cast<Table*>(table_.load(std::memory_order_relaxed))); }
@@ -118,15 +141,13 @@ void DispatchTable::Update::set(int index, KernelRef k) {
 }
 
 DispatchTable::Table* DispatchTable::Update::merged() const {
-  // build() asks for increasing indices: walk the live runs alongside.
-  const KernelRef* run = live_->runs;
-  uint64_t later_starts = live_->later_starts;
-  return build(non_fallthrough_, [&](int i) {
-    for (; later_starts != 0 && __builtin_ctzll(later_starts) < i; later_starts &= later_starts - 1) {
-      ++run;
-    }
-    return ((set_ >> i) & 1) ? reinterpret_cast<const KernelRef*>(changes_)[i] : *run;
-  });
+  // An entry can differ from the key's before it only where a live run
+  // starts, at a key that was set, and at the key after one (where the live
+  // runs resume): the boundaries build() reads entries at. (Fallthrough keys
+  // are skipped: a key that was a fallthrough and no longer is was set.)
+  const uint64_t set_keys = set_ >> 1;  // index i is key-set bit i - 1
+  const uint64_t boundaries = live_->later_starts | set_keys | (set_keys << 1);
+  return build(non_fallthrough_, Entries{boundaries, [&](int i) { return current(i); }});
 }
 
 void DispatchTable::Update::publish() {

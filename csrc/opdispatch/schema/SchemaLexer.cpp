@@ -68,11 +68,11 @@ class Lexer {
   char at(size_t k) const { return k < src_.size() ? src_[k] : '\0'; }
 
   Token make(TokenKind kind, size_t start, std::string value = "") {
-    return {kind, start, src_.substr(start, i_ - start), std::move(value)};
+    return {kind, start, std::string_view(src_).substr(start, i_ - start), std::move(value)};
   }
 
   Token error(size_t start, size_t len, std::string reason) {
-    return {TokenKind::Error, start, src_.substr(start, len), std::move(reason)};
+    return {TokenKind::Error, start, std::string_view(src_).substr(start, len), std::move(reason)};
   }
 
   Token next() {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace opdispatch::detail {
@@ -24,14 +25,14 @@ enum class TokenKind : uint8_t {
 struct Token {
   TokenKind kind;
   size_t pos; ///< offset of the first byte in the schema
-  std::string text; ///< the source text
+  std::string_view text; ///< the source text (a view of the schema, which outlives its tokens)
   std::string value;
 
   bool is(char punct) const { return kind == TokenKind::Punct && text[0] == punct; }
   bool isWord(const char* word) const { return kind == TokenKind::Ident && text == word; }
 };
 
-/// The tokens of `src`, always ending with End. A lexical error becomes an
+/// The tokens of `src` (viewing it), always ending with End. A lexical error becomes an
 /// Error token (and ends the list) so that the parser reports whichever
 /// error comes first in the text.
 std::vector<Token> tokenizeSchema(const std::string& src);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <charconv>
 #include <limits>
+#include <optional>
 #include <string_view>
 #include <unordered_set>
 
@@ -158,7 +159,7 @@ class SchemaParser {
     if (t.kind == TokenKind::End) {
       return "end of input";
     }
-    std::string text = printable(t.text);
+    std::string text = printable(std::string(t.text));
     if (text.size() > 40) {
       text = text.substr(0, 37) + "...";
     }
@@ -182,10 +183,10 @@ class SchemaParser {
 
   // --- names ----------------------------------------------------------------
   OperatorName parseName() {
-    std::string name = expectIdent("an operator name").text;
+    std::string name(expectIdent("an operator name").text);
     if (cur().kind == TokenKind::ColonColon) {
       advance();
-      name += "::" + expectIdent("an operator name after '::'").text;
+      name.append("::").append(expectIdent("an operator name after '::'").text);
     }
     std::string overload;
     if (nextIf('.')) {
@@ -193,7 +194,7 @@ class SchemaParser {
       // PyTorch: `default` names the overload "" in Python, and dunder names
       // are Python attributes.
       if (t.text == "default" || t.text.rfind("__", 0) == 0) {
-        fail(t, "'" + t.text + "' is not a legal overload name");
+        fail(t, "'" + std::string(t.text) + "' is not a legal overload name");
       }
       overload = t.text;
     }
@@ -373,7 +374,7 @@ class SchemaParser {
       unexpected("a type");
     }
     advance();
-    const std::string& word = head.text;
+    const std::string_view word = head.text;
     if (word == "Future" || word == "Await" || word == "RRef") {
       expect('(');
       TypePtr elem = parseContainedType(depth);
@@ -408,10 +409,10 @@ class SchemaParser {
            "custom class types (__torch__.torch.classes.<ns>.<Class>) are not supported: opdispatch "
            "has no registry of C++ classes; pass the object's state as tensors and values instead");
     }
-    TypePtr base = Type::fromName(word);
+    TypePtr base = Type::fromName(std::string(word));  // (a type name is short: no heap block)
     if (!base) {
       if (allowTypeVars_ && word[0] >= 'a' && word[0] <= 'z') {
-        base = Type::var(word);
+        base = Type::var(std::string(word));
       } else {
         failUnknownType(head);
       }
@@ -490,8 +491,8 @@ class SchemaParser {
         fail(t, "alias set name " + describe(t) + " after '*': the wildcard already stands for every set");
       }
       advance();
-      if (seen.insert(t.text).second) {
-        set.push_back(t.text);
+      if (seen.insert(t.text).second) {  // (views of the schema text)
+        set.push_back(std::string(t.text));
       }
       wildcard = t.is('*');
     } while (nextIf('|'));
@@ -635,7 +636,7 @@ class SchemaParser {
     const Token& t = cur();
     TypeKind kind = type->kind();
     if (isIntLike(kind) && t.kind == TokenKind::Ident) {
-      if (auto v = intKeyword(t.text, kind)) {
+      if (auto v = intKeyword(std::string(t.text), kind)) {
         advance();
         return checkEnum(t, *v, kind, arg);
       }
@@ -783,7 +784,7 @@ class SchemaParser {
                   "' cannot have a complex default value: opdispatch has no complex "
                   "scalars; use None (with an optional type) and choose the value in the kernel");
     }
-    std::string text = (negative ? "-" : "") + t.text;
+    std::string text = (negative ? "-" : "") + std::string(t.text);
     const char* first = text.data();
     const char* last = text.data() + text.size();
     bool isFloatLiteral = text.find_first_of(".eE") != std::string::npos;
@@ -821,7 +822,54 @@ FunctionSchema parseSchema(const std::string& schema, bool allowTypeVars) {
   return SchemaParser(schema, allowTypeVars).parseSchemaOnly();
 }
 
-OperatorName parseName(const std::string& name) { return SchemaParser(name, false).parseNameOnly(); }
+namespace {
+bool isNameStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool isNameChar(char c) { return isNameStart(c) || (c >= '0' && c <= '9'); }
+
+/// parseName's common case read without tokens: `ident[::ident][.ident]`
+/// with nothing around it and a legal overload name (registrations and
+/// lookups name operators so). nullopt for anything else, which the parser
+/// reads and, if it is wrong, reports.
+std::optional<OperatorName> plainName(const std::string& s) {
+  size_t i = 0;
+  auto ident = [&] {
+    if (i == s.size() || !isNameStart(s[i])) {
+      return false;
+    }
+    while (++i < s.size() && isNameChar(s[i])) {
+    }
+    return true;
+  };
+  if (!ident()) {
+    return std::nullopt;
+  }
+  if (s.compare(i, 2, "::") == 0) {
+    i += 2;
+    if (!ident()) {
+      return std::nullopt;
+    }
+  }
+  if (i == s.size()) {
+    return OperatorName(s, "");
+  }
+  const size_t name_end = i;
+  if (s[i++] != '.' || !ident() || i != s.size()) {
+    return std::nullopt;
+  }
+  std::string_view overload(s.data() + name_end + 1, i - name_end - 1);
+  if (overload == "default" || overload.substr(0, 2) == "__") {  // not legal: the parser says why
+    return std::nullopt;
+  }
+  return OperatorName(s.substr(0, name_end), std::string(overload));
+}
+} // namespace
+
+OperatorName parseName(const std::string& name) {
+  if (auto plain = plainName(name)) {
+    return std::move(*plain);
+  }
+  return SchemaParser(name, false).parseNameOnly();
+}
 
 std::variant<OperatorName, FunctionSchema> parseSchemaOrName(const std::string& text, bool allowTypeVars) {
   return SchemaParser(text, allowTypeVars).parseDeclaration();

@@ -8,7 +8,10 @@ Note [The Python registry]
 Every registration made from Python belongs to one :class:`Registrations`:
 a Library has one, a CustomOpDef has one, a legacy CustomOp uses its
 Library's. Its methods are the only code that writes the tables below or
-registers with the dispatcher on Python's behalf, and
+registers with the dispatcher on Python's behalf (Library.define and .impl
+make the same calls as its define and impl: ``_C._library_define`` and
+``_C._library_impl``, which keep the tables, see Note [Registration fast
+path] in csrc/python/python_dispatch.cpp), and
 :meth:`Registrations.destroy` (run by ``Library._destroy``, the Library's
 finalizer, ``_scoped_library``'s exit, ``CustomOpDef._destroy`` and the
 legacy ``CustomOp._destroy``) the only code that undoes: it resets the _C
@@ -36,7 +39,6 @@ if TYPE_CHECKING:
 __all__ = [
     "RegistrationHandle",
     "Registrations",
-    "check_alias_analysis",
     "custom_op_defs",
     "defs",
     "fake_holders",
@@ -70,29 +72,21 @@ legacy_custom_ops: dict[str, Any] = {}
 # Called with a qualname after it was defined or its definition undone.
 _definition_listener: Optional[Callable[[str], None]] = None
 
-# The alias_analysis values Library.define accepts. PyTorch: torch.library.Library.define.
-_ALIAS_ANALYSIS_KINDS = ("", "FROM_SCHEMA", "CONSERVATIVE")
-
-
-def set_definition_listener(listener: Optional[Callable[[str], None]]) -> None:
+def set_definition_listener(listener: Optional[Callable[[str], None]],
+                            watched: Optional[dict[str, Any]] = None) -> None:
     """Makes ``listener(qualname)`` run after an operator is defined from
-    Python or that definition is undone (opdispatch.ops refreshes its packet)."""
+    Python or that definition is undone (opdispatch.ops refreshes its
+    packet). With ``watched``, definitions run it only for namespaces that
+    are keys of that dict (those opdispatch.ops has looked up)."""
     global _definition_listener
     _definition_listener = listener
+    _C._set_definition_listener(listener, watched)
 
 
 def _definitions_changed(qualnames: Iterable[str]) -> None:
     if _definition_listener is not None:
         for qualname in qualnames:
             _definition_listener(qualname)
-
-
-def check_alias_analysis(alias_analysis: str) -> None:
-    """RuntimeError unless ``alias_analysis`` is "", "FROM_SCHEMA" or
-    "CONSERVATIVE": the one check of every path that takes it.
-    PyTorch: torch.library.Library.define."""
-    if alias_analysis not in _ALIAS_ANALYSIS_KINDS:
-        raise RuntimeError(f"Invalid alias_analysis type {alias_analysis!r}; expected '', FROM_SCHEMA or CONSERVATIVE")
 
 
 def impls_key(ns: str, op_name: str, dispatch_key: str) -> str:
@@ -148,6 +142,30 @@ def _kernel_site(ns: str, op_name: str, key: str) -> str:
     except ValueError:  # not a key name
         debug = None
     return debug.removeprefix("registered at ") if debug else "(unknown)"
+
+
+def _check_new_kernel(key: str, ns: str, op_name: str, dispatch_key: str, site: Optional[str]) -> None:
+    """The registry's checks of a Python kernel about to take :data:`impls`
+    slot ``key`` (``op_name`` at ``dispatch_key`` in ``ns``), which
+    ``_C._library_impl`` runs where one may fail (the slot, or its other
+    spelling, may be taken; a Meta kernel): RuntimeError (naming both
+    registration sites) if another Python kernel holds the slot (PyTorch:
+    the ``_impls`` check in Library.impl); RuntimeError for a Meta kernel on
+    an operator with a CompositeImplicitAutograd kernel (PyTorch rule: let
+    it decompose)."""
+    if key in impls or dispatch_key in _SAME_SLOT:
+        _check_kernel_slot(key, ns, op_name, dispatch_key, site)
+    if dispatch_key == "Meta":
+        qualname = op_name if "::" in op_name else f"{ns}::{op_name}"
+        if _has_kernel_for_dispatch_key(qualname, "CompositeImplicitAutograd"):
+            raise RuntimeError(
+                f"We should not register a meta kernel directly to the operator '{qualname}', because it has "
+                f"a CompositeImplicitAutograd kernel. Instead let the operator decompose, and make sure the "
+                f"operators it decomposes into have meta kernels."
+            )
+
+
+_C._set_python_registry(defs, impls, _check_new_kernel)
 
 
 class RegistrationHandle:
@@ -210,18 +228,11 @@ class Registrations:
         namespace optional), registered at ``site`` ("file:line"; default:
         the owner's own site; None: the caller's, the innermost Python frame
         outside opdispatch); returns its qualified name. Raises RuntimeError
-        for an invalid ``alias_analysis`` (:func:`check_alias_analysis`), plus
-        what ``_C`` raises (ValueError for a malformed schema, RuntimeError for
+        for an invalid ``alias_analysis`` (not "", "FROM_SCHEMA" or
+        "CONSERVATIVE"), plus what ``_C`` raises (ValueError for a malformed schema, RuntimeError for
         an operator already defined or a namespace mismatch)."""
-        check_alias_analysis(alias_analysis)
-        name = schema.partition("(")[0].strip()
-        qualname = name if "::" in name else f"{self.ns}::{name}"
-        _C._library_define(self._live() if self.m is None else self.m, schema, alias_analysis, tags, site)
-        self.defs.add(qualname)
-        defs.add(qualname)
-        if _definition_listener is not None:
-            _definition_listener(qualname)
-        return qualname
+        return _C._library_define(self._live() if self.m is None else self.m, schema, alias_analysis, tags, site,
+                                  self.defs)
 
     def impl(
         self,
@@ -252,24 +263,13 @@ class Registrations:
         """
         m = self._live() if self.m is None else self.m
         dispatch_key = dispatch_key or self.dispatch_key
-        key = f"{self.ns}/{op_name.rpartition('::')[2]}/{dispatch_key}"  # impls_key, inlined: a hot path
-        if replace and key in self.impls:
-            self._replace(key, op_name, dispatch_key, fn, site, with_keyset, check_aliasing)
-            return
-        if key in impls or dispatch_key in _SAME_SLOT:
-            _check_kernel_slot(key, self.ns, op_name, dispatch_key, site)
-        if dispatch_key == "Meta":
-            qualname = op_name if "::" in op_name else f"{self.ns}::{op_name}"
-            if _has_kernel_for_dispatch_key(qualname, "CompositeImplicitAutograd"):
-                raise RuntimeError(
-                    f"We should not register a meta kernel directly to the operator '{qualname}', because it has "
-                    f"a CompositeImplicitAutograd kernel. Instead let the operator decompose, and make sure the "
-                    f"operators it decomposes into have meta kernels."
-                )
-        # (_C's positional fast path: Note [Registration fast path].)
-        _C._library_impl(m, op_name, dispatch_key, fn, with_keyset, check_aliasing, site)
-        impls.add(key)
-        self.impls.add(key)
+        if replace:
+            key = impls_key(self.ns, op_name, dispatch_key)
+            if key in self.impls:
+                self._replace(key, op_name, dispatch_key, fn, site, with_keyset, check_aliasing)
+                return
+        # (_C checks the slot with _check_new_kernel and adds it to the tables: Note [Registration fast path].)
+        _C._library_impl(m, op_name, dispatch_key, fn, with_keyset, check_aliasing, site, self.impls)
 
     def _live(self) -> Any:
         if self.m is None:
@@ -280,7 +280,7 @@ class Registrations:
     def _replace(self, key: str, op_name: str, dispatch_key: str, fn: Callable[..., Any], site: Optional[str],
                  with_keyset: bool, check_aliasing: bool) -> None:
         library = _C._dispatch_library("FRAGMENT", self.ns, "")
-        _C._library_impl(library, op_name, dispatch_key, fn, with_keyset, check_aliasing, site)
+        _C._library_impl(library, op_name, dispatch_key, fn, with_keyset, check_aliasing, site, None)  # (slot held)
         self._supersede(key)
         self.replacements[key] = self.add_handle(library.reset)
 
