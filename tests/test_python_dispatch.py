@@ -731,3 +731,128 @@ def test_subclass_handler_runs_for_calls_from_a_cpp_thread(ext):
     out = ops.pd_ext.call_op_in_thread(w, "od::neg")  # the worker thread takes the GIL for the handler
     assert type(out) is WrapperTensor and out.elem.tolist() == [-1.0, 2.0]
     assert WrapperTensor.calls == ["od.neg.default"]
+
+
+# --- preserved subclass objects and the garbage collector ---------------------------------------------------------
+
+HOLDER_EXTENSION = r"""
+// A registry of tensors held by C++ only: what the collector cannot see.
+#include <vector>
+
+#include <opdispatch/library.h>
+
+namespace {
+std::vector<opdispatch::Tensor>& held() {
+  static std::vector<opdispatch::Tensor> tensors;
+  return tensors;
+}
+void hold(const opdispatch::Tensor& x) { held().push_back(x); }
+opdispatch::Tensor take() {
+  opdispatch::Tensor t = held().back();
+  held().pop_back();
+  return t;
+}
+void drop() { held().clear(); }
+}  // namespace
+
+OPDISPATCH_LIBRARY(gc_holder_ext, m) {
+  m.def("hold(Tensor x) -> ()");
+  m.def("take() -> Tensor");
+  m.def("drop() -> ()");
+}
+OPDISPATCH_LIBRARY_IMPL(gc_holder_ext, CompositeImplicitAutograd, m) {
+  m.impl("hold", OPDISPATCH_FN(hold));
+  m.impl("take", OPDISPATCH_FN(take));
+  m.impl("drop", OPDISPATCH_FN(drop));
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def holder(tmp_path_factory):
+    """gc_holder_ext: hold(x) keeps x's TensorImpl in a C++ registry, take() gives the last one back, drop()
+    releases all (built with cpp_extension.load, once per process)."""
+    import opdispatch.cpp_extension as cpp_extension
+
+    if not _C._dispatch_has_kernel("gc_holder_ext::hold"):
+        src = tmp_path_factory.mktemp("gc_holder") / "gc_holder.cpp"
+        src.write_text(HOLDER_EXTENSION)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("OPDISPATCH_EXTENSIONS_DIR", str(tmp_path_factory.mktemp("extensions")))
+            cpp_extension.load("gc_holder_ext", [src])
+    yield opdispatch.ops.gc_holder_ext
+    opdispatch.ops.gc_holder_ext.drop()
+
+
+class Tagged(Tensor):
+    """A subclass without __torch_dispatch__ (so the holder's kernels take it), preserved like any subclass."""
+
+
+def _cycles():
+    """(name, make a cycle through obj): every way a cycle can reach an object's attributes."""
+    return [
+        ("__dict__ refers to the object", lambda obj: setattr(obj, "me", obj)),
+        ("a list in __dict__ refers to the object", lambda obj: setattr(obj, "group", [obj])),
+    ]
+
+
+@pytest.mark.parametrize("name, make_cycle", _cycles(), ids=[n for n, _ in _cycles()])
+def test_collector_keeps_a_cycle_whose_tensor_cpp_holds(holder, name, make_cycle):
+    # Only a cycle refers to the object while C++ holds its TensorImpl: the object is reachable from C++ (as
+    # PyTorch's THPVariable_subclass_traverse treats it), so a collection must not clear its attributes.
+    obj = Tensor._make_subclass(Tagged, opdispatch.tensor([1.0, 2.0]))
+    obj.tag = "kept"
+    make_cycle(obj)
+    ref = weakref.ref(obj)
+    holder.hold(obj)
+    del obj
+    gc.collect()
+    assert ref() is not None, "the collector took an object whose tensor C++ still holds"
+    out = holder.take()
+    assert out is ref() and type(out) is Tagged and out.tag == "kept"
+    assert getattr(out, "me", out) is out and getattr(out, "group", [out]) == [out]
+    assert out.tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("name, make_cycle", _cycles(), ids=[n for n, _ in _cycles()])
+def test_collector_frees_a_cycle_once_cpp_lets_go(holder, name, make_cycle):
+    obj = Tensor._make_subclass(Tagged, opdispatch.tensor([1.0]))
+    make_cycle(obj)
+    ref = weakref.ref(obj)
+    holder.hold(obj)
+    del obj
+    gc.collect()
+    assert ref() is not None
+    holder.drop()  # C++ lets go while the object is alive: the object owns its TensorImpl alone again
+    gc.collect()
+    assert ref() is None, "a garbage cycle through a tensor subclass object leaked"
+
+    obj = Tensor._make_subclass(Tagged, opdispatch.tensor([1.0]))
+    make_cycle(obj)
+    ref = weakref.ref(obj)
+    holder.hold(obj)
+    del obj
+    out = holder.take()  # back in Python, then garbage
+    assert out is ref()
+    del out
+    gc.collect()
+    assert ref() is None, "a garbage cycle through a tensor subclass object leaked"
+
+
+def test_collector_keeps_a_wrapper_in_a_cycle_while_cpp_holds_it(holder):
+    # The same for a wrapper subclass (Python key): hold() runs under _DisableTorchDispatch, so no
+    # __torch_dispatch__ sees it.
+    w = WrapperTensor(opdispatch.tensor([3.0]))
+    w.me = w
+    ref = weakref.ref(w)
+    with _C._DisableTorchDispatch():
+        holder.hold(w)
+    del w
+    gc.collect()
+    assert ref() is not None and ref().elem.tolist() == [3.0]
+    with _C._DisableTorchDispatch():
+        out = holder.take()
+    assert out is ref() and out.me is out and out.elem.tolist() == [3.0]
+    del out
+    gc.collect()
+    assert ref() is None

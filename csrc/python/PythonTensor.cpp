@@ -12,6 +12,7 @@
 #include <opdispatch/core/CheckedArithmetic.h>
 #include <opdispatch/core/Exception.h>
 #include <opdispatch/core/GradMode.h>
+#include <opdispatch/core/SmallVector.h>
 #include <opdispatch/dispatch/LocalDispatchKeySet.h>
 
 #include "Exceptions.h"
@@ -90,13 +91,34 @@ int tensorClear(PyObject* self) {
 
 bool preservesObject(PyTypeObject* type) { return type != gTensorClass && type != TensorBaseType; }
 
+/// Whether `obj` owns its TensorImpl and C++ holds the TensorImpl too: then
+/// the object outlives its last Python reference (tryResurrect) and counts as
+/// reachable from C++ (subclassTraverse). PyTorch: isResurrectable.
+bool cppHoldsImpl(TensorObject* obj) {
+  TensorImpl* impl = obj->impl;
+  return impl != nullptr && impl->pyobj() == obj && !impl->owns_pyobj() && impl->use_count() > 1;
+}
+
+// Note [Subclass objects and the garbage collector]
+// While a subclass object owns its TensorImpl and C++ holds the TensorImpl
+// too, the object is as good as referenced from C++: if its last Python
+// reference goes, it is preserved (Note [Preserving tensor subclass
+// objects]). The collector cannot see C++ references, so a cycle through the
+// object's attributes (obj.__dict__ -> obj, obj -> list -> obj) with no other
+// Python reference would look like garbage: it would clear the attributes,
+// and the object would then be preserved empty. So the subclass's
+// tp_traverse reports nothing while C++ holds the TensorImpl: the object
+// then counts as a root, and everything it refers to as reachable. Once C++
+// lets go, it reports its references again and a cycle that is garbage is
+// collected. PyTorch: THPVariable_subclass_traverse.
+
 /// Resurrects `self` (refcount 0, in dealloc) if C++ still holds its TensorImpl.
 bool tryResurrect(TensorObject* obj) {
-  PyObject* self = reinterpret_cast<PyObject*>(obj);
-  TensorImpl* impl = obj->impl;
-  if (impl == nullptr || impl->pyobj() != self || impl->owns_pyobj() || impl->use_count() <= 1) {
+  if (!cppHoldsImpl(obj)) {
     return false;
   }
+  PyObject* self = reinterpret_cast<PyObject*>(obj);
+  TensorImpl* impl = obj->impl;
   Py_INCREF(self);
   impl->set_owns_pyobj(true);
   intrusive_ptr<TensorImpl>::reclaim(impl);  // the object's reference; C++ owners keep impl alive
@@ -140,6 +162,28 @@ void subclassDealloc(PyObject* self) {
   }
   tensorDealloc(self);
   Py_DECREF(type);  // an instance of a heap type owns a reference to it
+}
+
+/// tp_traverse of tensor subclasses: nothing while C++ holds the TensorImpl
+/// (Note [Subclass objects and the garbage collector]), else what CPython's
+/// subtype_traverse does (__slots__, the type) and then tensorTraverse.
+int subclassTraverse(PyObject* self, visitproc visit, void* arg) {
+  if (cppHoldsImpl(reinterpret_cast<TensorObject*>(self))) {
+    return 0;
+  }
+  PyTypeObject* type = Py_TYPE(self);
+  for (PyTypeObject* base = type; base != TensorBaseType && base != nullptr; base = base->tp_base) {
+    if (base->tp_flags & Py_TPFLAGS_HEAPTYPE) {
+      PyMemberDef* members = base->tp_members;  // a heap type: its Py_SIZE(base) members, __slots__ first
+      for (Py_ssize_t i = 0; i < Py_SIZE(base); ++i) {
+        if (members[i].type == T_OBJECT_EX) {
+          Py_VISIT(*reinterpret_cast<PyObject**>(reinterpret_cast<char*>(self) + members[i].offset));
+        }
+      }
+    }
+  }
+  Py_VISIT(type);  // an instance of a heap type owns a reference to it
+  return tensorTraverse(self, visit, arg);
 }
 
 void tensorDealloc(PyObject* self) {
@@ -191,6 +235,7 @@ PyObject* existingObject(TensorImpl* impl, TensorImpl* impl_ref) {
 PyObject* newWrapper(PyTypeObject* cls, TensorImpl* impl) {
   if (preservesObject(cls) && cls->tp_dealloc != subclassDealloc) {
     cls->tp_dealloc = subclassDealloc;  // See Note [Preserving tensor subclass objects]
+    cls->tp_traverse = subclassTraverse;  // See Note [Subclass objects and the garbage collector]
   }
   PyObject* obj = cls->tp_alloc(cls, 0);
   if (obj == nullptr) {
@@ -467,7 +512,12 @@ PyTypeObject* tensorSubclass(PyObject* cls, const char* api) {
 
 /// The ints of `seq` (a sequence of ints) for argument `name` of
 /// _make_wrapper_subclass; each must be >= 0. Throws TypeError / ValueError.
-std::vector<int64_t> nonNegativeInts(PyObject* seq, const char* name) {
+/// Geometry of _make_wrapper_subclass: inline up to this many dimensions, as in a TensorImpl.
+using WrapperGeometry = SmallVector<int64_t, 5>;
+
+/// Appends the ints of `seq` (a sequence of ints) for argument `name` of
+/// _make_wrapper_subclass to `out`; each must be >= 0. Throws TypeError / ValueError.
+void nonNegativeInts(PyObject* seq, const char* name, WrapperGeometry& out) {
   OPDISPATCH_CHECK_TYPE(PySequence_Check(seq) && !PyUnicode_Check(seq), "_make_wrapper_subclass(): argument '", name,
                         "' must be a sequence of ints, not ", pyTypeName(seq));
   py::object fast = py::reinterpret_steal<py::object>(PySequence_Fast(seq, "a sequence"));
@@ -476,8 +526,6 @@ std::vector<int64_t> nonNegativeInts(PyObject* seq, const char* name) {
   }
   Py_ssize_t n = PySequence_Fast_GET_SIZE(fast.ptr());
   PyObject** items = PySequence_Fast_ITEMS(fast.ptr());
-  std::vector<int64_t> out;
-  out.reserve(static_cast<size_t>(n));
   for (Py_ssize_t i = 0; i < n; ++i) {
     PyObject* item = items[i];
     py::object index;
@@ -499,12 +547,11 @@ std::vector<int64_t> nonNegativeInts(PyObject* seq, const char* name) {
                            " is negative; sizes and strides must be >= 0");
     out.push_back(v);
   }
-  return out;
 }
 
 /// Throws ValueError unless the element count and the furthest element
 /// offset of (sizes, strides, offset) fit in int64.
-void checkExtentFits(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, int64_t offset) {
+void checkExtentFits(IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
   int64_t numel = 1;
   int64_t last = offset;
   bool overflow = false;
@@ -516,8 +563,8 @@ void checkExtentFits(const std::vector<int64_t>& sizes, const std::vector<int64_
       overflow |= __builtin_add_overflow(last, step, &last);
     }
   }
-  OPDISPATCH_CHECK_VALUE(!overflow, "_make_wrapper_subclass(): size ", py::repr(py::cast(sizes)).cast<std::string>(),
-                         " with strides ", py::repr(py::cast(strides)).cast<std::string>(), " and storage_offset ",
+  OPDISPATCH_CHECK_VALUE(!overflow, "_make_wrapper_subclass(): size ", py::repr(py::cast(sizes.vec())).cast<std::string>(),
+                         " with strides ", py::repr(py::cast(strides.vec())).cast<std::string>(), " and storage_offset ",
                          offset, " overflows int64 (too many elements or too large an offset)");
 }
 
@@ -606,9 +653,15 @@ PyObject* makeWrapperSubclass(PyObject*, PyObject* const* argv, Py_ssize_t nargs
     OPDISPATCH_CHECK_TYPE(hasTorchDispatch(cls), "_make_wrapper_subclass(): ", type->tp_name,
                           " must define __torch_dispatch__: a wrapper subclass has no data of its own, so its "
                           "__torch_dispatch__ must handle every operator called on it");
-    std::vector<int64_t> sizes = nonNegativeInts(size, "size");
-    std::vector<int64_t> stride_values = strides == Py_None ? contiguousStrides(sizes)
-                                                            : nonNegativeInts(strides, "strides");
+    WrapperGeometry sizes;
+    nonNegativeInts(size, "size", sizes);
+    WrapperGeometry stride_values;
+    if (strides == Py_None) {
+      stride_values.resizeForOverwrite(sizes.size());
+      contiguousStrides(IntArrayRef(sizes.data(), sizes.size()), stride_values.data());
+    } else {
+      nonNegativeInts(strides, "strides", stride_values);
+    }
     OPDISPATCH_CHECK_VALUE(stride_values.size() == sizes.size(), "_make_wrapper_subclass(): got ", sizes.size(),
                            " sizes but ", stride_values.size(), " strides; give one stride per dimension");
     int64_t storage_offset = 0;
@@ -617,11 +670,13 @@ PyObject* makeWrapperSubclass(PyObject*, PyObject* const* argv, Py_ssize_t nargs
       OPDISPATCH_CHECK_VALUE(storage_offset >= 0, "_make_wrapper_subclass(): storage_offset = ", storage_offset,
                              " is negative");
     }
-    checkExtentFits(sizes, stride_values, storage_offset);
+    IntArrayRef size_ref(sizes.data(), sizes.size());
+    IntArrayRef stride_ref(stride_values.data(), stride_values.size());
+    checkExtentFits(size_ref, stride_ref, storage_offset);
     ScalarType st = dtype == Py_None ? ScalarType::Float : wrapperDtype(dtype);
     Device dev = device == Py_None ? Device() : toDevice(device, "_make_wrapper_subclass(): device");
-    auto impl = make_intrusive<TensorImpl>(intrusive_ptr<StorageImpl>(), st, dev, std::move(sizes),
-                                           std::move(stride_values), storage_offset);
+    auto impl = make_intrusive<TensorImpl>(intrusive_ptr<StorageImpl>(), st, dev, size_ref, stride_ref,
+                                           storage_offset);
     if (requires_grad) {
       impl->set_requires_grad(true);
     }

@@ -65,8 +65,11 @@ class Tensor(_C.TensorBase):
     #: every operator call on its instances (Note [The Python key]); this
     #: marker means "does not". PyTorch: torch._C._disabled_torch_dispatch_impl.
     __torch_dispatch__: ClassVar[Callable[..., Any]] = _C._disabled_torch_dispatch_impl
-    _make_subclass = staticmethod(_C._make_subclass)
-    _make_wrapper_subclass = staticmethod(_C._make_wrapper_subclass)
+    # Builtin functions are not descriptors, so as class attributes they act as static methods; unlike a
+    # staticmethod object, CPython's specializing interpreter caches them at a call site
+    # (``Tensor._make_wrapper_subclass(...)``, made per operator call by a wrapper subclass).
+    _make_subclass = _C._make_subclass
+    _make_wrapper_subclass = _C._make_wrapper_subclass
 
     # --- autograd -------------------------------------------------------------
 

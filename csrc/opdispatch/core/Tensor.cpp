@@ -29,7 +29,7 @@ int64_t Tensor::stride(int64_t d) const { return strides()[wrapDim(d, dim())]; }
 Tensor Tensor::as_strided(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) const {
   TensorImpl* self = impl();
   // The TensorImpl checks the geometry and that it stays inside the storage.
-  auto view = make_intrusive<TensorImpl>(self->storage(), self->dtype(), self->device(), sizes.vec(), strides.vec(),
+  auto view = make_intrusive<TensorImpl>(self->storage(), self->dtype(), self->device(), sizes, strides,
                                          storage_offset);
   view->set_version_counter(self->version_counter());
   return Tensor(std::move(view));
@@ -56,7 +56,7 @@ Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, D
   if (!device.is_meta()) {
     storage = StorageImpl::allocate(static_cast<size_t>(nbytes));
   }
-  return Tensor(make_intrusive<TensorImpl>(std::move(storage), dtype, device, sizes.vec(), strides.vec(), 0));
+  return Tensor(make_intrusive<TensorImpl>(std::move(storage), dtype, device, sizes, strides, 0));
 }
 
 Tensor empty(IntArrayRef sizes, ScalarType dtype, Device device) {
@@ -75,7 +75,7 @@ Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, ScalarType 
     throw;
   }
   auto storage = make_intrusive<StorageImpl>(data, static_cast<size_t>(nbytes), deleter, ctx);
-  return Tensor(make_intrusive<TensorImpl>(std::move(storage), dtype, Device(), sizes.vec(), strides.vec(), 0));
+  return Tensor(make_intrusive<TensorImpl>(std::move(storage), dtype, Device(), sizes, strides, 0));
 }
 
 } // namespace opdispatch

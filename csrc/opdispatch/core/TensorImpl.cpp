@@ -1,6 +1,7 @@
 // TensorImpl construction (with the checks of its geometry), key sets and contiguity.
 #include <opdispatch/core/TensorImpl.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include <opdispatch/core/CheckedArithmetic.h>
@@ -21,27 +22,61 @@ std::string listString(IntArrayRef v) {
 }
 } // namespace
 
-TensorImpl::TensorImpl(intrusive_ptr<StorageImpl> storage, ScalarType dtype, Device device, std::vector<int64_t> sizes,
-                       std::vector<int64_t> strides, int64_t storage_offset)
+TensorImpl::TensorImpl(intrusive_ptr<StorageImpl> storage, ScalarType dtype, Device device, IntArrayRef sizes,
+                       IntArrayRef strides, int64_t storage_offset)
     : key_set_(backendKeyForDevice(device.type())),
       storage_(std::move(storage)),
-      version_counter_(make_intrusive<VersionCounter>()),
-      sizes_(std::move(sizes)),
-      strides_(std::move(strides)),
       storage_offset_(storage_offset),
       dtype_(dtype),
       device_(device) {
-  int64_t nbytes = computeStorageNbytes(sizes_, strides_, storage_offset_, dtype_, &numel_);
+  int64_t nbytes = computeStorageNbytes(sizes, strides, storage_offset_, dtype_, &numel_);
   OPDISPATCH_CHECK_INDEX(!storage_.defined() || static_cast<uint64_t>(nbytes) <= storage_->nbytes(),
-                         "a tensor with sizes ", listString(sizes_), ", strides ", listString(strides_),
+                         "a tensor with sizes ", listString(sizes), ", strides ", listString(strides),
                          " and storage_offset ", storage_offset_, " (dtype ", toPythonName(dtype_), ") reaches byte ",
                          nbytes, " of its storage, which has ", storage_->nbytes(), " bytes");
+  // The ranks are equal (computeStorageNbytes checked them).
+  int64_t* geometry = inline_geometry_;
+  if (sizes.size() > kInlineDims) {
+    geometry = new int64_t[2 * sizes.size()];
+    heap_geometry_ = geometry;
+  }
+  std::copy(sizes.begin(), sizes.end(), geometry);
+  std::copy(strides.begin(), strides.end(), geometry + sizes.size());
+  dim_ = sizes.size();
   refreshContiguous();
 }
 
 TensorImpl::~TensorImpl() {
   if (owns_pyobj_ && pyobj_ != nullptr) {
     pyInterpreterHooks().decref(pyobj_);
+  }
+  if (VersionCounter* vc = version_counter_.load(std::memory_order_acquire)) {
+    intrusive_ptr<VersionCounter>::reclaim(vc);
+  }
+  if (dim_ > kInlineDims) {
+    delete[] heap_geometry_;
+  }
+}
+
+VersionCounter& TensorImpl::counter() const {
+  VersionCounter* vc = version_counter_.load(std::memory_order_acquire);
+  if (vc == nullptr) {
+    VersionCounter* fresh = make_intrusive<VersionCounter>().release();
+    if (version_counter_.compare_exchange_strong(vc, fresh, std::memory_order_acq_rel, std::memory_order_acquire)) {
+      vc = fresh;
+    } else {
+      intrusive_ptr<VersionCounter>::reclaim(fresh);  // another thread made one first: share that (vc)
+    }
+  }
+  return *vc;
+}
+
+intrusive_ptr<VersionCounter> TensorImpl::version_counter() const { return intrusive_ptr<VersionCounter>(&counter()); }
+
+void TensorImpl::set_version_counter(intrusive_ptr<VersionCounter> vc) {
+  OPDISPATCH_CHECK(vc.defined(), "set_version_counter needs a version counter");
+  if (VersionCounter* old = version_counter_.exchange(vc.release(), std::memory_order_acq_rel)) {
+    intrusive_ptr<VersionCounter>::reclaim(old);
   }
 }
 
@@ -65,29 +100,35 @@ void TensorImpl::set_requires_grad(bool requires_grad) {
 void TensorImpl::set_python_dispatch(bool enabled) { key_set_ = enabled ? key_set_ | python_ks : key_set_ - python_ks; }
 
 void TensorImpl::refreshContiguous() {
+  IntArrayRef sizes = this->sizes();
+  IntArrayRef strides = this->strides();
   int64_t expected = 1;
   is_contiguous_ = true;
   for (int64_t i = dim() - 1; i >= 0; --i) {
-    if (sizes_[i] == 1) {
+    if (sizes[i] == 1) {
       continue;
     }
-    if (strides_[i] != expected) {
+    if (strides[i] != expected) {
       is_contiguous_ = numel_ == 0;
       return;
     }
-    expected *= sizes_[i]; // bounded by the product of the nonzero sizes: Note [Checked size arithmetic]
+    expected *= sizes[i]; // bounded by the product of the nonzero sizes: Note [Checked size arithmetic]
   }
 }
 
 std::vector<int64_t> contiguousStrides(IntArrayRef sizes) {
   std::vector<int64_t> strides(sizes.size());
+  contiguousStrides(sizes, strides.data());
+  return strides;
+}
+
+void contiguousStrides(IntArrayRef sizes, int64_t* strides) {
   int64_t s = 1;
   for (size_t i = sizes.size(); i-- > 0;) {
     strides[i] = s;
     OPDISPATCH_CHECK(!mulOverflows(s, sizes[i] > 1 ? sizes[i] : 1, &s), "the contiguous strides of sizes ",
                      listString(sizes), " overflow int64 (the product of the sizes must be less than 2**63)");
   }
-  return strides;
 }
 
 int64_t computeStorageNbytes(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset, ScalarType dtype,

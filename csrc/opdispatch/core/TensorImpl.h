@@ -1,6 +1,17 @@
 // TensorImpl: a strided view of a Storage (none for `meta`) with a dtype, a
 // device, its DispatchKeySet, a requires_grad bit, a version counter and the
 // two slots the Python layer uses.
+//
+// Note [TensorImpl layout]
+// A tensor subclass object (a wrapper subclass made per operator call) is a
+// TensorImpl made and freed per call, so a TensorImpl is one allocation in
+// the common case: its sizes and strides are stored inline up to
+// kInlineDims dimensions (one heap array of both beyond), and its version
+// counter is made only when first needed: by an in-place bump, or when a
+// view or another tensor shares it. Until then the tensor's version is 0 and
+// no other tensor shares its counter (sharesMemoryWith relies on this). The
+// counter is published with a compare-exchange, so two threads making views
+// of one tensor at once still share one counter.
 #pragma once
 
 #include <atomic>
@@ -37,17 +48,17 @@ class TensorImpl final : public intrusive_ptr_target {
   /// ValueError for a bad rank, size, stride, offset or dtype, Error for
   /// arithmetic that overflows int64, IndexError if the elements reach past
   /// the storage.
-  TensorImpl(intrusive_ptr<StorageImpl> storage, ScalarType dtype, Device device, std::vector<int64_t> sizes,
-             std::vector<int64_t> strides, int64_t storage_offset);
+  TensorImpl(intrusive_ptr<StorageImpl> storage, ScalarType dtype, Device device, IntArrayRef sizes,
+             IntArrayRef strides, int64_t storage_offset);
   TensorImpl(const TensorImpl&) = delete;
   TensorImpl& operator=(const TensorImpl&) = delete;
   /// Releases the Python object if this TensorImpl owns it (see owns_pyobj).
   ~TensorImpl() override;
 
   DispatchKeySet key_set() const { return key_set_; }
-  IntArrayRef sizes() const { return sizes_; }
-  IntArrayRef strides() const { return strides_; }
-  int64_t dim() const { return static_cast<int64_t>(sizes_.size()); }
+  IntArrayRef sizes() const { return IntArrayRef(geometry(), dim_); }
+  IntArrayRef strides() const { return IntArrayRef(geometry() + dim_, dim_); }
+  int64_t dim() const { return static_cast<int64_t>(dim_); }
   int64_t numel() const { return numel_; }
   int64_t storage_offset() const { return storage_offset_; }
   ScalarType dtype() const { return dtype_; }
@@ -66,10 +77,15 @@ class TensorImpl final : public intrusive_ptr_target {
   /// Adds or removes the Python keys (a subclass that handles dispatch).
   void set_python_dispatch(bool enabled);
 
-  uint32_t version() const { return version_counter_->version.load(std::memory_order_relaxed); }
-  void bump_version() { version_counter_->version.fetch_add(1, std::memory_order_relaxed); }
-  const intrusive_ptr<VersionCounter>& version_counter() const { return version_counter_; }
-  void set_version_counter(intrusive_ptr<VersionCounter> vc) { version_counter_ = std::move(vc); }
+  uint32_t version() const {
+    VersionCounter* vc = version_counter_.load(std::memory_order_acquire);
+    return vc != nullptr ? vc->version.load(std::memory_order_relaxed) : 0;
+  }
+  void bump_version() { counter().version.fetch_add(1, std::memory_order_relaxed); }
+  /// The counter, made now if this tensor has none yet (Note [TensorImpl layout]).
+  intrusive_ptr<VersionCounter> version_counter() const;
+  /// Shares `vc` (not null) from now on.
+  void set_version_counter(intrusive_ptr<VersionCounter> vc);
 
   /// Whether writing through one tensor may change the other: the same
   /// TensorImpl, a shared version counter (a view, also of a meta tensor), or
@@ -77,7 +93,8 @@ class TensorImpl final : public intrusive_ptr_target {
   /// Inline: the output alias check runs it per result and argument on every
   /// call of a custom op (Note [The output alias check in the call]).
   bool sharesMemoryWith(const TensorImpl& other) const {
-    if (this == &other || version_counter_ == other.version_counter_) {
+    VersionCounter* vc = version_counter_.load(std::memory_order_acquire);
+    if (this == &other || (vc != nullptr && vc == other.version_counter_.load(std::memory_order_acquire))) {
       return true;
     }
     if (!storage_.defined() || !other.storage_.defined()) {
@@ -106,13 +123,23 @@ class TensorImpl final : public intrusive_ptr_target {
   OwnedPyObject& autograd_meta() { return autograd_meta_; }
 
  private:
+  /// Dimensions whose sizes and strides are stored inline (Note [TensorImpl layout]).
+  static constexpr size_t kInlineDims = 5;
+
+  /// The sizes, then the strides.
+  const int64_t* geometry() const { return dim_ <= kInlineDims ? inline_geometry_ : heap_geometry_; }
+  VersionCounter& counter() const;
   void refreshContiguous();
 
   DispatchKeySet key_set_;
   intrusive_ptr<StorageImpl> storage_;
-  intrusive_ptr<VersionCounter> version_counter_;
-  std::vector<int64_t> sizes_;
-  std::vector<int64_t> strides_;
+  /// Owned reference, or null until needed (Note [TensorImpl layout]).
+  mutable std::atomic<VersionCounter*> version_counter_{nullptr};
+  size_t dim_ = 0;
+  union {
+    int64_t inline_geometry_[2 * kInlineDims];
+    int64_t* heap_geometry_;  // owned (new[]), while dim_ > kInlineDims
+  };
   int64_t storage_offset_ = 0;
   int64_t numel_ = 1;
   ScalarType dtype_;
@@ -127,6 +154,8 @@ class TensorImpl final : public intrusive_ptr_target {
 /// Row-major (C-order) strides, in elements, for `sizes` (a size of 0 or 1
 /// counts as 1, as PyTorch). Throws Error if a stride does not fit int64.
 std::vector<int64_t> contiguousStrides(IntArrayRef sizes);
+/// The same, written to `strides` (room for sizes.size() values).
+void contiguousStrides(IntArrayRef sizes, int64_t* strides);
 
 /// The bytes of storage the elements of a tensor of this geometry reach,
 /// (storage_offset + 1 + sum((size_i - 1) * stride_i)) * itemsize, or 0 if it
