@@ -240,3 +240,35 @@ TEST(Reclamation, DeadEntryLeavesTheIndexesAndAKeptHandleStaysUsable) {
     d.checkInvariants();
   }
 }
+
+TEST(Reclamation, SameNameEntriesLeaveTheirChainInAnyOrder) {
+  // Every overload of a name is indexed under it in creation order; removing
+  // the first (whose name the index's key views), a middle or the last one
+  // keeps the others findable, and the entries freed meanwhile are not read.
+  Dispatcher& d = Dispatcher::singleton();
+  auto a = std::make_unique<Library>(Library::DEF, "reclaim_c", std::nullopt, __FILE__, __LINE__);
+  a->def("f(Tensor x) -> int");
+  auto b = std::make_unique<Library>(Library::FRAGMENT, "reclaim_c", std::nullopt, __FILE__, __LINE__);
+  b->def("f.two(Tensor x) -> int");
+  auto c = std::make_unique<Library>(Library::FRAGMENT, "reclaim_c", std::nullopt, __FILE__, __LINE__);
+  c->def("f.three(Tensor x) -> int");
+  EXPECT_EQ(d.findOverloadNames("reclaim_c::f"), (std::vector<std::string>{"", "two", "three"}));
+  b.reset();
+  drain();
+  EXPECT_EQ(d.findOverloadNames("reclaim_c::f"), (std::vector<std::string>{"", "three"}));
+  a.reset();
+  drain();
+  EXPECT_EQ(d.findOverloadNames("reclaim_c::f"), (std::vector<std::string>{"three"}));
+  EXPECT_NO_THROW(d.findSchemaOrThrow("reclaim_c::f", "three"));
+  {
+    Library later(Library::FRAGMENT, "reclaim_c", std::nullopt, __FILE__, __LINE__);
+    later.def("f.four(Tensor x) -> int");
+    EXPECT_EQ(d.findOverloadNames("reclaim_c::f"), (std::vector<std::string>{"three", "four"}));
+    d.checkInvariants();
+  }
+  drain();
+  EXPECT_EQ(d.findOverloadNames("reclaim_c::f"), (std::vector<std::string>{"three"}));
+  c.reset();
+  drain();
+  EXPECT_TRUE(d.findOverloadNames("reclaim_c::f").empty());
+}

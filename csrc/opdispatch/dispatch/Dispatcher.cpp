@@ -121,7 +121,12 @@ OperatorEntry& Dispatcher::lookupOrCreate(const OperatorName& name) {
   OperatorEntry& e = operators_.emplace_back(name, backendFallbacks_, &freshEntry_->table());
   // (Keyed by views of the entry's own name: Note [Indexes view the entries' names].)
   operatorLookupTable_.emplace(e.operator_name(), std::prev(operators_.end()));
-  entriesByName_[e.operator_name().name].push_back(&e);
+  OperatorEntry*& first = entriesByName_.try_emplace(e.operator_name().name, nullptr).first->second;
+  OperatorEntry** link = &first;
+  while (*link != nullptr) {
+    link = &(*link)->nextSameName_;
+  }
+  *link = &e;
   return e;
 }
 
@@ -145,7 +150,8 @@ OperatorHandle Dispatcher::findSchemaOrThrow(const std::string& name, const std:
                    ": it has kernels registered but no schema; define it first");
   std::vector<std::string> overloads;
   auto same_name = entriesByName_.find(name);
-  for (const OperatorEntry* e : same_name == entriesByName_.end() ? std::vector<OperatorEntry*>() : same_name->second) {
+  for (const OperatorEntry* e = same_name == entriesByName_.end() ? nullptr : same_name->second; e != nullptr;
+       e = e->nextSameName_) {
     if (e->hasSchema()) {
       const auto& o = e->operator_name().overload_name;
       overloads.push_back(o.empty() ? "default" : o);
@@ -191,7 +197,7 @@ std::vector<std::string> Dispatcher::findOverloadNames(const std::string& name) 
   std::vector<std::string> out;
   auto it = entriesByName_.find(name);
   if (it != entriesByName_.end()) {
-    for (const OperatorEntry* e : it->second) {
+    for (const OperatorEntry* e = it->second; e != nullptr; e = e->nextSameName_) {
       if (e->hasSchema()) {
         out.push_back(e->operator_name().overload_name);
       }
@@ -243,14 +249,18 @@ void Dispatcher::retireEntryIfDead(OperatorEntry& e) {
   retired->splice(retired->end(), operators_, found->second);
   operatorLookupTable_.erase(found);
   auto same_name = entriesByName_.find(e.operator_name().name);
-  auto& entries = same_name->second;
-  entries.erase(std::find(entries.begin(), entries.end(), &e));
-  if (entries.empty()) {
+  OperatorEntry** link = &same_name->second;
+  while (*link != &e) {
+    link = &(*link)->nextSameName_;
+  }
+  *link = e.nextSameName_;
+  e.nextSameName_ = nullptr;
+  if (same_name->second == nullptr) {
     entriesByName_.erase(same_name);
   } else if (same_name->first.data() == e.operator_name().name.data()) {
     // The key viewed e's name: it views the next entry's from now on.
     auto node = entriesByName_.extract(same_name);
-    node.key() = node.mapped().front()->operator_name().name;
+    node.key() = node.mapped()->operator_name().name;
     entriesByName_.insert(std::move(node));
   }
   e.retired_ = true;

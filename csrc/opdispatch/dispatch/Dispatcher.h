@@ -129,8 +129,10 @@ class Dispatcher final {
   // names (an entry never changes its name and leaves both indexes before
   // it is freed) rather than by copies: per operator that is one heap block
   // for the name and a larger hash node fewer in each. entriesByName_'s key
-  // views the name of the first entry in its list, and moves to the next
-  // when that one leaves (retireEntryIfDead).
+  // views the name of the first entry of its chain, and moves to the next
+  // when that one leaves (retireEntryIfDead). The chain runs through the
+  // entries (OperatorEntry::nextSameName_), not a vector per name: a heap
+  // block fewer per operator (most names have one overload).
 
   /// An OperatorName as a pair of views (a lookup key, or an index's key).
   struct NameView {
@@ -149,8 +151,9 @@ class Dispatcher final {
   /// The live entries (see Note [Kernel lifetime] for when one goes).
   std::list<OperatorEntry> operators_;
   std::unordered_map<NameView, std::list<OperatorEntry>::iterator, NameViewHash> operatorLookupTable_;
-  /// Every live entry by its name without overload, in creation order.
-  std::unordered_map<std::string_view, std::vector<OperatorEntry*>> entriesByName_;
+  /// Every live entry by its name without overload: the first of the chain
+  /// of them in creation order (OperatorEntry::nextSameName_).
+  std::unordered_map<std::string_view, OperatorEntry*> entriesByName_;
   BackendFallbacks backendFallbacks_;
   /// An entry of no operator, with no schema and no kernels: its table is
   /// what every new entry starts with (copied, not recomputed key by key).

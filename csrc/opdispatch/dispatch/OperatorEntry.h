@@ -169,6 +169,9 @@ class OperatorEntry final {
   std::atomic<int64_t> handleCount_{0};
   /// Set (under the lock) when the entry left the Dispatcher's indexes for the Reclaimer.
   bool retired_ = false;
+  /// The next live entry of the same name without overload, in creation
+  /// order (Dispatcher::entriesByName_ holds the first). Under the lock.
+  OperatorEntry* nextSameName_ = nullptr;
 };
 
 } // namespace opdispatch
