@@ -563,9 +563,10 @@ void checkExtentFits(IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
       overflow |= __builtin_add_overflow(last, step, &last);
     }
   }
-  OPDISPATCH_CHECK_VALUE(!overflow, "_make_wrapper_subclass(): size ", py::repr(py::cast(sizes.vec())).cast<std::string>(),
-                         " with strides ", py::repr(py::cast(strides.vec())).cast<std::string>(), " and storage_offset ",
-                         offset, " overflows int64 (too many elements or too large an offset)");
+  OPDISPATCH_CHECK_VALUE(!overflow, "_make_wrapper_subclass(): size ",
+                         py::repr(py::cast(sizes.vec())).cast<std::string>(), " with strides ",
+                         py::repr(py::cast(strides.vec())).cast<std::string>(), " and storage_offset ", offset,
+                         " overflows int64 (too many elements or too large an offset)");
 }
 
 /// toScalarType, with the dtype singletons (opdispatch.float32, ...) found by identity first: a wrapper
@@ -675,8 +676,7 @@ PyObject* makeWrapperSubclass(PyObject*, PyObject* const* argv, Py_ssize_t nargs
     checkExtentFits(size_ref, stride_ref, storage_offset);
     ScalarType st = dtype == Py_None ? ScalarType::Float : wrapperDtype(dtype);
     Device dev = device == Py_None ? Device() : toDevice(device, "_make_wrapper_subclass(): device");
-    auto impl = make_intrusive<TensorImpl>(intrusive_ptr<StorageImpl>(), st, dev, size_ref, stride_ref,
-                                           storage_offset);
+    auto impl = make_intrusive<TensorImpl>(intrusive_ptr<StorageImpl>(), st, dev, size_ref, stride_ref, storage_offset);
     if (requires_grad) {
       impl->set_requires_grad(true);
     }

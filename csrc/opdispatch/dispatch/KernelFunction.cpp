@@ -22,15 +22,14 @@ void ambiguousAutogradOtherKernel(OperatorKernel*, const OperatorHandle& op, Dis
 }
 } // namespace
 
-void detail::throwBoxedArgumentTypeError(const OperatorHandle& op, size_t index, const IValue& v,
-                                         BoxedArgKind kind) {
+void detail::throwBoxedArgumentTypeError(const OperatorHandle& op, size_t index, const IValue& v, BoxedArgKind kind) {
   static constexpr const char* kKindNames[] = {"Tensor", "int", "float", "bool"};
   std::string argument = "argument " + std::to_string(index);
   if (op.hasSchema() && index < op.schema().arguments().size()) {
     argument += " ('" + op.schema().arguments()[index].name() + "')";
   }
-  throw TypeError(detail::str("boxed call of ", op.operator_name(), ": ", argument, " on the stack is a ",
-                              v.tagKind(), " but the kernel takes a ", kKindNames[static_cast<int>(kind)],
+  throw TypeError(detail::str("boxed call of ", op.operator_name(), ": ", argument, " on the stack is a ", v.tagKind(),
+                              " but the kernel takes a ", kKindNames[static_cast<int>(kind)],
                               "; push the arguments in schema order with the schema's types"));
 }
 
