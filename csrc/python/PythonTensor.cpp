@@ -510,8 +510,6 @@ PyTypeObject* tensorSubclass(PyObject* cls, const char* api) {
   return reinterpret_cast<PyTypeObject*>(cls);
 }
 
-/// The ints of `seq` (a sequence of ints) for argument `name` of
-/// _make_wrapper_subclass; each must be >= 0. Throws TypeError / ValueError.
 /// Geometry of _make_wrapper_subclass: inline up to this many dimensions, as in a TensorImpl.
 using WrapperGeometry = SmallVector<int64_t, 5>;
 
