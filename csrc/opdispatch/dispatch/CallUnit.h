@@ -143,6 +143,20 @@ OPDISPATCH_ALWAYS_INLINE typename Frame::Result callOperator(const OperatorHandl
 }
 
 namespace detail {
+/// Throws Error: a boxed call of `e` found no schema (`s` null) or fewer than
+/// its arguments on a stack of `stack_size` values.
+[[noreturn]] void throwBadBoxedCall(const OperatorEntry& e, const AnnotatedSchema* s, size_t stack_size);
+
+/// The schema of a boxed call of `e` with arguments on `stack` (inside a
+/// CallGuard): the checks every boxed call makes before it reads the stack.
+OPDISPATCH_ALWAYS_INLINE const AnnotatedSchema* boxedCallSchema(const OperatorEntry& e, const Stack* stack) {
+  const AnnotatedSchema* s = e.schemaPtr();
+  if (OPDISPATCH_UNLIKELY(s == nullptr || stack->size() < s->num_arguments)) {
+    throwBadBoxedCall(e, s, stack->size());
+  }
+  return s;
+}
+
 /// Throws Error: the boxed kernel of `schema`'s operator left `left` values
 /// (may be negative: it popped more than its arguments) where the schema
 /// declares schema.num_returns results.
@@ -206,6 +220,24 @@ class BoxedCallFrame final {
   const AnnotatedSchema* schema_;
   Stack* stack_;
 };
+
+// Note [The boxed call is inline]
+// OperatorHandle::callBoxed is compiled into its caller, as the typed call
+// is (TypedOperatorHandle::call) and as PyTorch's Dispatcher::callBoxed is.
+// Out of line, in libopdispatch, it cost a call through the PLT and the
+// saving and restoring of six registers around the kernel call: inline,
+// callgrind counts 686 -> 660 instructions for one round of the six cases of
+// benchmarks/cpp/bench_dispatch.cpp (boxed_1 alone: 158 -> 137), and the
+// boxed rows of benchmarks/cpp_bench.py read ~1.3-2.5 ns less (thread CPU
+// time, alternating runs). What it inlines is the call unit the typed call
+// inlines already; the rare paths (errors, post-kernel effects, lists among
+// the arguments) stay out of line.
+
+inline void OperatorHandle::callBoxed(Stack* stack) const {
+  CallGuard guard;  // Note [Reclaiming retired kernels]
+  BoxedCallFrame frame(detail::boxedCallSchema(*entry_, stack), stack);
+  detail::callInCall(*this, frame);
+}
 
 /// The arguments of a typed call, by reference (a TypedOperatorHandle's parameters).
 template <class Return, class... Args>

@@ -465,12 +465,7 @@ std::optional<std::pair<std::string, std::string>> Dispatcher::getPyStub(const O
 
 // --- calls -------------------------------------------------------------------------
 
-namespace {
-
-/// Why boxedCallSchema refused: `e` has no schema `s`, or the stack holds
-/// fewer than its arguments. Throws Error naming the operator.
-[[noreturn]] OPDISPATCH_NOINLINE void throwBadBoxedCall(const OperatorEntry& e, const AnnotatedSchema* s,
-                                                        size_t stack_size) {
+void detail::throwBadBoxedCall(const OperatorEntry& e, const AnnotatedSchema* s, size_t stack_size) {
   if (s == nullptr) {
     e.schema();  // throws, naming the operator
   }
@@ -478,33 +473,11 @@ namespace {
                           " arguments on the stack but it holds ", stack_size));
 }
 
-} // namespace
-
 void detail::throwBadBoxedResultCount(const AnnotatedSchema& schema, int64_t left) {
   throw Error(detail::str("the boxed kernel of ", schema.schema.operator_name(), " left ", left,
                           " value(s) on the stack in place of its arguments, but the schema declares ",
                           schema.num_returns,
                           " return(s); a boxed kernel pops its arguments and pushes exactly its results"));
-}
-
-namespace {
-
-/// The schema of a boxed call of `e` with arguments on `stack` (inside a
-/// CallGuard): the checks every boxed call makes before it reads the stack.
-OPDISPATCH_ALWAYS_INLINE const AnnotatedSchema* boxedCallSchema(const OperatorEntry& e, const Stack* stack) {
-  const AnnotatedSchema* s = e.schemaPtr();
-  if (OPDISPATCH_UNLIKELY(s == nullptr || stack->size() < s->num_arguments)) {
-    throwBadBoxedCall(e, s, stack->size());
-  }
-  return s;
-}
-
-} // namespace
-
-void OperatorHandle::callBoxed(Stack* stack) const {
-  CallGuard guard;
-  BoxedCallFrame frame(boxedCallSchema(*entry_, stack), stack);
-  detail::callInCall(*this, frame);
 }
 
 void OperatorHandle::redispatchBoxed(DispatchKeySet ks, Stack* stack) const {
@@ -516,7 +489,7 @@ void OperatorHandle::redispatchBoxed(DispatchKeySet ks, Stack* stack) const {
 void OperatorHandle::callBoxedForDispatchKey(DispatchKey k, Stack* stack) const {
   CallGuard guard;
   const OperatorEntry& e = *entry_;
-  const AnnotatedSchema* s = boxedCallSchema(e, stack);
+  const AnnotatedSchema* s = detail::boxedCallSchema(e, stack);
   std::optional<KernelRef> chosen;
   {
     std::lock_guard<std::mutex> lock(Dispatcher::singleton().mutex_);

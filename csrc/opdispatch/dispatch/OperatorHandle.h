@@ -84,8 +84,9 @@ class OperatorHandle {
   /// Calls with the arguments on top of `stack`; leaves the results there
   /// (Note [One call path]). Throws Error if the operator has no schema or
   /// the stack holds fewer values than it has arguments, NotImplementedError
-  /// if no kernel serves the keys.
-  void callBoxed(Stack* stack) const;
+  /// if no kernel serves the keys. Inline, defined in CallUnit.h (which
+  /// Dispatcher.h and library.h include): Note [The boxed call is inline].
+  inline void callBoxed(Stack* stack) const;
   void callBoxed(Stack& stack) const { callBoxed(&stack); }
   /// Calls the kernel for `ks` (already restricted by the caller, typically
   /// `ks & DispatchKeySet(FULL_AFTER, current_key)`).
