@@ -187,15 +187,29 @@ std::string_view strView(PyObject* o, const char* what) {
 }
 
 /// "registered at <site>" for the site text `site` (a str; "" for "").
-std::string registeredAt(py::handle site) {
+InternedString registeredAt(py::handle site) {
   std::string_view text = strView(site.ptr(), "site");
-  std::string out;  // (one heap block)
-  if (!text.empty()) {
-    out.reserve(14 + text.size());
-    out.append("registered at ").append(text);
+  if (text.empty()) {
+    return {};
   }
+  std::string out;  // (one heap block)
+  out.reserve(14 + text.size());
+  out.append("registered at ").append(text);
   return out;
 }
+
+/// Where a registration from Python was made: its "file:line" text (a str)
+/// and the "registered at <text>" its record keeps ("" for the text "").
+struct Site {
+  py::object text;
+  InternedString debug;
+};
+
+/// The Site of the innermost Python frame outside opdispatch's registration
+/// code, searched from `from` outwards (null: from the current frame); both
+/// made once per call site (CodeInfo keeps them). Text
+/// None if there is no such frame.
+Site pythonCallSiteFrom(PyFrameObject* from);
 
 /// `site` ("file:line" of a registration, as given), or the registering
 /// frame's: for None, the innermost Python frame outside opdispatch's
@@ -203,19 +217,23 @@ std::string registeredAt(py::handle site) {
 /// object the innermost such frame from that one outwards; "(unknown)" if
 /// there is none. (Found here rather than by a call of
 /// _python_call_site_text from Python: one call fewer per registration.)
-py::object registrationSite(py::handle site) {
+Site registrationSite(py::handle site) {
   if (site.is_none() || PyFrame_Check(site.ptr())) {
-    py::object text = pythonCallSiteText(site.is_none() ? nullptr : reinterpret_cast<PyFrameObject*>(site.ptr()));
-    return text.is_none() ? py::str("(unknown)") : text;
+    Site found = pythonCallSiteFrom(site.is_none() ? nullptr : reinterpret_cast<PyFrameObject*>(site.ptr()));
+    if (found.text.is_none()) {
+      found.text = py::str("(unknown)");
+      found.debug = registeredAt(found.text);
+    }
+    return found;
   }
   OPDISPATCH_CHECK_TYPE(PyUnicode_Check(site.ptr()), "site must be a str ('file:line'), a frame or None, not ",
                         pyTypeName(site.ptr()));
-  return py::reinterpret_borrow<py::object>(site);
+  return {py::reinterpret_borrow<py::object>(site), registeredAt(site)};
 }
 
 /// Defines `schema` in `lib`, its alias annotations read as `kind` says.
 void defineWithAliasAnalysis(Library& lib, FunctionSchema schema, std::optional<AliasAnalysisKind> kind,
-                             const std::vector<Tag>& tags = {}, std::string debug = "") {
+                             const std::vector<Tag>& tags = {}, InternedString debug = {}) {
   lib.def(std::move(schema), tags, std::move(debug), kind);
 }
 
@@ -231,8 +249,7 @@ OperatorName defineFromPython(Library& lib, const std::string& schema, const std
   for (const auto& t : tags) {
     parsed_tags.push_back(parseTag(t));
   }
-  // (Concatenated: detail::str's ostringstream costs more than the rest of the definition's strings.)
-  defineWithAliasAnalysis(lib, std::move(parsed), kind, parsed_tags, registeredAt(registrationSite(site)));
+  defineWithAliasAnalysis(lib, std::move(parsed), kind, parsed_tags, registrationSite(site).debug);
   return name;
 }
 
@@ -241,13 +258,12 @@ OperatorName defineFromPython(Library& lib, const std::string& schema, const std
 /// `site` (registrationSite); returns the site recorded.
 py::object implFromPython(Library& lib, const std::string& name, const std::string& dispatch, py::handle func,
                           bool with_keyset, bool check_aliasing, py::handle site_arg) {
-  py::object site_text = registrationSite(site_arg);
+  Site site = registrationSite(site_arg);
   if (gFallthroughKernel != nullptr && func.ptr() == gFallthroughKernel) {
     OPDISPATCH_CHECK_VALUE(!check_aliasing, "impl(", name, "): a fallthrough kernel cannot take check_aliasing");
-    lib.impl(name, withKey(dispatch, CppFunction::makeFallthrough().debug(registeredAt(site_text))));
-    return site_text;
+    lib.impl(name, withKey(dispatch, CppFunction::makeFallthrough().debug(std::move(site.debug))));
+    return site.text;
   }
-  std::string debug = registeredAt(site_text);
   OPDISPATCH_CHECK_TYPE(PyCallable_Check(func.ptr()), "impl(", name, "): the kernel must be callable, not ",
                         pyTypeName(func.ptr()));
   std::optional<DispatchKey> given = optionalKey(dispatch);  // (parsed once: a scan of the key names)
@@ -255,10 +271,10 @@ py::object implFromPython(Library& lib, const std::string& name, const std::stri
   if (check_aliasing) {
     kernel = std::move(kernel).checkOutputAliasing();
   }
-  CppFunction f =
-      CppFunction::makeFromKernelFunction(std::move(kernel)).debug(debug.empty() ? pythonCallSite() : std::move(debug));
+  CppFunction f = CppFunction::makeFromKernelFunction(std::move(kernel))
+                      .debug(site.debug.empty() ? InternedString(pythonCallSite()) : std::move(site.debug));
   lib.impl(name, withKey(given, std::move(f)));
-  return site_text;
+  return site.text;
 }
 
 // Note [Registration fast path]
@@ -470,7 +486,8 @@ PyObject* libraryImplBinding(PyObject*, PyObject* const* args, Py_ssize_t nargs)
       if (taken == 1) {
         py::object ns = namespaceStr(lib);
         // (The check names the site as text: a frame given as the site is searched here.)
-        py::object site = PyFrame_Check(args[6]) ? registrationSite(args[6]) : py::reinterpret_borrow<py::object>(args[6]);
+        py::object site = PyFrame_Check(args[6]) ? registrationSite(args[6]).text
+                                                 : py::reinterpret_borrow<py::object>(args[6]);
         PyObject* check_args[] = {slot.ptr(), ns.ptr(), args[1], args[2], site.ptr()};
         if (!py::reinterpret_steal<py::object>(
                 PyObject_Vectorcall(registry.check_kernel_slot, check_args, 5, nullptr))) {
@@ -813,7 +830,7 @@ void initDispatchBindings(py::module_& m) {
       "(_python_call_site and the 'registered at' of Python kernels skip them); returns the previous list.");
   m.def(
       "_python_call_site_text", []() { return pythonCallSiteText(); },
-        "'file:line' of _python_call_site (one str per site, cached), or None; what registrations record.");
+      "'file:line' of _python_call_site (one str per site, cached), or None; what registrations record.");
   m.def(
       "_python_call_site", []() -> std::optional<std::pair<std::string, int>> { return pythonCallSiteFrame(); },
       "(file, line) of the innermost Python frame outside the paths of _dispatch_set_call_site_skip_paths (the "
@@ -967,6 +984,8 @@ struct CodeInfo {
   int recent_lasti[kRecent] = {-1, -1, -1, -1};
   int recent_line[kRecent] = {0, 0, 0, 0};
   PyObject* recent_text[kRecent] = {nullptr, nullptr, nullptr, nullptr};
+  /// (Once asked for) "registered at <file>:<line>" of the recent ones.
+  InternedString recent_debug[kRecent];
 };
 
 CodeInfo& codeInfo(PyCodeObject* code) {
@@ -1001,9 +1020,11 @@ void touchRecent(PyFrameObject* frame, CodeInfo& info) {
   }
   int line;
   PyObject* text;
+  InternedString debug;
   if (info.recent_lasti[i] == lasti) {
     line = info.recent_line[i];
     text = info.recent_text[i];
+    debug = std::move(info.recent_debug[i]);
   } else {  // the oldest goes
     line = PyFrame_GetLineNumber(frame);
     text = nullptr;
@@ -1013,10 +1034,12 @@ void touchRecent(PyFrameObject* frame, CodeInfo& info) {
     info.recent_lasti[i] = info.recent_lasti[i - 1];
     info.recent_line[i] = info.recent_line[i - 1];
     info.recent_text[i] = info.recent_text[i - 1];
+    info.recent_debug[i] = std::move(info.recent_debug[i - 1]);
   }
   info.recent_lasti[0] = lasti;
   info.recent_line[0] = line;
   info.recent_text[0] = text;
+  info.recent_debug[0] = std::move(debug);
 }
 
 /// The CodeInfo of the innermost Python frame outside the skipped sources
@@ -1050,19 +1073,35 @@ std::optional<std::pair<std::string, int>> pythonCallSiteFrame() {
   return std::nullopt;
 }
 
-py::object pythonCallSiteText(PyFrameObject* from) {
-  CodeInfo* info = callSiteInfo(from);
-  if (info == nullptr) {
-    return py::none();
-  }
-  if (info->recent_text[0] == nullptr) {
-    std::string text = info->file + ":" + std::to_string(info->recent_line[0]);
-    info->recent_text[0] = PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "surrogateescape");
-    if (info->recent_text[0] == nullptr) {
+namespace {
+/// The "file:line" str of `info`'s newest offset (made once).
+PyObject* recentText(CodeInfo& info) {
+  if (info.recent_text[0] == nullptr) {
+    std::string text = info.file + ":" + std::to_string(info.recent_line[0]);
+    info.recent_text[0] = PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "surrogateescape");
+    if (info.recent_text[0] == nullptr) {
       throw py::error_already_set();
     }
   }
-  return py::reinterpret_borrow<py::object>(info->recent_text[0]);
+  return info.recent_text[0];
+}
+
+Site pythonCallSiteFrom(PyFrameObject* from) {
+  CodeInfo* info = callSiteInfo(from);
+  if (info == nullptr) {
+    return {py::none(), {}};
+  }
+  py::object text = py::reinterpret_borrow<py::object>(recentText(*info));
+  if (info->recent_debug[0].empty()) {
+    info->recent_debug[0] = registeredAt(text);
+  }
+  return {std::move(text), info->recent_debug[0]};
+}
+} // namespace
+
+py::object pythonCallSiteText(PyFrameObject* from) {
+  CodeInfo* info = callSiteInfo(from);
+  return info == nullptr ? py::none() : py::reinterpret_borrow<py::object>(recentText(*info));
 }
 
 std::string pythonCallSite() {
