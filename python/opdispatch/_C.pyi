@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import builtins
 import collections.abc
-import typing
 import types
+import typing
 
 import numpy
 
