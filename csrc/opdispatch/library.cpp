@@ -98,7 +98,7 @@ Library& Library::def(const std::string& schema, const std::vector<Tag>& tags) &
   return def(parseSchema(schema), tags);
 }
 
-Library& Library::def(FunctionSchema schema, const std::vector<Tag>& tags, std::string debug,
+Library& Library::def(FunctionSchema schema, const std::vector<Tag>& tags, InternedString debug,
                       std::optional<AliasAnalysisKind> alias_analysis) & {
   OPDISPATCH_CHECK(kind_ != IMPL, "Cannot define an operator inside an ", toString(kind_),
                    " block. All def()s belong in the OPDISPATCH_LIBRARY (or _FRAGMENT) block of their namespace. (",
@@ -114,14 +114,15 @@ Library& Library::set_python_module(const char* pymodule, const char* context) &
   return *this;
 }
 
-void Library::registerDef(FunctionSchema schema, const std::vector<Tag>& tags, std::string debug,
+void Library::registerDef(FunctionSchema schema, const std::vector<Tag>& tags, InternedString debug,
                           std::optional<AliasAnalysisKind> alias_analysis) {
   std::optional<OperatorName> name;  // (a copy only when needed: most names are too long for the small-string buffer)
   if (python_module_) {
     name = schema.operator_name();
   }
   RegistrationHandleRAII def_handle = Dispatcher::singleton().registerDef(
-      std::move(schema), debug.empty() ? debugString() : std::move(debug), tagNames(tags), alias_analysis);
+      std::move(schema), debug.empty() ? InternedString(debugString()) : std::move(debug), tagNames(tags),
+      alias_analysis);
   if (python_module_) {
     registrars_.emplace_back(
         Dispatcher::singleton().registerPythonModule(*name, python_module_->first, python_module_->second));
@@ -146,7 +147,7 @@ Library& Library::_def(std::variant<OperatorName, FunctionSchema>&& name_or_sche
   OperatorName name = qualified.operator_name();
   size_t before = registrars_.size();
   registerDef(std::move(qualified), tags);
-  std::string debug = f.debug_.empty() ? debugString() : std::move(f.debug_);
+  InternedString debug = f.debug_.empty() ? InternedString(debugString()) : std::move(f.debug_);
   try {
     registrars_.emplace_back(Dispatcher::singleton().registerImpl(
         name, f.dispatch_key_, std::move(f.func_), f.cpp_signature_, std::move(f.schema_), std::move(debug)));
@@ -169,7 +170,7 @@ Library& Library::_impl(const std::string& name, CppFunction&& f) & {
                    "Explicitly provided dispatch key (", *f.dispatch_key_, ") for ", op,
                    " is inconsistent with the dispatch key of the enclosing ", toString(kind_), " block (",
                    *dispatch_key_, "). (", debugString(), ")");
-  std::string debug = f.debug_.empty() ? debugString() : std::move(f.debug_);
+  InternedString debug = f.debug_.empty() ? InternedString(debugString()) : std::move(f.debug_);
   registrars_.emplace_back(Dispatcher::singleton().registerImpl(
       std::move(op), key, std::move(f.func_), f.cpp_signature_, std::move(f.schema_), std::move(debug)));
   return *this;
@@ -182,7 +183,7 @@ Library& Library::_fallback(CppFunction&& f) & {
                    toString(kind_), " block for ", ns_, " (", debugString(), ")");
   std::optional<DispatchKey> key = f.dispatch_key_ ? f.dispatch_key_ : dispatch_key_;
   OPDISPATCH_CHECK(key.has_value(), "a backend fallback needs a dispatch key (", debugString(), ")");
-  std::string debug = f.debug_.empty() ? debugString() : std::move(f.debug_);
+  InternedString debug = f.debug_.empty() ? InternedString(debugString()) : std::move(f.debug_);
   DispatchKeySet keys = getRuntimeDispatchKeySet(*key);
   OPDISPATCH_CHECK_VALUE(!keys.empty(), "cannot register a fallback for dispatch key ", *key, " (", debugString(), ")");
   std::vector<RegistrationHandleRAII> handles;

@@ -34,6 +34,7 @@
 #include <opdispatch/Macros.h>
 #include <opdispatch/core/Device.h>
 #include <opdispatch/core/GradMode.h>
+#include <opdispatch/core/InternedString.h>
 #include <opdispatch/core/StringView.h>
 #include <opdispatch/core/Tag.h>
 #include <opdispatch/dispatch/Dispatcher.h>
@@ -131,7 +132,7 @@ class CppFunction final {
   static CppFunction makeFromKernelFunction(KernelFunction k) { return CppFunction(std::move(k)); }
 
   /// Sets the name shown in dumps instead of "registered at file:line".
-  CppFunction&& debug(std::string d) && {
+  CppFunction&& debug(InternedString d) && {
     debug_ = std::move(d);
     return std::move(*this);
   }
@@ -146,7 +147,7 @@ class CppFunction final {
   KernelFunction func_;
   std::optional<CppSignature> cpp_signature_;
   std::unique_ptr<FunctionSchema> schema_;
-  std::string debug_;
+  InternedString debug_;
 };
 
 /// A kernel for a specific key, for use in a DEF or FRAGMENT library:
@@ -194,7 +195,7 @@ class Library final {
   /// definition's alias annotations are read (Dispatcher::registerDef).
   /// Throws Error (ValueError for a malformed schema); nothing is registered then.
   Library& def(const std::string& schema, const std::vector<Tag>& tags = {}) &;
-  Library& def(FunctionSchema schema, const std::vector<Tag>& tags = {}, std::string debug = "",
+  Library& def(FunctionSchema schema, const std::vector<Tag>& tags = {}, InternedString debug = {},
                std::optional<AliasAnalysisKind> alias_analysis = AliasAnalysisKind::FROM_SCHEMA) &;
   /// Declares an operator and registers `f` as its CompositeImplicitAutograd
   /// kernel (or at f's dispatch key). With a bare name, the schema is
@@ -286,7 +287,7 @@ class Library final {
   FunctionSchema qualify(FunctionSchema schema) const;
   OperatorName qualifyName(OperatorName name) const;
   /// Registers the definition of `schema` (and its python module, if set).
-  void registerDef(FunctionSchema schema, const std::vector<Tag>& tags, std::string debug = "",
+  void registerDef(FunctionSchema schema, const std::vector<Tag>& tags, InternedString debug = {},
                    std::optional<AliasAnalysisKind> alias_analysis = AliasAnalysisKind::FROM_SCHEMA);
 
   Kind kind_;

@@ -2,6 +2,7 @@
 // python_dispatch.cpp): libraries, Python kernels and fallbacks, registry
 // inspection, DispatchKey / DispatchKeySet, TLS guards, boxed calls.
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -186,48 +187,53 @@ std::string_view strView(PyObject* o, const char* what) {
 }
 
 /// "registered at <site>" for the site text `site` (a str; "" for "").
-std::string registeredAt(py::handle site) {
+InternedString registeredAt(py::handle site) {
   std::string_view text = strView(site.ptr(), "site");
-  std::string out;  // (one heap block)
-  if (!text.empty()) {
-    out.reserve(14 + text.size());
-    out.append("registered at ").append(text);
+  if (text.empty()) {
+    return {};
   }
+  std::string out;  // (one heap block)
+  out.reserve(14 + text.size());
+  out.append("registered at ").append(text);
   return out;
 }
 
-/// "ns::name[.overload]": `name` qualified with `lib`'s namespace if it has none.
-std::string qualifiedText(const Library& lib, const OperatorName& name) {
-  const bool bare = name.name.find("::") == std::string::npos;
-  std::string out;  // (one heap block)
-  out.reserve((bare ? lib.ns().size() + 2 : 0) + name.name.size() + 1 + name.overload_name.size());
-  if (bare) {
-    out.append(lib.ns()).append("::");
-  }
-  out.append(name.name);
-  if (!name.overload_name.empty()) {
-    out.append(1, '.').append(name.overload_name);
-  }
-  return out;
-}
+/// Where a registration from Python was made: its "file:line" text (a str)
+/// and the "registered at <text>" its record keeps ("" for the text "").
+struct Site {
+  py::object text;
+  InternedString debug;
+};
 
-/// `site` ("file:line" of a registration, as given), or for None the
-/// caller's: the innermost Python frame outside opdispatch's registration
-/// code, "(unknown)" if there is none. (Found here rather than by a call of
+/// The Site of the innermost Python frame outside opdispatch's registration
+/// code, searched from `from` outwards (null: from the current frame); both
+/// made once per call site (CodeInfo keeps them). Text
+/// None if there is no such frame.
+Site pythonCallSiteFrom(PyFrameObject* from);
+
+/// `site` ("file:line" of a registration, as given), or the registering
+/// frame's: for None, the innermost Python frame outside opdispatch's
+/// registration code (Note [Registration sites] in library.py), for a frame
+/// object the innermost such frame from that one outwards; "(unknown)" if
+/// there is none. (Found here rather than by a call of
 /// _python_call_site_text from Python: one call fewer per registration.)
-py::object registrationSite(py::handle site) {
-  if (!site.is_none()) {
-    OPDISPATCH_CHECK_TYPE(PyUnicode_Check(site.ptr()), "site must be a str ('file:line') or None, not ",
-                          pyTypeName(site.ptr()));
-    return py::reinterpret_borrow<py::object>(site);
+Site registrationSite(py::handle site) {
+  if (site.is_none() || PyFrame_Check(site.ptr())) {
+    Site found = pythonCallSiteFrom(site.is_none() ? nullptr : reinterpret_cast<PyFrameObject*>(site.ptr()));
+    if (found.text.is_none()) {
+      found.text = py::str("(unknown)");
+      found.debug = registeredAt(found.text);
+    }
+    return found;
   }
-  py::object text = pythonCallSiteText();
-  return text.is_none() ? py::str("(unknown)") : text;
+  OPDISPATCH_CHECK_TYPE(PyUnicode_Check(site.ptr()), "site must be a str ('file:line'), a frame or None, not ",
+                        pyTypeName(site.ptr()));
+  return {py::reinterpret_borrow<py::object>(site), registeredAt(site)};
 }
 
 /// Defines `schema` in `lib`, its alias annotations read as `kind` says.
 void defineWithAliasAnalysis(Library& lib, FunctionSchema schema, std::optional<AliasAnalysisKind> kind,
-                             const std::vector<Tag>& tags = {}, std::string debug = "") {
+                             const std::vector<Tag>& tags = {}, InternedString debug = {}) {
   lib.def(std::move(schema), tags, std::move(debug), kind);
 }
 
@@ -243,8 +249,7 @@ OperatorName defineFromPython(Library& lib, const std::string& schema, const std
   for (const auto& t : tags) {
     parsed_tags.push_back(parseTag(t));
   }
-  // (Concatenated: detail::str's ostringstream costs more than the rest of the definition's strings.)
-  defineWithAliasAnalysis(lib, std::move(parsed), kind, parsed_tags, registeredAt(registrationSite(site)));
+  defineWithAliasAnalysis(lib, std::move(parsed), kind, parsed_tags, registrationSite(site).debug);
   return name;
 }
 
@@ -253,13 +258,12 @@ OperatorName defineFromPython(Library& lib, const std::string& schema, const std
 /// `site` (registrationSite); returns the site recorded.
 py::object implFromPython(Library& lib, const std::string& name, const std::string& dispatch, py::handle func,
                           bool with_keyset, bool check_aliasing, py::handle site_arg) {
-  py::object site_text = registrationSite(site_arg);
+  Site site = registrationSite(site_arg);
   if (gFallthroughKernel != nullptr && func.ptr() == gFallthroughKernel) {
     OPDISPATCH_CHECK_VALUE(!check_aliasing, "impl(", name, "): a fallthrough kernel cannot take check_aliasing");
-    lib.impl(name, withKey(dispatch, CppFunction::makeFallthrough().debug(registeredAt(site_text))));
-    return site_text;
+    lib.impl(name, withKey(dispatch, CppFunction::makeFallthrough().debug(std::move(site.debug))));
+    return site.text;
   }
-  std::string debug = registeredAt(site_text);
   OPDISPATCH_CHECK_TYPE(PyCallable_Check(func.ptr()), "impl(", name, "): the kernel must be callable, not ",
                         pyTypeName(func.ptr()));
   std::optional<DispatchKey> given = optionalKey(dispatch);  // (parsed once: a scan of the key names)
@@ -267,10 +271,10 @@ py::object implFromPython(Library& lib, const std::string& name, const std::stri
   if (check_aliasing) {
     kernel = std::move(kernel).checkOutputAliasing();
   }
-  CppFunction f =
-      CppFunction::makeFromKernelFunction(std::move(kernel)).debug(debug.empty() ? pythonCallSite() : std::move(debug));
+  CppFunction f = CppFunction::makeFromKernelFunction(std::move(kernel))
+                      .debug(site.debug.empty() ? InternedString(pythonCallSite()) : std::move(site.debug));
   lib.impl(name, withKey(given, std::move(f)));
-  return site_text;
+  return site.text;
 }
 
 // Note [Registration fast path]
@@ -296,6 +300,8 @@ struct PythonRegistry {
   PyObject* impls = nullptr;
   /// check(slot, ns, op_name, dispatch, site): raises if the kernel may not be registered.
   PyObject* check_kernel_slot = nullptr;
+  /// The dispatch keys (strs, as passed) whose kernels get the check even where their slot is free.
+  PyObject* checked_keys = nullptr;
   /// listener(qualname), called for namespaces that are keys of `watched` (all if null).
   PyObject* listener = nullptr;
   PyObject* watched = nullptr;
@@ -333,6 +339,45 @@ py::object newStr(std::string_view s) {
     throw py::error_already_set();
   }
   return py::reinterpret_steal<py::object>(o);
+}
+
+/// A new str of the UTF-8 texts `parts` joined (made in a stack buffer when short: no heap block).
+py::object newStrJoined(std::initializer_list<std::string_view> parts) {
+  size_t size = 0;
+  for (std::string_view p : parts) {
+    size += p.size();
+  }
+  char local[256];
+  std::string long_text;
+  char* out = local;
+  if (size > sizeof(local)) {
+    long_text.resize(size);
+    out = long_text.data();
+  }
+  char* at = out;
+  for (std::string_view p : parts) {
+    std::memcpy(at, p.data(), p.size());
+    at += p.size();
+  }
+  return newStr(std::string_view(out, size));
+}
+
+/// "ns::name[.overload]" as a str: `name` qualified with `lib`'s namespace if it has none.
+py::object qualifiedStr(const Library& lib, const OperatorName& name) {
+  const bool bare = name.name.find("::") == std::string::npos;
+  const bool overload = !name.overload_name.empty();
+  return newStrJoined({bare ? std::string_view(lib.ns()) : std::string_view(), bare ? "::" : "", name.name,
+                       overload ? "." : "", name.overload_name});
+}
+
+/// The Python registry's slot of a kernel of `name` ("[ns::]op[.overload]")
+/// at `dispatch` (as passed; "" for none) registered by a library of
+/// namespace `ns`: "<ns>/<op[.overload]>/<dispatch>" (seed 000's
+/// torch.library._impls key; registry.impls_key).
+py::object pythonKernelSlot(std::string_view ns, std::string_view name, std::string_view dispatch) {
+  size_t colons = name.rfind("::");
+  std::string_view op_name = colons == std::string_view::npos ? name : name.substr(colons + 2);
+  return newStrJoined({ns, "/", op_name, "/", dispatch});
 }
 
 /// `lib`'s namespace as a str (the last one asked for is kept: registrations come in runs per library).
@@ -395,7 +440,7 @@ PyObject* libraryDefineBinding(PyObject*, PyObject* const* args, Py_ssize_t narg
       tags.push_back(strArg(PySequence_Fast_GET_ITEM(seq, i), "a tag"));
     }
     OperatorName name = defineFromPython(lib, strArg(args[1], "schema"), std::string(alias_analysis), tags, args[4]);
-    py::object qualname = newStr(qualifiedText(lib, name));
+    py::object qualname = qualifiedStr(lib, name);
     const PythonRegistry& registry = pythonRegistry();
     addToTables(args[5], registry.defs, qualname.ptr());
     if (registry.listener != nullptr) {
@@ -420,13 +465,7 @@ PyObject* libraryImplBinding(PyObject*, PyObject* const* args, Py_ssize_t nargs)
     Library& lib = py::cast<Library&>(py::handle(args[0]));
     std::string_view name = strView(args[1], "name");
     std::string_view dispatch = strView(args[2], "dispatch");
-    // The registry's slot of the kernel: "<ns>/<op name[.overload]>/<dispatch key as passed>".
-    size_t colons = name.rfind("::");
-    std::string_view op_name = colons == std::string_view::npos ? name : name.substr(colons + 2);
-    std::string slot_text;
-    slot_text.reserve(lib.ns().size() + op_name.size() + dispatch.size() + 2);
-    slot_text.append(lib.ns()).append(1, '/').append(op_name).append(1, '/').append(dispatch);
-    py::object slot = newStr(slot_text);
+    py::object slot = pythonKernelSlot(lib.ns(), name, dispatch);
     const PythonRegistry& registry = pythonRegistry();
     const bool in_tables = args[7] != Py_None;  // (None: a replacement, whose slot its owner holds already)
     if (in_tables) {
@@ -437,9 +476,19 @@ PyObject* libraryImplBinding(PyObject*, PyObject* const* args, Py_ssize_t nargs)
       if (taken < 0) {
         throw py::error_already_set();
       }
-      if (taken == 1 || dispatch.empty() || dispatch == "CompositeImplicitAutograd" || dispatch == "Meta") {
+      // (The keys whose kernels are checked even in a free slot are the registry's: _set_python_registry.)
+      if (taken == 0 && registry.checked_keys != nullptr) {
+        taken = PySet_Contains(registry.checked_keys, args[2]);
+        if (taken < 0) {
+          throw py::error_already_set();
+        }
+      }
+      if (taken == 1) {
         py::object ns = namespaceStr(lib);
-        PyObject* check_args[] = {slot.ptr(), ns.ptr(), args[1], args[2], args[6]};
+        // (The check names the site as text: a frame given as the site is searched here.)
+        py::object site = PyFrame_Check(args[6]) ? registrationSite(args[6]).text
+                                                 : py::reinterpret_borrow<py::object>(args[6]);
+        PyObject* check_args[] = {slot.ptr(), ns.ptr(), args[1], args[2], site.ptr()};
         if (!py::reinterpret_steal<py::object>(
                 PyObject_Vectorcall(registry.check_kernel_slot, check_args, 5, nullptr))) {
           throw py::error_already_set();
@@ -711,9 +760,10 @@ void initDispatchBindings(py::module_& m) {
       "returns the previous one (or None).");
   m.def(
       "_set_python_registry",
-      [](py::object defs, py::object impls, py::object check_kernel_slot) {
-        OPDISPATCH_CHECK_TYPE(PySet_Check(defs.ptr()) && PySet_Check(impls.ptr()),
-                              "_set_python_registry needs the registry's defs and impls sets");
+      [](py::object defs, py::object impls, py::object check_kernel_slot, py::object checked_keys) {
+        OPDISPATCH_CHECK_TYPE(PySet_Check(defs.ptr()) && PySet_Check(impls.ptr()) && PyAnySet_Check(checked_keys.ptr()),
+                              "_set_python_registry needs the registry's defs and impls sets and a set of checked "
+                              "keys");
         OPDISPATCH_CHECK_TYPE(PyCallable_Check(check_kernel_slot.ptr()),
                               "_set_python_registry needs a callable check_kernel_slot, not ",
                               pyTypeName(check_kernel_slot.ptr()));
@@ -721,11 +771,24 @@ void initDispatchBindings(py::module_& m) {
         setReference(registry.defs, defs.ptr());
         setReference(registry.impls, impls.ptr());
         setReference(registry.check_kernel_slot, check_kernel_slot.ptr());
+        setReference(registry.checked_keys, checked_keys.ptr());
       },
-      py::arg("defs"), py::arg("impls"), py::arg("check_kernel_slot"),
+      py::arg("defs"), py::arg("impls"), py::arg("check_kernel_slot"), py::arg("checked_keys"),
       "The Python registry's tables that _library_define / _library_impl keep, and the check a kernel's slot "
-      "gets where it may be taken: check_kernel_slot(slot, ns, op_name, dispatch, site) (Note [Registration fast "
-      "path]).");
+      "gets where it may be taken: check_kernel_slot(slot, ns, op_name, dispatch, site), run where the slot "
+      "(_python_kernel_slot) is taken and for every kernel whose dispatch key (as passed) is in the set "
+      "checked_keys (Note [Registration fast path]).");
+  m.def(
+      "_python_kernel_slot",
+      [](py::handle ns, py::handle name, py::handle dispatch) {
+        return pythonKernelSlot(strView(ns.ptr(), "ns"), strView(name.ptr(), "op_name"),
+                                strView(dispatch.ptr(), "dispatch_key"));
+      },
+      py::arg("ns"), py::arg("op_name"), py::arg("dispatch_key"),
+      "The Python registry's slot of a kernel that a library of namespace `ns` registers for `op_name` "
+      "('name[.overload]', optionally 'ns::'-qualified) at `dispatch_key` (as passed; '' for none): "
+      "'<ns>/<name[.overload]>/<dispatch_key>', seed 000's torch.library._impls key. The one place of that rule "
+      "(_library_impl keeps registry.impls by it).");
   m.def(
       "_set_definition_listener",
       [](py::object listener, py::object watched) {
@@ -765,8 +828,9 @@ void initDispatchBindings(py::module_& m) {
       py::arg("paths"),
       "Sets the source files (and directories, ending in '/') whose frames are not a user's registration site "
       "(_python_call_site and the 'registered at' of Python kernels skip them); returns the previous list.");
-  m.def("_python_call_site_text", &pythonCallSiteText,
-        "'file:line' of _python_call_site (one str per site, cached), or None; what registrations record.");
+  m.def(
+      "_python_call_site_text", []() { return pythonCallSiteText(); },
+      "'file:line' of _python_call_site (one str per site, cached), or None; what registrations record.");
   m.def(
       "_python_call_site", []() -> std::optional<std::pair<std::string, int>> { return pythonCallSiteFrame(); },
       "(file, line) of the innermost Python frame outside the paths of _dispatch_set_call_site_skip_paths (the "
@@ -920,6 +984,8 @@ struct CodeInfo {
   int recent_lasti[kRecent] = {-1, -1, -1, -1};
   int recent_line[kRecent] = {0, 0, 0, 0};
   PyObject* recent_text[kRecent] = {nullptr, nullptr, nullptr, nullptr};
+  /// (Once asked for) "registered at <file>:<line>" of the recent ones.
+  InternedString recent_debug[kRecent];
 };
 
 CodeInfo& codeInfo(PyCodeObject* code) {
@@ -954,9 +1020,11 @@ void touchRecent(PyFrameObject* frame, CodeInfo& info) {
   }
   int line;
   PyObject* text;
+  InternedString debug;
   if (info.recent_lasti[i] == lasti) {
     line = info.recent_line[i];
     text = info.recent_text[i];
+    debug = std::move(info.recent_debug[i]);
   } else {  // the oldest goes
     line = PyFrame_GetLineNumber(frame);
     text = nullptr;
@@ -966,17 +1034,20 @@ void touchRecent(PyFrameObject* frame, CodeInfo& info) {
     info.recent_lasti[i] = info.recent_lasti[i - 1];
     info.recent_line[i] = info.recent_line[i - 1];
     info.recent_text[i] = info.recent_text[i - 1];
+    info.recent_debug[i] = std::move(info.recent_debug[i - 1]);
   }
   info.recent_lasti[0] = lasti;
   info.recent_line[0] = line;
   info.recent_text[0] = text;
+  info.recent_debug[0] = std::move(debug);
 }
 
 /// The CodeInfo of the innermost Python frame outside the skipped sources
-/// (where the user registered), its offset first among its recent ones; null if none.
-CodeInfo* callSiteInfo() {
+/// (where the user registered), from `from` (null: the current frame)
+/// outwards, its offset first among its recent ones; null if none.
+CodeInfo* callSiteInfo(PyFrameObject* from) {
   // (Registrations walk it several times each: the file names are read in place, without copies.)
-  PyFrameObject* frame = PyEval_GetFrame();
+  PyFrameObject* frame = from != nullptr ? from : PyEval_GetFrame();
   Py_XINCREF(frame);
   while (frame != nullptr) {
     PyCodeObject* code = PyFrame_GetCode(frame);
@@ -996,25 +1067,41 @@ CodeInfo* callSiteInfo() {
 } // namespace
 
 std::optional<std::pair<std::string, int>> pythonCallSiteFrame() {
-  if (CodeInfo* info = callSiteInfo()) {
+  if (CodeInfo* info = callSiteInfo(nullptr)) {
     return std::make_pair(info->file, info->recent_line[0]);
   }
   return std::nullopt;
 }
 
-py::object pythonCallSiteText() {
-  CodeInfo* info = callSiteInfo();
-  if (info == nullptr) {
-    return py::none();
-  }
-  if (info->recent_text[0] == nullptr) {
-    std::string text = info->file + ":" + std::to_string(info->recent_line[0]);
-    info->recent_text[0] = PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "surrogateescape");
-    if (info->recent_text[0] == nullptr) {
+namespace {
+/// The "file:line" str of `info`'s newest offset (made once).
+PyObject* recentText(CodeInfo& info) {
+  if (info.recent_text[0] == nullptr) {
+    std::string text = info.file + ":" + std::to_string(info.recent_line[0]);
+    info.recent_text[0] = PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "surrogateescape");
+    if (info.recent_text[0] == nullptr) {
       throw py::error_already_set();
     }
   }
-  return py::reinterpret_borrow<py::object>(info->recent_text[0]);
+  return info.recent_text[0];
+}
+
+Site pythonCallSiteFrom(PyFrameObject* from) {
+  CodeInfo* info = callSiteInfo(from);
+  if (info == nullptr) {
+    return {py::none(), {}};
+  }
+  py::object text = py::reinterpret_borrow<py::object>(recentText(*info));
+  if (info->recent_debug[0].empty()) {
+    info->recent_debug[0] = registeredAt(text);
+  }
+  return {std::move(text), info->recent_debug[0]};
+}
+} // namespace
+
+py::object pythonCallSiteText(PyFrameObject* from) {
+  CodeInfo* info = callSiteInfo(from);
+  return info == nullptr ? py::none() : py::reinterpret_borrow<py::object>(recentText(*info));
 }
 
 std::string pythonCallSite() {

@@ -21,8 +21,9 @@ void initIntrospectionBindings(pybind11::module_& m);
 /// layer asked to skip (_dispatch_set_call_site_skip_paths: its own
 /// registration code); nullopt if there is none.
 std::optional<std::pair<std::string, int>> pythonCallSiteFrame();
-/// "<file>:<line>" of that frame as a str (one object per site, cached), or None.
-pybind11::object pythonCallSiteText();
+/// "<file>:<line>" of that frame as a str (one object per site, cached), or
+/// None; searched from `from` outwards if given (else from the current frame).
+pybind11::object pythonCallSiteText(PyFrameObject* from = nullptr);
 /// "registered at <file>:<line>" of that frame ("registered from Python" if none).
 std::string pythonCallSite();
 

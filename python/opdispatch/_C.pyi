@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 import collections.abc
+import types
 import typing
 
 import numpy
@@ -1119,11 +1120,11 @@ def _len_torch_dispatch_stack() -> int:
     """
     The number of modes on this thread's stack.
     """
-def _library_define(lib: _DispatchLibrary, schema: str, alias_analysis: str, tags: collections.abc.Iterable[str], site: str | None, owner_defs: set[str], /) -> str:
+def _library_define(lib: _DispatchLibrary, schema: str, alias_analysis: str, tags: collections.abc.Iterable[str], site: str | types.FrameType | None, owner_defs: set[str], /) -> str:
     """
     _library_define(lib, schema, alias_analysis, tags, site, owner_defs) -> str: lib.define with positional arguments, keeping the Python registry's tables (Note [Registration fast path]); returns the qualified name.
     """
-def _library_impl(lib: _DispatchLibrary, name: str, dispatch: str, func: collections.abc.Callable[..., typing.Any], with_keyset: builtins.bool, check_aliasing: builtins.bool, site: str | None, owner_impls: set[str] | None, /) -> str:
+def _library_impl(lib: _DispatchLibrary, name: str, dispatch: str, func: collections.abc.Callable[..., typing.Any], with_keyset: builtins.bool, check_aliasing: builtins.bool, site: str | types.FrameType | None, owner_impls: set[str] | None, /) -> str:
     """
     _library_impl(lib, name, dispatch, func, with_keyset, check_aliasing, site, owner_impls) -> str: lib.impl with positional arguments, keeping the Python registry's tables (Note [Registration fast path]); returns the site recorded.
     """
@@ -1215,9 +1216,13 @@ def _set_opoverload_resolver(arg0: collections.abc.Callable[[str, str], typing.A
     """
     Registers f(name, overload_name) -> OpOverload, used for the op argument of Python fallbacks (None removes it); returns the previous one (or None).
     """
-def _set_python_registry(defs: set[str], impls: set[str], check_kernel_slot: collections.abc.Callable[[str, str, str, str, str | None], typing.Any]) -> None:
+def _set_python_registry(defs: set[str], impls: set[str], check_kernel_slot: collections.abc.Callable[[str, str, str, str, str | None], typing.Any], checked_keys: collections.abc.Set[str]) -> None:
     """
-    The Python registry's tables that _library_define / _library_impl keep, and the check a kernel's slot gets where it may be taken: check_kernel_slot(slot, ns, op_name, dispatch, site) (Note [Registration fast path]).
+    The Python registry's tables that _library_define / _library_impl keep, and the check a kernel's slot gets where it may be taken: check_kernel_slot(slot, ns, op_name, dispatch, site), run where the slot (_python_kernel_slot) is taken and for every kernel whose dispatch key (as passed) is in the set checked_keys (Note [Registration fast path]).
+    """
+def _python_kernel_slot(ns: str, op_name: str, dispatch_key: str) -> str:
+    """
+    The Python registry's slot of a kernel that a library of namespace `ns` registers for `op_name` ('name[.overload]', optionally 'ns::'-qualified) at `dispatch_key` (as passed; '' for none): '<ns>/<name[.overload]>/<dispatch_key>', seed 000's torch.library._impls key. The one place of that rule (_library_impl keeps registry.impls by it).
     """
 def _set_tensor_class(arg0: type[TensorBase]) -> None:
     """

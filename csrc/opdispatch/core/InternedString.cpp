@@ -56,7 +56,7 @@ InternedString::InternedString(const std::string& text) {
   p.texts.emplace(*text_, text_);
 }
 
-const std::string& InternedString::empty() {
+const std::string& InternedString::emptyText() {
   static const std::string e;
   return e;
 }

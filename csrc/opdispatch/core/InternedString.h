@@ -25,12 +25,16 @@ class InternedString final {
   InternedString() = default;
   /// The shared copy of `text` (implicit: registration APIs pass std::string).
   InternedString(const std::string& text);  // NOLINT(google-explicit-constructor)
+  /// The shared copy of `text` (implicit: registration APIs pass literals).
+  InternedString(const char* text) : InternedString(std::string(text)) {}  // NOLINT(google-explicit-constructor)
 
-  const std::string& str() const { return text_ ? *text_ : empty(); }
+  bool empty() const { return text_ == nullptr; }
+
+  const std::string& str() const { return text_ ? *text_ : emptyText(); }
   operator const std::string&() const { return str(); }  // NOLINT(google-explicit-constructor)
 
  private:
-  static const std::string& empty();
+  static const std::string& emptyText();
   std::shared_ptr<const std::string> text_;
 };
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include <opdispatch/core/DispatchKey.h>
 #include <opdispatch/core/InternedString.h>
 #include <opdispatch/dispatch/CppSignature.h>
 #include <opdispatch/dispatch/KernelFunction.h>
@@ -17,7 +18,8 @@
 namespace opdispatch {
 
 struct AnnotatedKernel {
-  AnnotatedKernel(KernelFunction k, std::optional<CppSignature> sig, std::unique_ptr<FunctionSchema> s, std::string d)
+  AnnotatedKernel(KernelFunction k, std::optional<CppSignature> sig, std::unique_ptr<FunctionSchema> s,
+                  InternedString d)
       : kernel(std::move(k)),
         cpp_signature(sig),
         inferred_function_schema(std::move(s)),
@@ -30,8 +32,10 @@ struct AnnotatedKernel {
   /// Where it was registered ("registered at file:line") or a debug name
   /// (one copy per text: Note [Interned debug strings]).
   InternedString debug;
+  /// The key (runtime or alias) an OperatorEntry holds it at (Undefined for backend fallbacks).
+  DispatchKey key = DispatchKey::Undefined;
 };
-/// Kernels of one key, newest first; std::list so iterators and addresses stay valid.
+/// Registered kernels, newest first (an OperatorEntry's: of all its keys; a fallback slot's: of one key); std::list so iterators and addresses stay valid.
 using AnnotatedKernelContainer = std::list<AnnotatedKernel>;
 using AnnotatedKernelContainerIterator = AnnotatedKernelContainer::iterator;
 

@@ -3,7 +3,7 @@
 
 namespace opdispatch {
 
-AnnotatedSchema::AnnotatedSchema(FunctionSchema s, std::string d, std::vector<std::string> t)
+AnnotatedSchema::AnnotatedSchema(FunctionSchema s, InternedString d, std::vector<std::string> t)
     : schema(std::move(s)),
       debug(std::move(d)),
       tags(std::move(t)) {

@@ -24,7 +24,7 @@ struct ArgumentInfo {
 /// Immutable once published (calls read it without locking); freed only
 /// once no call can see it (Note [Kernel lifetime]).
 struct AnnotatedSchema {
-  AnnotatedSchema(FunctionSchema s, std::string d, std::vector<std::string> t);
+  AnnotatedSchema(FunctionSchema s, InternedString d, std::vector<std::string> t);
   FunctionSchema schema;
   /// Where it was defined (one copy per text: Note [Interned debug strings]).
   InternedString debug;

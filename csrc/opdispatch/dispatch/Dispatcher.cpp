@@ -284,7 +284,8 @@ void OperatorHandle::release(OperatorEntry* e) noexcept {
   }
 }
 
-RegistrationHandleRAII Dispatcher::registerDef(FunctionSchema schema, std::string debug, std::vector<std::string> tags,
+RegistrationHandleRAII Dispatcher::registerDef(FunctionSchema schema, InternedString debug,
+                                               std::vector<std::string> tags,
                                                std::optional<AliasAnalysisKind> alias_analysis) {
   RegistrationHandleRAII handle = registerDefLocked(std::move(schema), std::move(debug), std::move(tags),
                                                     alias_analysis);
@@ -292,7 +293,7 @@ RegistrationHandleRAII Dispatcher::registerDef(FunctionSchema schema, std::strin
   return handle;
 }
 
-RegistrationHandleRAII Dispatcher::registerDefLocked(FunctionSchema schema, std::string debug,
+RegistrationHandleRAII Dispatcher::registerDefLocked(FunctionSchema schema, InternedString debug,
                                                      std::vector<std::string> tags,
                                                      std::optional<AliasAnalysisKind> alias_analysis) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -330,7 +331,7 @@ void Dispatcher::deregisterDef(OperatorEntry& e) {
 
 RegistrationHandleRAII Dispatcher::registerImpl(OperatorName name, std::optional<DispatchKey> key,
                                                 KernelFunction kernel, std::optional<CppSignature> cpp_signature,
-                                                std::unique_ptr<FunctionSchema> inferred_schema, std::string debug) {
+                                                std::unique_ptr<FunctionSchema> inferred_schema, InternedString debug) {
   RegistrationHandleRAII handle = registerImplLocked(std::move(name), key, std::move(kernel), std::move(cpp_signature),
                                                      std::move(inferred_schema), std::move(debug));
   Reclaimer::singleton().reclaimIfDue();  // the dispatch tables it replaced
@@ -340,7 +341,7 @@ RegistrationHandleRAII Dispatcher::registerImpl(OperatorName name, std::optional
 RegistrationHandleRAII Dispatcher::registerImplLocked(OperatorName name, std::optional<DispatchKey> key,
                                                       KernelFunction kernel, std::optional<CppSignature> cpp_signature,
                                                       std::unique_ptr<FunctionSchema> inferred_schema,
-                                                      std::string debug) {
+                                                      InternedString debug) {
   std::lock_guard<std::mutex> lock(mutex_);
   OperatorEntry& e = lookupOrCreate(name);
   AnnotatedKernelContainerIterator it;

@@ -66,7 +66,7 @@ class Dispatcher final {
   /// is already defined (naming both registration sites) or if a kernel
   /// already registered for it does not match the schema. Nothing changes
   /// when it throws.
-  RegistrationHandleRAII registerDef(FunctionSchema schema, std::string debug, std::vector<std::string> tags = {},
+  RegistrationHandleRAII registerDef(FunctionSchema schema, InternedString debug, std::vector<std::string> tags = {},
                                      std::optional<AliasAnalysisKind> alias_analysis = AliasAnalysisKind::FROM_SCHEMA);
   /// Replaces the alias analysis kind of the current definition of `name`
   /// (for bindings that define through Library, whose def takes no kind).
@@ -76,7 +76,7 @@ class Dispatcher final {
   /// Throws Error on a schema or C++ signature mismatch; nothing changes then.
   RegistrationHandleRAII registerImpl(OperatorName name, std::optional<DispatchKey> key, KernelFunction kernel,
                                       std::optional<CppSignature> cpp_signature,
-                                      std::unique_ptr<FunctionSchema> inferred_schema, std::string debug);
+                                      std::unique_ptr<FunctionSchema> inferred_schema, InternedString debug);
   /// Registers a backend fallback for runtime key `key` (used by every
   /// operator without a kernel for it); `kind` says who installs it (Note
   /// [Default fallbacks]). Throws Error if `key` is not a runtime key or
@@ -110,11 +110,11 @@ class Dispatcher final {
   OperatorEntry& lookupOrCreate(const OperatorName& name);
   bool isListed(const OperatorEntry& e) const { return e.def_and_impl_count_ > 0; }
   /// registerDef / registerImpl under the lock; the callers reclaim what they retired after it.
-  RegistrationHandleRAII registerDefLocked(FunctionSchema schema, std::string debug, std::vector<std::string> tags,
+  RegistrationHandleRAII registerDefLocked(FunctionSchema schema, InternedString debug, std::vector<std::string> tags,
                                            std::optional<AliasAnalysisKind> alias_analysis);
   RegistrationHandleRAII registerImplLocked(OperatorName name, std::optional<DispatchKey> key, KernelFunction kernel,
                                             std::optional<CppSignature> cpp_signature,
-                                            std::unique_ptr<FunctionSchema> inferred_schema, std::string debug);
+                                            std::unique_ptr<FunctionSchema> inferred_schema, InternedString debug);
   void deregisterDef(OperatorEntry& entry);
   /// Unindexes `e` and retires it to the Reclaimer if nothing refers to it
   /// any more (Note [Kernel lifetime]). Lock held.

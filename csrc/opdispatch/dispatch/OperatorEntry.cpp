@@ -99,9 +99,9 @@ const AnnotatedKernel* OperatorEntry::getKernelForDispatchKey(DispatchKey k) con
   if (!hasKernelForDispatchKey(k)) {
     return nullptr;
   }
-  for (const auto& [key, list] : kernels_) {
-    if (key == k) {
-      return &list.front();
+  for (const AnnotatedKernel& kernel : kernels_) {
+    if (kernel.key == k) {
+      return &kernel;
     }
   }
   return nullptr;
@@ -119,11 +119,9 @@ bool OperatorEntry::hasComputedKernelForDispatchKey(DispatchKey k) const {
 }
 
 std::optional<CppSignature> OperatorEntry::cppSignature() const {
-  for (const auto& kv : kernels_) {
-    for (const auto& k : kv.second) {
-      if (k.cpp_signature) {
-        return k.cpp_signature;
-      }
+  for (const AnnotatedKernel& k : kernels_) {
+    if (k.cpp_signature) {
+      return k.cpp_signature;
     }
   }
   return std::nullopt;
@@ -145,14 +143,12 @@ void OperatorEntry::checkKernelSchema(const AnnotatedKernel& k, const FunctionSc
                    "\nFix the C++ kernel's signature or the schema so that they agree.");
 }
 
-void OperatorEntry::registerSchema(FunctionSchema schema, std::string debug, std::vector<std::string> tags,
+void OperatorEntry::registerSchema(FunctionSchema schema, InternedString debug, std::vector<std::string> tags,
                                    std::optional<AliasAnalysisKind> alias_analysis) {
   OPDISPATCH_INTERNAL_ASSERT(!hasSchema(), "registerSchema on ", name_, " which already has a schema");
   OPDISPATCH_INTERNAL_ASSERT(schema.operator_name() == name_, "schema ", schema, " registered for ", name_);
-  for (const auto& kv : kernels_) {
-    for (const auto& k : kv.second) {
-      checkKernelSchema(k, schema, debug, kv.first);
-    }
+  for (const AnnotatedKernel& k : kernels_) {
+    checkKernelSchema(k, schema, debug, k.key);
   }
   schema_.store(new AnnotatedSchema(std::move(schema), std::move(debug), std::move(tags)), std::memory_order_release);
   aliasAnalysis_ = alias_analysis;
@@ -191,25 +187,26 @@ void OperatorEntry::registerTypedCallSignature(const CppSignature& sig) {
   typedCallSignature_ = sig;
 }
 
-AnnotatedKernelContainer& OperatorEntry::kernelsFor(DispatchKey key) {
-  for (auto& kv : kernels_) {
-    if (kv.first == key) {
-      return kv.second;
+void OperatorEntry::updateKernelKey(DispatchKey key) {
+  bool held = false;
+  for (const AnnotatedKernel& k : kernels_) {
+    if (k.key == key) {
+      held = true;
+      break;
     }
   }
-  kernels_.emplace_back(key, AnnotatedKernelContainer());
   if (isAliasDispatchKey(key)) {
-    aliasKernelKeys_ |= aliasBit(key);
+    aliasKernelKeys_ = held ? (aliasKernelKeys_ | aliasBit(key))
+                            : (aliasKernelKeys_ & static_cast<uint8_t>(~aliasBit(key)));
   } else {
-    runtimeKernelKeys_ = runtimeKernelKeys_.add(key);
+    runtimeKernelKeys_ = held ? runtimeKernelKeys_.add(key) : runtimeKernelKeys_.remove(key);
   }
-  return kernels_.back().second;
 }
 
 AnnotatedKernelContainerIterator OperatorEntry::registerKernel(std::optional<DispatchKey> key, KernelFunction kernel,
                                                                std::optional<CppSignature> sig,
                                                                std::unique_ptr<FunctionSchema> inferred,
-                                                               std::string debug) {
+                                                               InternedString debug) {
   DispatchKey k = key.value_or(DispatchKey::CompositeImplicitAutograd);
   OPDISPATCH_CHECK_VALUE(k != DispatchKey::Undefined, "cannot register a kernel for ", name_,
                          " at dispatch key Undefined; register it with no key (CompositeImplicitAutograd) or "
@@ -228,11 +225,12 @@ AnnotatedKernelContainerIterator OperatorEntry::registerKernel(std::optional<Dis
   if (const AnnotatedSchema* s = schemaPtr()) {
     checkKernelSchema(candidate, s->schema, s->debug, k);
   }
-  auto& list = kernelsFor(k);
-  list.emplace_front(std::move(candidate));
+  candidate.key = k;
+  kernels_.emplace_front(std::move(candidate));
+  updateKernelKey(k);
   auto [keys, undefined] = affectedEntries(k);
   updateDispatchTable(keys, undefined);
-  return list.begin();
+  return kernels_.begin();
 }
 
 namespace {
@@ -248,26 +246,10 @@ bool holds(const AnnotatedKernelContainer& list, AnnotatedKernelContainerIterato
 } // namespace
 
 void OperatorEntry::deregisterKernel(AnnotatedKernelContainerIterator it, AnnotatedKernelContainer& retired) {
-  // (The key is found from the lists, a few kernels per operator: Dispatcher::registerImplLocked.)
-  DispatchKey key = DispatchKey::Undefined;
-  for (auto kv = kernels_.begin(); kv != kernels_.end(); ++kv) {
-    if (!holds(kv->second, it)) {
-      continue;
-    }
-    key = kv->first;
-    retired.splice(retired.end(), kv->second, it);
-    if (kv->second.empty()) {
-      kernels_.erase(kv);
-      if (isAliasDispatchKey(key)) {
-        aliasKernelKeys_ &= static_cast<uint8_t>(~aliasBit(key));
-      } else {
-        runtimeKernelKeys_ = runtimeKernelKeys_.remove(key);
-      }
-    }
-    break;
-  }
-  OPDISPATCH_INTERNAL_ASSERT(key != DispatchKey::Undefined, "deregisterKernel on ", name_,
-                             ": the kernel is not registered");
+  OPDISPATCH_INTERNAL_ASSERT(holds(kernels_, it), "deregisterKernel on ", name_, ": the kernel is not registered");
+  const DispatchKey key = it->key;
+  retired.splice(retired.end(), kernels_, it);
+  updateKernelKey(key);
   auto [keys, undefined] = affectedEntries(key);
   updateDispatchTable(keys, undefined);
 }
@@ -388,18 +370,16 @@ std::string OperatorEntry::dumpState() const {
   }
   for (int i = 0; i < kNumDispatchKeys; ++i) {
     auto key = static_cast<DispatchKey>(i);
-    for (const auto& [k, list] : kernels_) {
-      if (k != key) {
+    int n = 0;
+    for (const AnnotatedKernel& ak : kernels_) {
+      if (ak.key != key) {
         continue;
       }
-      int n = 0;
-      for (const auto& ak : list) {
-        oss << toString(key) << (isAliasDispatchKey(key) ? "[alias]" : "") << (n > 0 ? " (inactive)" : "") << ": "
-            << ak.debug
-            << " :: " << (ak.inferred_function_schema ? ak.inferred_function_schema->signatureString() : "(none)")
-            << " [ " << ak.kernel.dumpState() << "]\n";
-        ++n;
-      }
+      oss << toString(key) << (isAliasDispatchKey(key) ? "[alias]" : "") << (n > 0 ? " (inactive)" : "") << ": "
+          << ak.debug
+          << " :: " << (ak.inferred_function_schema ? ak.inferred_function_schema->signatureString() : "(none)")
+          << " [ " << ak.kernel.dumpState() << "]\n";
+      ++n;
     }
   }
   return oss.str();
@@ -422,9 +402,9 @@ void OperatorEntry::checkInvariants() const {
   if (const AnnotatedSchema* s = schemaPtr()) {
     OPDISPATCH_INTERNAL_ASSERT(s->schema.operator_name() == name_, dumpState());
   }
-  for (const auto& kv : kernels_) {
-    OPDISPATCH_INTERNAL_ASSERT(!kv.second.empty(), "empty kernel list for ", kv.first, "\n", dumpState());
-    OPDISPATCH_INTERNAL_ASSERT(kv.first != DispatchKey::Undefined, dumpState());
+  for (const AnnotatedKernel& k : kernels_) {
+    OPDISPATCH_INTERNAL_ASSERT(k.key != DispatchKey::Undefined, dumpState());
+    OPDISPATCH_INTERNAL_ASSERT(hasKernelForDispatchKey(k.key), "kernel key ", k.key, " not recorded\n", dumpState());
   }
   uint64_t non_fallthrough = 0;
   for (int i = 0; i < kDispatchTableSize; ++i) {

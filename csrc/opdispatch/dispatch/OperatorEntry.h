@@ -110,7 +110,7 @@ class OperatorEntry final {
 
   // --- registration (Dispatcher mutex held) ----------------------------------
 
-  void registerSchema(FunctionSchema schema, std::string debug, std::vector<std::string> tags,
+  void registerSchema(FunctionSchema schema, InternedString debug, std::vector<std::string> tags,
                       std::optional<AliasAnalysisKind> alias_analysis);
   /// Returns the retired schema node.
   const AnnotatedSchema* deregisterSchema();
@@ -118,7 +118,7 @@ class OperatorEntry final {
   void setAliasAnalysis(std::optional<AliasAnalysisKind> kind) { aliasAnalysis_ = kind; }
   AnnotatedKernelContainerIterator registerKernel(std::optional<DispatchKey> key, KernelFunction kernel,
                                                   std::optional<CppSignature> sig,
-                                                  std::unique_ptr<FunctionSchema> inferred, std::string debug);
+                                                  std::unique_ptr<FunctionSchema> inferred, InternedString debug);
   /// Unlinks the registered kernel `it`, moving its node to the end of `retired`.
   void deregisterKernel(AnnotatedKernelContainerIterator it, AnnotatedKernelContainer& retired);
   /// Recomputes the entry of runtime key `k` (its backend fallback changed).
@@ -135,7 +135,8 @@ class OperatorEntry final {
   /// What the table holds at `k` for `chosen`: its KernelRef with the effects a call there has.
   KernelRef tableEntry(DispatchKey k, const AnnotatedKernel& chosen) const;
   const AnnotatedKernel* getKernelForDispatchKey(DispatchKey k) const;
-  AnnotatedKernelContainer& kernelsFor(DispatchKey key);
+  /// Sets or clears the bit of `key` in runtimeKernelKeys_ / aliasKernelKeys_: whether kernels_ holds a kernel at it.
+  void updateKernelKey(DispatchKey key);
   void checkKernelSchema(const AnnotatedKernel& k, const FunctionSchema& declared, const std::string& declared_debug,
                          std::optional<DispatchKey> key) const;
 
@@ -148,12 +149,15 @@ class OperatorEntry final {
   // Cold data (Dispatcher mutex held to read or write).
   OperatorName name_;
   const BackendFallbacks& fallbacks_;
-  /// Kernels per key (runtime or alias), newest first; only non-empty lists are kept.
-  std::vector<std::pair<DispatchKey, AnnotatedKernelContainer>> kernels_;
-  /// The runtime keys that have a list in kernels_ (so the table
+  /// The registered kernels of every key (runtime or alias; AnnotatedKernel::key),
+  /// newest first: those of one key, in this order, are that key's
+  /// registrations, the first the active one. One list node per kernel, no
+  /// list per key: most operators have one or two kernels.
+  AnnotatedKernelContainer kernels_;
+  /// The runtime keys that have a kernel in kernels_ (so the table
   /// computation tests bits instead of scanning).
   DispatchKeySet runtimeKernelKeys_;
-  /// Bit (k - kFirstAliasKey) is set iff kernels_ has a list for alias key k.
+  /// Bit (k - kFirstAliasKey) is set iff kernels_ has a kernel at alias key k.
   uint8_t aliasKernelKeys_ = 0;
   static_assert(static_cast<int>(kLastAliasKey) - static_cast<int>(kFirstAliasKey) < 8,
                 "aliasKernelKeys_ has one bit per alias key");

@@ -92,9 +92,10 @@ def _definitions_changed(qualnames: Iterable[str]) -> None:
 def impls_key(ns: str, op_name: str, dispatch_key: str) -> str:
     """The :data:`impls` key of a Python kernel that a library of namespace
     ``ns`` registers for ``op_name`` ("name[.overload]", optionally
-    "ns::"-qualified) at ``dispatch_key`` (as passed; "" for none).
-    PyTorch: the key computed in Library.impl."""
-    return f"{ns}/{op_name.rpartition('::')[2]}/{dispatch_key}"
+    "ns::"-qualified) at ``dispatch_key`` (as passed; "" for none):
+    "<ns>/<name[.overload]>/<dispatch_key>", made by ``_C`` (which keeps
+    :data:`impls` by the same rule). PyTorch: the key computed in Library.impl."""
+    return _C._python_kernel_slot(ns, op_name, dispatch_key)
 
 
 def _has_kernel_for_dispatch_key(qualname: str, key: str) -> bool:
@@ -165,7 +166,11 @@ def _check_new_kernel(key: str, ns: str, op_name: str, dispatch_key: str, site: 
             )
 
 
-_C._set_python_registry(defs, impls, _check_new_kernel)
+# The dispatch keys (as passed) whose kernels _check_new_kernel checks even
+# where their own slot is free: the two spellings of one slot, and Meta.
+_CHECKED_KEYS = frozenset(_SAME_SLOT) | {"Meta"}
+
+_C._set_python_registry(defs, impls, _check_new_kernel, _CHECKED_KEYS)
 
 
 class RegistrationHandle:
