@@ -4,6 +4,7 @@
 #include <opdispatch/core/Exception.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -62,7 +63,7 @@ const KindInfo& info(TypeKind k) { return kKinds[static_cast<int>(k)]; }
 
 /// Names that mean another base type (PyTorch's parser maps them).
 struct Alias {
-  const char* name;
+  std::string_view name;
   TypeKind kind;
 };
 constexpr Alias kAliases[] = {
@@ -227,9 +228,17 @@ TypePtr Type::unionOf(const std::vector<TypePtr>& members) {
   return intern(TypeKind::Union, std::move(kept), "");
 }
 
-TypePtr Type::fromName(const std::string& name) {
+TypePtr Type::fromName(std::string_view name) {
+  // (Lengths computed once: most names differ in length, so a lookup is a few compares.)
+  static constexpr auto kBaseNames = [] {
+    std::array<std::string_view, kNumBaseKinds> names{};
+    for (int k = 0; k < kNumBaseKinds; ++k) {
+      names[k] = kKinds[k].schemaName;
+    }
+    return names;
+  }();
   for (int k = 0; k < kNumBaseKinds; ++k) {
-    if (name == kKinds[k].schemaName) {
+    if (name == kBaseNames[k]) {
       return get(static_cast<TypeKind>(k));
     }
   }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace opdispatch {
@@ -75,7 +76,7 @@ class Type final {
   static TypePtr var(const std::string& name);
   /// The base type spelled `name` in a schema ("Tensor", "int",
   /// "DeviceIndex", ...), or null.
-  static TypePtr fromName(const std::string& name);
+  static TypePtr fromName(std::string_view name);
 
   static TypePtr tensor() { return get(TypeKind::Tensor); }
   static TypePtr int_() { return get(TypeKind::Int); }
