@@ -247,7 +247,7 @@ class SchemaParser {
       advance();
       name.append("::").append(expectIdent("an operator name after '::'").text);
     }
-    std::string overload;
+    std::string_view overload;
     if (nextIf('.')) {
       Token t = expectIdent("an overload name after '.'");
       // PyTorch: `default` names the overload "" in Python, and dunder names
@@ -257,11 +257,11 @@ class SchemaParser {
       }
       overload = t.text;
     }
-    return OperatorName(std::move(name), std::move(overload));
+    return OperatorName(std::move(name), std::string(overload));
   }
 
   // --- arguments and returns ------------------------------------------------
-  FunctionSchema parseSignature(OperatorName name) {
+  FunctionSchema parseSignature(OperatorName&& name) {
     ArgumentList arguments;
     expect('(');
     bool kwargOnly = false;
@@ -343,11 +343,12 @@ class SchemaParser {
         t.type = Type::optionalOf(t.type);
       }
     }
-    std::string name;
+    std::string_view nameText;
     if (!isReturn || cur().kind == TokenKind::Ident) {
-      name = expectIdent("an argument name").text;
+      nameText = expectIdent("an argument name").text;
     }
     if (!isReturn && nextIf('=')) {
+      std::string name(nameText);
       DefaultValue d = parseDefault(t.type, N, name);
       if (d.broadcastTo) {
         return Argument(std::move(name), t.type, N, Argument::BroadcastDefault{std::move(d.value), *d.broadcastTo},
@@ -355,7 +356,7 @@ class SchemaParser {
       }
       return Argument(std::move(name), t.type, N, std::move(d.value), kwargOnly, std::move(t.alias));
     }
-    return Argument(std::move(name), t.type, N, std::nullopt, kwargOnly && !isReturn, std::move(t.alias));
+    return Argument(std::string(nameText), t.type, N, std::nullopt, kwargOnly && !isReturn, std::move(t.alias));
   }
 
   int32_t parseListSize() {

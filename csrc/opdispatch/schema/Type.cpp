@@ -145,6 +145,22 @@ TypePtr Type::get(TypeKind kind) {
   return &bases[static_cast<int>(kind)];
 }
 
+// Note [Derived type caches]
+// Schemas write `T?` and `T[]` of a few types over and over (Tensor?,
+// int[], Tensor?[], SymInt[]?); each is interned once, and the type it is
+// built from remembers it, so that parsing one costs a load instead of a
+// lock, a vector and a map lookup. Racing threads intern the same type and
+// store the same pointer.
+template <class Make>
+TypePtr Type::cached(std::atomic<TypePtr>& cache, Make make) const {
+  TypePtr t = cache.load(std::memory_order_acquire);
+  if (!t) {
+    t = make();
+    cache.store(t, std::memory_order_release);
+  }
+  return t;
+}
+
 TypePtr Type::optionalOf(TypePtr elem) {
   if (elem->isOptional()) {
     return elem;
@@ -152,10 +168,12 @@ TypePtr Type::optionalOf(TypePtr elem) {
   if (elem->kind() == TypeKind::NoneType) {
     throw ValueError("NoneType? is not a type: NoneType already admits only None");
   }
-  return intern(TypeKind::Optional, {elem}, "");
+  return elem->cached(elem->optional_, [&] { return intern(TypeKind::Optional, {elem}, ""); });
 }
 
-TypePtr Type::listOf(TypePtr elem) { return intern(TypeKind::List, {elem}, ""); }
+TypePtr Type::listOf(TypePtr elem) {
+  return elem->cached(elem->list_, [&] { return intern(TypeKind::List, {elem}, ""); });
+}
 
 TypePtr Type::tupleOf(std::vector<TypePtr> elems) { return intern(TypeKind::Tuple, std::move(elems), ""); }
 
