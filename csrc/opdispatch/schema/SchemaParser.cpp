@@ -396,8 +396,7 @@ class SchemaParser {
         return t;
       }
       if (++nesting > kMaxTypeNesting) {
-        fail(prev_,
-             detail::str("type nested too deeply (more than ", kMaxTypeNesting, " levels of '[]' and '?')"));
+        fail(prev_, detail::str("type nested too deeply (more than ", kMaxTypeNesting, " levels of '[]' and '?')"));
       }
     }
   }
