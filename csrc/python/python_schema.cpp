@@ -12,6 +12,7 @@
 #include <opdispatch/schema/SchemaParser.h>
 
 #include "IValueConversion.h"
+#include "StrView.h"
 #include "python_dispatch.h"
 
 namespace py = pybind11;
@@ -243,9 +244,11 @@ void initSchemaBindings(py::module_& m) {
       .def("__str__", &FunctionSchema::toString)
       .def("__repr__", [](const FunctionSchema& s) { return "FunctionSchema(" + s.toString() + ")"; });
 
-  m.def("parse_schema", &parseSchema, py::arg("schema"), py::arg("allow_typevars") = true,
-        "Parses a schema string; raises ValueError with the position of the problem. allow_typevars: accept "
-        "type variables such as `t` (operator definitions do not). PyTorch: torch._C.parse_schema.");
+  m.def(
+      "parse_schema", [](StrView schema, bool allow_typevars) { return parseSchema(schema.text, allow_typevars); },
+      py::arg("schema"), py::arg("allow_typevars") = true,
+      "Parses a schema string; raises ValueError with the position of the problem. allow_typevars: accept "
+      "type variables such as `t` (operator definitions do not). PyTorch: torch._C.parse_schema.");
   m.def(
       "_parse_name",
       [](const std::string& n) {

@@ -2,19 +2,38 @@
 #include <opdispatch/schema/SchemaLexer.h>
 
 #include <algorithm>
+#include <array>
 #include <string_view>
 
 namespace opdispatch::detail {
 
 namespace {
-bool isIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool isDigit(char c) { return c >= '0' && c <= '9'; }
-bool isIdentChar(char c) { return isIdentStart(c) || isDigit(c); }
-bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+/// Character classes, one bit each, looked up by byte (the lexer's inner loops).
+enum CharClass : uint8_t { kIdentStart = 1, kDigit = 2, kSpace = 4, kPunct = 8 };
+constexpr auto kCharClasses = [] {
+  std::array<uint8_t, 256> classes{};
+  for (int c = 0; c < 256; ++c) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_') {
+      classes[c] = kIdentStart;
+    } else if (c >= '0' && c <= '9') {
+      classes[c] = kDigit;
+    } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
+      classes[c] = kSpace;
+    } else if (std::string_view("()[],*?!|=.-").find(static_cast<char>(c)) != std::string_view::npos) {
+      classes[c] = kPunct;
+    }
+  }
+  return classes;
+}();
+bool is(char c, uint8_t classes) { return (kCharClasses[static_cast<unsigned char>(c)] & classes) != 0; }
+bool isIdentStart(char c) { return is(c, kIdentStart); }
+bool isDigit(char c) { return is(c, kDigit); }
+bool isIdentChar(char c) { return is(c, kIdentStart | kDigit); }
+bool isSpace(char c) { return is(c, kSpace); }
 
 } // namespace
 
-std::string printable(const std::string& text) {
+std::string printable(std::string_view text) {
   static const char kHex[] = "0123456789abcdef";
   std::string out;
   for (char ch : text) {
@@ -38,182 +57,182 @@ std::string printable(const std::string& text) {
 
 namespace {
 
-/// Splits `src` into tokens, always ending with End. A lexical error becomes
-/// an Error token (and ends the list) so that the parser reports whichever
-/// error comes first in the text.
-class Lexer {
- public:
-  explicit Lexer(const std::string& src) : src_(src) {}
-
-  std::vector<Token> tokenize() {
-    std::vector<Token> tokens;
-    tokens.reserve(src_.size() / 3 + 2); // a schema has about one token per three bytes: no regrowth
-    while (true) {
-      while (i_ < src_.size() && isSpace(src_[i_])) {
-        ++i_;
-      }
-      if (i_ == src_.size()) {
-        tokens.push_back({TokenKind::End, i_, "", ""});
-        return tokens;
-      }
-      tokens.push_back(next());
-      if (tokens.back().kind == TokenKind::Error) {
-        tokens.push_back({TokenKind::End, src_.size(), "", ""});
-        return tokens;
-      }
-    }
+// PyTorch's escapes (parseStringLiteral) plus \r: everything
+// printQuotedString writes. Returns '\0' for none of them.
+char simpleEscape(char c) {
+  switch (c) {
+    case '\\':
+    case '\'':
+    case '"':
+      return c;
+    case 'a':
+      return '\a';
+    case 'b':
+      return '\b';
+    case 'f':
+      return '\f';
+    case 'n':
+      return '\n';
+    case 'r':
+      return '\r';
+    case 't':
+      return '\t';
+    case 'v':
+      return '\v';
+    default:
+      return '\0';
   }
+}
 
- private:
-  char at(size_t k) const { return k < src_.size() ? src_[k] : '\0'; }
-
-  Token make(TokenKind kind, size_t start, std::string value = "") {
-    return {kind, start, std::string_view(src_).substr(start, i_ - start), std::move(value)};
-  }
-
-  Token error(size_t start, size_t len, std::string reason) {
-    return {TokenKind::Error, start, std::string_view(src_).substr(start, len), std::move(reason)};
-  }
-
-  Token next() {
-    size_t start = i_;
-    char c = src_[i_];
-    if (isIdentStart(c)) {
-      while (i_ < src_.size() && isIdentChar(src_[i_])) {
-        ++i_;
-      }
-      return make(TokenKind::Ident, start);
-    }
-    if (isDigit(c) || (c == '.' && isDigit(at(i_ + 1)))) {
-      return number(start); // PyTorch reads `.5` as a number too
-    }
-    if (c == '"' || c == '\'') {
-      return string(start);
-    }
-    if (c == '.' && at(i_ + 1) == '.' && at(i_ + 2) == '.') {
-      i_ += 3;
-      return make(TokenKind::Ellipsis, start);
-    }
-    if (c == '$' && isDigit(at(i_ + 1))) {
-      ++i_;
-      while (isDigit(at(i_))) {
-        ++i_;
-      }
-      return make(TokenKind::FreshAlias, start);
-    }
-    if (c == '-' && at(i_ + 1) == '>') {
-      i_ += 2;
-      return make(TokenKind::Arrow, start);
-    }
-    if (c == ':' && at(i_ + 1) == ':') {
-      i_ += 2;
-      return make(TokenKind::ColonColon, start);
-    }
-    if (std::string_view("()[],*?!|=.-").find(c) != std::string_view::npos) {
-      ++i_;
-      return make(TokenKind::Punct, start);
-    }
-    return error(start, 1, "unexpected character '" + printable(std::string(1, c)) + "'");
-  }
-
-  Token number(size_t start) {
-    auto digits = [&] {
-      while (isDigit(at(i_))) {
-        ++i_;
-      }
-    };
-    digits();
-    if (at(i_) == '.') {
-      ++i_;
-      digits();
-    }
-    char e = at(i_);
-    char sign = at(i_ + 1);
-    if ((e == 'e' || e == 'E') && (isDigit(sign) || ((sign == '+' || sign == '-') && isDigit(at(i_ + 2))))) {
-      i_ += isDigit(sign) ? 1 : 2;
-      digits();
-    }
-    if (at(i_) == 'j') {
-      ++i_; // an imaginary literal; see parseNumber
-    }
-    return make(TokenKind::Number, start);
-  }
-
-  // PyTorch's escapes (parseStringLiteral) plus \r: everything
-  // printQuotedString writes. Returns '\0' for none of them.
-  static char simpleEscape(char c) {
-    switch (c) {
-      case '\\':
-      case '\'':
-      case '"':
-        return c;
-      case 'a':
-        return '\a';
-      case 'b':
-        return '\b';
-      case 'f':
-        return '\f';
-      case 'n':
-        return '\n';
-      case 'r':
-        return '\r';
-      case 't':
-        return '\t';
-      case 'v':
-        return '\v';
-      default:
-        return '\0';
-    }
-  }
-
-  Token string(size_t start) {
-    char quote = src_[i_++];
-    std::string value;
-    while (true) {
-      if (i_ >= src_.size()) {
-        return error(start, src_.size() - start, "unterminated string literal");
-      }
-      char c = src_[i_];
-      if (c == quote) {
-        ++i_;
-        return make(TokenKind::String, start, std::move(value));
-      }
-      if (c != '\\') {
-        value += c;
-        ++i_;
-        continue;
-      }
-      if (i_ + 1 >= src_.size()) {
-        return error(start, src_.size() - start, "unterminated string literal");
-      }
-      if (char simple = simpleEscape(src_[i_ + 1])) {
-        value += simple;
-        i_ += 2;
-        continue;
-      }
-      int code = 0;
-      bool octal = true;
-      for (size_t k = 1; k <= 3; ++k) {
-        char d = at(i_ + k);
-        octal = octal && d >= '0' && d <= '7';
-        code = code * 8 + (d - '0');
-      }
-      if (!octal || code > 0xff) {
-        size_t len = std::min<size_t>(octal ? 4 : 2, src_.size() - i_);
-        return error(i_, len, "invalid escape sequence '" + printable(src_.substr(i_, len)) + "' in a string literal");
-      }
-      value += static_cast<char>(code);
-      i_ += 4;
-    }
-  }
-
-  const std::string& src_;
-  size_t i_ = 0;
+/// Why a string literal is malformed, and the bytes to blame.
+struct LiteralError {
+  size_t pos = 0;
+  size_t len = 0;
+  std::string reason;
 };
+
+/// Reads the string literal that starts (with its quote) at `src[start]`,
+/// appending its value to `*value` if given. Returns the offset after the
+/// closing quote, or npos for a malformed literal, described in `*err`.
+size_t scanStringLiteral(std::string_view src, size_t start, std::string* value, LiteralError* err) {
+  auto at = [&](size_t k) { return k < src.size() ? src[k] : '\0'; };
+  const char quote = src[start];
+  size_t i = start + 1;
+  while (true) {
+    if (i >= src.size() || (src[i] == '\\' && i + 1 >= src.size())) {
+      *err = {start, src.size() - start, "unterminated string literal"};
+      return std::string_view::npos;
+    }
+    char c = src[i];
+    if (c == quote) {
+      return i + 1;
+    }
+    if (c != '\\') {
+      if (value) {
+        *value += c;
+      }
+      ++i;
+      continue;
+    }
+    if (char simple = simpleEscape(src[i + 1])) {
+      if (value) {
+        *value += simple;
+      }
+      i += 2;
+      continue;
+    }
+    int code = 0;
+    bool octal = true;
+    for (size_t k = 1; k <= 3; ++k) {
+      char d = at(i + k);
+      octal = octal && d >= '0' && d <= '7';
+      code = code * 8 + (d - '0');
+    }
+    if (!octal || code > 0xff) {
+      size_t len = std::min<size_t>(octal ? 4 : 2, src.size() - i);
+      *err = {i, len, "invalid escape sequence '" + printable(src.substr(i, len)) + "' in a string literal"};
+      return std::string_view::npos;
+    }
+    if (value) {
+      *value += static_cast<char>(code);
+    }
+    i += 4;
+  }
+}
 
 } // namespace
 
-std::vector<Token> tokenizeSchema(const std::string& src) { return Lexer(src).tokenize(); }
+Token SchemaLexer::fail(size_t start, size_t len, std::string reason) {
+  error_ = std::move(reason);
+  i_ = src_.size(); // every later token is End
+  return {TokenKind::Error, start, src_.substr(start, len)};
+}
+
+Token SchemaLexer::next() {
+  while (i_ < src_.size() && isSpace(src_[i_])) {
+    ++i_;
+  }
+  const size_t start = i_;
+  if (i_ == src_.size()) {
+    return {TokenKind::End, start, {}};
+  }
+  char c = src_[i_];
+  if (isIdentStart(c)) {
+    while (++i_ < src_.size() && isIdentChar(src_[i_])) {
+    }
+    return make(TokenKind::Ident, start);
+  }
+  if (isDigit(c) || (c == '.' && isDigit(at(i_ + 1)))) {
+    return number(start); // PyTorch reads `.5` as a number too
+  }
+  if (c == '"' || c == '\'') {
+    return string(start);
+  }
+  if (c == '.' && at(i_ + 1) == '.' && at(i_ + 2) == '.') {
+    i_ += 3;
+    return make(TokenKind::Ellipsis, start);
+  }
+  if (c == '$' && isDigit(at(i_ + 1))) {
+    ++i_;
+    while (isDigit(at(i_))) {
+      ++i_;
+    }
+    return make(TokenKind::FreshAlias, start);
+  }
+  if (c == '-' && at(i_ + 1) == '>') {
+    i_ += 2;
+    return make(TokenKind::Arrow, start);
+  }
+  if (c == ':' && at(i_ + 1) == ':') {
+    i_ += 2;
+    return make(TokenKind::ColonColon, start);
+  }
+  if (is(c, kPunct)) {
+    ++i_;
+    return make(TokenKind::Punct, start);
+  }
+  return fail(start, 1, "unexpected character '" + printable(std::string_view(&c, 1)) + "'");
+}
+
+Token SchemaLexer::number(size_t start) {
+  auto digits = [&] {
+    while (isDigit(at(i_))) {
+      ++i_;
+    }
+  };
+  digits();
+  if (at(i_) == '.') {
+    ++i_;
+    digits();
+  }
+  char e = at(i_);
+  char sign = at(i_ + 1);
+  if ((e == 'e' || e == 'E') && (isDigit(sign) || ((sign == '+' || sign == '-') && isDigit(at(i_ + 2))))) {
+    i_ += isDigit(sign) ? 1 : 2;
+    digits();
+  }
+  if (at(i_) == 'j') {
+    ++i_; // an imaginary literal; see parseNumber
+  }
+  return make(TokenKind::Number, start);
+}
+
+Token SchemaLexer::string(size_t start) {
+  LiteralError err;
+  size_t end = scanStringLiteral(src_, start, nullptr, &err);
+  if (end == std::string_view::npos) {
+    return fail(err.pos, err.len, std::move(err.reason));
+  }
+  i_ = end;
+  return make(TokenKind::String, start);
+}
+
+std::string decodeStringLiteral(std::string_view literal) {
+  std::string value;
+  LiteralError err;
+  scanStringLiteral(literal, 0, &value, &err); // (lexed: well-formed)
+  return value;
+}
 
 size_t firstInvalidUtf8(const std::string& s) {
   size_t i = 0;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <charconv>
 #include <limits>
+#include <new>
 #include <optional>
 #include <string_view>
 #include <unordered_set>
@@ -18,6 +19,7 @@ namespace {
 
 using detail::firstInvalidUtf8;
 using detail::printable;
+using detail::SchemaLexer;
 using detail::Token;
 using detail::TokenKind;
 
@@ -70,6 +72,53 @@ constexpr size_t kMaxUnionMembers = 64;
 /// Largest N to which a single default value is broadcast (`int[N] x=0`).
 constexpr int32_t kMaxBroadcastDefault = 1 << 16;
 
+/// Arguments or returns as the parser reads them: the first kInline on the
+/// stack, so that the schema's vector is allocated once, at its final size
+/// (it lives as long as the operator).
+class ArgumentList {
+ public:
+  ArgumentList() = default;
+  ArgumentList(const ArgumentList&) = delete;
+  ArgumentList& operator=(const ArgumentList&) = delete;
+  ~ArgumentList() {
+    for (size_t i = 0; i < std::min(size_, kInline); ++i) {
+      slot(i)->~Argument();
+    }
+  }
+
+  /// Adds the argument `make()` returns (built in place) and returns it.
+  template <class Make>
+  const Argument& emplace(Make make) {
+    const Argument* a = size_ < kInline ? new (slot(size_)) Argument(make()) : &overflow_.emplace_back(make());
+    ++size_;
+    return *a;
+  }
+  size_t size() const { return size_; }
+  const Argument& operator[](size_t i) const {
+    return i < kInline ? *reinterpret_cast<const Argument*>(inline_ + i * sizeof(Argument)) : overflow_[i - kInline];
+  }
+  /// The arguments, moved into a vector of their number.
+  std::vector<Argument> take() {
+    std::vector<Argument> out;
+    out.reserve(size_);
+    for (size_t i = 0; i < std::min(size_, kInline); ++i) {
+      out.push_back(std::move(*slot(i)));
+    }
+    for (auto& a : overflow_) {
+      out.push_back(std::move(a));
+    }
+    return out;
+  }
+
+ private:
+  static constexpr size_t kInline = 8;
+  Argument* slot(size_t i) { return std::launder(reinterpret_cast<Argument*>(inline_ + i * sizeof(Argument))); }
+
+  alignas(Argument) unsigned char inline_[kInline * sizeof(Argument)];
+  size_t size_ = 0;
+  std::vector<Argument> overflow_;
+};
+
 /// A type as written before an argument's name, with its alias annotation.
 struct AnnotatedType {
   TypePtr type;
@@ -78,9 +127,10 @@ struct AnnotatedType {
 
 class SchemaParser {
  public:
-  SchemaParser(const std::string& src, bool allowTypeVars)
+  SchemaParser(std::string_view src, bool allowTypeVars)
       : src_(src),
-        tokens_(detail::tokenizeSchema(src)),
+        lexer_(src),
+        cur_(lexer_.next()),
         allowTypeVars_(allowTypeVars) {}
 
   std::variant<OperatorName, FunctionSchema> parseDeclaration() {
@@ -111,13 +161,22 @@ class SchemaParser {
   }
 
  private:
-  // --- tokens ---------------------------------------------------------------
-  const Token& cur() const { return tokens_[i_]; }
-  const Token& peek() const { return tokens_[std::min(i_ + 1, tokens_.size() - 1)]; }
-  const Token& advance() {
-    const Token& t = tokens_[i_];
+  // --- tokens (Note [Pull lexer]) -------------------------------------------
+  const Token& cur() const { return cur_; }
+  const Token& peek() {
+    if (!hasPeeked_) {
+      peeked_ = lexer_.next();
+      hasPeeked_ = true;
+    }
+    return peeked_;
+  }
+  /// Consumes the current token (End stays) and returns it.
+  Token advance() {
+    Token t = cur_;
     if (t.kind != TokenKind::End) {
-      ++i_;
+      prev_ = t;
+      cur_ = hasPeeked_ ? peeked_ : lexer_.next();
+      hasPeeked_ = false;
     }
     return t;
   }
@@ -135,14 +194,14 @@ class SchemaParser {
     }
     return false;
   }
-  const Token& expect(char punct) {
+  Token expect(char punct) {
     if (!cur().is(punct)) {
       unexpected(std::string("'") + punct + "'");
     }
     return advance();
   }
   // `what` is a literal: no string is built unless there is an error.
-  const Token& expectIdent(const char* what) {
+  Token expectIdent(const char* what) {
     if (cur().kind != TokenKind::Ident) {
       unexpected(what);
     }
@@ -174,9 +233,9 @@ class SchemaParser {
 
   /// The current token is not what the grammar allows here.
   [[noreturn]] void unexpected(const std::string& expected) const {
-    const Token& t = cur();
+    Token t = cur();
     if (t.kind == TokenKind::Error) {
-      fail(t, t.value);
+      fail(t, lexer_.error());
     }
     fail(t, "expected " + expected + " but found " + describe(t));
   }
@@ -188,9 +247,9 @@ class SchemaParser {
       advance();
       name.append("::").append(expectIdent("an operator name after '::'").text);
     }
-    std::string overload;
+    std::string_view overload;
     if (nextIf('.')) {
-      const Token& t = expectIdent("an overload name after '.'");
+      Token t = expectIdent("an overload name after '.'");
       // PyTorch: `default` names the overload "" in Python, and dunder names
       // are Python attributes.
       if (t.text == "default" || t.text.rfind("__", 0) == 0) {
@@ -198,12 +257,12 @@ class SchemaParser {
       }
       overload = t.text;
     }
-    return OperatorName(std::move(name), std::move(overload));
+    return OperatorName(std::move(name), std::string(overload));
   }
 
   // --- arguments and returns ------------------------------------------------
-  FunctionSchema parseSignature(OperatorName name) {
-    std::vector<Argument> arguments;
+  FunctionSchema parseSignature(OperatorName&& name) {
+    ArgumentList arguments;
     expect('(');
     bool kwargOnly = false;
     bool seenDefault = false;
@@ -219,7 +278,8 @@ class SchemaParser {
         }
         if (cur().kind == TokenKind::Ellipsis) {
           // PyTorch: vararg schemas cannot have default values.
-          for (const auto& a : arguments) {
+          for (size_t k = 0; k < arguments.size(); ++k) {
+            const Argument& a = arguments[k];
             if (a.has_default_value()) {
               fail(cur(), "argument '" + a.name() +
                               "' has a default value, which a schema with varargs "
@@ -230,15 +290,14 @@ class SchemaParser {
           isVararg = true;
           continue;
         }
-        const Token& start = cur();
-        Argument arg = parseArgument(/*isReturn=*/false, kwargOnly);
+        Token start = cur();
+        const Argument& arg = arguments.emplace([&] { return parseArgument(/*isReturn=*/false, kwargOnly); });
         // PyTorch: FunctionSchema::checkSchema (lists are exempt for BC).
         if (arg.has_default_value()) {
           seenDefault = true;
         } else if (seenDefault && !kwargOnly && !arg.type()->isList()) {
           fail(start, "non-default argument '" + arg.name() + "' follows default argument");
         }
-        arguments.push_back(std::move(arg));
       } while (nextIf(','));
     }
     expect(')');
@@ -246,7 +305,7 @@ class SchemaParser {
       unexpected("'->'");
     }
     advance();
-    std::vector<Argument> returns;
+    ArgumentList returns;
     bool isVarret = false;
     if (nextIf(TokenKind::Ellipsis)) {
       isVarret = true;
@@ -259,15 +318,15 @@ class SchemaParser {
           if (nextIf(TokenKind::Ellipsis)) {
             isVarret = true;
           } else {
-            returns.push_back(parseArgument(/*isReturn=*/true, false));
+            returns.emplace([&] { return parseArgument(/*isReturn=*/true, false); });
           }
         } while (nextIf(','));
       }
       expect(')');
     } else {
-      returns.push_back(parseArgument(/*isReturn=*/true, false));
+      returns.emplace([&] { return parseArgument(/*isReturn=*/true, false); });
     }
-    return FunctionSchema(std::move(name), std::move(arguments), std::move(returns), isVararg, isVarret);
+    return FunctionSchema(std::move(name), arguments.take(), returns.take(), isVararg, isVarret);
   }
 
   /// One argument or return.
@@ -284,11 +343,12 @@ class SchemaParser {
         t.type = Type::optionalOf(t.type);
       }
     }
-    std::string name;
+    std::string_view nameText;
     if (!isReturn || cur().kind == TokenKind::Ident) {
-      name = expectIdent("an argument name").text;
+      nameText = expectIdent("an argument name").text;
     }
     if (!isReturn && nextIf('=')) {
+      std::string name(nameText);
       DefaultValue d = parseDefault(t.type, N, name);
       if (d.broadcastTo) {
         return Argument(std::move(name), t.type, N, Argument::BroadcastDefault{std::move(d.value), *d.broadcastTo},
@@ -296,11 +356,11 @@ class SchemaParser {
       }
       return Argument(std::move(name), t.type, N, std::move(d.value), kwargOnly, std::move(t.alias));
     }
-    return Argument(std::move(name), t.type, N, std::nullopt, kwargOnly && !isReturn, std::move(t.alias));
+    return Argument(std::string(nameText), t.type, N, std::nullopt, kwargOnly && !isReturn, std::move(t.alias));
   }
 
   int32_t parseListSize() {
-    const Token& t = cur();
+    Token t = cur();
     int32_t n = 0;
     const char* last = t.text.data() + t.text.size();
     auto r = std::from_chars(t.text.data(), last, n);
@@ -330,14 +390,13 @@ class SchemaParser {
         t.type = Type::listOf(t.type);
         t.alias = wrapInList(std::move(t.alias));
       } else if (cur().is('?')) {
-        const Token& q = advance();
+        Token q = advance();
         t.type = typeOrFail(q, [&] { return Type::optionalOf(t.type); });
       } else {
         return t;
       }
       if (++nesting > kMaxTypeNesting) {
-        fail(tokens_[i_ - 1],
-             detail::str("type nested too deeply (more than ", kMaxTypeNesting, " levels of '[]' and '?')"));
+        fail(prev_, detail::str("type nested too deeply (more than ", kMaxTypeNesting, " levels of '[]' and '?')"));
       }
     }
   }
@@ -358,7 +417,7 @@ class SchemaParser {
   TypePtr parseContainedType(int depth) { return parseType(depth + 1).type->fakeType(); }
 
   AnnotatedType parseTypeHead(int depth) {
-    const Token& head = cur();
+    Token head = cur();
     if (head.is('(')) {
       advance();
       std::vector<TypePtr> elems;
@@ -384,7 +443,7 @@ class SchemaParser {
     }
     if (word == "Dict") {
       expect('(');
-      const Token& keyAt = cur();
+      Token keyAt = cur();
       TypePtr key = parseContainedType(depth);
       expect(',');
       TypePtr value = parseContainedType(depth);
@@ -409,7 +468,7 @@ class SchemaParser {
            "custom class types (__torch__.torch.classes.<ns>.<Class>) are not supported: opdispatch "
            "has no registry of C++ classes; pass the object's state as tensors and values instead");
     }
-    TypePtr base = Type::fromName(std::string(word));  // (a type name is short: no heap block)
+    TypePtr base = Type::fromName(word);
     if (!base) {
       if (allowTypeVars_ && word[0] >= 'a' && word[0] <= 'z') {
         base = Type::var(std::string(word));
@@ -483,7 +542,7 @@ class SchemaParser {
     std::unordered_set<std::string_view> seen;
     bool wildcard = false;
     do {
-      const Token& t = cur();
+      Token t = cur();
       if (!t.is('*') && t.kind != TokenKind::Ident && t.kind != TokenKind::FreshAlias) {
         unexpected("an alias set name or '*'");
       }
@@ -567,7 +626,7 @@ class SchemaParser {
                       "str lists can");
     }
     if (N && !cur().is('[')) {
-      const Token& at = cur();
+      Token at = cur();
       if (at.kind == TokenKind::Ident && !at.isWord("True") && !at.isWord("False")) {
         failDefault(listType, arg); // PyTorch: no keywords (`float`, `strided`) outside brackets
       }
@@ -624,7 +683,7 @@ class SchemaParser {
 
   [[noreturn]] void failDefault(TypePtr type, const std::string& arg) const {
     if (cur().kind == TokenKind::Error) {
-      fail(cur(), cur().value);
+      fail(cur(), lexer_.error());
     }
     fail(cur(), "expected a default value of type " + type->toString() + " for argument '" + arg + "' but found " +
                     describe(cur()));
@@ -633,7 +692,7 @@ class SchemaParser {
   /// One value of a non-list, non-optional type. `intToFloat`: an int
   /// literal for a float becomes a double (not inside `float?`).
   IValue parseConstant(TypePtr type, bool intToFloat, const std::string& arg) {
-    const Token& t = cur();
+    Token t = cur();
     TypeKind kind = type->kind();
     if (isIntLike(kind) && t.kind == TokenKind::Ident) {
       if (auto v = intKeyword(std::string(t.text), kind)) {
@@ -654,19 +713,20 @@ class SchemaParser {
         break;
       case TypeKind::Str:
         if (t.kind == TokenKind::String) {
-          size_t bad = firstInvalidUtf8(t.value);
+          std::string value = detail::decodeStringLiteral(t.text);
+          size_t bad = firstInvalidUtf8(value);
           if (bad != std::string::npos) {
             fail(t, detail::str("the default value of argument '", arg, "' is not valid UTF-8 (byte ", bad,
                                 " of the string): a str default must be text that Python can hold"));
           }
           advance();
-          return IValue(t.value);
+          return IValue(std::move(value));
         }
         break;
       case TypeKind::Device:
         if (t.kind == TokenKind::String) {
           try {
-            Device d(t.value);
+            Device d(detail::decodeStringLiteral(t.text));
             advance();
             return IValue(d);
           } catch (const ValueError& e) {
@@ -690,7 +750,7 @@ class SchemaParser {
         return parseNumber(type, intToFloat, arg);
       default:
         if (isIntLike(kind)) {
-          const Token& at = cur().is('-') ? peek() : cur();
+          Token at = cur().is('-') ? peek() : cur();
           IValue v = parseNumber(type, false, arg);
           return checkEnum(at, v.toInt(), kind, arg);
         }
@@ -770,7 +830,7 @@ class SchemaParser {
   IValue parseNumber(TypePtr type, bool intToFloat, const std::string& arg) {
     bool floating = type->kind() == TypeKind::Float || type->kind() == TypeKind::Scalar;
     bool negative = nextIf('-');
-    const Token& t = cur();
+    Token t = cur();
     if (floating && (t.isWord("inf") || t.isWord("nan"))) {
       advance();
       double v = t.text == "inf" ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
@@ -809,16 +869,19 @@ class SchemaParser {
     return IValue(v);
   }
 
-  const std::string& src_;
-  std::vector<Token> tokens_;
-  size_t i_ = 0;
+  std::string_view src_;
+  SchemaLexer lexer_;
+  Token cur_;
+  Token peeked_{}; ///< the token after cur_, once peek() has read it
+  bool hasPeeked_ = false;
+  Token prev_{}; ///< the last token consumed
   bool allowTypeVars_;
   int nextFreshAlias_ = 0; ///< the k of the next `!` shorthand's set `$k`
 };
 
 } // namespace
 
-FunctionSchema parseSchema(const std::string& schema, bool allowTypeVars) {
+FunctionSchema parseSchema(std::string_view schema, bool allowTypeVars) {
   return SchemaParser(schema, allowTypeVars).parseSchemaOnly();
 }
 
@@ -830,7 +893,7 @@ bool isNameChar(char c) { return isNameStart(c) || (c >= '0' && c <= '9'); }
 /// with nothing around it and a legal overload name (registrations and
 /// lookups name operators so). nullopt for anything else, which the parser
 /// reads and, if it is wrong, reports.
-std::optional<OperatorName> plainName(const std::string& s) {
+std::optional<OperatorName> plainName(std::string_view s) {
   size_t i = 0;
   auto ident = [&] {
     if (i == s.size() || !isNameStart(s[i])) {
@@ -850,7 +913,7 @@ std::optional<OperatorName> plainName(const std::string& s) {
     }
   }
   if (i == s.size()) {
-    return OperatorName(s, "");
+    return OperatorName(std::string(s), "");
   }
   const size_t name_end = i;
   if (s[i++] != '.' || !ident() || i != s.size()) {
@@ -860,18 +923,18 @@ std::optional<OperatorName> plainName(const std::string& s) {
   if (overload == "default" || overload.substr(0, 2) == "__") {  // not legal: the parser says why
     return std::nullopt;
   }
-  return OperatorName(s.substr(0, name_end), std::string(overload));
+  return OperatorName(std::string(s.substr(0, name_end)), std::string(overload));
 }
 } // namespace
 
-OperatorName parseName(const std::string& name) {
+OperatorName parseName(std::string_view name) {
   if (auto plain = plainName(name)) {
     return std::move(*plain);
   }
   return SchemaParser(name, false).parseNameOnly();
 }
 
-std::variant<OperatorName, FunctionSchema> parseSchemaOrName(const std::string& text, bool allowTypeVars) {
+std::variant<OperatorName, FunctionSchema> parseSchemaOrName(std::string_view text, bool allowTypeVars) {
   return SchemaParser(text, allowTypeVars).parseDeclaration();
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <variant>
 
 #include <opdispatch/schema/FunctionSchema.h>
@@ -19,13 +20,13 @@ namespace opdispatch {
 /// self, t(c -> *) el) -> t[](a!)`); PyTorch accepts them in
 /// torch._C.parse_schema but not in operator definitions, so the default is
 /// the definitions' rule.
-FunctionSchema parseSchema(const std::string& schema, bool allowTypeVars = false);
+FunctionSchema parseSchema(std::string_view schema, bool allowTypeVars = false);
 
 /// Parses "ns::name" or "ns::name.overload" (no argument list).
 /// Throws ValueError like parseSchema.
-OperatorName parseName(const std::string& name);
+OperatorName parseName(std::string_view name);
 
 /// Parses either a full schema or just a name (what Library::def accepts).
-std::variant<OperatorName, FunctionSchema> parseSchemaOrName(const std::string& text, bool allowTypeVars = false);
+std::variant<OperatorName, FunctionSchema> parseSchemaOrName(std::string_view text, bool allowTypeVars = false);
 
 } // namespace opdispatch

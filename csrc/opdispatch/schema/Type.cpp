@@ -4,6 +4,7 @@
 #include <opdispatch/core/Exception.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -62,7 +63,7 @@ const KindInfo& info(TypeKind k) { return kKinds[static_cast<int>(k)]; }
 
 /// Names that mean another base type (PyTorch's parser maps them).
 struct Alias {
-  const char* name;
+  std::string_view name;
   TypeKind kind;
 };
 constexpr Alias kAliases[] = {
@@ -144,6 +145,22 @@ TypePtr Type::get(TypeKind kind) {
   return &bases[static_cast<int>(kind)];
 }
 
+// Note [Derived type caches]
+// Schemas write `T?` and `T[]` of a few types over and over (Tensor?,
+// int[], Tensor?[], SymInt[]?); each is interned once, and the type it is
+// built from remembers it, so that parsing one costs a load instead of a
+// lock, a vector and a map lookup. Racing threads intern the same type and
+// store the same pointer.
+template <class Make>
+TypePtr Type::cached(std::atomic<TypePtr>& cache, Make make) const {
+  TypePtr t = cache.load(std::memory_order_acquire);
+  if (!t) {
+    t = make();
+    cache.store(t, std::memory_order_release);
+  }
+  return t;
+}
+
 TypePtr Type::optionalOf(TypePtr elem) {
   if (elem->isOptional()) {
     return elem;
@@ -151,10 +168,12 @@ TypePtr Type::optionalOf(TypePtr elem) {
   if (elem->kind() == TypeKind::NoneType) {
     throw ValueError("NoneType? is not a type: NoneType already admits only None");
   }
-  return intern(TypeKind::Optional, {elem}, "");
+  return elem->cached(elem->optional_, [&] { return intern(TypeKind::Optional, {elem}, ""); });
 }
 
-TypePtr Type::listOf(TypePtr elem) { return intern(TypeKind::List, {elem}, ""); }
+TypePtr Type::listOf(TypePtr elem) {
+  return elem->cached(elem->list_, [&] { return intern(TypeKind::List, {elem}, ""); });
+}
 
 TypePtr Type::tupleOf(std::vector<TypePtr> elems) { return intern(TypeKind::Tuple, std::move(elems), ""); }
 
@@ -227,9 +246,17 @@ TypePtr Type::unionOf(const std::vector<TypePtr>& members) {
   return intern(TypeKind::Union, std::move(kept), "");
 }
 
-TypePtr Type::fromName(const std::string& name) {
+TypePtr Type::fromName(std::string_view name) {
+  // (Lengths computed once: most names differ in length, so a lookup is a few compares.)
+  static constexpr auto kBaseNames = [] {
+    std::array<std::string_view, kNumBaseKinds> names{};
+    for (int k = 0; k < kNumBaseKinds; ++k) {
+      names[k] = kKinds[k].schemaName;
+    }
+    return names;
+  }();
   for (int k = 0; k < kNumBaseKinds; ++k) {
-    if (name == kKinds[k].schemaName) {
+    if (name == kBaseNames[k]) {
       return get(static_cast<TypeKind>(k));
     }
   }

@@ -3,9 +3,11 @@
 // types are the same object, so a TypePtr compares by pointer.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace opdispatch {
@@ -75,7 +77,7 @@ class Type final {
   static TypePtr var(const std::string& name);
   /// The base type spelled `name` in a schema ("Tensor", "int",
   /// "DeviceIndex", ...), or null.
-  static TypePtr fromName(const std::string& name);
+  static TypePtr fromName(std::string_view name);
 
   static TypePtr tensor() { return get(TypeKind::Tensor); }
   static TypePtr int_() { return get(TypeKind::Int); }
@@ -122,10 +124,16 @@ class Type final {
  private:
   Type(TypeKind k, std::vector<TypePtr> contained, std::string name);
   static TypePtr intern(TypeKind kind, std::vector<TypePtr> contained, std::string name);
+  /// `make()` (an interned type built from this one), remembered in `cache`.
+  template <class Make>
+  TypePtr cached(std::atomic<TypePtr>& cache, Make make) const;
   TypeKind kind_;
   TypePtr elem_;
   std::vector<TypePtr> contained_;
   std::string name_;
+  /// optionalOf(this) and listOf(this) once made (Note [Derived type caches]).
+  mutable std::atomic<TypePtr> optional_{nullptr};
+  mutable std::atomic<TypePtr> list_{nullptr};
 };
 
 std::ostream& operator<<(std::ostream& os, TypePtr t);
