@@ -75,7 +75,10 @@ def opdispatch_rows(iters: int, rounds: int) -> dict[str, dict[str, float]]:
 
     subprocess.run([_tool("cmake"), "-S", str(HERE / "cpp"), "-B", str(BUILD), "-G", "Ninja",
                     f"-DCMAKE_MAKE_PROGRAM={_tool('ninja')}", "-DCMAKE_BUILD_TYPE=Release",
-                    f"-DCMAKE_PREFIX_PATH={cpp_extension.cmake_prefix_path()}"],
+                    f"-DCMAKE_PREFIX_PATH={cpp_extension.cmake_prefix_path()}",
+                    # (find_package keeps the first package it found in the cache: name this one, or a build
+                    # directory first configured against another installation keeps using that one.)
+                    f"-Dopdispatch_DIR={Path(cpp_extension.cmake_prefix_path()) / 'opdispatch'}"],
                    check=True, capture_output=True)
     subprocess.run([_tool("cmake"), "--build", str(BUILD)], check=True, capture_output=True)
     out = subprocess.run([str(BUILD / "bench_dispatch"), str(iters), str(rounds)], check=True,
