@@ -84,8 +84,8 @@ class OperatorHandle {
   /// Calls with the arguments on top of `stack`; leaves the results there
   /// (Note [One call path]). Throws Error if the operator has no schema or
   /// the stack holds fewer values than it has arguments, NotImplementedError
-  /// if no kernel serves the keys. Inline, defined in CallUnit.h (which
-  /// Dispatcher.h and library.h include): Note [The boxed call is inline].
+  /// if no kernel serves the keys. Inline, defined in CallUnit.h (included
+  /// at the end of this header): Note [The boxed call is inline].
   inline void callBoxed(Stack* stack) const;
   void callBoxed(Stack& stack) const { callBoxed(&stack); }
   /// Calls the kernel for `ks` (already restricted by the caller, typically
@@ -117,3 +117,7 @@ class OperatorHandle {
 };
 
 } // namespace opdispatch
+
+// The boxed call's inline definition, so that every caller of callBoxed has
+// it (Note [The boxed call is inline]).
+#include <opdispatch/dispatch/CallUnit.h>
