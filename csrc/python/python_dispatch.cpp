@@ -993,9 +993,10 @@ CodeInfo& codeInfo(PyCodeObject* code) {
   static std::unordered_map<PyCodeObject*, CodeInfo> infos;
   auto it = infos.find(code);
   if (it == infos.end()) {
+    CodeInfo fresh;
+    fresh.file = displayText(code->co_filename);  // (a path may hold undecodable bytes: surrogates)
     Py_INCREF(code);
-    // A path may hold undecodable bytes (surrogates).
-    it = infos.emplace(code, CodeInfo{displayText(code->co_filename)}).first;
+    it = infos.emplace(code, std::move(fresh)).first;
   }
   CodeInfo& info = it->second;
   const SkippedSources& skipped = skippedSources();
