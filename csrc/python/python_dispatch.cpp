@@ -255,10 +255,9 @@ OperatorName defineFromPython(Library& lib, const std::string& schema, const std
 
 /// Library.impl from Python: registers `func` (or a fallthrough for the
 /// fallthrough kernel) as the kernel of `name` at `dispatch`, registered at
-/// `site` (registrationSite); returns the site recorded.
+/// `site` (registrationSite's); returns the site recorded.
 py::object implFromPython(Library& lib, const std::string& name, const std::string& dispatch, py::handle func,
-                          bool with_keyset, bool check_aliasing, py::handle site_arg) {
-  Site site = registrationSite(site_arg);
+                          bool with_keyset, bool check_aliasing, Site site) {
   if (gFallthroughKernel != nullptr && func.ptr() == gFallthroughKernel) {
     OPDISPATCH_CHECK_VALUE(!check_aliasing, "impl(", name, "): a fallthrough kernel cannot take check_aliasing");
     lib.impl(name, withKey(dispatch, CppFunction::makeFallthrough().debug(std::move(site.debug))));
@@ -466,6 +465,7 @@ PyObject* libraryImplBinding(PyObject*, PyObject* const* args, Py_ssize_t nargs)
     std::string_view name = strView(args[1], "name");
     std::string_view dispatch = strView(args[2], "dispatch");
     py::object slot = pythonKernelSlot(lib.ns(), name, dispatch);
+    Site site = registrationSite(args[6]);  // (once: the slot check names it, the kernel records it)
     const PythonRegistry& registry = pythonRegistry();
     const bool in_tables = args[7] != Py_None;  // (None: a replacement, whose slot its owner holds already)
     if (in_tables) {
@@ -485,22 +485,19 @@ PyObject* libraryImplBinding(PyObject*, PyObject* const* args, Py_ssize_t nargs)
       }
       if (taken == 1) {
         py::object ns = namespaceStr(lib);
-        // (The check names the site as text: a frame given as the site is searched here.)
-        py::object site = PyFrame_Check(args[6]) ? registrationSite(args[6]).text
-                                                 : py::reinterpret_borrow<py::object>(args[6]);
-        PyObject* check_args[] = {slot.ptr(), ns.ptr(), args[1], args[2], site.ptr()};
+        PyObject* check_args[] = {slot.ptr(), ns.ptr(), args[1], args[2], site.text.ptr()};
         if (!py::reinterpret_steal<py::object>(
                 PyObject_Vectorcall(registry.check_kernel_slot, check_args, 5, nullptr))) {
           throw py::error_already_set();
         }
       }
     }
-    py::object site = implFromPython(lib, std::string(name), std::string(dispatch), args[3], boolArg(args[4]),
-                                     boolArg(args[5]), args[6]);
+    py::object recorded = implFromPython(lib, std::string(name), std::string(dispatch), args[3], boolArg(args[4]),
+                                         boolArg(args[5]), std::move(site));
     if (in_tables) {
       addToTables(args[7], registry.impls, slot.ptr());
     }
-    return site.release().ptr();
+    return recorded.release().ptr();
   });
 }
 
@@ -848,12 +845,18 @@ void initDispatchBindings(py::module_& m) {
           py::arg("site") = "",
           "Defines an operator. site: where ('file:line', for debug output and duplicate-definition errors); "
           "'' (default): where the library was created; None: the innermost Python frame outside opdispatch.")
-      .def("impl", &implFromPython, py::arg("name"), py::arg("dispatch"), py::arg("func"),
-           py::arg("with_keyset") = false, py::arg("check_aliasing") = false, py::arg("site") = py::none(),
-           "Registers the Python function `func` as the kernel of `name` at `dispatch`. check_aliasing: its tensor "
-           "outputs may not share memory with its inputs or each other (Note [Post-kernel effects]). "
-           "site: where it was registered ('file:line', for debug output), if the caller knows it already; "
-           "None (default): the innermost Python frame outside opdispatch. Returns the site recorded.")
+      .def(
+          "impl",
+          [](Library& lib, const std::string& name, const std::string& dispatch, py::handle func, bool with_keyset,
+             bool check_aliasing, py::handle site) {
+            return implFromPython(lib, name, dispatch, func, with_keyset, check_aliasing, registrationSite(site));
+          },
+          py::arg("name"), py::arg("dispatch"), py::arg("func"), py::arg("with_keyset") = false,
+          py::arg("check_aliasing") = false, py::arg("site") = py::none(),
+          "Registers the Python function `func` as the kernel of `name` at `dispatch`. check_aliasing: its tensor "
+          "outputs may not share memory with its inputs or each other (Note [Post-kernel effects]). "
+          "site: where it was registered ('file:line', for debug output), if the caller knows it already; "
+          "None (default): the innermost Python frame outside opdispatch. Returns the site recorded.")
       .def(
           "fallback",
           [](Library& self, const std::string& dispatch, py::object func, bool with_keyset) {
