@@ -240,7 +240,7 @@ void defineWithAliasAnalysis(Library& lib, FunctionSchema schema, std::optional<
 /// Library.define from Python: defines `schema` in `lib` with its alias
 /// analysis kind and tag names, registered at `site` (registrationSite; ""
 /// for the library's own site); returns the operator's name and overload name as written.
-OperatorName defineFromPython(Library& lib, const std::string& schema, const std::string& alias_analysis,
+OperatorName defineFromPython(Library& lib, std::string_view schema, std::string_view alias_analysis,
                               const std::vector<std::string>& tags, py::handle site) {
   AliasAnalysisKind kind = parseAliasAnalysisKind(alias_analysis);
   FunctionSchema parsed = parseSchema(schema);
@@ -438,7 +438,7 @@ PyObject* libraryDefineBinding(PyObject*, PyObject* const* args, Py_ssize_t narg
     for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); ++i) {
       tags.push_back(strArg(PySequence_Fast_GET_ITEM(seq, i), "a tag"));
     }
-    OperatorName name = defineFromPython(lib, strArg(args[1], "schema"), std::string(alias_analysis), tags, args[4]);
+    OperatorName name = defineFromPython(lib, strView(args[1], "schema"), alias_analysis, tags, args[4]);
     py::object qualname = qualifiedStr(lib, name);
     const PythonRegistry& registry = pythonRegistry();
     addToTables(args[5], registry.defs, qualname.ptr());

@@ -17,7 +17,7 @@ const char* toString(AliasAnalysisKind k) {
   return "?";
 }
 
-AliasAnalysisKind parseAliasAnalysisKind(const std::string& text) {
+AliasAnalysisKind parseAliasAnalysisKind(std::string_view text) {
   if (text.empty() || text == "FROM_SCHEMA") {
     return AliasAnalysisKind::FROM_SCHEMA;
   }

@@ -4,7 +4,7 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
+#include <string_view>
 
 namespace opdispatch {
 
@@ -24,6 +24,6 @@ const char* toString(AliasAnalysisKind k);
 /// "" (FROM_SCHEMA, PyTorch's default for Python definitions), "FROM_SCHEMA",
 /// "CONSERVATIVE" or "PURE_FUNCTION". Throws ValueError naming the text otherwise.
 /// PyTorch: parseAliasAnalysisKind (torch/csrc/utils/python_dispatch.cpp).
-AliasAnalysisKind parseAliasAnalysisKind(const std::string& text);
+AliasAnalysisKind parseAliasAnalysisKind(std::string_view text);
 
 } // namespace opdispatch
