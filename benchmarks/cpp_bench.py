@@ -24,6 +24,11 @@ namespace {
 __attribute__((noinline)) at::Tensor ident1(const at::Tensor& a) { return a; }
 __attribute__((noinline)) at::Tensor ident8(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c,
                                             const at::Tensor& d, int64_t i, int64_t j, double f, bool g) { return a; }
+__attribute__((noinline)) void stackFloor(torch::jit::Stack* s, size_t n) {
+  at::Tensor r = (*s)[s->size() - n].toTensor();
+  torch::jit::drop(*s, n);
+  s->emplace_back(std::move(r));
+}
 }
 TORCH_LIBRARY(bench_cpp, m) {
   m.def("ident1(Tensor a) -> Tensor");
@@ -43,18 +48,25 @@ std::vector<std::tuple<std::string, double, double>> run(int64_t iters, int roun
   at::Tensor (*volatile direct1)(const at::Tensor&) = &ident1;
   at::Tensor (*volatile direct8)(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&, int64_t,
                                  int64_t, double, bool) = &ident8;
+  void (*volatile floor_fn)(torch::jit::Stack*, size_t) = &stackFloor;
   std::vector<std::tuple<std::string, double, double>> out;
   auto add = [&](const char* name, bench::Timing t) { out.emplace_back(name, t.cpu_ns, t.wall_ns); };
   torch::jit::Stack s;
   add("direct_1", bench::nsPerCall([&] { at::Tensor r = direct1(x); }, iters, rounds));
   add("typed_1", bench::nsPerCall([&] { at::Tensor r = typed1.call(x); }, iters, rounds));
   add("boxed_1", bench::nsPerCall([&] { s.clear(); s.emplace_back(x); op1.callBoxed(&s); }, iters, rounds));
+  add("stack_1", bench::nsPerCall([&] { s.clear(); s.emplace_back(x); floor_fn(&s, 1); }, iters, rounds));
   add("direct_8", bench::nsPerCall([&] { at::Tensor r = direct8(x, x, x, x, 1, 2, 3.0, true); }, iters, rounds));
   add("typed_8", bench::nsPerCall([&] { at::Tensor r = typed8.call(x, x, x, x, 1, 2, 3.0, true); }, iters, rounds));
   add("boxed_8", bench::nsPerCall([&] {
     s.clear();
     torch::jit::push(s, x, x, x, x, int64_t(1), int64_t(2), 3.0, true);
     op8.callBoxed(&s);
+  }, iters, rounds));
+  add("stack_8", bench::nsPerCall([&] {
+    s.clear();
+    torch::jit::push(s, x, x, x, x, int64_t(1), int64_t(2), 3.0, true);
+    floor_fn(&s, 8);
   }, iters, rounds));
   return out;
 }

@@ -114,6 +114,8 @@ def run(quick: bool) -> list[dict[str, Any]]:
             rows.append(_row(f"5. C++ boxed call, {n} arg(s){suffix}", cpp[f"boxed_{n}"],
                              tcpp[f"boxed_{n}"] if tcpp else None, "<= 30 ns" if targeted else None,
                              cpp[f"boxed_{n}"] <= 30.0 if targeted else None))
+            rows.append(_row(f"5. C++ boxed call's stack traffic, {n} arg(s) (floor: no dispatcher){suffix}",
+                             cpp[f"stack_{n}"], tcpp[f"stack_{n}"] if tcpp else None, None, None))
             if targeted:
                 rows.append(_row(f"5. C++ direct call, {n} arg(s) (floor)", cpp[f"direct_{n}"],
                                  tcpp[f"direct_{n}"] if tcpp else None, None, None))

@@ -1,7 +1,8 @@
 // C++ -> C++ call overhead: a direct call through a function pointer (the
 // floor), a typed unboxed call through the dispatcher, and a boxed call,
-// with 1 and 8 arguments. Prints one JSON object per line (ns per call by
-// the thread's CPU clock and by the wall clock).
+// with 1 and 8 arguments, and the boxed calls' stack traffic alone (their
+// floor, stackFloor). Prints one JSON object per line (ns per call by the
+// thread's CPU clock and by the wall clock).
 #include <cstdio>
 #include <cstdlib>
 
@@ -17,6 +18,17 @@ __attribute__((noinline)) Tensor ident1(const Tensor& a) { return a; }
 __attribute__((noinline)) Tensor ident8(const Tensor& a, const Tensor& b, const Tensor& c, const Tensor& d, int64_t i,
                                         int64_t j, double f, bool g) {
   return a;
+}
+
+// The boxed rows' floor: what a boxed kernel of ident1/ident8 does to the
+// stack (pops the `n` arguments, pushes the first as the result), with no
+// dispatcher. The boxed rows minus this row is the dispatcher's share; the
+// rest is the stack traffic every boxed caller pays (IValue copies, each
+// tensor's reference count incremented and decremented atomically).
+__attribute__((noinline)) void stackFloor(opdispatch::Stack* s, size_t n) {
+  Tensor r = (*s)[s->size() - n].toTensor();
+  opdispatch::drop(*s, n);
+  s->emplace_back(std::move(r));
 }
 
 } // namespace
@@ -43,6 +55,7 @@ int main(int argc, char** argv) {
   Tensor (*volatile direct1)(const Tensor&) = &ident1;
   Tensor (*volatile direct8)(const Tensor&, const Tensor&, const Tensor&, const Tensor&, int64_t, int64_t, double,
                              bool) = &ident8;
+  void (*volatile floor_fn)(opdispatch::Stack*, size_t) = &stackFloor;
 
   auto report = [](const char* name, bench::Timing t) {
     std::printf("{\"case\": \"%s\", \"cpu_ns\": %.3f, \"wall_ns\": %.3f}\n", name, t.cpu_ns, t.wall_ns);
@@ -59,6 +72,13 @@ int main(int argc, char** argv) {
                           op1.callBoxed(&s);
                         },
                         iters, rounds));
+  report("stack_1", bench::nsPerCall(
+                        [&] {
+                          s.clear();
+                          s.emplace_back(x);
+                          floor_fn(&s, 1);
+                        },
+                        iters, rounds));
   report("direct_8", bench::nsPerCall([&] { Tensor r = direct8(x, x, x, x, 1, 2, 3.0, true); }, iters, rounds));
   report("typed_8", bench::nsPerCall([&] { Tensor r = typed8.call(x, x, x, x, 1, 2, 3.0, true); }, iters, rounds));
   report("boxed_8", bench::nsPerCall(
@@ -66,6 +86,13 @@ int main(int argc, char** argv) {
                           s.clear();
                           opdispatch::push(s, x, x, x, x, int64_t(1), int64_t(2), 3.0, true);
                           op8.callBoxed(&s);
+                        },
+                        iters, rounds));
+  report("stack_8", bench::nsPerCall(
+                        [&] {
+                          s.clear();
+                          opdispatch::push(s, x, x, x, x, int64_t(1), int64_t(2), 3.0, true);
+                          floor_fn(&s, 8);
                         },
                         iters, rounds));
   return 0;

@@ -229,6 +229,55 @@ TEST(Dispatcher, CallBoxedForDispatchKeyRunsTheKernelAtThatKey) {
   EXPECT_THROW(callAt(DispatchKey::AutogradCPU), Error);                // a fallthrough cannot be called
 }
 
+// --- a boxed call reads the keys of every tensor position --------------------
+
+namespace {
+/// A boxed kernel that drops its arguments and returns `result`.
+template <int64_t result>
+void dropArgumentsAndReturn(const OperatorHandle& op, Stack* stack) {
+  drop(*stack, op.schema().arguments().size());
+  push(*stack, result);
+}
+
+/// The schema text `f(int p0, ..., Tensor p<i> for each i in tensors, ...) -> int` of `n` arguments.
+std::string schemaWithTensorsAt(size_t n, const std::set<size_t>& tensors) {
+  std::string text = "f(";
+  for (size_t i = 0; i < n; ++i) {
+    text += (i ? ", " : "") + std::string(tensors.count(i) ? "Tensor p" : "int p") + std::to_string(i);
+  }
+  return text + ") -> int";
+}
+} // namespace
+
+TEST(Dispatcher, BoxedCallsReadTheKeysOfTensorsThatDoNotFitInTheSchemasInlinePositions) {
+  // Note [Tensor positions inline]: 16 tensor positions are more than the
+  // schema holds in place, and position 300 is above 255; in either case
+  // only the last tensor requires grad, and its autograd key must choose
+  // the kernel.
+  const std::set<size_t> sixteen = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  for (const auto& [ns, n, tensors] :
+       {std::tuple<std::string, size_t, std::set<size_t>>{"disp_p16", 16, sixteen}, {"disp_p300", 301, {0, 300}}}) {
+    Library lib(Library::DEF, ns, std::nullopt, __FILE__, __LINE__);
+    lib.def(schemaWithTensorsAt(n, tensors));
+    lib.impl("f", dispatch(DispatchKey::CPU, CppFunction::makeFromBoxedFunction<&dropArgumentsAndReturn<1>>()));
+    lib.impl("f", dispatch(DispatchKey::AutogradCPU, CppFunction::makeFromBoxedFunction<&dropArgumentsAndReturn<2>>()));
+    auto op = Dispatcher::singleton().findSchemaOrThrow(ns + "::f", "");
+    for (bool last_requires_grad : {false, true}) {
+      Stack stack;
+      for (size_t i = 0; i < n; ++i) {
+        if (tensors.count(i)) {
+          push(stack, cpuTensor(last_requires_grad && i == *tensors.rbegin()));
+        } else {
+          push(stack, int64_t(0));
+        }
+      }
+      op.callBoxed(&stack);
+      ASSERT_EQ(stack.size(), 1u) << ns;
+      EXPECT_EQ(stack.back().toInt(), last_requires_grad ? 2 : 1) << ns;
+    }
+  }
+}
+
 // --- one call path: every call form has the same effects ----------------------
 
 namespace {

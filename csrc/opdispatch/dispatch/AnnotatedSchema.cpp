@@ -27,6 +27,13 @@ AnnotatedSchema::AnnotatedSchema(FunctionSchema s, InternedString d, std::vector
       mutable_arg_indices.push_back(i);
     }
   }
+  tensor_positions.complete = tensor_arg_indices.size() <= InlineTensorPositions::kCapacity &&
+                              (tensor_arg_indices.empty() || tensor_arg_indices.back() <= 255);
+  if (tensor_positions.complete) {
+    for (uint32_t i : tensor_arg_indices) {
+      tensor_positions.positions[tensor_positions.size++] = static_cast<uint8_t>(i);
+    }
+  }
 }
 
 } // namespace opdispatch

@@ -178,7 +178,7 @@ class BoxedCallFrame final {
     if (schema_ == nullptr) {
       return DispatchKeySet();
     }
-    return detail::keySetOfIndexed(arguments(), schema_->tensor_arg_indices);
+    return detail::keySetOfIndexed(arguments(), *schema_);
   }
   template <class F>
   void forEachArgumentTensor(F&& f) const {

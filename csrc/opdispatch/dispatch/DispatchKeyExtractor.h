@@ -8,6 +8,7 @@
 #include <opdispatch/Macros.h>
 #include <opdispatch/core/DispatchKeySet.h>
 #include <opdispatch/core/IValue.h>
+#include <opdispatch/dispatch/AnnotatedSchema.h>
 #include <opdispatch/dispatch/ArgumentTensors.h>
 
 namespace opdispatch::detail {
@@ -21,29 +22,32 @@ DispatchKeySet keySetOf(const T& value) {
 }
 
 /// The key set of the tensors held by the values of `values` at `indices`
-/// that are not Tensors (lists). Out of line: see keySetOfIndexed.
-DispatchKeySet keySetOfNonTensors(const IValue* values, const std::vector<uint32_t>& indices);
+/// (Tensors and lists). Out of line: see keySetOfIndexed.
+DispatchKeySet keySetOfIndexedOutOfLine(const IValue* values, const std::vector<uint32_t>& indices);
 
-/// The key set of the tensors held by `values[i]` for each i in `indices`
-/// (a boxed call's tensor-like arguments). Tensors are read inline; lists, if
-/// any, after the loop and out of line: a call inside the loop (or a closure
-/// over the accumulator reaching one) made the compiler keep the accumulator
-/// in memory, a store-forwarding chain through every iteration.
-inline DispatchKeySet keySetOfIndexed(const IValue* values, const std::vector<uint32_t>& indices) {
+/// The key set of the tensors held by `values[i]` for each tensor-like
+/// position i of `schema` (a boxed call's arguments, `values` the first).
+/// The positions are read from the schema itself when they fit (Note [Tensor
+/// positions inline]). Tensors are read inline; lists, if any, and positions
+/// that do not fit after the loop and out of line: a call inside the loop (or
+/// a closure over the accumulator reaching one) made the compiler keep the
+/// accumulator in memory, a store-forwarding chain through every iteration.
+inline DispatchKeySet keySetOfIndexed(const IValue* values, const AnnotatedSchema& schema) {
+  const InlineTensorPositions& positions = schema.tensor_positions;
   DispatchKeySet ks;
-  bool has_lists = false;
-  for (uint32_t i : indices) {
-    const IValue& v = values[i];
+  bool out_of_line = !positions.complete;
+  for (uint32_t k = 0; k < positions.size; ++k) {
+    const IValue& v = values[positions.positions[k]];
     if (OPDISPATCH_LIKELY(v.isTensor())) {
       if (const TensorImpl* t = v.unsafeToTensorImpl()) {
         ks = ks | t->key_set();
       }
     } else {
-      has_lists = true;
+      out_of_line = true;
     }
   }
-  if (OPDISPATCH_UNLIKELY(has_lists)) {
-    ks = ks | keySetOfNonTensors(values, indices);
+  if (OPDISPATCH_UNLIKELY(out_of_line)) {
+    ks = ks | keySetOfIndexedOutOfLine(values, schema.tensor_arg_indices);
   }
   return ks;
 }
