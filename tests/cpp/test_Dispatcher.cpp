@@ -247,35 +247,50 @@ std::string schemaWithTensorsAt(size_t n, const std::set<size_t>& tensors) {
   }
   return text + ") -> int";
 }
+
+/// Defines `f` in `ns` with `n` arguments, tensors at `tensors`, and boxed
+/// kernels returning 1 (CPU) and 2 (AutogradCPU); calls it boxed with only
+/// the last tensor requiring grad, and without, and expects its autograd key
+/// to choose the kernel.
+void expectBoxedCallsReadEveryTensor(const std::string& ns, size_t n, const std::set<size_t>& tensors) {
+  Library lib(Library::DEF, ns, std::nullopt, __FILE__, __LINE__);
+  lib.def(schemaWithTensorsAt(n, tensors));
+  lib.impl("f", dispatch(DispatchKey::CPU, CppFunction::makeFromBoxedFunction<&dropArgumentsAndReturn<1>>()));
+  lib.impl("f", dispatch(DispatchKey::AutogradCPU, CppFunction::makeFromBoxedFunction<&dropArgumentsAndReturn<2>>()));
+  auto op = Dispatcher::singleton().findSchemaOrThrow(ns + "::f", "");
+  for (bool last_requires_grad : {false, true}) {
+    Stack stack;
+    for (size_t i = 0; i < n; ++i) {
+      if (tensors.count(i)) {
+        push(stack, cpuTensor(last_requires_grad && i == *tensors.rbegin()));
+      } else {
+        push(stack, int64_t(0));
+      }
+    }
+    op.callBoxed(&stack);
+    ASSERT_EQ(stack.size(), 1u) << ns;
+    EXPECT_EQ(stack.back().toInt(), last_requires_grad ? 2 : 1) << ns;
+  }
+}
 } // namespace
 
-TEST(Dispatcher, BoxedCallsReadTheKeysOfTensorsThatDoNotFitInTheSchemasInlinePositions) {
-  // Note [Tensor positions inline]: 16 tensor positions are more than the
-  // schema holds in place, and position 300 is above 255; in either case
-  // only the last tensor requires grad, and its autograd key must choose
-  // the kernel.
-  const std::set<size_t> sixteen = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-  for (const auto& [ns, n, tensors] :
-       {std::tuple<std::string, size_t, std::set<size_t>>{"disp_p16", 16, sixteen}, {"disp_p300", 301, {0, 300}}}) {
-    Library lib(Library::DEF, ns, std::nullopt, __FILE__, __LINE__);
-    lib.def(schemaWithTensorsAt(n, tensors));
-    lib.impl("f", dispatch(DispatchKey::CPU, CppFunction::makeFromBoxedFunction<&dropArgumentsAndReturn<1>>()));
-    lib.impl("f", dispatch(DispatchKey::AutogradCPU, CppFunction::makeFromBoxedFunction<&dropArgumentsAndReturn<2>>()));
-    auto op = Dispatcher::singleton().findSchemaOrThrow(ns + "::f", "");
-    for (bool last_requires_grad : {false, true}) {
-      Stack stack;
-      for (size_t i = 0; i < n; ++i) {
-        if (tensors.count(i)) {
-          push(stack, cpuTensor(last_requires_grad && i == *tensors.rbegin()));
-        } else {
-          push(stack, int64_t(0));
-        }
-      }
-      op.callBoxed(&stack);
-      ASSERT_EQ(stack.size(), 1u) << ns;
-      EXPECT_EQ(stack.back().toInt(), last_requires_grad ? 2 : 1) << ns;
-    }
-  }
+TEST(Dispatcher, BoxedCallsReadTheKeysOfTensorsThatDoNotFitTheBoxedCallSummary) {
+  // Note [Boxed call summary]: the summary holds six positions and up to 255
+  // arguments; 7 and 16 tensor positions, and a tensor at position 300, are
+  // read from the schema instead.
+  expectBoxedCallsReadEveryTensor("disp_p6", 6, {0, 1, 2, 3, 4, 5});
+  expectBoxedCallsReadEveryTensor("disp_p7", 7, {0, 1, 2, 3, 4, 5, 6});
+  expectBoxedCallsReadEveryTensor("disp_p16", 16, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15});
+  expectBoxedCallsReadEveryTensor("disp_p300", 301, {0, 300});
+}
+
+TEST(Dispatcher, BoxedCallsReadTheSummaryOfTheCurrentDefinition) {
+  // Note [Boxed call summary]: the entry's summary is replaced with the
+  // schema; a definition removed and made again with the tensor elsewhere
+  // (and another argument count) moves the position the call reads.
+  expectBoxedCallsReadEveryTensor("disp_redef", 2, {0});
+  expectBoxedCallsReadEveryTensor("disp_redef", 3, {2});
+  expectBoxedCallsReadEveryTensor("disp_redef", 2, {1});
 }
 
 // --- one call path: every call form has the same effects ----------------------

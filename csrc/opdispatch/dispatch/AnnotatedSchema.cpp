@@ -27,13 +27,18 @@ AnnotatedSchema::AnnotatedSchema(FunctionSchema s, InternedString d, std::vector
       mutable_arg_indices.push_back(i);
     }
   }
-  tensor_positions.complete = tensor_arg_indices.size() <= InlineTensorPositions::kCapacity &&
-                              (tensor_arg_indices.empty() || tensor_arg_indices.back() <= 255);
-  if (tensor_positions.complete) {
-    for (uint32_t i : tensor_arg_indices) {
-      tensor_positions.positions[tensor_positions.size++] = static_cast<uint8_t>(i);
-    }
+  boxed_call_summary = BoxedCallSummary::of(num_arguments, tensor_arg_indices);
+}
+
+BoxedCallSummary BoxedCallSummary::of(uint32_t num_arguments, const std::vector<uint32_t>& positions) {
+  if (positions.size() > kCapacity || num_arguments > 255) {
+    return BoxedCallSummary();
   }
+  uint64_t bits = kValid | positions.size() | (uint64_t{num_arguments} << 8);
+  for (size_t k = 0; k < positions.size(); ++k) {
+    bits |= uint64_t{positions[k]} << (16 + 8 * k);  // each < num_arguments <= 255
+  }
+  return BoxedCallSummary(bits);
 }
 
 } // namespace opdispatch

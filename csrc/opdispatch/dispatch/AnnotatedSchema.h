@@ -21,42 +21,63 @@ struct ArgumentInfo {
   bool has_default;
 };
 
-/// The positions of a schema's tensor-like arguments, held in the schema
-/// itself: Note [Tensor positions inline].
-struct InlineTensorPositions {
-  static constexpr uint32_t kCapacity = 14;
-  /// All the positions, if `complete`; else none (`size` 0).
-  uint8_t positions[kCapacity] = {};
-  uint8_t size = 0;
-  /// False when there are more than kCapacity positions or one above 255:
-  /// then only AnnotatedSchema::tensor_arg_indices lists them.
-  bool complete = false;
+/// A schema's number of arguments and tensor-like argument positions, packed
+/// in one word: Note [Boxed call summary]. Not valid() when they do not fit.
+class BoxedCallSummary {
+ public:
+  /// The most tensor positions a summary holds.
+  static constexpr uint32_t kCapacity = 6;
+  BoxedCallSummary() = default;
+  explicit BoxedCallSummary(uint64_t bits) : bits_(bits) {}
+  /// The summary of a schema with `num_arguments` arguments and tensor-like
+  /// arguments at `positions` (ascending); not valid() if there are more than
+  /// kCapacity positions or num_arguments > 255.
+  static BoxedCallSummary of(uint32_t num_arguments, const std::vector<uint32_t>& positions);
+
+  bool valid() const { return (bits_ & kValid) != 0; }
+  uint32_t numArguments() const { return static_cast<uint32_t>((bits_ >> 8) & 0xff); }
+  uint32_t numPositions() const { return static_cast<uint32_t>(bits_ & 0x7); }
+  /// The positions, the first in the low byte (numPositions() of them).
+  uint64_t packedPositions() const { return bits_ >> 16; }
+  uint64_t bits() const { return bits_; }
+
+ private:
+  static constexpr uint64_t kValid = 0x80;
+  /// Byte 0: kValid | the number of positions; byte 1: the number of
+  /// arguments; bytes 2-7: the positions. 0: not valid.
+  uint64_t bits_ = 0;
 };
 
-// Note [Tensor positions inline]
+// Note [Boxed call summary]
 // A boxed call finds its key set from the tensors at the schema's tensor
-// positions. Read from tensor_arg_indices, a std::vector, that is one more
-// dependent load on the call's chain (schema -> the vector's heap block ->
-// the argument -> its tensor -> its key set); AnnotatedSchema holds a copy
-// of them in place, beside num_arguments, which the call reads from the same
-// object anyway. The schema is immutable once published, so the copy needs
-// no publication of its own. A schema whose positions do not fit has the
-// call read the vector, out of line (detail::keySetOfIndexed).
-// Measured (benchmarks/cpp/bench_dispatch.cpp, Release builds against the
-// old and new library): callgrind counts 145 -> 148 instructions per boxed_1
-// and 417 -> 422 per boxed_8 (the byte loop and the `complete` test), but
-// boxed_8 takes ~45.4 -> ~43.4 ns of thread CPU time and boxed_8 minus its
-// floor stack_8 ~15.0 -> ~13.8 ns (medians of 16 alternating pairs on a
-// loaded host, each the minimum of 41 rounds).
+// positions among the top num_arguments values of the stack. Read through
+// the schema, that is two dependent loads before the first argument
+// (entry -> schema -> num_arguments and positions) and, through
+// tensor_arg_indices, a std::vector, three. So each definition packs
+// num_arguments and up to six positions into one word (BoxedCallSummary),
+// which the OperatorEntry holds in place beside the schema pointer and
+// replaces with it: the call reads it with the table from the entry it has
+// in hand, one load before the arguments. The word is its own snapshot (one
+// atomic load), so it needs no publication with the schema; a call that
+// races a redefinition uses it only if its argument count is the count of
+// the schema it read (BoxedCallFrame), else the schema alone. Schemas that
+// do not fit, and tensor positions holding lists or None, read
+// tensor_arg_indices out of line (detail::keySetOfIndexedOutOfLine).
+// Measured (benchmarks/cpp/bench_dispatch.cpp, thread CPU time, Release
+// builds of the library before and after, alternating runs): the positions
+// in the schema itself, an earlier step, took boxed_8 from ~45.4 to ~43.4 ns
+// on a loaded host; the summary in the entry then took it from ~30.25 to
+// ~30.0 ns on a quiet one (boxed_8 - stack_8 ~8.0 -> ~7.6 ns; 5 of 6 pairs).
+// The summary holds fewer positions than the schema did (six, not 14):
+// schemas with 7-14 tensor arguments now read the vector.
 
 /// Immutable once published (calls read it without locking); freed only
 /// once no call can see it (Note [Kernel lifetime]).
 struct AnnotatedSchema {
   AnnotatedSchema(FunctionSchema s, InternedString d, std::vector<std::string> t);
-  /// (First, with tensor_positions: what every boxed call reads.)
   uint32_t num_arguments;
-  /// tensor_arg_indices, in place (Note [Tensor positions inline]).
-  InlineTensorPositions tensor_positions;
+  /// num_arguments and tensor_arg_indices packed (Note [Boxed call summary]).
+  BoxedCallSummary boxed_call_summary;
   FunctionSchema schema;
   /// Where it was defined (one copy per text: Note [Interned debug strings]).
   InternedString debug;

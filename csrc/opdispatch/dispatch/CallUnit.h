@@ -172,13 +172,23 @@ class BoxedCallFrame final {
   static constexpr bool kArgumentsOutliveKernel = false;
   /// `schema` may be null for a redispatch racing the removal of the definition (then no tensor is listed);
   /// else `stack` holds at least its arguments.
-  BoxedCallFrame(const AnnotatedSchema* schema, Stack* stack) : schema_(schema), stack_(stack) {}
+  BoxedCallFrame(const AnnotatedSchema* schema, Stack* stack)
+      : BoxedCallFrame(schema, schema ? schema->boxed_call_summary : BoxedCallSummary(), stack) {}
+  /// `summary`: the operator entry's (Note [Boxed call summary]), used if its argument count is `schema`'s.
+  BoxedCallFrame(const AnnotatedSchema* schema, BoxedCallSummary summary, Stack* stack)
+      : schema_(schema),
+        summary_(summary),
+        stack_(stack) {}
 
   DispatchKeySet argumentKeySet() const {
     if (schema_ == nullptr) {
       return DispatchKeySet();
     }
-    return detail::keySetOfIndexed(arguments(), *schema_);
+    if (OPDISPATCH_LIKELY(summary_.valid() && summary_.numArguments() == schema_->num_arguments)) {
+      // The first argument by the summary's count: the schema's load is not on the way to the tensors.
+      return detail::keySetOfIndexed(stack_->data() + (stack_->size() - summary_.numArguments()), summary_, *schema_);
+    }
+    return detail::keySetOfIndexed(arguments(), BoxedCallSummary(), *schema_);
   }
   template <class F>
   void forEachArgumentTensor(F&& f) const {
@@ -218,6 +228,7 @@ class BoxedCallFrame final {
   /// The first argument (schema_ not null).
   const IValue* arguments() const { return stack_->data() + (stack_->size() - schema_->num_arguments); }
   const AnnotatedSchema* schema_;
+  BoxedCallSummary summary_;
   Stack* stack_;
 };
 
@@ -235,7 +246,7 @@ class BoxedCallFrame final {
 
 inline void OperatorHandle::callBoxed(Stack* stack) const {
   CallGuard guard;  // Note [Reclaiming retired kernels]
-  BoxedCallFrame frame(detail::boxedCallSchema(*entry_, stack), stack);
+  BoxedCallFrame frame(detail::boxedCallSchema(*entry_, stack), entry_->boxedCallSummary(), stack);
   detail::callInCall(*this, frame);
 }
 

@@ -26,18 +26,19 @@ DispatchKeySet keySetOf(const T& value) {
 DispatchKeySet keySetOfIndexedOutOfLine(const IValue* values, const std::vector<uint32_t>& indices);
 
 /// The key set of the tensors held by `values[i]` for each tensor-like
-/// position i of `schema` (a boxed call's arguments, `values` the first).
-/// The positions are read from the schema itself when they fit (Note [Tensor
-/// positions inline]). Tensors are read inline; lists, if any, and positions
-/// that do not fit after the loop and out of line: a call inside the loop (or
-/// a closure over the accumulator reaching one) made the compiler keep the
-/// accumulator in memory, a store-forwarding chain through every iteration.
-inline DispatchKeySet keySetOfIndexed(const IValue* values, const AnnotatedSchema& schema) {
-  const InlineTensorPositions& positions = schema.tensor_positions;
+/// position i of `schema` (a boxed call's arguments, `values` the first), the
+/// positions read from `summary` (Note [Boxed call summary]), which is
+/// `schema`'s or not valid(). Tensors are read inline; lists, None, and
+/// positions that do not fit after the loop and out of line: a call inside
+/// the loop (or a closure over the accumulator reaching one) made the
+/// compiler keep the accumulator in memory, a store-forwarding chain through
+/// every iteration.
+inline DispatchKeySet keySetOfIndexed(const IValue* values, BoxedCallSummary summary, const AnnotatedSchema& schema) {
   DispatchKeySet ks;
-  bool out_of_line = !positions.complete;
-  for (uint32_t k = 0; k < positions.size; ++k) {
-    const IValue& v = values[positions.positions[k]];
+  bool out_of_line = !summary.valid();
+  uint64_t positions = summary.packedPositions();
+  for (uint32_t k = summary.numPositions(); k > 0; --k, positions >>= 8) {
+    const IValue& v = values[positions & 0xff];
     if (OPDISPATCH_LIKELY(v.isTensor())) {
       if (const TensorImpl* t = v.unsafeToTensorImpl()) {
         ks = ks | t->key_set();

@@ -151,6 +151,7 @@ void OperatorEntry::registerSchema(FunctionSchema schema, InternedString debug, 
     checkKernelSchema(k, schema, debug, k.key);
   }
   schema_.store(new AnnotatedSchema(std::move(schema), std::move(debug), std::move(tags)), std::memory_order_release);
+  boxed_call_summary_.store(schemaPtr()->boxed_call_summary.bits(), std::memory_order_relaxed);
   aliasAnalysis_ = alias_analysis;
   updateSchemaEffects(*schemaPtr());
 }
@@ -166,6 +167,7 @@ void OperatorEntry::updateSchemaEffects(const AnnotatedSchema& s) {
 const AnnotatedSchema* OperatorEntry::deregisterSchema() {
   const AnnotatedSchema* old = schemaPtr();
   OPDISPATCH_INTERNAL_ASSERT(old != nullptr, "deregisterSchema on ", name_, " which has no schema");
+  boxed_call_summary_.store(0, std::memory_order_relaxed);
   schema_.store(nullptr, std::memory_order_release);
   updateSchemaEffects(*old);
   return old;

@@ -63,6 +63,11 @@ class OperatorEntry final {
   DispatchKeySet nonFallthroughKeys() const { return table_.nonFallthroughKeys(); }
   /// The current schema, or null (valid for the current call; see Note [Kernel lifetime]).
   const AnnotatedSchema* schemaPtr() const { return schema_.load(std::memory_order_acquire); }
+  /// The current schema's BoxedCallSummary, not valid() while there is none
+  /// (Note [Boxed call summary]).
+  BoxedCallSummary boxedCallSummary() const {
+    return BoxedCallSummary(boxed_call_summary_.load(std::memory_order_relaxed));
+  }
 
   // --- inspection --------------------------------------------------------------
 
@@ -145,6 +150,8 @@ class OperatorEntry final {
   // table's fallthrough bit of k is clear iff that entry is a fallthrough.
   DispatchTable table_;
   std::atomic<const AnnotatedSchema*> schema_{nullptr};
+  /// schema_->boxed_call_summary, 0 while schema_ is null (Note [Boxed call summary]).
+  std::atomic<uint64_t> boxed_call_summary_{0};
 
   // Cold data (Dispatcher mutex held to read or write).
   OperatorName name_;
