@@ -351,11 +351,13 @@ def test_infrastructure_modes_sit_below_user_modes():
         _C._set_dispatch_mode(proxy)
         assert _C._get_dispatch_mode(_C._TorchDispatchModeKey.PROXY) is proxy
         assert [_C._get_dispatch_stack_at(i) for i in range(3)] == [fake, proxy, user]
+        assert _C._len_torch_dispatch_stack() == 3
         with pytest.raises(RuntimeError, match="trying to set the current ProxyTorchDispatchMode, but one "
                                                "already exists"):
             _C._set_dispatch_mode(proxy)
         assert _C._unset_dispatch_mode(_C._TorchDispatchModeKey.PROXY) is proxy
         assert _C._unset_dispatch_mode(_C._TorchDispatchModeKey.PROXY) is None
+        assert _C._len_torch_dispatch_stack() == 2
     assert _C._len_torch_dispatch_stack() == 0
     with pytest.raises(RuntimeError, match="Attempted to unset FakeTensorMode, but there wasn't one active"):
         _C._pop_torch_dispatch_stack(_C._TorchDispatchModeKey.FAKE)
@@ -363,6 +365,13 @@ def test_infrastructure_modes_sit_below_user_modes():
         _C._pop_torch_dispatch_stack(None)
     with pytest.raises(RuntimeError, match="Tried to get stack at idx that's too big"):
         _C._get_dispatch_stack_at(0)
+    # The failed pops left the count at 0: calls on plain tensors skip the Python key, and a new mode sees its calls.
+    assert _C._len_torch_dispatch_stack() == 0
+    assert _C._dispatch_tls_local_include_set() & PYTHON_KEYS == EMPTY
+    x = opdispatch.ones(1)
+    with LoggingMode() as log:
+        x.neg()
+    assert [name for _, name, _, _ in log.log] == ["od.neg.default"]
     with pytest.raises(RuntimeError, match="does not contain a _mode_key attribute"):
         _C._set_dispatch_mode(user)
 

@@ -26,6 +26,10 @@ struct ModeState {
 };
 /// Released with the GIL taken when the thread ends (OwnedPyObject).
 thread_local ModeState state;
+/// The number of modes in `state` (user and infrastructure): read by every
+/// call through the Python key, which a trivially initialised thread_local
+/// answers in one access (`state`'s are guarded by its initialisation).
+thread_local size_t mode_count = 0;
 
 OwnedPyObject own(py::handle obj) {
   Py_INCREF(obj.ptr());
@@ -72,25 +76,14 @@ const char* toString(TorchDispatchModeKey k) {
 
 namespace TorchDispatchModeTLS {
 
-bool anyModesSet(bool skip_infra_modes) {
-  if (!state.stack.empty()) {
-    return true;
-  }
-  if (!skip_infra_modes) {
-    for (const auto& m : state.infra) {
-      if (m) {
-        return true;
-      }
-    }
-  }
-  return false;
-}
+bool anyModesSet(bool skip_infra_modes) { return skip_infra_modes ? !state.stack.empty() : mode_count != 0; }
 
 void pushNonInfraMode(py::handle mode) {
   if (!anyModesSet()) {
     includePythonKeys(true);
   }
   state.stack.push_back(own(mode));
+  ++mode_count;
 }
 
 py::object popStack() {
@@ -107,6 +100,7 @@ py::object popStack() {
     }
   }
   OPDISPATCH_CHECK(out, "trying to pop from empty mode stack");
+  --mode_count;
   if (!anyModesSet()) {
     includePythonKeys(false);
   }
@@ -117,6 +111,7 @@ std::pair<py::object, TorchDispatchModeKey> popHighestInfraMode() {
   for (size_t i = kNumModeKeys; i-- > 0;) {
     if (state.infra[i]) {
       py::object out = take(state.infra[i]);
+      --mode_count;
       if (!anyModesSet()) {
         includePythonKeys(false);
       }
@@ -126,13 +121,7 @@ std::pair<py::object, TorchDispatchModeKey> popHighestInfraMode() {
   throw Error("Called pop_highest_infra_mode, but no infra modes were active.");
 }
 
-int64_t stackLen() {
-  int64_t n = static_cast<int64_t>(state.stack.size());
-  for (const auto& m : state.infra) {
-    n += m ? 1 : 0;
-  }
-  return n;
-}
+int64_t stackLen() { return static_cast<int64_t>(mode_count); }
 
 py::object getStackAt(int64_t idx) {
   OPDISPATCH_CHECK(idx >= 0 && idx < stackLen(), "Tried to get stack at idx that's too big: index ", idx,
@@ -160,6 +149,7 @@ void setMode(py::handle mode, TorchDispatchModeKey key) {
     includePythonKeys(true);
   }
   slot = own(mode);
+  ++mode_count;
 }
 
 std::optional<py::object> unsetMode(TorchDispatchModeKey key) {
@@ -168,6 +158,7 @@ std::optional<py::object> unsetMode(TorchDispatchModeKey key) {
     return std::nullopt;
   }
   py::object out = take(slot);
+  --mode_count;
   if (!anyModesSet()) {
     includePythonKeys(false);
   }
@@ -177,7 +168,7 @@ std::optional<py::object> unsetMode(TorchDispatchModeKey key) {
 } // namespace TorchDispatchModeTLS
 
 bool dispatchModeEnabled() {
-  return !tls_is_dispatch_key_excluded(DispatchKey::Python) && TorchDispatchModeTLS::anyModesSet();
+  return TorchDispatchModeTLS::anyModesSet() && !tls_is_dispatch_key_excluded(DispatchKey::Python);
 }
 
 StashTorchDispatchModeGuard::StashTorchDispatchModeGuard() {
