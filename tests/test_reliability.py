@@ -365,6 +365,19 @@ def test_a_wrong_value_keeps_the_original_error_as_its_cause(make_op):
     assert str(info.value).endswith("converting it raised ValueError: bad index")
 
 
+@pytest.mark.parametrize("value", [np.ones(1), np.ones((1, 1)), np.array([object()])])
+def test_float_arguments_take_no_ndarray_of_one_element(make_op, value):
+    # NumPy before 2.4 converts a one-element array to a float (with a DeprecationWarning), 2.4 and later
+    # raise: the argument is refused whatever NumPy does, as PyTorch's parser refuses it.
+    op, name, calls = make_op("(Tensor x, float arg) -> Tensor")
+    for call in call_forms(op):
+        with pytest.raises(TypeError) as info:
+            call(_C.empty((1,)), value)
+        assert str(info.value) == f"{name}(): argument 'arg' (position 2) must be float, not numpy.ndarray"
+    assert calls == []
+    op(_C.empty((1,)), np.float32(2.5))  # a NumPy scalar stays a float
+
+
 @pytest.mark.parametrize("type_", ["str", "Device", "str[]"])
 def test_surrogate_strings_name_the_argument(make_op, type_):
     op, name, calls = make_op(f"(Tensor x, {type_} arg) -> Tensor")

@@ -9,6 +9,7 @@
 
 #include <opdispatch/core/Exception.h>
 
+#include "NumpyBridge.h"
 #include "PythonTensor.h"
 #include "PythonTypes.h"
 
@@ -163,7 +164,10 @@ bool toDouble(PyObject* obj, double& out) {
     out = d;
     return true;
   }
-  if (Py_TYPE(obj)->tp_as_number == nullptr || Py_TYPE(obj)->tp_as_number->nb_float == nullptr) {
+  // An ndarray of one element converts (NumPy before 2.4, with a DeprecationWarning) or raises; PyTorch's
+  // argument parser takes neither (THPUtils_checkDouble: Python numbers and NumPy scalars).
+  if (Py_TYPE(obj)->tp_as_number == nullptr || Py_TYPE(obj)->tp_as_number->nb_float == nullptr ||
+      isArrayWithDimensions(obj)) {
     return false;
   }
   double d = PyFloat_AsDouble(obj);

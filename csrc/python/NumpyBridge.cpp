@@ -464,6 +464,8 @@ PyMethodDef kModuleMethods[] = {
 
 } // namespace
 
+bool isArrayWithDimensions(PyObject* obj) { return isArray(obj) && py::detail::array_proxy(obj)->nd > 0; }
+
 PyObject* arrayOfTensor(PyObject* tensor) {
   TensorImpl* impl = unpackImpl(tensor);
   OPDISPATCH_CHECK(impl->device().is_cpu(), "numpy() needs a cpu tensor; this tensor is on ", impl->device(),

@@ -21,6 +21,10 @@ PyObject* arrayOfTensor(PyObject* tensor);
 /// or strides that are negative or not a multiple of the element size.
 Tensor tensorOfArray(PyObject* array);
 
+/// Whether `obj` is an ndarray of one or more dimensions (not a 0-d array or
+/// a NumPy scalar).
+bool isArrayWithDimensions(PyObject* obj);
+
 void initNumpyBridgeBindings(pybind11::module_& m);
 
 } // namespace opdispatch::python
