@@ -15,6 +15,7 @@ is skipped if the interpreter given cannot import torch.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -66,12 +67,18 @@ else:
 """
 
 
+#: callgrind counts every thread: NumPy's OpenBLAS and PyTorch's OpenMP pools spin for a varying
+#: while (two runs of this script once differed by ~6k instructions per call in each case, at
+#: --calls 2000), so the children run with one thread each and a fixed string hash.
+CHILD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
+
+
 def _instructions(python: str, lib: str, case: str, calls: int) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "callgrind.out"
         proc = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", python, "-c",
                                CHILD.format(here=str(HERE)), lib, case, str(calls)],
-                              capture_output=True, text=True)
+                              capture_output=True, text=True, env={**os.environ, **CHILD_ENV})
         if proc.returncode != 0:
             raise RuntimeError(f"{python} {lib} {case}: exit {proc.returncode}\n{proc.stderr[-2000:]}")
         match = re.search(r"Collected : (\d+)", proc.stderr)
