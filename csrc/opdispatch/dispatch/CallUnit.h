@@ -188,7 +188,7 @@ class BoxedCallFrame final {
       // The first argument by the summary's count: the schema's load is not on the way to the tensors.
       return detail::keySetOfIndexed(stack_->data() + (stack_->size() - summary_.numArguments()), summary_, *schema_);
     }
-    return detail::keySetOfIndexed(arguments(), BoxedCallSummary(), *schema_);
+    return detail::keySetOfIndexedOutOfLine(arguments(), schema_->tensor_arg_indices);
   }
   template <class F>
   void forEachArgumentTensor(F&& f) const {

@@ -150,10 +150,11 @@ void OperatorEntry::registerSchema(FunctionSchema schema, InternedString debug, 
   for (const AnnotatedKernel& k : kernels_) {
     checkKernelSchema(k, schema, debug, k.key);
   }
-  schema_.store(new AnnotatedSchema(std::move(schema), std::move(debug), std::move(tags)), std::memory_order_release);
-  boxed_call_summary_.store(schemaPtr()->boxed_call_summary.bits(), std::memory_order_relaxed);
+  const auto* annotated = new AnnotatedSchema(std::move(schema), std::move(debug), std::move(tags));
+  schema_.store(annotated, std::memory_order_release);
+  boxed_call_summary_.store(annotated->boxed_call_summary.bits(), std::memory_order_relaxed);
   aliasAnalysis_ = alias_analysis;
-  updateSchemaEffects(*schemaPtr());
+  updateSchemaEffects(*annotated);
 }
 
 void OperatorEntry::updateSchemaEffects(const AnnotatedSchema& s) {
