@@ -8,6 +8,7 @@ opdispatch and checked against PyTorch 2.13. Deviations are noted in the tests.
 """
 from __future__ import annotations
 
+import abc
 import gc
 import threading
 import weakref
@@ -802,6 +803,9 @@ def _cycles():
     return [
         ("__dict__ refers to the object", lambda obj: setattr(obj, "me", obj)),
         ("a list in __dict__ refers to the object", lambda obj: setattr(obj, "group", [obj])),
+        # vars() turns the inline attribute values into a dict object (CPython 3.11+), which the collector
+        # must see too (Note [The instance dict of tensor subclasses]).
+        ("__dict__, made a dict object, refers to the object", lambda obj: (vars(obj), setattr(obj, "me", obj))),
     ]
 
 
@@ -846,6 +850,41 @@ def test_collector_frees_a_cycle_once_cpp_lets_go(holder, name, make_cycle):
     del out
     gc.collect()
     assert ref() is None, "a garbage cycle through a tensor subclass object leaked"
+
+
+@pytest.mark.parametrize("as_dict", [False, True], ids=["inline values", "dict object"])
+@pytest.mark.parametrize("make", [lambda: Tensor._make_subclass(Tagged, opdispatch.ones(1)),
+                                  lambda: WrapperTensor(opdispatch.ones(1))], ids=["_make_subclass", "wrapper"])
+def test_subclass_object_releases_its_attributes_when_it_dies(make, as_dict):
+    # CPython's subtype_dealloc frees the attributes of a preserved class's object, held inline or (after
+    # vars()) in a dict object; reference counting alone must release them (no collection runs here).
+    class Value:
+        pass
+
+    value = Value()
+    ref = weakref.ref(value)
+    obj = make()
+    obj.value = value
+    if as_dict:
+        assert vars(obj)["value"] is value
+    assert obj.value is value
+    del value, obj
+    assert ref() is None, "a dead tensor subclass object kept its attribute alive"
+
+
+def test_abstract_subclass_objects_are_made_and_preserved(holder):
+    # object.__new__ refuses an abstract class; its objects are allocated directly (as PyTorch allocates every
+    # subclass object) and keep their attributes through C++ like any other.
+    class Abstract(Tensor, metaclass=abc.ABCMeta):
+        @abc.abstractmethod
+        def describe(self): ...
+
+    obj = Tensor._make_subclass(Abstract, opdispatch.tensor([2.0]))
+    obj.tag = "kept"
+    holder.hold(obj)
+    del obj
+    out = holder.take()
+    assert type(out) is Abstract and out.tag == "kept" and out.tolist() == [2.0]
 
 
 def test_collector_keeps_a_wrapper_in_a_cycle_while_cpp_holds_it(holder):

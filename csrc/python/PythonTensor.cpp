@@ -53,7 +53,6 @@ PyObject* tensorNew(PyTypeObject* type, PyObject*, PyObject*) {
 // and must not be cleared.
 int tensorTraverse(PyObject* self, visitproc visit, void* arg) {
   auto* obj = reinterpret_cast<TensorObject*>(self);
-  Py_VISIT(obj->dict);
   TensorImpl* impl = obj->impl;
   if (impl != nullptr && impl->use_count() == 1) {
     Py_VISIT(static_cast<PyObject*>(impl->autograd_meta().get()));
@@ -63,7 +62,6 @@ int tensorTraverse(PyObject* self, visitproc visit, void* arg) {
 
 int tensorClear(PyObject* self) {
   auto* obj = reinterpret_cast<TensorObject*>(self);
-  Py_CLEAR(obj->dict);
   TensorImpl* impl = obj->impl;
   if (impl != nullptr && impl->use_count() == 1) {
     impl->autograd_meta().reset();
@@ -83,13 +81,14 @@ int tensorClear(PyObject* self) {
 // next wrapTensor flips it back (the object owns the TensorImpl again and the
 // caller gets the TensorImpl's reference); if C++ drops the tensor instead,
 // the TensorImpl's destructor releases the object, which then dies for good.
-// The check must come before CPython clears the object's __slots__ and
-// __dict__, so a subclass's first instance gets subclassDealloc as its
-// class's tp_dealloc (instead of CPython's subtype_dealloc, whose work it
-// redoes after the check). PyTorch: THPVariable_tryResurrect,
-// THPVariable_subclass_dealloc and PyObject preservation in c10's PyObjectSlot.
-
-bool preservesObject(PyTypeObject* type) { return type != gTensorClass && type != TensorBaseType; }
+// The check must come before CPython runs the object's finalizer and clears
+// its __slots__ and attributes, so a subclass's first instance gets
+// subclassDealloc as its class's tp_dealloc: the check, then CPython's
+// subtype_dealloc (Note [The instance dict of tensor subclasses]). Classes
+// made otherwise than by a class statement (static types of extensions) keep
+// their own slots and their objects are not preserved. PyTorch:
+// THPVariable_tryResurrect, THPVariable_subclass_dealloc and PyObject
+// preservation in c10's PyObjectSlot.
 
 /// Whether `obj` owns its TensorImpl and C++ holds the TensorImpl too: then
 /// the object outlives its last Python reference (tryResurrect) and counts as
@@ -138,41 +137,15 @@ void clearSlots(PyTypeObject* type, PyObject* self) {
   }
 }
 
-/// tp_dealloc of tensor subclasses: the preservation check, then what
-/// CPython's subtype_dealloc does (finalizer, weak references, __slots__),
-/// then tensorDealloc.
-void subclassDealloc(PyObject* self) {
-  if (tryResurrect(reinterpret_cast<TensorObject*>(self))) {
-    return;
-  }
-  PyTypeObject* type = Py_TYPE(self);
-  if (type->tp_finalize) {
-    if (PyObject_CallFinalizerFromDealloc(self) < 0) {
-      return;  // __del__ resurrected it
-    }
-  }
-  PyObject_GC_UnTrack(self);
-  if (reinterpret_cast<TensorObject*>(self)->weakrefs != nullptr) {
-    PyObject_ClearWeakRefs(self);
-  }
-  for (PyTypeObject* base = type; base != TensorBaseType && base != nullptr; base = base->tp_base) {
-    if (base->tp_flags & Py_TPFLAGS_HEAPTYPE) {
-      clearSlots(base, self);
-    }
-  }
-  tensorDealloc(self);
-  Py_DECREF(type);  // an instance of a heap type owns a reference to it
-}
+/// CPython's subtype_dealloc and subtype_traverse: the slots of a class
+/// defined by a class statement, taken from the first tensor subclass whose
+/// objects are preserved.
+destructor gSubtypeDealloc = nullptr;
+traverseproc gSubtypeTraverse = nullptr;
 
-/// tp_traverse of tensor subclasses: nothing while C++ holds the TensorImpl
-/// (Note [Subclass objects and the garbage collector]), else what CPython's
-/// subtype_traverse does (__slots__, the type) and then tensorTraverse.
-int subclassTraverse(PyObject* self, visitproc visit, void* arg) {
-  if (cppHoldsImpl(reinterpret_cast<TensorObject*>(self))) {
-    return 0;
-  }
-  PyTypeObject* type = Py_TYPE(self);
-  for (PyTypeObject* base = type; base != TensorBaseType && base != nullptr; base = base->tp_base) {
+/// Visits the object __slots__ of the heap types from `self`'s class up to TensorBase.
+int visitSlots(PyObject* self, visitproc visit, void* arg) {
+  for (PyTypeObject* base = Py_TYPE(self); base != TensorBaseType && base != nullptr; base = base->tp_base) {
     if (base->tp_flags & Py_TPFLAGS_HEAPTYPE) {
       PyMemberDef* members = base->tp_members;  // a heap type: its Py_SIZE(base) members, __slots__ first
       for (Py_ssize_t i = 0; i < Py_SIZE(base); ++i) {
@@ -182,8 +155,111 @@ int subclassTraverse(PyObject* self, visitproc visit, void* arg) {
       }
     }
   }
-  Py_VISIT(type);  // an instance of a heap type owns a reference to it
-  return tensorTraverse(self, visit, arg);
+  return 0;
+}
+
+// Note [The instance dict of tensor subclasses]
+// TensorBase has no __dict__ of its own: CPython gives opdispatch.Tensor, a
+// class statement's class, the instance dict of a Python class (3.11+: a
+// managed dict whose attribute values an object made by object.__new__
+// holds inline, which the interpreter's specialised attribute loads and
+// stores read and write directly, with no dict object made per instance;
+// 3.10: a dict at tp_dictoffset). A subclass object whose class's slots are
+// subclassDealloc and subclassTraverse passes to CPython's subtype_dealloc
+// and subtype_traverse, which free and visit that dict, and which call the
+// class's slot back as their base's (the class is the nearest base whose
+// slot differs from theirs). They leave to it what they do only for the
+// classes they walk (the __slots__ of the heap classes, the reference to the
+// class) and, being called on a class whose base has the same dict, part of
+// the dict: 3.10 all of it; 3.11 the visit of a dict made from the inline
+// values (vars(obj) makes one), while it visits the values; 3.12+ the visit
+// of either. The callbacks do that (visitSkippedDict, clearSkippedDict).
+
+/// Visits the part of `self`'s instance dict that subtype_traverse leaves to
+/// its callback: Note [The instance dict of tensor subclasses].
+int visitSkippedDict(PyObject* self, visitproc visit, void* arg) {
+#if PY_VERSION_HEX < 0x030B0000
+  PyObject** dict = _PyObject_GetDictPtr(self);  // the dict at tp_dictoffset: no dict is made
+  Py_VISIT(dict ? *dict : nullptr);
+#else
+  if (!(Py_TYPE(self)->tp_flags & Py_TPFLAGS_MANAGED_DICT)) {
+    return 0;
+  }
+#if PY_VERSION_HEX < 0x030C0000
+  // 3.11 has no function for it: its managed dict pointer (CPython's
+  // _PyObject_ManagedDictPointer) is the word three pointers before the object.
+  Py_VISIT(*(reinterpret_cast<PyObject**>(self) - 3));
+#elif PY_VERSION_HEX < 0x030D0000
+  return _PyObject_VisitManagedDict(self, visit, arg);
+#else
+  return PyObject_VisitManagedDict(self, visit, arg);
+#endif
+#endif
+  return 0;
+}
+
+/// Frees the part of `self`'s instance dict that subtype_dealloc leaves to
+/// its callback (3.10: the dict; 3.11+: none, it frees a managed dict whole).
+void clearSkippedDict(PyObject* self) {
+#if PY_VERSION_HEX < 0x030B0000
+  if (PyObject** dict = _PyObject_GetDictPtr(self)) {
+    Py_CLEAR(*dict);
+  }
+#else
+  static_cast<void>(self);
+#endif
+}
+
+/// tp_dealloc of tensor subclasses: the preservation check, then CPython's
+/// subtype_dealloc, which calls this slot back as its base's tp_dealloc.
+void subclassDealloc(PyObject* self) {
+  thread_local PyObject* base_call = nullptr;  // the object whose subtype_dealloc is running here
+  PyTypeObject* type = Py_TYPE(self);
+  if (base_call == self) {
+    base_call = nullptr;
+    for (PyTypeObject* base = type; base != TensorBaseType && base != nullptr; base = base->tp_base) {
+      if (base->tp_flags & Py_TPFLAGS_HEAPTYPE) {
+        clearSlots(base, self);
+      }
+    }
+    clearSkippedDict(self);
+    tensorDealloc(self);
+    Py_DECREF(type);  // an instance of a heap type owns a reference to it
+    return;
+  }
+  if (tryResurrect(reinterpret_cast<TensorObject*>(self))) {
+    return;
+  }
+  PyObject* outer = base_call;
+  base_call = self;
+  gSubtypeDealloc(self);
+  base_call = outer;
+}
+
+/// tp_traverse of tensor subclasses: nothing while C++ holds the TensorImpl
+/// (Note [Subclass objects and the garbage collector]), else CPython's
+/// subtype_traverse, which calls this slot back as its base's tp_traverse.
+int subclassTraverse(PyObject* self, visitproc visit, void* arg) {
+  thread_local PyObject* base_call = nullptr;  // the object whose subtype_traverse is running here
+  if (base_call == self) {
+    base_call = nullptr;
+    if (int err = visitSlots(self, visit, arg)) {
+      return err;
+    }
+    if (int err = visitSkippedDict(self, visit, arg)) {
+      return err;
+    }
+    Py_VISIT(Py_TYPE(self));  // an instance of a heap type owns a reference to it
+    return tensorTraverse(self, visit, arg);
+  }
+  if (cppHoldsImpl(reinterpret_cast<TensorObject*>(self))) {
+    return 0;
+  }
+  PyObject* outer = base_call;
+  base_call = self;
+  int err = gSubtypeTraverse(self, visit, arg);
+  base_call = outer;
+  return err;
 }
 
 void tensorDealloc(PyObject* self) {
@@ -192,7 +268,6 @@ void tensorDealloc(PyObject* self) {
   if (obj->weakrefs != nullptr) {
     PyObject_ClearWeakRefs(self);
   }
-  Py_CLEAR(obj->dict);
   Py_CLEAR(obj->kernel_array);
   Py_CLEAR(obj->shape);
   if (TensorImpl* impl = obj->impl) {
@@ -231,13 +306,38 @@ PyObject* existingObject(TensorImpl* impl, TensorImpl* impl_ref) {
   return existing;
 }
 
+/// Gives `cls` the slots of Note [Preserving tensor subclass objects] if it
+/// has none yet and its objects are preserved: a class statement's class (its
+/// slots are CPython's, as opdispatch.Tensor's are) other than opdispatch.Tensor.
+void preparePreservingClass(PyTypeObject* cls) {
+  if (cls->tp_dealloc == subclassDealloc || cls == gTensorClass || !(cls->tp_flags & Py_TPFLAGS_HEAPTYPE) ||
+      !(gTensorClass->tp_flags & Py_TPFLAGS_HEAPTYPE) || cls->tp_dealloc != gTensorClass->tp_dealloc ||
+      cls->tp_traverse != gTensorClass->tp_traverse) {
+    return;
+  }
+  gSubtypeDealloc = cls->tp_dealloc;
+  gSubtypeTraverse = cls->tp_traverse;
+  cls->tp_dealloc = subclassDealloc;
+  cls->tp_traverse = subclassTraverse;  // See Note [Subclass objects and the garbage collector]
+}
+
+/// A new zeroed object of `cls` (new reference), or null with an exception
+/// set. A preserving class's object is made by object.__new__, which also
+/// gives it inline attribute values (Note [The instance dict of tensor
+/// subclasses]); object.__new__ refuses an abstract class, whose object is
+/// allocated directly (its attributes then go to a dict).
+PyObject* allocateObject(PyTypeObject* cls) {
+  static PyObject* no_args = PyTuple_New(0);  // never freed; null if it could not be made
+  if (cls->tp_dealloc != subclassDealloc || (cls->tp_flags & Py_TPFLAGS_IS_ABSTRACT) || no_args == nullptr) {
+    return cls->tp_alloc(cls, 0);
+  }
+  return PyBaseObject_Type.tp_new(cls, no_args, nullptr);
+}
+
 /// Wraps `impl` (one reference, given to the new object) in a new object of class `cls`.
 PyObject* newWrapper(PyTypeObject* cls, TensorImpl* impl) {
-  if (preservesObject(cls) && cls->tp_dealloc != subclassDealloc) {
-    cls->tp_dealloc = subclassDealloc;  // See Note [Preserving tensor subclass objects]
-    cls->tp_traverse = subclassTraverse;  // See Note [Subclass objects and the garbage collector]
-  }
-  PyObject* obj = cls->tp_alloc(cls, 0);
+  preparePreservingClass(cls);
+  PyObject* obj = allocateObject(cls);
   if (obj == nullptr) {
     intrusive_ptr<TensorImpl>::reclaim(impl);
     throw py::error_already_set();
@@ -341,7 +441,6 @@ PyGetSetDef kGetSets[] = {
     {"_version", getVersion, nullptr, "The in-place modification counter (shared with views).", nullptr},
     {"is_meta", getIsMeta, nullptr, "Whether the tensor is on the meta device (no data).", nullptr},
     {"_autograd_meta", getAutogradMeta, setAutogradMeta, "Autograd state owned by the Python layer.", nullptr},
-    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, "The instance attributes.", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
 };
 
@@ -773,7 +872,6 @@ void initTensorBindings(py::module_& m) {
   t.tp_dealloc = tensorDealloc;
   t.tp_getset = kGetSets;
   t.tp_methods = kMethods;
-  t.tp_dictoffset = offsetof(TensorObject, dict);
   t.tp_weaklistoffset = offsetof(TensorObject, weakrefs);
   addStaticType(m, t, "TensorBase");
   TensorBaseType = &t;

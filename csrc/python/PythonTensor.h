@@ -20,9 +20,6 @@ struct TensorObject {
   /// The ndarray view of impl's memory that kernels use, or null until the
   /// first: owned, seen only by kernels (Note [Kernel arrays] in NumpyBridge.cpp).
   PyObject* kernel_array;
-  /// The instance __dict__ (here rather than in each subclass, so that a
-  /// subclass object can be preserved before CPython clears its attributes).
-  PyObject* dict;
   PyObject* weakrefs;
   /// The tuple `shape` returned last (owned, or null), returned again while
   /// the sizes are the same: a wrapper subclass reads its element's shape per call.
