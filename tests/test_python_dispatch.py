@@ -133,6 +133,66 @@ def test_mode_covers_every_kind_of_operator(lib, ns):
     cpp.reset()
 
 
+def test_handlers_get_fresh_arguments_unless_none_kept_the_last(lib, ns):
+    # Note [Reused handler arguments]: a call may reuse the args tuple and kwargs dict of an earlier call whose
+    # handler kept neither; what a handler keeps is never refilled, and what one fills never reaches the next.
+    lib.define("twice(Tensor x, *, float scale=1.0) -> Tensor")
+    lib.impl("twice", lambda x, *, scale=1.0: x * (2 * scale), "CPU")
+    op = getattr(ops, ns).twice.default
+    kept = []
+
+    class Keeper(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kept.append((args, kwargs))
+            return func(*args, **kwargs)
+
+    class Filler(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            assert kwargs == {} or set(kwargs) == {"scale"}, kwargs
+            out = func(*args, **kwargs)
+            kwargs["filled"] = True  # dropped with the dict: the next call must not see it
+            return out
+
+    inputs = [opdispatch.tensor([float(i)]) for i in range(4)]
+    with Filler():
+        for x in inputs:
+            assert op(x).tolist() == [2 * x.item()]
+    with Keeper():
+        outs = [op(x) for x in inputs] + [op(inputs[0], scale=3.0)]
+    with Filler():
+        for x in inputs:
+            op(x)
+    assert [a[0] for a, _ in kept] == inputs + [inputs[0]]
+    assert [k for _, k in kept] == [{}] * 4 + [{"scale": 3.0}]
+    assert [o.tolist() for o in outs] == [[0.0], [2.0], [4.0], [6.0], [0.0]]
+
+
+def test_nested_handler_calls_leave_the_outer_arguments_alone():
+    # An inner wrapper's handler runs while the outer handler holds its args: each call has its own.
+    class Nest(Tensor):
+        @staticmethod
+        def __new__(cls, elem):
+            r = Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype)
+            r.elem = elem
+            return r
+
+        def __init__(self, elem):
+            pass
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            before = args
+            first = args[0]
+            out = func(*[a.elem if isinstance(a, Nest) else a for a in args], **kwargs)
+            assert args is before and args[0] is first and len(args) == len(before)
+            return Nest(out)
+
+    x = Nest(Nest(opdispatch.tensor([1.0, 2.0])))
+    for _ in range(3):
+        y = x * 3
+        assert type(y) is Nest and type(y.elem) is Nest and y.elem.elem.tolist() == [3.0, 6.0]
+
+
 def test_python_keys_are_included_only_while_a_mode_is_set():
     assert _C._dispatch_tls_local_include_set() & PYTHON_KEYS == EMPTY
     with LoggingMode():

@@ -258,21 +258,82 @@ PythonKernelArguments::PythonKernelArguments(BoundArguments& args)
   }
 }
 
-std::pair<py::tuple, py::dict> popArgumentsToPython(const AnnotatedSchema& schema, Stack& stack) {
+// Note [Reused handler arguments]
+// Each call through the Python key gives its handler a new args tuple and
+// kwargs dict, as PyTorch's does. Most handlers drop both before they return
+// (they unpack them, func(*args, **kwargs)); then only the call refers to
+// them, and it keeps them for the next call, as CPython's zip() reuses its
+// result tuple that nobody kept: a tuple of each small size with its items
+// cleared, and an empty dict. A handler that keeps either (a tracer storing
+// args in its graph) leaves a second reference, and the next call makes new
+// ones; a dict the handler filled is not kept. The GIL orders the takers:
+// a call nested in a handler finds the spare taken and makes its own.
+
+namespace {
+/// Spare args tuples by size (1 .. kSpareTupleSizes), items null, owned (never freed); null when taken.
+constexpr Py_ssize_t kSpareTupleSizes = 4;
+std::array<PyObject*, kSpareTupleSizes + 1> gSpareTuples{};
+/// A spare empty kwargs dict, owned (never freed); null when taken.
+PyObject* gSpareDict = nullptr;
+
+/// A new args tuple of `n` items (all null), the spare one if there is one.
+py::tuple newArgsTuple(size_t n) {
+  if (n >= 1 && n <= static_cast<size_t>(kSpareTupleSizes) && gSpareTuples[n] != nullptr) {
+    PyObject* t = gSpareTuples[n];
+    gSpareTuples[n] = nullptr;
+    return py::reinterpret_steal<py::tuple>(t);
+  }
+  return py::tuple(n);
+}
+
+/// A new empty kwargs dict, the spare one if there is one.
+py::dict newKwargsDict() {
+  if (gSpareDict != nullptr) {
+    PyObject* d = gSpareDict;
+    gSpareDict = nullptr;
+    return py::reinterpret_steal<py::dict>(d);
+  }
+  return py::dict();
+}
+} // namespace
+
+HandlerArguments::~HandlerArguments() {
+  PyObject* t = args.ptr();
+  const Py_ssize_t n = t ? PyTuple_GET_SIZE(t) : 0;
+  if (n >= 1 && n <= kSpareTupleSizes && Py_REFCNT(t) == 1 && gSpareTuples[n] == nullptr) {
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      PyObject* item = PyTuple_GET_ITEM(t, i);
+      PyTuple_SET_ITEM(t, i, nullptr);
+      Py_XDECREF(item);  // may run Python code, which may fill the spare slot meanwhile
+    }
+    if (gSpareTuples[n] == nullptr) {
+      if (!PyObject_GC_IsTracked(t)) {
+        PyObject_GC_Track(t);  // the collector untracks a tuple of untracked items; the next items may be tracked
+      }
+      gSpareTuples[n] = args.release().ptr();
+    }
+  }
+  PyObject* d = kwargs.ptr();
+  if (d != nullptr && Py_REFCNT(d) == 1 && PyDict_GET_SIZE(d) == 0 && gSpareDict == nullptr) {
+    gSpareDict = kwargs.release().ptr();
+  }
+}
+
+HandlerArguments popArgumentsToPython(const AnnotatedSchema& schema, Stack& stack) {
   BoundArguments bound(schema, stack);
   return argumentsToPython(bound);
 }
 
-std::pair<py::tuple, py::dict> argumentsToPython(BoundArguments& bound) {
+HandlerArguments argumentsToPython(BoundArguments& bound) {
   PythonKernelArguments arguments(bound);
   PyObject* const* values = arguments.buffer() + BoundArguments::kPrefix;
   const size_t n = arguments.numPositional();
-  py::tuple args(n);
+  py::tuple args = newArgsTuple(n);
   for (size_t i = 0; i < n; ++i) {
     Py_INCREF(values[i]);
     PyTuple_SET_ITEM(args.ptr(), static_cast<Py_ssize_t>(i), values[i]);
   }
-  py::dict kwargs;
+  py::dict kwargs = newKwargsDict();
   if (PyObject* names = arguments.kwnames()) {
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(names); ++k) {
       if (PyDict_SetItem(kwargs.ptr(), PyTuple_GET_ITEM(names, k), values[n + static_cast<size_t>(k)]) != 0) {

@@ -172,13 +172,26 @@ class PythonKernelArguments final {
   pybind11::object kwnames_;
 };
 
+/// The args tuple and kwargs dict a call passes to Python code standing in
+/// for its kernel (a __torch_dispatch__ handler, a Python dispatcher's
+/// kernel). When they go, the next such call reuses them if nothing else
+/// refers to them: Note [Reused handler arguments] in PythonCall.cpp.
+struct HandlerArguments {
+  pybind11::tuple args;
+  pybind11::dict kwargs;
+  HandlerArguments(pybind11::tuple a, pybind11::dict k) : args(std::move(a)), kwargs(std::move(k)) {}
+  HandlerArguments(const HandlerArguments&) = delete;
+  HandlerArguments& operator=(const HandlerArguments&) = delete;
+  ~HandlerArguments();
+};
+
 /// The arguments of a boxed call (the top of `stack`, popped) as a Python
 /// kernel receives them (PythonKernelArguments), as an args tuple and a
 /// kwargs dict: for callers that pass them on as objects (__torch_dispatch__,
 /// the Python dispatcher's kernels). Throws as BoundArguments::pythonObject.
-std::pair<pybind11::tuple, pybind11::dict> popArgumentsToPython(const AnnotatedSchema& schema, Stack& stack);
+HandlerArguments popArgumentsToPython(const AnnotatedSchema& schema, Stack& stack);
 /// Same, for arguments bound from a Python call.
-std::pair<pybind11::tuple, pybind11::dict> argumentsToPython(BoundArguments& bound);
+HandlerArguments argumentsToPython(BoundArguments& bound);
 
 /// `out`, the result of Python code standing in for a kernel of `schema`
 /// (`where` names it in errors), as the caller receives it: `out` itself when

@@ -210,6 +210,8 @@ void clearSkippedDict(PyObject* self) {
 #endif
 }
 
+} // namespace
+
 /// tp_dealloc of tensor subclasses: the preservation check, then CPython's
 /// subtype_dealloc, which calls this slot back as its base's tp_dealloc.
 void subclassDealloc(PyObject* self) {
@@ -235,6 +237,8 @@ void subclassDealloc(PyObject* self) {
   gSubtypeDealloc(self);
   base_call = outer;
 }
+
+namespace {
 
 /// tp_traverse of tensor subclasses: nothing while C++ holds the TensorImpl
 /// (Note [Subclass objects and the garbage collector]), else CPython's
@@ -676,9 +680,14 @@ ScalarType wrapperDtype(PyObject* dtype) {
     }
     return out;
   }();
-  for (const auto& [obj, t] : singletons) {
-    if (obj == dtype) {
-      return t;
+  static size_t last = 0;  // the singleton found last: a program's wrappers mostly share one dtype
+  if (singletons[last].first == dtype) {
+    return singletons[last].second;
+  }
+  for (size_t i = 0; i < singletons.size(); ++i) {
+    if (singletons[i].first == dtype) {
+      last = i;
+      return singletons[i].second;
     }
   }
   return toScalarType(dtype, "_make_wrapper_subclass(): dtype");

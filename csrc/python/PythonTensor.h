@@ -31,10 +31,18 @@ extern PyTypeObject* TensorBaseType;
 /// The class new wrappers get (opdispatch.Tensor once _tensor.py registers it).
 extern PyTypeObject* gTensorClass;
 
+/// tp_dealloc of the tensor subclasses whose objects are preserved (Note
+/// [Preserving tensor subclass objects] in PythonTensor.cpp).
+void subclassDealloc(PyObject* self);
+
 /// Whether `obj` is a tensor (TensorBase or a subclass). The class of
-/// ordinary tensors is tested first: it is a subclass of TensorBase, and
-/// PyType_IsSubtype walks its MRO on every call.
-inline bool isTensor(PyObject* obj) { return Py_TYPE(obj) == gTensorClass || PyObject_TypeCheck(obj, TensorBaseType); }
+/// ordinary tensors and the subclasses with subclassDealloc (every subclass
+/// whose object was made, e.g. a wrapper subclass per operator call) are
+/// tested first: PyType_IsSubtype walks the MRO on every call.
+inline bool isTensor(PyObject* obj) {
+  PyTypeObject* type = Py_TYPE(obj);
+  return type == gTensorClass || type->tp_dealloc == subclassDealloc || PyObject_TypeCheck(obj, TensorBaseType);
+}
 /// Borrowed TensorImpl of a tensor object (precondition: isTensor(obj)).
 inline TensorImpl* unpackImpl(PyObject* obj) { return reinterpret_cast<TensorObject*>(obj)->impl; }
 /// A new handle to the tensor of `obj` (precondition: isTensor(obj)).
