@@ -299,7 +299,7 @@ py::dict newKwargsDict() {
 
 HandlerArguments::~HandlerArguments() {
   PyObject* t = args.ptr();
-  const Py_ssize_t n = t ? PyTuple_GET_SIZE(t) : 0;
+  const Py_ssize_t n = PyTuple_GET_SIZE(t);
   if (n >= 1 && n <= kSpareTupleSizes && Py_REFCNT(t) == 1 && gSpareTuples[n] == nullptr) {
     for (Py_ssize_t i = 0; i < n; ++i) {
       PyObject* item = PyTuple_GET_ITEM(t, i);
@@ -314,7 +314,7 @@ HandlerArguments::~HandlerArguments() {
     }
   }
   PyObject* d = kwargs.ptr();
-  if (d != nullptr && Py_REFCNT(d) == 1 && PyDict_GET_SIZE(d) == 0 && gSpareDict == nullptr) {
+  if (Py_REFCNT(d) == 1 && PyDict_GET_SIZE(d) == 0 && gSpareDict == nullptr) {
     gSpareDict = kwargs.release().ptr();
   }
 }

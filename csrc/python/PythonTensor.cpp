@@ -126,15 +126,34 @@ bool tryResurrect(TensorObject* obj) {
 
 void tensorDealloc(PyObject* self);
 
-/// Clears the writable object __slots__ that `type` (a heap type) adds.
-void clearSlots(PyTypeObject* type, PyObject* self) {
-  PyMemberDef* members = type->tp_members;  // a heap type: its Py_SIZE(type) members, __slots__ first
-  for (Py_ssize_t i = 0; i < Py_SIZE(type); ++i) {
-    if (members[i].type == T_OBJECT_EX && !(members[i].flags & READONLY)) {
-      auto** slot = reinterpret_cast<PyObject**>(reinterpret_cast<char*>(self) + members[i].offset);
-      Py_CLEAR(*slot);
+/// Calls f(slot, member) for each object __slots__ member of the heap types
+/// from `self`'s class up to TensorBase; returns the first nonzero result.
+template <class F>
+int forEachObjectSlot(PyObject* self, F&& f) {
+  for (PyTypeObject* base = Py_TYPE(self); base != TensorBaseType && base != nullptr; base = base->tp_base) {
+    if (base->tp_flags & Py_TPFLAGS_HEAPTYPE) {
+      PyMemberDef* members = base->tp_members;  // a heap type: its Py_SIZE(base) members, __slots__ first
+      for (Py_ssize_t i = 0; i < Py_SIZE(base); ++i) {
+        if (members[i].type != T_OBJECT_EX) {
+          continue;
+        }
+        if (int err = f(reinterpret_cast<PyObject**>(reinterpret_cast<char*>(self) + members[i].offset), members[i])) {
+          return err;
+        }
+      }
     }
   }
+  return 0;
+}
+
+/// Clears `self`'s writable object __slots__.
+void clearSlots(PyObject* self) {
+  forEachObjectSlot(self, [](PyObject** slot, const PyMemberDef& member) {
+    if (!(member.flags & READONLY)) {
+      Py_CLEAR(*slot);
+    }
+    return 0;
+  });
 }
 
 /// CPython's subtype_dealloc and subtype_traverse: the slots of a class
@@ -143,19 +162,12 @@ void clearSlots(PyTypeObject* type, PyObject* self) {
 destructor gSubtypeDealloc = nullptr;
 traverseproc gSubtypeTraverse = nullptr;
 
-/// Visits the object __slots__ of the heap types from `self`'s class up to TensorBase.
+/// Visits `self`'s object __slots__.
 int visitSlots(PyObject* self, visitproc visit, void* arg) {
-  for (PyTypeObject* base = Py_TYPE(self); base != TensorBaseType && base != nullptr; base = base->tp_base) {
-    if (base->tp_flags & Py_TPFLAGS_HEAPTYPE) {
-      PyMemberDef* members = base->tp_members;  // a heap type: its Py_SIZE(base) members, __slots__ first
-      for (Py_ssize_t i = 0; i < Py_SIZE(base); ++i) {
-        if (members[i].type == T_OBJECT_EX) {
-          Py_VISIT(*reinterpret_cast<PyObject**>(reinterpret_cast<char*>(self) + members[i].offset));
-        }
-      }
-    }
-  }
-  return 0;
+  return forEachObjectSlot(self, [&](PyObject** slot, const PyMemberDef&) {
+    Py_VISIT(*slot);
+    return 0;
+  });
 }
 
 // Note [The instance dict of tensor subclasses]
@@ -219,11 +231,7 @@ void subclassDealloc(PyObject* self) {
   PyTypeObject* type = Py_TYPE(self);
   if (base_call == self) {
     base_call = nullptr;
-    for (PyTypeObject* base = type; base != TensorBaseType && base != nullptr; base = base->tp_base) {
-      if (base->tp_flags & Py_TPFLAGS_HEAPTYPE) {
-        clearSlots(base, self);
-      }
-    }
+    clearSlots(self);
     clearSkippedDict(self);
     tensorDealloc(self);
     Py_DECREF(type);  // an instance of a heap type owns a reference to it

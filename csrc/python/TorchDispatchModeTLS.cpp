@@ -78,12 +78,24 @@ namespace TorchDispatchModeTLS {
 
 bool anyModesSet(bool skip_infra_modes) { return skip_infra_modes ? !state.stack.empty() : mode_count != 0; }
 
-void pushNonInfraMode(py::handle mode) {
-  if (!anyModesSet()) {
+namespace {
+/// Counts a mode just set; the first includes the Python keys.
+void modeAdded() {
+  if (mode_count++ == 0) {
     includePythonKeys(true);
   }
+}
+/// Counts a mode just unset; the last excludes the Python keys again.
+void modeRemoved() {
+  if (--mode_count == 0) {
+    includePythonKeys(false);
+  }
+}
+} // namespace
+
+void pushNonInfraMode(py::handle mode) {
   state.stack.push_back(own(mode));
-  ++mode_count;
+  modeAdded();
 }
 
 py::object popStack() {
@@ -100,10 +112,7 @@ py::object popStack() {
     }
   }
   OPDISPATCH_CHECK(out, "trying to pop from empty mode stack");
-  --mode_count;
-  if (!anyModesSet()) {
-    includePythonKeys(false);
-  }
+  modeRemoved();
   return out;
 }
 
@@ -111,10 +120,7 @@ std::pair<py::object, TorchDispatchModeKey> popHighestInfraMode() {
   for (size_t i = kNumModeKeys; i-- > 0;) {
     if (state.infra[i]) {
       py::object out = take(state.infra[i]);
-      --mode_count;
-      if (!anyModesSet()) {
-        includePythonKeys(false);
-      }
+      modeRemoved();
       return {out, static_cast<TorchDispatchModeKey>(i)};
     }
   }
@@ -145,11 +151,8 @@ std::optional<py::object> getMode(TorchDispatchModeKey key) {
 void setMode(py::handle mode, TorchDispatchModeKey key) {
   OwnedPyObject& slot = state.infra.at(static_cast<size_t>(key));
   OPDISPATCH_CHECK(!slot, "trying to set the current ", toString(key), ", but one already exists");
-  if (!anyModesSet()) {
-    includePythonKeys(true);
-  }
   slot = own(mode);
-  ++mode_count;
+  modeAdded();
 }
 
 std::optional<py::object> unsetMode(TorchDispatchModeKey key) {
@@ -158,10 +161,7 @@ std::optional<py::object> unsetMode(TorchDispatchModeKey key) {
     return std::nullopt;
   }
   py::object out = take(slot);
-  --mode_count;
-  if (!anyModesSet()) {
-    includePythonKeys(false);
-  }
+  modeRemoved();
   return out;
 }
 
