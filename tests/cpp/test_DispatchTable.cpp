@@ -885,7 +885,7 @@ TEST_F(ComputedTable, TableStoresOneEntryPerRunOfEqualNeighboursAndAnswersEveryK
   lib.def("f(Tensor x) -> int");
   lib.impl("f", dispatch(DispatchKey::CPU, constant(1, "cpu_kernel")));
   auto op = intOp("dt_runs::f");
-  const size_t runs = (op.entry().table().sizeInBytes() - 2 * sizeof(uint64_t)) / sizeof(KernelRef);
+  const size_t runs = op.entry().table().numRuns();
   EXPECT_GE(runs, 3u);  // Undefined (missing), CPU, the autograd fallback at least
   EXPECT_LE(runs, 12u);
   // Every index, fallthrough keys included, answers what the precedence rules choose.
@@ -897,9 +897,53 @@ TEST_F(ComputedTable, TableStoresOneEntryPerRunOfEqualNeighboursAndAnswersEveryK
   {
     Library more(Library::IMPL, "dt_runs", DispatchKey::Meta, __FILE__, __LINE__);
     more.impl("f", constant(2, "meta_kernel"));
-    EXPECT_EQ(op.entry().table().sizeInBytes(), 2 * sizeof(uint64_t) + (runs + 2) * sizeof(KernelRef));
+    EXPECT_EQ(op.entry().table().numRuns(), runs + 2);
     op.checkInvariants();
   }
-  EXPECT_EQ(op.entry().table().sizeInBytes(), 2 * sizeof(uint64_t) + runs * sizeof(KernelRef));
+  EXPECT_EQ(op.entry().table().numRuns(), runs);
+  op.checkInvariants();
+}
+
+TEST_F(ComputedTable, HintHoldsTheFirstLookedUpKeySetAndEveryOtherSetStillFindsItsOwnKernel) {
+  // Note [Dispatch table hint]: the first lookup of a table hints its key set
+  // and run; a lookup of another set computes its run, and does not replace
+  // the hint; a new table starts without one.
+  Library lib(Library::DEF, "dt_hint", std::nullopt, __FILE__, __LINE__);
+  lib.def("f(Tensor x) -> int");
+  lib.impl("f", dispatch(DispatchKey::CPU, constant(1, "cpu_kernel")));
+  lib.impl("f", dispatch(DispatchKey::Meta, constant(2, "meta_kernel")));
+  auto op = intOp("dt_hint::f");
+  const DispatchTable& table = op.entry().table();
+  EXPECT_FALSE(table.hintedKeySet().has_value());
+  EXPECT_EQ(op.call(cpuTensor(false)), 1);
+  const std::optional<DispatchKeySet> hinted = table.hintedKeySet();
+  ASSERT_TRUE(hinted.has_value());
+  EXPECT_TRUE(hinted->has(DispatchKey::CPU));
+  EXPECT_FALSE(hinted->has(DispatchKey::Meta));
+  {
+    IncludeDispatchKeyGuard meta(DispatchKey::Meta);
+    EXPECT_EQ(op.call(cpuTensor(false)), 2);
+  }
+  EXPECT_EQ(table.hintedKeySet(), hinted);
+  EXPECT_EQ(op.call(cpuTensor(false)), 1);
+  EXPECT_EQ(op.call(cpuTensor(true)), 1);  // the autograd fallback, then its redispatch
+  {
+    // A newer CPU kernel: a new table, no hint; Meta's lookup comes first now.
+    Library more(Library::IMPL, "dt_hint", DispatchKey::CPU, __FILE__, __LINE__);
+    more.impl("f", constant(3, "newer_cpu_kernel"));
+    EXPECT_FALSE(table.hintedKeySet().has_value());
+    {
+      IncludeDispatchKeyGuard meta(DispatchKey::Meta);
+      EXPECT_EQ(op.call(cpuTensor(false)), 2);
+    }
+    ASSERT_TRUE(table.hintedKeySet().has_value());
+    EXPECT_TRUE(table.hintedKeySet()->has(DispatchKey::Meta));
+    EXPECT_EQ(op.call(cpuTensor(false)), 3);
+    Stack s;
+    s.emplace_back(cpuTensor(false));
+    op.callBoxed(&s);
+    EXPECT_EQ(s.at(0).toInt(), 3);
+  }
+  EXPECT_EQ(op.call(cpuTensor(false)), 1);
   op.checkInvariants();
 }

@@ -229,3 +229,45 @@ TEST(Stress, RaisingCallsRacingRegistrations) {
   EXPECT_GT(churn.registrations.load(), 0);
   Dispatcher::singleton().checkInvariants();
 }
+
+// Calls with different key sets share each table's hint (Note [Dispatch
+// table hint]) while new tables replace the old: each call still reaches the
+// kernel of its own key set, whichever set a table hinted first.
+TEST(Stress, CallsWithDifferentKeySetsRacingNewTables) {
+  Library lib(Library::DEF, "stress_c", std::nullopt, __FILE__, __LINE__);
+  lib.def("h(Tensor x) -> int");
+  lib.impl("h", dispatch(DispatchKey::CPU, &returnsOne));
+  lib.impl("h", dispatch(DispatchKey::Meta, [](const Tensor&) -> int64_t { return 2; }));
+  auto handle = Dispatcher::singleton().findSchemaOrThrow("stress_c::h", "");
+  auto typed = handle.typed<int64_t(const Tensor&)>();
+  std::atomic<int64_t> bad{0};
+  auto expect = [&](int64_t got, int64_t want) {
+    if (got != want) {
+      bad.fetch_add(1);
+    }
+  };
+
+  Churn churn;
+  churn.callers.push_back([&] { expect(typed.call(cpuTensor()), 1); });
+  churn.callers.push_back([&] {
+    IncludeDispatchKeyGuard meta(DispatchKey::Meta);
+    expect(typed.call(cpuTensor()), 2);
+  });
+  churn.callers.push_back([&] {
+    Stack s;
+    s.emplace_back(cpuTensor(/*requires_grad=*/true));
+    handle.callBoxed(&s);
+    expect(s.at(0).toInt(), 1);
+  });
+  churn.registrars.push_back([] {
+    // Kernels at keys these calls never reach: each (de)registration publishes a new table.
+    Library xla(Library::IMPL, "stress_c", DispatchKey::XLA, __FILE__, __LINE__);
+    xla.impl("h", [](const Tensor&) -> int64_t { return 3; });
+  });
+  churn.run();
+
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_GT(churn.calls.load(), 0);
+  EXPECT_GT(churn.registrations.load(), 0);
+  Dispatcher::singleton().checkInvariants();
+}

@@ -72,7 +72,7 @@ DispatchTable::Table* DispatchTable::build(uint64_t non_fallthrough, const Entry
     }
   }
   void* memory = ::operator new(offsetof(Table, runs) + sizeof(KernelRef) * static_cast<size_t>(n));
-  Table* t = new (memory) Table{non_fallthrough, starts, {}};
+  Table* t = new (memory) Table{non_fallthrough, kNoHint, starts, {}};
   std::memcpy(static_cast<void*>(t->runs), runs, sizeof(KernelRef) * static_cast<size_t>(n));
   return t;
 }
@@ -84,10 +84,13 @@ void DispatchTable::destroy(void* t) {
 
 DispatchTable::DispatchTable(KernelRef initial, const DispatchTable* copy_of) {
   if (copy_of != nullptr) {
-    const size_t size = copy_of->sizeInBytes();
+    const Table* from = copy_of->table_.load(std::memory_order_relaxed);
+    const size_t size = sizeInBytes(from);
     void* memory = ::operator new(size);
-    std::memcpy(memory, copy_of->table_.load(std::memory_order_relaxed), size);  // trivially copyable
-    table_.store(static_cast<Table*>(memory), std::memory_order_release);
+    // The runs as bytes (trivially copyable); the hint is not copied, as a call may be writing it.
+    Table* t = new (memory) Table{from->non_fallthrough, kNoHint, from->later_starts, {}};
+    std::memcpy(static_cast<void*>(t->runs), from->runs, size - offsetof(Table, runs));
+    table_.store(t, std::memory_order_release);
     return;
   }
   table_.store(build(kAllKeys, Entries{0, [&](int) { return initial; }}), std::memory_order_release);
@@ -109,8 +112,18 @@ DispatchKeySet DispatchTable::nonFallthroughKeys() const {
   return DispatchKeySet(DispatchKeySet::RAW, table_.load(std::memory_order_acquire)->non_fallthrough);
 }
 
-size_t DispatchTable::sizeInBytes() const {
-  const Table* t = table_.load(std::memory_order_relaxed);
+size_t DispatchTable::numRuns() const { return 1 + popcount64(table_.load(std::memory_order_relaxed)->later_starts); }
+
+std::optional<DispatchKeySet> DispatchTable::hintedKeySet() const {
+  CallGuard guard;
+  const uint64_t hint = __atomic_load_n(&table_.load(std::memory_order_acquire)->hint, __ATOMIC_RELAXED);
+  if (hint == kNoHint) {
+    return std::nullopt;
+  }
+  return DispatchKeySet(DispatchKeySet::RAW, hint >> kHintKeysShift);
+}
+
+size_t DispatchTable::sizeInBytes(const Table* t) {
   return offsetof(Table, runs) + sizeof(KernelRef) * (1 + popcount64(t->later_starts));
 }
 
