@@ -49,25 +49,30 @@ std::vector<std::tuple<std::string, double, double>> run(int64_t iters, int roun
   at::Tensor (*volatile direct8)(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&, int64_t,
                                  int64_t, double, bool) = &ident8;
   void (*volatile floor_fn)(torch::jit::Stack*, size_t) = &stackFloor;
-  std::vector<std::tuple<std::string, double, double>> out;
-  auto add = [&](const char* name, bench::Timing t) { out.emplace_back(name, t.cpu_ns, t.wall_ns); };
   torch::jit::Stack s;
-  add("direct_1", bench::nsPerCall([&] { at::Tensor r = direct1(x); }, iters, rounds));
-  add("typed_1", bench::nsPerCall([&] { at::Tensor r = typed1.call(x); }, iters, rounds));
-  add("boxed_1", bench::nsPerCall([&] { s.clear(); s.emplace_back(x); op1.callBoxed(&s); }, iters, rounds));
-  add("stack_1", bench::nsPerCall([&] { s.clear(); s.emplace_back(x); floor_fn(&s, 1); }, iters, rounds));
-  add("direct_8", bench::nsPerCall([&] { at::Tensor r = direct8(x, x, x, x, 1, 2, 3.0, true); }, iters, rounds));
-  add("typed_8", bench::nsPerCall([&] { at::Tensor r = typed8.call(x, x, x, x, 1, 2, 3.0, true); }, iters, rounds));
-  add("boxed_8", bench::nsPerCall([&] {
-    s.clear();
-    torch::jit::push(s, x, x, x, x, int64_t(1), int64_t(2), 3.0, true);
-    op8.callBoxed(&s);
-  }, iters, rounds));
-  add("stack_8", bench::nsPerCall([&] {
-    s.clear();
-    torch::jit::push(s, x, x, x, x, int64_t(1), int64_t(2), 3.0, true);
-    floor_fn(&s, 8);
-  }, iters, rounds));
+  bench::Rounds timed;
+  for (int round = 0; round < rounds; ++round) {
+    timed.time("direct_1", [&] { at::Tensor r = direct1(x); }, iters);
+    timed.time("typed_1", [&] { at::Tensor r = typed1.call(x); }, iters);
+    timed.time("boxed_1", [&] { s.clear(); s.emplace_back(x); op1.callBoxed(&s); }, iters);
+    timed.time("stack_1", [&] { s.clear(); s.emplace_back(x); floor_fn(&s, 1); }, iters);
+    timed.time("direct_8", [&] { at::Tensor r = direct8(x, x, x, x, 1, 2, 3.0, true); }, iters);
+    timed.time("typed_8", [&] { at::Tensor r = typed8.call(x, x, x, x, 1, 2, 3.0, true); }, iters);
+    timed.time("boxed_8", [&] {
+      s.clear();
+      torch::jit::push(s, x, x, x, x, int64_t(1), int64_t(2), 3.0, true);
+      op8.callBoxed(&s);
+    }, iters);
+    timed.time("stack_8", [&] {
+      s.clear();
+      torch::jit::push(s, x, x, x, x, int64_t(1), int64_t(2), 3.0, true);
+      floor_fn(&s, 8);
+    }, iters);
+  }
+  std::vector<std::tuple<std::string, double, double>> out;
+  for (const auto& [name, t] : timed.medians()) {
+    out.emplace_back(name, t.cpu_ns, t.wall_ns);
+  }
   return out;
 }
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("run", &run); }

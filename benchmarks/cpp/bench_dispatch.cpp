@@ -2,7 +2,8 @@
 // floor), a typed unboxed call through the dispatcher, and a boxed call,
 // with 1 and 8 arguments, and the boxed calls' stack traffic alone (their
 // floor, stackFloor). Prints one JSON object per line (ns per call by the
-// thread's CPU clock and by the wall clock).
+// thread's CPU clock and by the wall clock: medians over rounds that
+// interleave the cases, bench::Rounds).
 #include <cstdio>
 #include <cstdlib>
 
@@ -57,43 +58,50 @@ int main(int argc, char** argv) {
                              bool) = &ident8;
   void (*volatile floor_fn)(opdispatch::Stack*, size_t) = &stackFloor;
 
-  auto report = [](const char* name, bench::Timing t) {
-    std::printf("{\"case\": \"%s\", \"cpu_ns\": %.3f, \"wall_ns\": %.3f}\n", name, t.cpu_ns, t.wall_ns);
-  };
-  report("direct_1", bench::nsPerCall([&] { Tensor r = direct1(x); }, iters, rounds));
-  report("typed_1", bench::nsPerCall([&] { Tensor r = typed1.call(x); }, iters, rounds));
   // Boxed calls reuse one stack (cleared per call), as a boxed caller such
   // as an interpreter does; the PyTorch benchmark does the same.
   opdispatch::Stack s;
-  report("boxed_1", bench::nsPerCall(
-                        [&] {
-                          s.clear();
-                          s.emplace_back(x);
-                          op1.callBoxed(&s);
-                        },
-                        iters, rounds));
-  report("stack_1", bench::nsPerCall(
-                        [&] {
-                          s.clear();
-                          s.emplace_back(x);
-                          floor_fn(&s, 1);
-                        },
-                        iters, rounds));
-  report("direct_8", bench::nsPerCall([&] { Tensor r = direct8(x, x, x, x, 1, 2, 3.0, true); }, iters, rounds));
-  report("typed_8", bench::nsPerCall([&] { Tensor r = typed8.call(x, x, x, x, 1, 2, 3.0, true); }, iters, rounds));
-  report("boxed_8", bench::nsPerCall(
-                        [&] {
-                          s.clear();
-                          opdispatch::push(s, x, x, x, x, int64_t(1), int64_t(2), 3.0, true);
-                          op8.callBoxed(&s);
-                        },
-                        iters, rounds));
-  report("stack_8", bench::nsPerCall(
-                        [&] {
-                          s.clear();
-                          opdispatch::push(s, x, x, x, x, int64_t(1), int64_t(2), 3.0, true);
-                          floor_fn(&s, 8);
-                        },
-                        iters, rounds));
+  bench::Rounds timed;
+  for (int round = 0; round < rounds; ++round) {
+    timed.time("direct_1", [&] { Tensor r = direct1(x); }, iters);
+    timed.time("typed_1", [&] { Tensor r = typed1.call(x); }, iters);
+    timed.time(
+        "boxed_1",
+        [&] {
+          s.clear();
+          s.emplace_back(x);
+          op1.callBoxed(&s);
+        },
+        iters);
+    timed.time(
+        "stack_1",
+        [&] {
+          s.clear();
+          s.emplace_back(x);
+          floor_fn(&s, 1);
+        },
+        iters);
+    timed.time("direct_8", [&] { Tensor r = direct8(x, x, x, x, 1, 2, 3.0, true); }, iters);
+    timed.time("typed_8", [&] { Tensor r = typed8.call(x, x, x, x, 1, 2, 3.0, true); }, iters);
+    timed.time(
+        "boxed_8",
+        [&] {
+          s.clear();
+          opdispatch::push(s, x, x, x, x, int64_t(1), int64_t(2), 3.0, true);
+          op8.callBoxed(&s);
+        },
+        iters);
+    timed.time(
+        "stack_8",
+        [&] {
+          s.clear();
+          opdispatch::push(s, x, x, x, x, int64_t(1), int64_t(2), 3.0, true);
+          floor_fn(&s, 8);
+        },
+        iters);
+  }
+  for (const auto& [name, t] : timed.medians()) {
+    std::printf("{\"case\": \"%s\", \"cpu_ns\": %.3f, \"wall_ns\": %.3f}\n", name.c_str(), t.cpu_ns, t.wall_ns);
+  }
   return 0;
 }
