@@ -49,6 +49,19 @@ namespace opdispatch {
 //
 // Calls never lock and a call racing a (de)registration must see a whole
 // table, old or new. A table is immutable once published (but for its hint:
+// Note [Dispatch table hint]): a writer (under the registration lock) builds
+// a new one — only the entries of the keys it changes are recomputed — and
+// publishes it with one atomic pointer store. A reader loads the pointer
+// (acquire) and reads that table: no retry, and a stalled writer cannot hold
+// readers up (lock-free, indeed wait-free). The mask sits in the same table,
+// so one read gives a mask and an entry from the same version. The replaced
+// table goes to the Reclaimer, which frees it once no call that could have
+// loaded the pointer still runs (Note [Reclaiming retired kernels]): so every
+// lookup must run inside a CallGuard (calls hold one; entry() and
+// nonFallthroughKeys() take their own). The functor of an overwritten entry
+// is owned by its retired AnnotatedKernel (a separate object), reclaimed the
+// same way.
+
 // Note [Dispatch table hint]
 // The lookup's arithmetic (mask, count-leading-zeros, shift, popcount, then
 // the entry's load) sits between the arguments' key set and the kernel's
