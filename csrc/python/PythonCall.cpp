@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
 
 #include <opdispatch/core/Exception.h>
 #include <opdispatch/dispatch/CallUnit.h>
@@ -276,21 +277,22 @@ std::array<PyObject*, kSpareTupleSizes + 1> gSpareTuples{};
 /// A spare empty kwargs dict, owned (never freed); null when taken.
 PyObject* gSpareDict = nullptr;
 
+/// The spare object in `spare` (null if none), leaving the slot empty.
+PyObject* takeSpare(PyObject*& spare) { return std::exchange(spare, nullptr); }
+
 /// A new args tuple of `n` items (all null), the spare one if there is one.
 py::tuple newArgsTuple(size_t n) {
-  if (n >= 1 && n <= static_cast<size_t>(kSpareTupleSizes) && gSpareTuples[n] != nullptr) {
-    PyObject* t = gSpareTuples[n];
-    gSpareTuples[n] = nullptr;
-    return py::reinterpret_steal<py::tuple>(t);
+  if (n >= 1 && n <= static_cast<size_t>(kSpareTupleSizes)) {
+    if (PyObject* t = takeSpare(gSpareTuples[n])) {
+      return py::reinterpret_steal<py::tuple>(t);
+    }
   }
   return py::tuple(n);
 }
 
 /// A new empty kwargs dict, the spare one if there is one.
 py::dict newKwargsDict() {
-  if (gSpareDict != nullptr) {
-    PyObject* d = gSpareDict;
-    gSpareDict = nullptr;
+  if (PyObject* d = takeSpare(gSpareDict)) {
     return py::reinterpret_steal<py::dict>(d);
   }
   return py::dict();

@@ -120,7 +120,7 @@ std::optional<DispatchKeySet> DispatchTable::hintedKeySet() const {
   if (hint == kNoHint) {
     return std::nullopt;
   }
-  return DispatchKeySet(DispatchKeySet::RAW, hint >> kHintKeysShift);
+  return DispatchKeySet(DispatchKeySet::RAW, hintedKeys(hint));
 }
 
 size_t DispatchTable::sizeInBytes(const Table* t) {

@@ -107,7 +107,7 @@ class DispatchTable final {
     // Note [Dispatch table hint]: the hinted run, confirmed by a compare, not computed from the key set.
     const uint64_t hint = __atomic_load_n(&t->hint, __ATOMIC_RELAXED);
     const KernelRef* entry = t->runs + (hint & kHintRun);
-    if (OPDISPATCH_UNLIKELY((hint >> kHintKeysShift) != masked->raw_repr())) {
+    if (OPDISPATCH_UNLIKELY(hintedKeys(hint) != masked->raw_repr())) {
       const size_t run = runOf(t->later_starts, masked->raw_repr());
       if (hint == kNoHint) {
         __atomic_store_n(&t->hint, (masked->raw_repr() << kHintKeysShift) | run, __ATOMIC_RELAXED);
@@ -174,6 +174,8 @@ class DispatchTable final {
   static constexpr uint64_t kHintRun = 0xff;
   /// No hint: a key-set word of all ones, which has bits no key has, and run 0.
   static constexpr uint64_t kNoHint = ~uint64_t(0) << kHintKeysShift;
+  /// The key-set word of `hint`.
+  static constexpr uint64_t hintedKeys(uint64_t hint) { return hint >> kHintKeysShift; }
   static_assert(kNumRuntimeKeys < 64 - kHintKeysShift && kDispatchTableSize <= kHintRun + 1,
                 "a hint holds a key-set word and a run index in one uint64_t");
   /// The run holding the highest key of the key-set word `keys` (run 0, of
