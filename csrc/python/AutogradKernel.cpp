@@ -62,13 +62,6 @@ PyObject* gIsNonDifferentiable = nullptr;
 PyObject* gSaved = nullptr;
 PyObject* gSavedOutputs = nullptr;
 
-void intern(PyObject*& slot, const char* name) {
-  slot = PyUnicode_InternFromString(name);
-  if (slot == nullptr) {
-    throw py::error_already_set();
-  }
-}
-
 /// A new node for this call: an instance of node_class with the attributes
 /// OpNode.__init__ would set, made without running __init__ (a Python frame).
 py::object makeNode(PlainKernelObject* k, PyObject* needs, PyObject* edges, Py_ssize_t nargs) {

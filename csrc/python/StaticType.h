@@ -1,5 +1,6 @@
 // staticTypeObject(): the starting value of a PyTypeObject defined in C++;
-// addStaticType(): readies one and adds it to the module.
+// addStaticType(): readies one and adds it to the module; intern(): the
+// interned strs (attribute names) their functions use.
 #pragma once
 
 #include <Python.h>
@@ -25,6 +26,15 @@ inline void addStaticType(pybind11::module_& module, PyTypeObject& t, const char
   }
   Py_INCREF(&t);
   module.attr(name) = pybind11::reinterpret_borrow<pybind11::object>(reinterpret_cast<PyObject*>(&t));
+}
+
+/// `slot` = the interned str `name`, for the process's lifetime. Throws
+/// py::error_already_set if it cannot be made.
+inline void intern(PyObject*& slot, const char* name) {
+  slot = PyUnicode_InternFromString(name);
+  if (slot == nullptr) {
+    throw pybind11::error_already_set();
+  }
 }
 
 } // namespace opdispatch::python

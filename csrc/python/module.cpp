@@ -75,6 +75,7 @@ PYBIND11_MODULE(_C, m) {
   opdispatch::python::initAutogradKernelBindings(m);
   opdispatch::python::initSchemaBindings(m);
   opdispatch::python::initDispatchBindings(m);
+  opdispatch::python::initRegistrationMethodBindings(m);
   opdispatch::python::initOperatorBindings(m);
   opdispatch::python::initTorchDispatchModeBindings(m);
   opdispatch::python::initPythonFallbackBindings(m);

@@ -289,8 +289,10 @@ py::object implFromPython(Library& lib, const std::string& name, const std::stri
 // owner's set and to registry.defs and tells the definition listener; a
 // kernel adds its "ns/op/key" slot to the owner's set and to
 // registry.impls, after the registry's slot check has run where a slot may
-// be taken. Library.define / .impl call them directly: one Python frame per
-// registration (the Python layer once cost as much as the dispatcher's work).
+// be taken. Library.define / .impl make their plain calls of them from C,
+// with no Python frame (Note [Registration methods] in
+// RegistrationMethod.cpp), and call them directly otherwise (the Python
+// layer once cost as much as the dispatcher's work).
 
 /// The Python registry's tables and hooks (_set_python_registry,
 /// _set_definition_listener); strong references for the process's lifetime.
@@ -418,8 +420,10 @@ void checkAliasAnalysis(PyObject* kind, std::string_view text) {
                           "; expected '', FROM_SCHEMA or CONSERVATIVE"));
 }
 
+} // namespace
+
 /// _library_define(lib, schema, alias_analysis, tags, site, owner_defs): Note [Registration fast path].
-PyObject* libraryDefineBinding(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+PyObject* libraryDefine(PyObject* const* args, Py_ssize_t nargs) {
   return pythonEntry([&]() -> PyObject* {
     OPDISPATCH_CHECK_TYPE(nargs == 6,
                           "_library_define(lib, schema, alias_analysis, tags, site, owner_defs) takes 6 arguments, "
@@ -455,7 +459,7 @@ PyObject* libraryDefineBinding(PyObject*, PyObject* const* args, Py_ssize_t narg
 
 /// _library_impl(lib, name, dispatch, func, with_keyset, check_aliasing, site, owner_impls): Note [Registration
 /// fast path]. owner_impls None: a kernel outside the registry's tables (a replacement: its owner holds the slot).
-PyObject* libraryImplBinding(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+PyObject* libraryImpl(PyObject* const* args, Py_ssize_t nargs) {
   return pythonEntry([&]() -> PyObject* {
     OPDISPATCH_CHECK_TYPE(nargs == 8,
                           "_library_impl(lib, name, dispatch, func, with_keyset, check_aliasing, site, owner_impls) "
@@ -500,6 +504,14 @@ PyObject* libraryImplBinding(PyObject*, PyObject* const* args, Py_ssize_t nargs)
     return recorded.release().ptr();
   });
 }
+
+namespace {
+
+PyObject* libraryDefineBinding(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  return libraryDefine(args, nargs);
+}
+
+PyObject* libraryImplBinding(PyObject*, PyObject* const* args, Py_ssize_t nargs) { return libraryImpl(args, nargs); }
 
 PyMethodDef kRegistrationMethods[] = {
     {"_library_define", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(libraryDefineBinding)),

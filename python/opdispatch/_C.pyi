@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 import collections.abc
+import contextvars
 import types
 import typing
 
@@ -190,6 +191,23 @@ class _AutogradMeta:
     """Which output of grad_fn the tensor is."""
     retains_grad: builtins.bool
     """Whether a non-leaf keeps .grad."""
+@typing.final
+class _RegistrationMethod:
+    """
+    _RegistrationMethod(func, kind, site): Library.define (kind 'define') or Library.impl ('impl') as a method descriptor running the Python function `func` except for plain calls, which it makes from C; `site` is the ContextVar of _registration_site() blocks (Note [Registration methods]).
+    """
+    def __new__(cls, func: collections.abc.Callable[..., typing.Any], kind: str, site: contextvars.ContextVar[typing.Any]) -> Self:
+        """
+        Create and return a new object.  See help(type) for accurate signature.
+        """
+    def __call__(self, *args: typing.Any, **kwargs: typing.Any) -> typing.Any:
+        """
+        Call self as a function.
+        """
+    def __get__(self, instance: typing.Any, owner: type | None = None, /) -> typing.Any:
+        """
+        Return an attribute of instance, which is of type owner.
+        """
 @typing.final
 class _PlainAutogradKernel:
     """

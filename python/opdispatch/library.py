@@ -28,7 +28,7 @@ import re
 import warnings
 import weakref
 from sys import _getframe
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, TypeVar, Union, overload
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, TypeVar, Union, cast, overload
 
 from . import _C, _ops
 from ._library import registry as _registry
@@ -179,6 +179,24 @@ def _call_site() -> str:
     return (_C._python_call_site_text() or "(unknown)") if site is None else _block_site(site)
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _registration_method(kind: str) -> Callable[[_F], _F]:
+    """Makes the decorated Library method (``kind``: "define" or "impl") a
+    method descriptor that makes its plain calls from C and runs the
+    decorated function for every other call (Note [Registration methods] in
+    csrc/python/RegistrationMethod.cpp); the function's signature and
+    docstring stay the method's."""
+
+    def wrap(func: _F) -> _F:
+        method = _C._RegistrationMethod(func, kind, _SITE)
+        functools.update_wrapper(method, func)
+        return cast(_F, method)
+
+    return wrap
+
+
 def _tag_names(schema: str, tags: Tag | Sequence[Tag]) -> list[str]:
     """The names of ``tags`` (one Tag or a sequence of them) for define(``schema``);
     TypeError for anything that is not a :class:`Tag`."""
@@ -238,6 +256,7 @@ class Library:
             raise RuntimeError(f"{what}: {self!r} was destroyed; create a new Library to register more")
         return self.m
 
+    @_registration_method("define")
     def define(self, schema: str, alias_analysis: str = "", *, tags: Tag | Sequence[Tag] = ()) -> str:
         """Defines an operator in this library's namespace.
 
@@ -268,6 +287,7 @@ class Library:
         return _C._library_define(m, schema, alias_analysis, names, _getframe(1) if site is None else _block_site(site),
                                   self._op_defs)
 
+    @_registration_method("impl")
     def impl(
         self,
         op_name: str | OpOverload,
@@ -609,9 +629,6 @@ def register_kernel(
         return opdef.register_kernel(device_types, func)
     name = _op_name(op)
     return impl(name, "CompositeExplicitAutograd" if device_types is None else device_types, func, lib=lib)
-
-
-_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 @overload
