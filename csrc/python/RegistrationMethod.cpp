@@ -103,7 +103,7 @@ bool plainDefine(const RegistrationMethodObject* method, PyObject* const* args, 
     return true;
   }
   PyObject* call[] = {m.ptr(), args[1], gEmptyStr, gEmptyTuple, Py_None, defs.ptr()};
-  result = libraryDefine(call, 6);
+  result = libraryDefine(nullptr, call, 6);
   return true;
 }
 
@@ -133,7 +133,7 @@ bool plainImpl(const RegistrationMethodObject* method, PyObject* const* args, Py
     return true;
   }
   PyObject* call[] = {m.ptr(), args[1], dispatch.ptr(), args[2], Py_False, Py_False, Py_None, impls.ptr()};
-  PyObject* site = libraryImpl(call, 8);
+  PyObject* site = libraryImpl(nullptr, call, 8);
   if (site != nullptr) {
     Py_DECREF(site);
     Py_INCREF(Py_None);
@@ -200,19 +200,26 @@ PyObject* methodNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   return reinterpret_cast<PyObject*>(method);
 }
 
+/// The object fields of a method, which the collector visits and clears.
+PyObject* RegistrationMethodObject::* const kObjectFields[] = {
+    &RegistrationMethodObject::func,
+    &RegistrationMethodObject::site_var,
+    &RegistrationMethodObject::dict,
+};
+
 int methodTraverse(PyObject* self, visitproc visit, void* arg) {
   auto* method = reinterpret_cast<RegistrationMethodObject*>(self);
-  Py_VISIT(method->func);
-  Py_VISIT(method->site_var);
-  Py_VISIT(method->dict);
+  for (auto field : kObjectFields) {
+    Py_VISIT(method->*field);
+  }
   return 0;
 }
 
 int methodClear(PyObject* self) {
   auto* method = reinterpret_cast<RegistrationMethodObject*>(self);
-  Py_CLEAR(method->func);
-  Py_CLEAR(method->site_var);
-  Py_CLEAR(method->dict);
+  for (auto field : kObjectFields) {
+    Py_CLEAR(method->*field);
+  }
   return 0;
 }
 

@@ -423,7 +423,7 @@ void checkAliasAnalysis(PyObject* kind, std::string_view text) {
 } // namespace
 
 /// _library_define(lib, schema, alias_analysis, tags, site, owner_defs): Note [Registration fast path].
-PyObject* libraryDefine(PyObject* const* args, Py_ssize_t nargs) {
+PyObject* libraryDefine(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return pythonEntry([&]() -> PyObject* {
     OPDISPATCH_CHECK_TYPE(nargs == 6,
                           "_library_define(lib, schema, alias_analysis, tags, site, owner_defs) takes 6 arguments, "
@@ -459,7 +459,7 @@ PyObject* libraryDefine(PyObject* const* args, Py_ssize_t nargs) {
 
 /// _library_impl(lib, name, dispatch, func, with_keyset, check_aliasing, site, owner_impls): Note [Registration
 /// fast path]. owner_impls None: a kernel outside the registry's tables (a replacement: its owner holds the slot).
-PyObject* libraryImpl(PyObject* const* args, Py_ssize_t nargs) {
+PyObject* libraryImpl(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return pythonEntry([&]() -> PyObject* {
     OPDISPATCH_CHECK_TYPE(nargs == 8,
                           "_library_impl(lib, name, dispatch, func, with_keyset, check_aliasing, site, owner_impls) "
@@ -507,18 +507,11 @@ PyObject* libraryImpl(PyObject* const* args, Py_ssize_t nargs) {
 
 namespace {
 
-PyObject* libraryDefineBinding(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  return libraryDefine(args, nargs);
-}
-
-PyObject* libraryImplBinding(PyObject*, PyObject* const* args, Py_ssize_t nargs) { return libraryImpl(args, nargs); }
-
 PyMethodDef kRegistrationMethods[] = {
-    {"_library_define", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(libraryDefineBinding)),
-     METH_FASTCALL,
+    {"_library_define", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(libraryDefine)), METH_FASTCALL,
      "_library_define(lib, schema, alias_analysis, tags, site, owner_defs) -> str: lib.define with positional "
      "arguments, keeping the Python registry's tables (Note [Registration fast path]); returns the qualified name."},
-    {"_library_impl", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(libraryImplBinding)), METH_FASTCALL,
+    {"_library_impl", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(libraryImpl)), METH_FASTCALL,
      "_library_impl(lib, name, dispatch, func, with_keyset, check_aliasing, site, owner_impls) -> str: lib.impl "
      "with positional arguments, keeping the Python registry's tables (Note [Registration fast path]); returns the "
      "site recorded."},

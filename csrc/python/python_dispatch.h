@@ -19,9 +19,10 @@ void initIntrospectionBindings(pybind11::module_& m);
 void initRegistrationMethodBindings(pybind11::module_& m);
 
 /// _C._library_define(*args) and _C._library_impl(*args) (Note [Registration
-/// fast path]): a new reference, or null with the Python error set.
-PyObject* libraryDefine(PyObject* const* args, Py_ssize_t nargs);
-PyObject* libraryImpl(PyObject* const* args, Py_ssize_t nargs);
+/// fast path]; the first parameter, the module, is not read): a new
+/// reference, or null with the Python error set.
+PyObject* libraryDefine(PyObject* module, PyObject* const* args, Py_ssize_t nargs);
+PyObject* libraryImpl(PyObject* module, PyObject* const* args, Py_ssize_t nargs);
 
 /// (file, line) of the innermost Python frame outside the sources the Python
 /// layer asked to skip (_dispatch_set_call_site_skip_paths: its own
