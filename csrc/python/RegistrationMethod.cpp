@@ -58,98 +58,81 @@ PyObject* gDispatchKey = nullptr;
 PyObject* gEmptyStr = nullptr;
 PyObject* gEmptyTuple = nullptr;
 
-/// Whether the call is outside a _registration_site() block; -1 with the error set if the variable cannot be read.
-int outsideSiteBlock(const RegistrationMethodObject* method) {
-  PyObject* value = nullptr;
-  if (PyContextVar_Get(method->site_var, Py_None, &value) < 0) {
-    return -1;
+/// Whether the positional arguments `args` (the library first) have a plain call's types.
+bool plainArguments(Kind kind, PyObject* const* args, Py_ssize_t nargs) {
+  if (kind == Kind::kDefine) {
+    return nargs == 2 && PyUnicode_Check(args[1]);
   }
-  const bool outside = value == Py_None;
-  Py_DECREF(value);
-  return outside ? 1 : 0;
+  return (nargs == 3 || nargs == 4) && PyUnicode_Check(args[1]) && PyCallable_Check(args[2]) &&
+         (nargs == 3 || PyUnicode_Check(args[3]));
 }
 
-/// The library's `m` for a plain call of `method` on `lib`: into `m`; false
-/// if the call is not plain (a destroyed library, a site block). `m` null
-/// with the error set if reading either raised.
-bool plainLibrary(const RegistrationMethodObject* method, PyObject* lib, py::object& m) {
+enum class Plain { kNo, kYes, kError };
+
+/// Whether a call of `method` on `lib` is plain: `lib.m` (into `m`) is not
+/// None and no _registration_site() block is open. kError: reading either
+/// raised (the error is set).
+Plain plainLibrary(const RegistrationMethodObject* method, PyObject* lib, py::object& m) {
   m = py::reinterpret_steal<py::object>(PyObject_GetAttr(lib, gM));
   if (!m) {
-    return true;
+    return Plain::kError;
   }
   if (m.is_none()) {
-    return false;
+    return Plain::kNo;
   }
-  int outside = outsideSiteBlock(method);
-  if (outside < 0) {
-    m = py::object();
+  PyObject* site = nullptr;
+  if (PyContextVar_Get(method->site_var, Py_None, &site) < 0) {
+    return Plain::kError;
   }
-  return outside != 0;
+  const bool outside = site == Py_None;
+  Py_DECREF(site);
+  return outside ? Plain::kYes : Plain::kNo;
 }
 
-/// define(self, schema) from C if it is a plain call: its result (null with
-/// the error set if it raised) into `result`; false if it is not.
-bool plainDefine(const RegistrationMethodObject* method, PyObject* const* args, Py_ssize_t nargs, PyObject*& result) {
-  if (nargs != 2 || !PyUnicode_Check(args[1])) {
-    return false;
-  }
-  py::object m;
-  if (!plainLibrary(method, args[0], m)) {
-    return false;
-  }
-  py::object defs = m ? py::reinterpret_steal<py::object>(PyObject_GetAttr(args[0], gOpDefs)) : py::object();
+/// define(self, schema), plain, on the library `lib` whose `m` is `m`: its result, or null with the error set.
+PyObject* plainDefine(PyObject* lib, const py::object& m, PyObject* schema) {
+  py::object defs = py::reinterpret_steal<py::object>(PyObject_GetAttr(lib, gOpDefs));
   if (!defs) {
-    result = nullptr;
-    return true;
+    return nullptr;
   }
-  PyObject* call[] = {m.ptr(), args[1], gEmptyStr, gEmptyTuple, Py_None, defs.ptr()};
-  result = libraryDefine(nullptr, call, 6);
-  return true;
+  PyObject* call[] = {m.ptr(), schema, gEmptyStr, gEmptyTuple, Py_None, defs.ptr()};
+  return libraryDefine(nullptr, call, 6);
 }
 
-/// impl(self, op_name, fn[, dispatch_key]) from C if it is a plain call: as plainDefine.
-bool plainImpl(const RegistrationMethodObject* method, PyObject* const* args, Py_ssize_t nargs, PyObject*& result) {
-  if ((nargs != 3 && nargs != 4) || !PyUnicode_Check(args[1]) || !PyCallable_Check(args[2]) ||
-      (nargs == 4 && !PyUnicode_Check(args[3]))) {
-    return false;
-  }
-  py::object m;
-  if (!plainLibrary(method, args[0], m)) {
-    return false;
-  }
-  result = nullptr;
-  if (!m) {
-    return true;
-  }
+/// impl(self, op_name, fn[, dispatch_key]) (`args`, the library first), plain: as plainDefine.
+PyObject* plainImpl(const py::object& m, PyObject* const* args, Py_ssize_t nargs) {
   // `dispatch_key or self.dispatch_key`, as the Python body has it.
   py::object dispatch = nargs == 4 && PyUnicode_GET_LENGTH(args[3]) > 0
                             ? py::reinterpret_borrow<py::object>(args[3])
                             : py::reinterpret_steal<py::object>(PyObject_GetAttr(args[0], gDispatchKey));
   if (!dispatch) {
-    return true;
+    return nullptr;
   }
   py::object impls = py::reinterpret_steal<py::object>(PyObject_GetAttr(args[0], gOpImpls));
   if (!impls) {
-    return true;
+    return nullptr;
   }
   PyObject* call[] = {m.ptr(), args[1], dispatch.ptr(), args[2], Py_False, Py_False, Py_None, impls.ptr()};
   PyObject* site = libraryImpl(nullptr, call, 8);
-  if (site != nullptr) {
-    Py_DECREF(site);
-    Py_INCREF(Py_None);
-    result = Py_None;
+  if (site == nullptr) {
+    return nullptr;
   }
-  return true;
+  Py_DECREF(site);
+  Py_RETURN_NONE;
 }
 
 PyObject* methodCall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   auto* method = reinterpret_cast<RegistrationMethodObject*>(self);
-  if (kwnames == nullptr || PyTuple_GET_SIZE(kwnames) == 0) {
-    const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    PyObject* result = nullptr;
-    if (method->kind == Kind::kDefine ? plainDefine(method, args, nargs, result)
-                                      : plainImpl(method, args, nargs, result)) {
-      return result;
+  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if ((kwnames == nullptr || PyTuple_GET_SIZE(kwnames) == 0) && plainArguments(method->kind, args, nargs)) {
+    py::object m;
+    switch (plainLibrary(method, args[0], m)) {
+      case Plain::kError:
+        return nullptr;
+      case Plain::kYes:
+        return method->kind == Kind::kDefine ? plainDefine(args[0], m, args[1]) : plainImpl(m, args, nargs);
+      case Plain::kNo:
+        break;
     }
   }
   return PyObject_Vectorcall(method->func, args, nargsf, kwnames);

@@ -112,7 +112,7 @@ DispatchKeySet DispatchTable::nonFallthroughKeys() const {
   return DispatchKeySet(DispatchKeySet::RAW, table_.load(std::memory_order_acquire)->non_fallthrough);
 }
 
-size_t DispatchTable::numRuns() const { return 1 + popcount64(table_.load(std::memory_order_relaxed)->later_starts); }
+size_t DispatchTable::numRuns() const { return runCount(table_.load(std::memory_order_relaxed)); }
 
 std::optional<DispatchKeySet> DispatchTable::hintedKeySet() const {
   CallGuard guard;
@@ -123,9 +123,7 @@ std::optional<DispatchKeySet> DispatchTable::hintedKeySet() const {
   return DispatchKeySet(DispatchKeySet::RAW, hintedKeys(hint));
 }
 
-size_t DispatchTable::sizeInBytes(const Table* t) {
-  return offsetof(Table, runs) + sizeof(KernelRef) * (1 + popcount64(t->later_starts));
-}
+size_t DispatchTable::sizeInBytes(const Table* t) { return offsetof(Table, runs) + sizeof(KernelRef) * runCount(t); }
 
 DispatchTable::Update::Update(DispatchTable& table)
     : table_(table),

@@ -197,6 +197,8 @@ class DispatchTable final {
     return static_cast<size_t>(__builtin_popcountll(x));
 #endif
   }
+  /// The number of runs `t` stores.
+  static size_t runCount(const Table* t) { return 1 + popcount64(t->later_starts); }
   /// Bytes `t` takes.
   static size_t sizeInBytes(const Table* t);
   /// A new table whose entry of index i is `entry(i)` (only asked for index
