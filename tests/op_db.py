@@ -373,5 +373,10 @@ OPS: list[OpInfo] = [
            ref=lambda ts, dim=0: np.stack(ts, axis=dim)),
 ]
 
+# The families' samples (tests/opinfo/): imported here, after the helpers they use are defined.
+from opinfo import family_ops  # noqa: E402
+
+OPS += family_ops()
+
 OPS_BY_NAME = {info.name: info for info in OPS}
 assert len(OPS_BY_NAME) == len(OPS), "duplicate OpInfo names"
