@@ -2,7 +2,11 @@
 # HTML with warnings as errors, then every example run by the doctest builder).
 from __future__ import annotations
 
+import opdispatch
+
 project = "opdispatch"
+# The one version, opdispatch.__version__ (pyproject.toml reads it too).
+version = release = opdispatch.__version__
 author = "the opdispatch authors"
 copyright = "the opdispatch authors"
 
@@ -15,7 +19,7 @@ extensions = [
 ]
 
 html_theme = "furo"
-html_title = "opdispatch"
+html_title = f"opdispatch {release}"
 exclude_patterns = ["_build"]
 nitpicky = False
 autodoc_member_order = "bysource"

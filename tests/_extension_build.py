@@ -31,16 +31,23 @@ def _run(cmd: list[str]) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
 
 
-def cmake_configure_and_build(source: Path, build_dir: Path) -> None:
-    """Configures (Release, Ninja, against the installed opdispatch) and builds
-    the CMake project at ``source`` in ``build_dir``, incrementally; fails the
-    test with the tools' output if either step fails."""
-    configure = _run([
+def cmake_configure(source: Path, build_dir: Path, *options: str) -> subprocess.CompletedProcess:
+    """Configures (Release, Ninja, against the installed opdispatch) the CMake
+    project at ``source`` in ``build_dir`` with the extra ``-D`` ``options``;
+    returns cmake's completed process."""
+    return _run([
         tool("cmake"), "-S", str(source), "-B", str(build_dir), "-G", "Ninja",
         f"-DCMAKE_MAKE_PROGRAM={tool('ninja')}",
         f"-DCMAKE_PREFIX_PATH={cpp_extension.cmake_prefix_path()}",
-        "-DCMAKE_BUILD_TYPE=Release",
+        "-DCMAKE_BUILD_TYPE=Release", *options,
     ])
+
+
+def cmake_configure_and_build(source: Path, build_dir: Path) -> None:
+    """Configures (see cmake_configure) and builds the CMake project at
+    ``source`` in ``build_dir``, incrementally; fails the test with the tools'
+    output if either step fails."""
+    configure = cmake_configure(source, build_dir)
     assert configure.returncode == 0, configure.stdout + configure.stderr
     build = _run([tool("cmake"), "--build", str(build_dir), "--parallel", str(os.cpu_count() or 2)])
     assert build.returncode == 0, build.stdout[-20000:] + build.stderr[-20000:]

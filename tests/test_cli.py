@@ -192,3 +192,31 @@ def test_help_lists_the_commands():
     assert all(c in r.stdout for c in ("ops", "table", "explain", "coverage", "demo"))
     r = run("table", "--help")
     assert r.returncode == 0 and "--load" in r.stdout and "--import" in r.stdout
+
+
+def test_version_is_the_package_version():
+    import opdispatch
+
+    done = run("--version")
+    assert done.returncode == 0 and done.stdout.strip() == f"opdispatch {opdispatch.__version__}"
+
+
+@pytest.mark.parametrize("option,value,expected", [
+    ("--lr", "abc", "argument --lr: expected a positive number, got 'abc'"),
+    ("--lr", "-1", "argument --lr: expected a positive number, got '-1'"),
+    ("--lr", "inf", "argument --lr: expected a positive number, got 'inf'"),
+    ("--epochs", "x", "argument --epochs: expected a positive integer, got 'x'"),
+    ("--batch-size", "0", "argument --batch-size: expected a positive integer, got '0'"),
+])
+def test_demo_option_errors_say_what_was_expected(option, value, expected):
+    done = run("demo", option, value)
+    assert done.returncode == 2 and expected in done.stderr
+    assert "_positive" not in done.stderr
+
+
+def test_coverage_html_into_a_missing_folder_is_a_usage_error(tmp_path):
+    target = tmp_path / "missing" / "page.html"
+    done = run("coverage", "od", "--html", str(target))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"cannot write --html {target}" in done.stderr and "existing, writable folder" in done.stderr
+    assert not target.exists()

@@ -25,10 +25,22 @@ def setup_commands() -> list[str]:
     return re.findall(r"^```bash\n(.*?)\n```$", section, re.M | re.S)
 
 
+def _build_requirements() -> set[str]:
+    """The distribution names in pyproject.toml's [build-system] requires, plus the
+    tools scikit-build-core would add to an isolated build (cmake, ninja)."""
+    requires = re.search(r"^\[build-system\]\nrequires = \[(.*?)\]$", (REPO / "pyproject.toml").read_text(), re.M)
+    assert requires is not None, "pyproject.toml has no [build-system] requires line"
+    names = {re.split(r"[<>=!~; ]", r.strip().strip('"'), maxsplit=1)[0] for r in requires.group(1).split(",")}
+    return names | {"cmake", "ninja"}
+
+
 def test_the_readme_has_two_setup_commands_without_sudo():
     demo, tests = setup_commands()
-    assert demo == 'pip install ".[demo]" && python -m opdispatch demo'
-    assert tests.endswith('pip install ".[test]" && python -m pytest tests')
+    prepare = "pip install " + " ".join(sorted(_build_requirements(), key=["scikit-build-core", "pybind11", "cmake",
+                                                                          "ninja"].index))
+    assert demo == f'{prepare} && pip install --no-build-isolation ".[demo]" && python -m opdispatch demo'
+    assert tests == (f'tests/cpp/get-googletest.sh && {prepare} && pip install --no-build-isolation ".[test]" && '
+                     "python -m pytest tests")
     assert "sudo" not in demo + tests
 
 

@@ -10,6 +10,7 @@
   coverage [NAMESPACE] [--html FILE]
                               operators x dispatch keys: what serves each key (and the
                               higher-order operators': NAMESPACE higher_order, or none)
+  --version                   print opdispatch's version
   demo [OPTIONS]              train a small MLP on handwritten digits through the dispatcher
                               (opdispatch.demo; needs scikit-learn: pip install "opdispatch[demo]")
 
@@ -23,6 +24,7 @@ import argparse
 import contextlib
 import difflib
 import importlib
+import math
 import re
 import sys
 from pathlib import Path
@@ -226,7 +228,12 @@ def _cmd_coverage(args: argparse.Namespace) -> int:
         print(_coverage.render_text(cov))
         return 0
     title = f"opdispatch coverage: {args.namespace + '::' if args.namespace else 'all operators'}"
-    Path(args.html).write_text(_coverage.render_html(cov, title), encoding="utf-8")
+    try:
+        Path(args.html).write_text(_coverage.render_html(cov, title), encoding="utf-8")
+    except OSError as e:
+        print(f"error: cannot write --html {args.html}: {e.strerror or e}. Give a file in an existing, writable "
+              "folder (e.g. --html coverage.html).", file=sys.stderr)
+        return 2
     hops = f", {len(cov.hops)} higher-order operators x {len(cov.hop_keys)} keys" if cov.hops else ""
     print(f"wrote {args.html}: {len(cov.ops)} operators x {len(cov.keys)} dispatch keys{hops}")
     return 0
@@ -241,23 +248,38 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _positive_int(text: str) -> int:
-    value = int(text)
+    """argparse type: an integer >= 1 (ArgumentTypeError names what was expected, never this function)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
     if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return value
 
 
 def _positive_float(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text}")
+    """argparse type: a number > 0 (ArgumentTypeError names what was expected, never this function)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not value > 0 or math.isinf(value):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
     return value
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
 
 
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m opdispatch", description="Inspect the opdispatch operator registry, or run the demo."
     )
+    parser.add_argument("--version", action="version", version=f"opdispatch {_version()}")
     # --load / --import, shared by the subcommands; one list keeps their order.
     preload = argparse.ArgumentParser(add_help=False)
     preload.add_argument(
