@@ -220,3 +220,8 @@ def test_coverage_html_into_a_missing_folder_is_a_usage_error(tmp_path):
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert f"cannot write --html {target}" in done.stderr and "existing, writable folder" in done.stderr
     assert not target.exists()
+
+
+def test_unknown_operator_suggests_its_namespaces_close_names_first():
+    done = run("table", "od::ad")
+    assert done.returncode == 2 and "Did you mean od::add," in done.stderr

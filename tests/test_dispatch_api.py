@@ -1441,15 +1441,16 @@ def populated(make_lib, ns):
 
 def test_unknown_dispatch_key_names(populated, make_lib, ns):
     before = registry_snapshot(f"{ns}::foo")
-    with pytest.raises(ValueError, match=r"could not parse dispatch key 'CPUU'; valid dispatch keys are: Undefined, "
-                                         r"CPU, CUDA.*AutogradCPU.*CompositeImplicitAutograd"):
+    with pytest.raises(ValueError, match=r"could not parse dispatch key 'CPUU'. Did you mean 'CPU'\? Valid dispatch "
+                                         r"keys are: Undefined, CPU, CUDA.*AutogradCPU.*CompositeImplicitAutograd"):
         populated.impl("foo", "CPUU", lambda x, y: x)
-    with pytest.raises(ValueError, match="could not parse dispatch key 'cpu'"):
+    with pytest.raises(ValueError, match="could not parse dispatch key 'cpu'. Did you mean 'CPU'\\?"):
         populated.impl_t_t("foo", "cpu")
-    with pytest.raises(ValueError, match="could not parse dispatch key 'Autogradd'"):
+    with pytest.raises(ValueError, match="could not parse dispatch key 'Autogradd'. Did you mean 'Autograd'\\?"):
         _C._dispatch_library("IMPL", ns, "Autogradd")
-    with pytest.raises(ValueError, match="could not parse dispatch key 'Nope'"):
+    with pytest.raises(ValueError, match="could not parse dispatch key 'Nope'. Valid") as e:
         _C._dispatch_has_kernel_for_dispatch_key(f"{ns}::foo", "Nope")
+    assert "Did you mean" not in str(e.value)
     with pytest.raises(ValueError, match="could not parse library kind 'DEFINE'"):
         _C._dispatch_library("DEFINE", ns, "")
     assert registry_snapshot(f"{ns}::foo") == before

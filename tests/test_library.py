@@ -484,3 +484,42 @@ def test_tags_from_a_cpp_definition(ns):
         cpp_lib.define("bar(Tensor x) -> Tensor", "", ["my_custom_tag"])
     assert not _C._dispatch_has_kernel(f"{ns}::bar")
     cpp_lib.reset()
+
+
+def test_missing_kernel_error_names_a_kernel_registered_for_a_misspelled_operator(ns):
+    defining = Library(ns, "DEF")
+    kernels = Library(ns, "IMPL", "CPU")
+    try:
+        defining.define("foo(Tensor x) -> Tensor")
+        kernels.impl("fooo", lambda x: x)  # a typo: accepted, as PyTorch accepts an impl before its def
+        with pytest.raises(NotImplementedError, match=rf"Kernels were registered for '{ns}::fooo', which no "
+                                                      rf"definition names: did you mean to register them for "
+                                                      rf"'{ns}::foo'\?"):
+            getattr(opdispatch.ops, ns).foo(opdispatch.ones(2))
+        defining.define("bar(Tensor x) -> Tensor")
+        with pytest.raises(NotImplementedError) as e:
+            getattr(opdispatch.ops, ns).bar(opdispatch.ones(2))
+        assert "Kernels were registered for" not in str(e.value)
+    finally:
+        kernels._destroy()
+        defining._destroy()
+
+
+def test_second_def_library_error_speaks_python_as_well_as_cpp(ns):
+    first = Library(ns, "DEF")
+    try:
+        with pytest.raises(RuntimeError) as e:
+            Library(ns, "DEF")
+        message = str(e.value)
+        for python_form in (f'Library("{ns}", "DEF")', f'Library("{ns}", "IMPL", key)', f'Library("{ns}", "FRAGMENT")',
+                            "_destroy()"):
+            assert python_form in message
+    finally:
+        first._destroy()
+
+
+def test_duplicate_python_kernel_error_says_how_to_drop_the_first(lib):
+    lib.define("foo(Tensor x) -> Tensor")
+    lib.impl("foo", lambda x: x, "CPU")
+    with pytest.raises(RuntimeError, match=r"drop the Library object, or call its _destroy\(\)"):
+        lib.impl("foo", lambda x: x, "CPU")

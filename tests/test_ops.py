@@ -377,3 +377,12 @@ def test_python_fallbacks_receive_the_opoverload(ns, foo):
     finally:
         fb._destroy()
     assert seen[0] is foo.default and seen[1] is foo.int
+
+
+def test_unknown_operator_suggests_close_names_and_leaves_room_for_pythons_hint():
+    with pytest.raises(AttributeError) as e:
+        ops.od.ad
+    message = str(e.value)
+    assert "Did you mean add, " in message
+    # Python may append ". Did you mean: 'add'?" when it prints the traceback: no ".." then.
+    assert not message.endswith(".")

@@ -87,6 +87,16 @@ def _cmd_ops(args: argparse.Namespace) -> int:
     return 0
 
 
+def _close_operators(full: str) -> list[str]:
+    """Up to three registered operators (without overloads) whose names are
+    close to ``full`` ('ns::op'), those of its namespace first."""
+    ns, _, op = full.partition("::")
+    packets = sorted({n.split(".", 1)[0] for n in _all_ops()})
+    same_ns = [p.split("::", 1)[1] for p in packets if p.startswith(ns + "::")]
+    close = [f"{ns}::{name}" for name in difflib.get_close_matches(op, same_ns, n=3)]
+    return close or difflib.get_close_matches(full, packets, n=3)
+
+
 def _unknown_operator(full: str) -> int:
     """Reports that operator ``full`` is not registered: lists its overloads
     if ``full`` names an operator without its overload, else close names. Returns 2."""
@@ -96,7 +106,7 @@ def _unknown_operator(full: str) -> int:
         print(f"error: {full!r} has no default overload; name one of its overloads, "
               f"e.g. {overloads[0]}:\n{listing}", file=sys.stderr)
         return 2
-    close = difflib.get_close_matches(full, _all_ops(), n=3)
+    close = _close_operators(full)
     hint = f" Did you mean {', '.join(close)}?" if close else ""
     print(
         f"error: operator {full!r} is not registered.{hint} List the operators with "

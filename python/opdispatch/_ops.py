@@ -10,6 +10,7 @@ in csrc/python/PythonOperator.cpp).
 from __future__ import annotations
 
 import ctypes
+import difflib
 import enum
 import functools
 import importlib
@@ -824,16 +825,19 @@ class _OpNamespace:
             raise AttributeError(f"'_OpNamespace' '{self.__ns}' object has no attribute '{op_name}'")
         qualified = f"{self.__ns}::{op_name}"
         if not _overload_names_of(qualified):
-            existing = self._op_names()
+            existing = sorted(self._op_names())
+            close = difflib.get_close_matches(op_name, existing, n=3)
             listing = (
-                f"Operators in namespace '{self.__ns}': {', '.join(sorted(existing))}."
-                if existing
-                else f"No operators are defined in namespace '{self.__ns}'."
+                f"No operators are defined in namespace '{self.__ns}'." if not existing
+                else f"Did you mean {', '.join(close)}?" if close
+                else f"Operators in namespace '{self.__ns}': {', '.join(existing)}." if len(existing) <= 20
+                else f"Namespace '{self.__ns}' has {len(existing)} operators (python -m opdispatch ops {self.__ns})."
             )
+            # No final period: Python's own ". Did you mean: ...?" may follow the message in a traceback.
             raise AttributeError(
                 f"'_OpNamespace' '{self.__ns}' object has no attribute '{op_name}': operator {qualified} is not "
                 f"defined. {listing} Define it with opdispatch.library.define / Library.define, or load the "
-                f"library that defines it (opdispatch.ops.load_library / opdispatch.ops.import_module)."
+                f"library that defines it (opdispatch.ops.load_library / opdispatch.ops.import_module)"
             )
         packet = OpOverloadPacket(qualified, op_name, f"opdispatch.ops.{self.__ns}")
         # Into the instance dict itself (Note [Packets are cached without setattr]).

@@ -2,7 +2,9 @@
 #include <opdispatch/core/DispatchKey.h>
 
 #include <iterator>
+#include <string>
 
+#include <opdispatch/core/EditDistance.h>
 #include <opdispatch/core/Exception.h>
 
 namespace opdispatch {
@@ -16,6 +18,21 @@ constexpr const char* kKeyNames[] = {
 static_assert(std::size(kKeyNames) == kNumDispatchKeys, "every dispatch key has a name");
 
 constexpr int offset(DispatchKey k, DispatchKey from) { return static_cast<int>(k) - static_cast<int>(from); }
+
+/// " Did you mean 'K'?" for the key name closest to `name`, if one is close
+/// (at most a third of its letters differ, case aside), else "".
+std::string closestKeyHint(const std::string& name) {
+  const char* best = nullptr;
+  size_t bestDistance = 0;
+  for (int i = 0; i < kNumDispatchKeys; ++i) {
+    size_t d = editDistance(name, kKeyNames[i]);
+    if (isNearMiss(name, kKeyNames[i]) && (best == nullptr || d < bestDistance)) {
+      best = kKeyNames[i];
+      bestDistance = d;
+    }
+  }
+  return best ? detail::str(" Did you mean '", best, "'?") : std::string();
+}
 } // namespace
 
 DispatchKey getAutogradKeyFromBackend(DispatchKey backend) {
@@ -46,7 +63,8 @@ DispatchKey parseDispatchKey(const std::string& name) {
     valid += (i ? ", " : "");
     valid += kKeyNames[i];
   }
-  throw ValueError(detail::str("could not parse dispatch key '", name, "'; valid dispatch keys are: ", valid));
+  throw ValueError(detail::str("could not parse dispatch key '", name, "'.", closestKeyHint(name),
+                               " Valid dispatch keys are: ", valid));
 }
 
 } // namespace opdispatch

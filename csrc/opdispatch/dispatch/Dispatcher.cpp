@@ -2,7 +2,9 @@
 #include <opdispatch/dispatch/Dispatcher.h>
 
 #include <algorithm>
+#include <string_view>
 
+#include <opdispatch/core/EditDistance.h>
 #include <opdispatch/core/Exception.h>
 #include <opdispatch/core/PyInterpreter.h>
 #include <opdispatch/dispatch/CallUnit.h>
@@ -93,8 +95,9 @@ void OperatorHandle::reportError(DispatchKey k) const {
   }
   // The message reads the registrations (Note [Kernel lifetime]); the call
   // path stays lock-free, only a call that fails takes the lock.
-  std::lock_guard<std::mutex> lock(Dispatcher::singleton().mutex_);
-  entry_->reportError(k);
+  Dispatcher& dispatcher = Dispatcher::singleton();
+  std::lock_guard<std::mutex> lock(dispatcher.mutex_);
+  entry_->reportError(k, dispatcher.danglingNearMissHint(operator_name()));
 }
 
 void OperatorHandle::checkTypedSignature(const CppSignature& sig, const FunctionSchema& inferred) const {
@@ -214,6 +217,30 @@ std::optional<std::string> Dispatcher::kernelDebug(const OperatorName& name, Dis
   }
   const AnnotatedKernel* kernel = it->second->getKernelForDispatchKey(k);
   return kernel == nullptr ? std::nullopt : std::optional<std::string>(kernel->debug.str());
+}
+
+std::string Dispatcher::danglingNearMissHint(const OperatorName& name) const {
+  std::string ns = name.getNamespace();
+  std::string_view op = std::string_view(name.name).substr(ns.empty() ? 0 : ns.size() + 2);
+  std::string named;
+  for (const auto& e : operators_) {
+    const OperatorName& other = e.operator_name();
+    if (!isListed(e) || e.hasSchema() || other.getNamespace() != ns) {
+      continue;
+    }
+    if (isNearMiss(op, std::string_view(other.name).substr(ns.empty() ? 0 : ns.size() + 2))) {
+      named += detail::str(named.empty() ? "" : ", ", "'", other.toString(), "'");
+    }
+  }
+  if (named.empty()) {
+    return named;
+  }
+  return detail::str(" Kernels were registered for ", named,
+                     ", which no definition names: did you mean to "
+                     "register them for '",
+                     name.toString(),
+                     "'? (python -m opdispatch table <name> shows where "
+                     "they were registered.)");
 }
 
 std::vector<OperatorHandle> Dispatcher::findDanglingImpls() {
@@ -423,15 +450,16 @@ void Dispatcher::deregisterFallback(const BackendFallbacks::Position& position) 
 RegistrationHandleRAII Dispatcher::registerLibrary(std::string ns, std::string debug) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto found = libraries_.find(ns);
-  OPDISPATCH_CHECK(found == libraries_.end(),
-                   "Only a single OPDISPATCH_LIBRARY (a library of kind DEF) can be used "
-                   "to register the namespace ",
+  OPDISPATCH_CHECK(found == libraries_.end(), "Only a single OPDISPATCH_LIBRARY can be used to register the namespace ",
+                   ns, ": one library of kind DEF holds its definitions (Python: Library(\"", ns,
+                   "\", \"DEF\"); C++: OPDISPATCH_LIBRARY(", ns,
+                   ", m)). To add kernels from elsewhere, use kind IMPL (Library(\"", ns,
+                   "\", \"IMPL\", key); OPDISPATCH_LIBRARY_IMPL), which can be repeated; to define more operators "
+                   "of the namespace elsewhere, use kind FRAGMENT (Library(\"",
                    ns,
-                   "; please put all of your definitions in a single OPDISPATCH_LIBRARY block. If you were trying "
-                   "to specify implementations, consider using OPDISPATCH_LIBRARY_IMPL (kind IMPL, which can be "
-                   "duplicated). If you really intended to define operators for a single namespace in a "
-                   "distributed way, you can use OPDISPATCH_LIBRARY_FRAGMENT (kind FRAGMENT). Previous "
-                   "registration of the library was ",
+                   "\", \"FRAGMENT\"); OPDISPATCH_LIBRARY_FRAGMENT). If the code that made the first one ran "
+                   "again (a re-run notebook cell, say), destroy the first: drop its Library object or call its "
+                   "_destroy(). Previous registration of the library was ",
                    found == libraries_.end() ? "" : found->second, "; latest registration was ", debug);
   libraries_.emplace(ns, std::move(debug));
   return RegistrationHandleRAII([this, ns] {

@@ -109,6 +109,10 @@ class Dispatcher final {
   Dispatcher() = default;
   OperatorEntry& lookupOrCreate(const OperatorName& name);
   bool isListed(const OperatorEntry& e) const { return e.def_and_impl_count_ > 0; }
+  /// A paragraph naming the operators of `name`'s namespace that have kernels
+  /// but no definition and whose names are near misses of `name`'s (a kernel
+  /// registered for a misspelled operator), or "". Lock held.
+  std::string danglingNearMissHint(const OperatorName& name) const;
   /// registerDef / registerImpl under the lock; the callers reclaim what they retired after it.
   RegistrationHandleRAII registerDefLocked(FunctionSchema schema, InternedString debug, std::vector<std::string> tags,
                                            std::optional<AliasAnalysisKind> alias_analysis);

@@ -438,7 +438,7 @@ std::string OperatorEntry::listAllDispatchKeys() const {
   return out + "]";
 }
 
-void OperatorEntry::reportError(DispatchKey k) const {
+void OperatorEntry::reportError(DispatchKey k, const std::string& hint) const {
   if (k == DispatchKey::Undefined) {
     throw NotImplementedError(detail::str(
         "There were no tensor arguments to this function (e.g., you passed an empty list of Tensors), or every "
@@ -448,15 +448,15 @@ void OperatorEntry::reportError(DispatchKey k) const {
         ". This usually means that this function requires a non-empty list of Tensors, or that you (the "
         "operator writer) forgot to register a CompositeExplicitAutograd or CompositeImplicitAutograd kernel. "
         "Available functions are ",
-        listAllDispatchKeys(), ".\n\n", dumpComputedTable()));
+        listAllDispatchKeys(), ".", hint, "\n\n", dumpComputedTable()));
   }
   throw NotImplementedError(detail::str("Could not run '", name_, "' with arguments from the '", k,
                                         "' backend: the operator has no kernel for this key. '", name_,
                                         "' is only available for these keys: ", listAllDispatchKeys(),
                                         ". Register a kernel for ", k,
                                         " (or a CompositeExplicitAutograd / "
-                                        "CompositeImplicitAutograd kernel) to support it.\n\n",
-                                        dumpComputedTable()));
+                                        "CompositeImplicitAutograd kernel) to support it.",
+                                        hint, "\n\n", dumpComputedTable()));
 }
 
 } // namespace opdispatch

@@ -106,8 +106,9 @@ class OperatorEntry final {
   /// Recomputes every table entry and the fallthrough mask and checks they
   /// equal the stored ones; throws Error with both dumps otherwise.
   void checkInvariants() const;
-  /// Raises NotImplementedError: no kernel for key `k` (OperatorHandle::reportError takes the lock).
-  [[noreturn]] void reportError(DispatchKey k) const;
+  /// Raises NotImplementedError: no kernel for key `k`, with `hint` (a
+  /// paragraph or "") before the table (OperatorHandle::reportError takes the lock).
+  [[noreturn]] void reportError(DispatchKey k, const std::string& hint) const;
 
  private:
   friend class Dispatcher;

@@ -127,8 +127,9 @@ def _check_kernel_slot(key: str, ns: str, op_name: str, dispatch_key: str, site:
             f"This is not allowed since there's already a kernel registered from python overriding "
             f"{name}'s behavior for {dispatch_key or 'CompositeImplicitAutograd'} dispatch key and {ns} "
             f"namespace. The existing kernel was registered at {_kernel_site(ns, op_name, existing)}; this "
-            f"registration is at {site}. Destroy the Library holding the existing kernel "
-            f"(Library._destroy()) first, or register at another dispatch key."
+            f"registration is at {site}. Destroy the Library holding the existing kernel first (drop the "
+            f"Library object, or call its _destroy() to do it at once; re-running a notebook cell that made it "
+            f"leaves the first one alive), or register at another dispatch key."
         )
 
 
