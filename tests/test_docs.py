@@ -73,3 +73,10 @@ def test_every_example_of_the_docs_is_one_the_docs_build_runs():
         for include in re.findall(r"^\.\. literalinclude:: (\S+)$", text, re.M):
             assert include.startswith("../../examples/extension/"), (page, include)
     assert "testcode" in (DOCS / "guide" / "cpp-extensions.rst").read_text()
+
+
+def test_ci_works_in_a_virtual_environment_of_its_own():
+    lines = (REPO / ".ci" / "run").read_text().splitlines()
+    make, activate = lines.index('"${PYTHON:-python3}" -m venv build/ci-venv'), lines.index(". build/ci-venv/bin/activate")
+    _, tests = setup_commands()
+    assert make < activate < lines.index(tests)
