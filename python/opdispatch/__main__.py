@@ -139,10 +139,24 @@ def _cmd_table(args: argparse.Namespace) -> int:
     print("\n".join(header))
     print("\nRegistered kernels (key: origin :: inferred C++ signature [kernel kind]):")
     print("\n".join(kernels) if kernels else "  (none)")
-    table = _C._dispatch_dump_table(full)
-    print("\nComputed dispatch table (runtime key: origin [why it was chosen]):")
-    print("\n".join("  " + _with_origins(line) for line in table.splitlines()) or "  (no key has a kernel)")
+    table = [_with_origins(line) for line in _C._dispatch_dump_table(full).splitlines()]
+    print("\nComputed dispatch table (runtime keys: origin [why it was chosen]; keys served alike on one line):")
+    print("\n".join("  " + line for line in _join_alike_keys(table)) or "  (no key has a kernel)")
     return 0
+
+
+def _join_alike_keys(lines: list[str]) -> list[str]:
+    """Table lines ``'Key: what'`` with consecutive keys served alike (the
+    same ``what``) joined into one ``'Key1, Key2, ...: what'`` line: the
+    Autograd* keys of an operator with one autograd kernel, say."""
+    joined: list[tuple[list[str], str]] = []
+    for line in lines:
+        key, _, what = line.partition(": ")
+        if joined and joined[-1][1] == what:
+            joined[-1][0].append(key)
+        else:
+            joined.append(([key], what))
+    return [f"{', '.join(keys)}: {what}" for keys, what in joined]
 
 
 _KEYWORD = re.compile(r"([A-Za-z_]\w*)=(?!=)(.*)", re.S)
