@@ -473,3 +473,50 @@ def test_two_processes_loading_the_same_extension_both_succeed(tmp_path):
     assert len(paths) == 1 and answer(Path(paths.pop())) == 42
     leftovers = [p.name for p in (tmp_path / "cache" / "shared_ext").iterdir() if p.name.startswith(".")]
     assert leftovers == []  # the temporary build directories are gone
+
+
+def test_load_deletes_the_builds_a_new_build_replaces_and_keeps_other_variants(tmp_path, counting_compiler, capfd):
+    src, header = tmp_path / "answer.cpp", tmp_path / "value.h"
+    header.write_text("#define VALUE 1\n")
+    src.write_text('#include "value.h"\nextern "C" int answer() { return VALUE; }\n')
+    first = cpp_extension.load("replaced", [src])
+    assert "replaced: compiling 1 source file" in capfd.readouterr().err  # said before the compiler runs
+    flagged = cpp_extension.load("replaced", [src], extra_cflags=["-DUNUSED_FLAG=1"])  # another variant
+    src.write_text('#include "value.h"\nextern "C" int answer() { return VALUE + 1; }\n')
+    changed = cpp_extension.load("replaced", [src])
+    assert not first.path.exists() and changed.path.exists() and flagged.path.exists()
+    header.write_text("#define VALUE 5\n")
+    changed_header = cpp_extension.load("replaced", [src])
+    assert not changed.path.exists() and answer(changed_header.path) == 6
+    libraries = sorted(p.name for p in (tmp_path / "cache" / "replaced").glob("*.so"))
+    assert libraries == sorted([changed_header.path.name, flagged.path.name])
+    assert len(list((tmp_path / "cache" / "replaced").glob("*.deps.json"))) == 2
+    capfd.readouterr()
+    assert cpp_extension.load("replaced", [src]).cached and capfd.readouterr().err == ""  # a hit says nothing
+
+
+def test_a_reinstall_of_the_same_build_keeps_the_cache():
+    library = next(Path(cpp_extension.library_paths()[0]).glob("libopdispatch*"))
+    before = cpp_extension._installation_fingerprint.__wrapped__()
+    stat = library.stat()
+    os.utime(library, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**10))  # as a reinstall rewrites the file
+    try:
+        assert cpp_extension._installation_fingerprint.__wrapped__() == before
+    finally:
+        os.utime(library, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
+def test_cache_command_lists_and_clears(tmp_path, counting_compiler):
+    src = tmp_path / "c.cpp"
+    src.write_text('extern "C" int answer() { return 7; }\n')
+    built = cpp_extension.load("listed", [src])
+    env = {**os.environ}
+    listing = subprocess.run([sys.executable, "-m", "opdispatch", "cache"], capture_output=True, text=True, env=env)
+    assert listing.returncode == 0 and "listed  " in listing.stdout and built.path.name in listing.stdout
+    missing = subprocess.run([sys.executable, "-m", "opdispatch", "cache", "clear", "nope"], capture_output=True,
+                             text=True, env=env)
+    assert missing.returncode == 2 and "no extension 'nope' in the cache" in missing.stderr
+    cleared = subprocess.run([sys.executable, "-m", "opdispatch", "cache", "clear", "listed"], capture_output=True,
+                             text=True, env=env)
+    assert cleared.returncode == 0 and not built.path.exists()
+    assert [e.name for e in cpp_extension.cached_extensions()] == []

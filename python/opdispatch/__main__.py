@@ -10,6 +10,7 @@
   coverage [NAMESPACE] [--html FILE]
                               operators x dispatch keys: what serves each key (and the
                               higher-order operators': NAMESPACE higher_order, or none)
+  cache [list | clear [NAME]]  the compiled C++ extensions opdispatch.cpp_extension.load keeps
   --version                   print opdispatch's version
   demo [OPTIONS]              train a small MLP on handwritten digits through the dispatcher
                               (opdispatch.demo; needs scikit-learn: pip install "opdispatch[demo]")
@@ -263,6 +264,26 @@ def _cmd_coverage(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_cache(args: argparse.Namespace) -> int:
+    from . import cpp_extension
+
+    if args.action == "clear":
+        try:
+            removed = cpp_extension.clear_cache(args.name)
+        except ValueError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        print(f"removed {len(removed)} cached extension{'s' * (len(removed) != 1)} from "
+              f"{cpp_extension.extensions_dir()}")
+        return 0
+    entries = cpp_extension.cached_extensions()
+    print(f"{cpp_extension.extensions_dir()}: {len(entries)} extension{'s' * (len(entries) != 1)}")
+    for entry in entries:
+        builds = ", ".join(p.name for p in entry.libraries) or "no build"
+        print(f"  {entry.name}  {entry.size / 1024:.0f} KiB  {builds}")
+    return 0
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from . import demo
 
@@ -361,6 +382,16 @@ def _build_parser() -> argparse.ArgumentParser:
                                                 "operators)")
     p.add_argument("--html", metavar="FILE", help="write an HTML page to FILE instead of printing text")
     p.set_defaults(handler=_cmd_coverage)
+
+    p = sub.add_parser(
+        "cache", help="list or clear the C++ extensions opdispatch.cpp_extension.load has compiled",
+        description="The extension cache ($OPDISPATCH_EXTENSIONS_DIR, else ~/.cache/opdispatch/extensions): "
+        "'list' (the default) shows each extension's builds and size; 'clear [NAME]' deletes one extension's "
+        "builds, or all, so the next load compiles again.",
+    )
+    p.add_argument("action", nargs="?", choices=("list", "clear"), default="list")
+    p.add_argument("name", nargs="?", help="with clear: only this extension")
+    p.set_defaults(handler=_cmd_cache, preload=None)
 
     p = sub.add_parser(
         "demo", help="train a 2-layer MLP on handwritten digits through the dispatcher",

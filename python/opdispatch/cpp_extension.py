@@ -16,6 +16,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Iterable, Sequence, Union
@@ -23,8 +24,11 @@ from typing import Iterable, Sequence, Union
 from . import _C
 
 __all__ = [
+    "CachedExtension",
     "CompileError",
     "LoadedExtension",
+    "cached_extensions",
+    "clear_cache",
     "cmake_prefix_path",
     "extensions_dir",
     "include_paths",
@@ -70,7 +74,9 @@ def cmake_prefix_path() -> str:
 # dependency output of the previous build, listed in <name>-<base>.deps.json;
 # system headers are left out, as with make's -MMD),
 # the flags, the compiler (path, size, mtime) and the opdispatch installation
-# (its headers and libopdispatch.so). An unchanged call finds the .so and runs
+# (the contents of its headers and libopdispatch.so, so a reinstall of the same
+# build keeps the cache). A new build deletes the builds of the same name it
+# replaces, so old libraries do not pile up. An unchanged call finds the .so and runs
 # no compiler; any change gives a new key, hence a new file (so a process
 # never dlopens a file that was rewritten under it). Builds happen in a
 # private temporary directory and are published with os.replace, which is
@@ -199,6 +205,9 @@ def load(
             "opdispatch": _installation_fingerprint(),
         }
     )
+    # The build's variant: everything but the files' contents. A new build of a
+    # variant replaces its older builds (Note [Extension cache]).
+    variant = _digest({"sources": [str(s) for s in srcs], "cflags": cflags, "ldflags": ldflags, "compiler": compiler})
     deps_file = build_dir / f"{name}-{base_key[:16]}.deps.json"
     cached_path = _cached_library(build_dir, name, base_key, deps_file)
     if cached_path is not None:
@@ -206,7 +215,12 @@ def load(
             print(f"[opdispatch.cpp_extension] {name}: using cached {cached_path}", flush=True)
         path, cached = cached_path, True
     else:
-        path, cached = _build(name, srcs, compiler, cflags, ldflags, build_dir, base_key, deps_file, verbose), False
+        if not verbose:
+            print(f"[opdispatch.cpp_extension] {name}: compiling {len(srcs)} source file{'s' * (len(srcs) != 1)} "
+                  f"(cached in {build_dir} for the next load)...", file=sys.stderr, flush=True)
+        path = _build(name, srcs, compiler, cflags, ldflags, build_dir, base_key, deps_file, variant, verbose)
+        cached = False
+        _remove_replaced(build_dir, name, variant, keep=deps_file)
 
     from ._ops import ops
 
@@ -248,8 +262,8 @@ def _installation_fingerprint() -> str:
                 h.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes() + b"\0")
     for root in library_paths():
         for p in sorted(Path(root).glob("libopdispatch*")):
-            st = p.stat()
-            h.update(f"{p.name}:{st.st_size}:{st.st_mtime_ns}".encode())
+            # Contents, not times: a reinstall of the same build keeps the cache.
+            h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
     return h.hexdigest()
 
 
@@ -274,6 +288,68 @@ def _cached_library(build_dir: Path, name: str, base_key: str, deps_file: Path) 
         return None
     path = build_dir / f"{name}-{key}.so"
     return path if path.is_file() else None
+
+
+def _remove_replaced(build_dir: Path, name: str, variant: str, keep: Path) -> None:
+    """Deletes the older builds of ``variant`` of extension ``name`` (their
+    libraries and dependency lists), all but the one ``keep`` lists: what a
+    new build of changed sources replaced. Builds of other variants (other
+    flags, say) stay. A process that loaded a deleted library keeps its
+    mapping (on Linux the file goes when the last mapping does)."""
+    for deps in build_dir.glob(f"{name}-*.deps.json"):
+        try:
+            entry = json.loads(deps.read_text())
+        except (OSError, ValueError):
+            continue
+        if deps != keep and isinstance(entry, dict) and entry.get("variant") == variant:
+            for library in _libraries_listed(deps):
+                (build_dir / library).unlink(missing_ok=True)
+            deps.unlink(missing_ok=True)
+
+
+def _libraries_listed(deps: Path) -> set[str]:
+    """The library file names the dependency list ``deps`` records (none if it is missing or unreadable)."""
+    try:
+        libraries = json.loads(deps.read_text()).get("libraries", [])
+    except (OSError, ValueError, AttributeError):
+        return set()
+    return {Path(str(library)).name for library in libraries}
+
+
+@dataclasses.dataclass(frozen=True)
+class CachedExtension:
+    """One entry of the extension cache: ``name``, the shared ``libraries``
+    built for it (paths) and their total ``size`` in bytes."""
+
+    name: str
+    libraries: tuple[Path, ...]
+    size: int
+
+
+def cached_extensions() -> list[CachedExtension]:
+    """The extensions in the cache (:func:`extensions_dir`), by name: what
+    ``python -m opdispatch cache list`` shows."""
+    root = extensions_dir()
+    out = []
+    for folder in sorted(p for p in root.glob("*") if p.is_dir()) if root.is_dir() else []:
+        libraries = tuple(sorted(folder.glob(f"{folder.name}-*.so")))
+        size = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+        out.append(CachedExtension(folder.name, libraries, size))
+    return out
+
+
+def clear_cache(name: str | None = None) -> list[Path]:
+    """Deletes the cached builds of extension ``name`` (every extension's if
+    None); returns the folders removed. The next :func:`load` compiles again.
+    Raises ValueError if ``name`` is given and not in the cache."""
+    root = extensions_dir()
+    folders = [root / name] if name is not None else [p for p in root.glob("*") if p.is_dir()] if root.is_dir() else []
+    if name is not None and not folders[0].is_dir():
+        known = ", ".join(e.name for e in cached_extensions()) or "none"
+        raise ValueError(f"no extension {name!r} in the cache {root} (cached: {known})")
+    for folder in folders:
+        shutil.rmtree(folder)
+    return folders
 
 
 def _run(name: str, cmd: list[str], verbose: bool) -> str:
@@ -306,6 +382,7 @@ def _build(
     build_dir: Path,
     base_key: str,
     deps_file: Path,
+    variant: str,
     verbose: bool,
 ) -> Path:
     with tempfile.TemporaryDirectory(prefix=f".{name}-build-", dir=build_dir) as tmp:
@@ -345,8 +422,11 @@ def _build(
         path = build_dir / f"{name}-{key}.so"
         os.replace(tmp_so, path)
         tmp_deps = tmp_dir / "deps.json"
-        tmp_deps.write_text(json.dumps({"headers": header_list}))
+        tmp_deps.write_text(json.dumps({"headers": header_list, "variant": variant, "libraries": [path.name]}))
+        replaced = _libraries_listed(deps_file)  # the same inputs with headers since changed
         os.replace(tmp_deps, deps_file)
+        for library in replaced - {path.name}:
+            (build_dir / library).unlink(missing_ok=True)
     if verbose:
         print(f"[opdispatch.cpp_extension] {name}: built {path}", flush=True)
     return path
