@@ -2,7 +2,12 @@
 # HTML with warnings as errors, then every example run by the doctest builder).
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import opdispatch
+
+sys.path.insert(0, str(Path(__file__).parent / "_ext"))
 
 project = "opdispatch"
 # The one version, opdispatch.__version__ (pyproject.toml reads it too).
@@ -16,9 +21,14 @@ extensions = [
     "sphinx.ext.napoleon",  # the docstrings' "Args:" / "Returns:" / "Raises:" sections
     "sphinx.ext.viewcode",
     "sphinxcontrib.programoutput",  # runs the command-line examples at build time and shows their output
+    "design_notes",  # the source's Note [...] blocks as a page, and every mention of one linked to it
 ]
 
 html_theme = "furo"
+# Files the build makes beside the pages (the command-line page writes the coverage page here).
+_EXTRA = Path(__file__).resolve().parent.parent / "build" / "docs-extra"
+_EXTRA.mkdir(parents=True, exist_ok=True)
+html_extra_path = [str(_EXTRA)]
 html_title = f"opdispatch {release}"
 exclude_patterns = ["_build"]
 nitpicky = False

@@ -1,4 +1,4 @@
-"""Every way of calling an operator shows the same effects (DESIGN.md "One call
+"""Every way of calling an operator shows the same effects (docs/architecture.rst "One call
 path", Note [One call path] in csrc/opdispatch/dispatch/CallUnit.h): the same
 result, the same version bumps of `Tensor(a!)` arguments, and the same error
 for a wrong result type or count, an output that aliases an input, a kernel

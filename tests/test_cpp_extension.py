@@ -184,7 +184,7 @@ def test_relu_inplace_redispatches_and_the_dispatcher_bumps_the_version(ext):
     assert _C._dispatch_has_kernel_for_dispatch_key(name, "ADInplaceOrView")
     relu_ = ext.op("relu_")
 
-    # Plain tensors skip ADInplaceOrView (DESIGN.md, Note [Tensor key sets]);
+    # Plain tensors skip ADInplaceOrView (docs/architecture.rst, "Dispatch keys");
     # the dispatcher bumps the version of the mutated argument either way.
     a = np.array([-1.0, 2.0, -3.0])
     plain = t(a)

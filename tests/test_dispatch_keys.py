@@ -1,5 +1,5 @@
 """opdispatch._C.DispatchKey and DispatchKeySet: names, priority order, set
-algebra, alias keys and the named key sets (DESIGN.md "Dispatch keys")."""
+algebra, alias keys and the named key sets (docs/architecture.rst, "Dispatch keys")."""
 from __future__ import annotations
 
 import copy
@@ -13,7 +13,7 @@ from opdispatch import _C, library
 K = _C.DispatchKey
 KS = _C.DispatchKeySet
 
-# DESIGN.md: the runtime keys, lowest to highest priority, then the alias keys.
+# docs/architecture.rst: the runtime keys, lowest to highest priority, then the alias keys.
 # The device backends and their autograd keys are in PyTorch's backend order.
 DEVICE_BACKENDS = ["CPU", "CUDA", "HIP", "XLA", "MPS", "IPU", "XPU", "HPU", "VE", "Lazy", "MTIA", "MAIA",
                    "PrivateUse1", "Meta"]

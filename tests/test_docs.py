@@ -63,11 +63,21 @@ def test_every_example_of_the_docs_is_one_the_docs_build_runs():
     """Python examples are testcode blocks (the doctest builder runs them and
     checks their testoutput), commands are command-output blocks (run by the
     HTML build), C++ is literalinclude of examples/extension (which the C++
-    page compiles and calls): no example is a plain literal block that nothing runs."""
+    page compiles and calls): no example is a plain literal block that nothing runs.
+    Two kinds of code block are allowed: ``text`` (a picture, not an example)
+    and ``bash`` whose every line is a command of the README (whose set-up
+    commands CI runs)."""
     pages = sorted(DOCS.rglob("*.rst"))
     assert len(pages) >= 10
+    readme_lines = set(README.splitlines())
     for page in pages:
         text = page.read_text()
+        for language, body in re.findall(r"^\.\. code-block:: (\w+)\n\n((?:   .*\n|\n)+)", text, re.M):
+            assert language in ("text", "bash"), (page, language)
+            if language == "bash":
+                for line in filter(None, (line.strip() for line in body.splitlines())):
+                    assert line in readme_lines, f"{page}: {line!r} is not a README command"
+        text = re.sub(r"^\.\. code-block:: (text|bash)$", "", text, flags=re.M)
         assert ".. code-block::" not in text and ".. code::" not in text and ">>>" not in text, page
         assert not re.search(r"^[^.\s].*::$", text, re.M), f"{page}: a literal block (paragraph ending in '::')"
         for include in re.findall(r"^\.\. literalinclude:: (\S+)$", text, re.M):

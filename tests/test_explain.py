@@ -48,7 +48,8 @@ def test_builtin_op_on_a_tensor_that_requires_grad():
     assert "add.Tensor" in open(file).read().splitlines()[int(line) - 1]
     assert e.error is None and e.fix is None
     text = str(e)
-    assert "Hop 1: AutogradCPU" in text and "Hop 2: CPU" in text and f"kernel: Python {site}" in text
+    assert "Hop 1: AutogradCPU" in text and "Hop 2: CPU" in text
+    assert f"kernel: Python opdispatch/_builtins/elementwise.py:{line}" in text  # the package's files as opdispatch/...
     assert "redispatches to the keys below autograd" in text and "computes the result" in text
 
 

@@ -8,7 +8,7 @@
 // Like every ADInplaceOrView kernel it only runs when the key is in the call's
 // key set: for tensors that require grad (the autograd fallback redispatches
 // to it), or inside an IncludeDispatchKeyGuard(DispatchKey::ADInplaceOrView).
-// Plain tensors go straight to the backend kernel (DESIGN.md, "Tensor").
+// Plain tensors go straight to the backend kernel (docs/architecture.rst, "Dispatch keys").
 #include "myext.h"
 
 namespace myext {

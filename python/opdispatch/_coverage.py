@@ -13,7 +13,8 @@ from typing import Optional
 from typing import Any
 
 from . import _C
-from ._introspection import TableEntry, function_name, hop_table_entries, py_impl_entry, python_site, table_entries
+from ._introspection import (TableEntry, display_site, function_name, hop_table_entries, py_impl_entry, python_site,
+                             table_entries)
 
 #: Cell kinds: (one-letter code for text, label for HTML, meaning).
 KINDS = {
@@ -132,7 +133,7 @@ def _py_impl_entries(op: Any) -> dict[str, TableEntry]:
     for key in _C.DispatchKey.__members__:
         k = _C.DispatchKey.__members__[key]
         if key == "Python" and op.python_key_table:
-            modes = ", ".join(f"{cls.__name__}: {function_name(fn)} at {python_site(fn)}"
+            modes = ", ".join(f"{cls.__name__}: {function_name(fn)} at {display_site(python_site(fn))}"
                               for cls, fn in op.python_key_table.items())
             out[key] = TableEntry(key, "mode and subclass kernels", f"py_impl kernels for modes: {modes}", "",
                                   False, "Python")

@@ -10,7 +10,7 @@ import dataclasses
 from typing import Any, Optional
 
 from . import _C
-from ._introspection import TableEntry, function_name, hop_table_entries, python_site, table_entries
+from ._introspection import TableEntry, display_site, function_name, hop_table_entries, python_site, table_entries
 
 _K = _C.DispatchKey
 
@@ -201,7 +201,7 @@ class Explanation:
                 lines.append("  Python handlers, in the order they are asked:" if hop.key == "Python"
                              else "  handler:")
                 for j, h in enumerate(hop.handlers, 1):
-                    site = f"  (Python {h.site})" if h.site else ""
+                    site = f"  (Python {display_site(h.site)})" if h.site else ""
                     lines.append(f"    {j}. {h.kind}: {h.name} -- {h.note}{site}")
             lines.append(f"  then:   {hop.then}")
         if self.error:
@@ -303,7 +303,7 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> Explanation:
             call would raise), or ``op`` is not an operator.
         RuntimeError: no such operator or overload.
 
-    The key set is computed as the dispatcher does (DESIGN.md "Dispatcher"):
+    The key set is computed as the dispatcher does (docs/architecture.rst, "One call"):
     (the union of the tensor arguments' keys | TLS included) - TLS excluded,
     without the keys whose kernel is a fallthrough; the table entries come
     from the code that builds the dispatch table

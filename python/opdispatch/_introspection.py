@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import os
 import re
 from typing import Any, Optional
 
@@ -47,12 +48,27 @@ def language(file: str) -> Optional[str]:
     return None
 
 
+#: The installed package's folder, with a trailing separator (see display_site).
+_PACKAGE_PREFIX = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def display_site(site: str) -> str:
+    """``site`` ("FILE:LINE") as shown to users: a file of opdispatch's own
+    installed package as ``opdispatch/...`` (as its C++ sites already read,
+    opdispatch/csrc/...), so what is printed does not depend on where it is
+    installed; any other file as given."""
+    if site.startswith(_PACKAGE_PREFIX):
+        return "opdispatch/" + site[len(_PACKAGE_PREFIX):]
+    return site
+
+
 def with_origins(text: str) -> str:
-    """Replaces each 'registered at FILE:LINE' in ``text`` by 'Python FILE:LINE' or 'C++ FILE:LINE'."""
+    """Replaces each 'registered at FILE:LINE' in ``text`` by 'Python FILE:LINE'
+    or 'C++ FILE:LINE' (FILE as :func:`display_site` shows it)."""
 
     def origin(match: re.Match[str]) -> str:
         lang = language(match.group(1))
-        return f"{lang} {match.group(1)}:{match.group(2)}" if lang else match.group(0)
+        return f"{lang} {display_site(match.group(1))}:{match.group(2)}" if lang else match.group(0)
 
     return _REGISTERED_AT.sub(origin, text)
 
@@ -98,7 +114,7 @@ class TableEntry:
         """"Python FILE:LINE", "C++ FILE:LINE", or the kernel's debug text."""
         if self.site:
             file = self.site.rsplit(":", 1)[0]
-            return f"{language(file) or 'registered at'} {self.site}"
+            return f"{language(file) or 'registered at'} {display_site(self.site)}"
         return self.kernel
 
     def describe(self) -> str:

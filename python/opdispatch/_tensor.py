@@ -590,7 +590,7 @@ class Tensor(_C.TensorBase):
         return _views.select(self, dim, index)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
-        """Dims ``start_dim``..``end_dim`` merged into one, a view when possible (od::flatten.using_ints)."""
+        """Dims ``start_dim`` to ``end_dim`` (inclusive) merged into one, a view when possible (od::flatten.using_ints)."""
         return _views.flatten(self, start_dim, end_dim)
 
     def new_empty(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> "Tensor":

@@ -1,4 +1,4 @@
-// Dispatch table: the kernel chosen per key checked against an oracle of the precedence rules (DESIGN.md
+// Dispatch table: the kernel chosen per key checked against an oracle of the precedence rules (docs/architecture.rst
 // "Operator entries and the dispatch table"), through dumps and calls, for every order of registering and
 // deregistering up to five of eight registrations, random interleavings of all of them, and focused cases.
 #include <gtest/gtest.h>

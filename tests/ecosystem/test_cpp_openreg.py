@@ -112,7 +112,7 @@ def test_global_fallback_runs_other_operators_on_the_cpu():
 def test_autograd_private_use1_kernels():
     x = on_device(VALUES)
     x.requires_grad_()
-    # opdispatch tensors carry their autograd key only while they require grad (DESIGN.md).
+    # opdispatch tensors carry their autograd key only while they require grad (docs/architecture.rst, "Dispatch keys").
     assert _C._dispatch_keys(x).has(_C.DispatchKey.AutogradPrivateUse1)
     assert ops.openreg.custom_autograd_fn_returns_self(x) is x
     aliased = ops.openreg.custom_autograd_fn_aliasing(x)

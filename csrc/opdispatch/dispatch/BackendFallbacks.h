@@ -1,5 +1,5 @@
 // BackendFallbacks: the backend fallback of each runtime key — the kernel an
-// operator with no kernel of its own for that key uses (DESIGN.md, precedence
+// operator with no kernel of its own for that key uses (docs/architecture.rst, precedence
 // step 5) — as user and default registrations.
 #pragma once
 

@@ -1,5 +1,5 @@
 // OperatorEntry: kernel registration per key and the computation of the
-// dispatch table from it (the precedence rules of DESIGN.md).
+// dispatch table from it (the precedence rules of docs/architecture.rst).
 #include <opdispatch/dispatch/OperatorEntry.h>
 
 #include <sstream>

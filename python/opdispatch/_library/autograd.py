@@ -327,7 +327,7 @@ _fallback_registration: Optional[_C._RegistrationHandles] = None
 
 
 def install_not_implemented_fallback() -> None:
-    """Makes operators without an autograd formula raise at backward (DESIGN.md
+    """Makes operators without an autograd formula raise at backward (docs/architecture.rst
     "Tensors, autograd"): registers the fallback at every autograd key as a
     default, which a user's fallback for such a key (e.g. a device plugin's
     AutogradPrivateUse1 fallback) replaces (Note [Default fallbacks]). The
