@@ -31,12 +31,14 @@
 #include <variant>
 #include <vector>
 
+#include <opdispatch/Functions.h>
 #include <opdispatch/Macros.h>
 #include <opdispatch/core/Device.h>
 #include <opdispatch/core/GradMode.h>
 #include <opdispatch/core/InternedString.h>
 #include <opdispatch/core/StringView.h>
 #include <opdispatch/core/Tag.h>
+#include <opdispatch/core/TensorUtils.h>
 #include <opdispatch/dispatch/Dispatcher.h>
 #include <opdispatch/schema/InferSchema.h>
 #include <opdispatch/schema/SchemaParser.h>

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <ostream>
 #include <vector>
 
 namespace opdispatch {
@@ -66,6 +67,16 @@ bool operator==(ArrayRef<T> a, ArrayRef<T> b) {
 template <class T>
 bool operator!=(ArrayRef<T> a, ArrayRef<T> b) {
   return !a.equals(b);
+}
+
+/// "[2, 3]", as PyTorch prints an ArrayRef (`"got size ", t.sizes()` in messages).
+template <class T>
+std::ostream& operator<<(std::ostream& os, ArrayRef<T> a) {
+  os << "[";
+  for (size_t i = 0; i < a.size(); ++i) {
+    os << (i ? ", " : "") << a[i];
+  }
+  return os << "]";
 }
 
 using IntArrayRef = ArrayRef<int64_t>;

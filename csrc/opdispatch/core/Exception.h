@@ -90,6 +90,19 @@ std::string checkMessage(const char* /*failed*/, const Args&... args) {
 #define OPDISPATCH_CHECK_INDEX(cond, ...) OPDISPATCH_CHECK_WITH(IndexError, cond, ##__VA_ARGS__)
 #define OPDISPATCH_CHECK_OVERFLOW(cond, ...) OPDISPATCH_CHECK_WITH(OverflowError, cond, ##__VA_ARGS__)
 #define OPDISPATCH_CHECK_NOT_IMPLEMENTED(cond, ...) OPDISPATCH_CHECK_WITH(NotImplementedError, cond, ##__VA_ARGS__)
+/// OPDISPATCH_CHECK_EQ(a, b, args...) and its NE / LT / LE / GT / GE kin: throw
+/// opdispatch::Error("Check failed: a == b (1 vs. 2). args...") unless the
+/// comparison holds; on failure the operands are evaluated again for the
+/// message. PyTorch's TORCH_CHECK_EQ family gives the same text (and aborts
+/// the process; ours throws).
+#define OPDISPATCH_CHECK_OP(a, b, op, ...) \
+  OPDISPATCH_CHECK((a)op(b), "Check failed: " #a " " #op " " #b " (", (a), " vs. ", (b), "). ", ##__VA_ARGS__)
+#define OPDISPATCH_CHECK_EQ(a, b, ...) OPDISPATCH_CHECK_OP(a, b, ==, ##__VA_ARGS__)
+#define OPDISPATCH_CHECK_NE(a, b, ...) OPDISPATCH_CHECK_OP(a, b, !=, ##__VA_ARGS__)
+#define OPDISPATCH_CHECK_LT(a, b, ...) OPDISPATCH_CHECK_OP(a, b, <, ##__VA_ARGS__)
+#define OPDISPATCH_CHECK_LE(a, b, ...) OPDISPATCH_CHECK_OP(a, b, <=, ##__VA_ARGS__)
+#define OPDISPATCH_CHECK_GT(a, b, ...) OPDISPATCH_CHECK_OP(a, b, >, ##__VA_ARGS__)
+#define OPDISPATCH_CHECK_GE(a, b, ...) OPDISPATCH_CHECK_OP(a, b, >=, ##__VA_ARGS__)
 /// For conditions that only a bug in opdispatch can break.
 #define OPDISPATCH_INTERNAL_ASSERT(cond, ...)                                               \
   OPDISPATCH_CHECK_WITH(Error, cond, "INTERNAL ASSERT FAILED at ", __FILE__, ":", __LINE__, \

@@ -34,4 +34,22 @@ struct NoGradGuard : AutoGradMode {
   NoGradGuard() : AutoGradMode(false) {}
 };
 
+/// PyTorch's c10::InferenceMode as a guard: while `enabled`, grad mode is off
+/// and is_enabled() is true; InferenceMode(false) turns grad mode on, as
+/// PyTorch's does. opdispatch has no inference tensors, so nothing else
+/// changes: tensors made inside are ordinary tensors.
+class InferenceMode {
+ public:
+  explicit InferenceMode(bool enabled = true);
+  InferenceMode(const InferenceMode&) = delete;
+  InferenceMode& operator=(const InferenceMode&) = delete;
+  ~InferenceMode();
+  /// Whether an InferenceMode(true) is the innermost one active on this thread.
+  static bool is_enabled();
+
+ private:
+  AutoGradMode grad_mode_;
+  bool prev_enabled_;
+};
+
 } // namespace opdispatch

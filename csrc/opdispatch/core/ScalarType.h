@@ -25,6 +25,20 @@ enum class ScalarType : int8_t {
   Undefined = -1,
 };
 
+// kFloat, kLong, ...: PyTorch's short names (c10/core/ScalarType.h), so kernels
+// written against ATen (`t.scalar_type() == at::kFloat`) read the same.
+constexpr ScalarType kByte = ScalarType::Byte;
+constexpr ScalarType kChar = ScalarType::Char;
+constexpr ScalarType kShort = ScalarType::Short;
+constexpr ScalarType kInt = ScalarType::Int;
+constexpr ScalarType kLong = ScalarType::Long;
+constexpr ScalarType kHalf = ScalarType::Half;
+constexpr ScalarType kFloat = ScalarType::Float;
+constexpr ScalarType kDouble = ScalarType::Double;
+constexpr ScalarType kComplexFloat = ScalarType::ComplexFloat;
+constexpr ScalarType kComplexDouble = ScalarType::ComplexDouble;
+constexpr ScalarType kBool = ScalarType::Bool;
+
 /// Every defined scalar type, in enum order.
 constexpr ScalarType kAllScalarTypes[] = {ScalarType::Byte,          ScalarType::Char,   ScalarType::Short,
                                           ScalarType::Int,           ScalarType::Long,   ScalarType::Half,

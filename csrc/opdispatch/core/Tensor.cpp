@@ -1,6 +1,8 @@
 // Tensor accessors, views and factories.
 #include <opdispatch/core/Tensor.h>
 
+#include <cmath>
+#include <cstdint>
 #include <sstream>
 
 #include <opdispatch/core/Exception.h>
@@ -15,6 +17,54 @@ TensorImpl* Tensor::impl() const {
 void Tensor::checkItemSize(size_t n) const {
   OPDISPATCH_CHECK_TYPE(impl()->itemsize() == n, "data_ptr<T>() with sizeof(T) = ", n, " on a tensor of dtype ",
                         toPythonName(dtype()));
+}
+
+void Tensor::checkAccessorDim(size_t n) const {
+  OPDISPATCH_CHECK(static_cast<size_t>(dim()) == n, "TensorAccessor expected ", n, " dims but tensor has ", dim());
+}
+
+namespace {
+/// The float16 value with IEEE binary16 bits `h` as a double.
+double halfToDouble(uint16_t h) {
+  int exponent = (h >> 10) & 0x1f;
+  double mantissa = h & 0x3ff;
+  double magnitude = exponent == 0    ? std::ldexp(mantissa, -24)
+                     : exponent == 31 ? (mantissa == 0 ? INFINITY : NAN)
+                                      : std::ldexp(mantissa + 1024, exponent - 25);
+  return (h & 0x8000) ? -magnitude : magnitude;
+}
+} // namespace
+
+Scalar Tensor::itemScalar() const {
+  OPDISPATCH_CHECK(numel() == 1, "a Tensor with ", numel(), " elements cannot be converted to Scalar");
+  OPDISPATCH_CHECK(!is_meta(),
+                   "item() of a meta tensor: it has no data (Tensor.item() cannot be called on meta "
+                   "tensors)");
+  const void* p = data_ptr();
+  switch (scalar_type()) {
+    case ScalarType::Bool:
+      return Scalar(*static_cast<const bool*>(p));
+    case ScalarType::Byte:
+      return Scalar(*static_cast<const uint8_t*>(p));
+    case ScalarType::Char:
+      return Scalar(*static_cast<const int8_t*>(p));
+    case ScalarType::Short:
+      return Scalar(*static_cast<const int16_t*>(p));
+    case ScalarType::Int:
+      return Scalar(*static_cast<const int32_t*>(p));
+    case ScalarType::Long:
+      return Scalar(*static_cast<const int64_t*>(p));
+    case ScalarType::Half:
+      return Scalar(halfToDouble(*static_cast<const uint16_t*>(p)));
+    case ScalarType::Float:
+      return Scalar(*static_cast<const float*>(p));
+    case ScalarType::Double:
+      return Scalar(*static_cast<const double*>(p));
+    default:
+      break;
+  }
+  throw TypeError(detail::str("item() of a ", toPythonName(scalar_type()),
+                              " tensor: opdispatch's C++ Scalar holds ints, floats and bools only"));
 }
 
 static int64_t wrapDim(int64_t d, int64_t ndim) {

@@ -4,7 +4,12 @@
 
 #include <string>
 
+#include <optional>
+
+#include <opdispatch/core/Scalar.h>
+#include <opdispatch/core/TensorAccessor.h>
 #include <opdispatch/core/TensorImpl.h>
+#include <opdispatch/core/TensorOptions.h>
 
 namespace opdispatch {
 
@@ -26,6 +31,8 @@ class Tensor {
   IntArrayRef sizes() const { return impl()->sizes(); }
   IntArrayRef strides() const { return impl()->strides(); }
   int64_t dim() const { return impl()->dim(); }
+  /// dim(), by ATen's older name.
+  int64_t ndimension() const { return dim(); }
   int64_t numel() const { return impl()->numel(); }
   /// Size of dimension `d` (negative counts from the end). Throws IndexError.
   int64_t size(int64_t d) const;
@@ -35,6 +42,17 @@ class Tensor {
   ScalarType scalar_type() const { return impl()->dtype(); }
   Device device() const { return impl()->device(); }
   bool is_meta() const { return impl()->device().is_meta(); }
+  bool is_cpu() const { return impl()->device().is_cpu(); }
+  /// Always kStrided: opdispatch has strided tensors only.
+  Layout layout() const {
+    impl();  // an undefined tensor throws, as for every other property
+    return kStrided;
+  }
+  /// This tensor's dtype, device, layout and requires_grad, for making others
+  /// like it (`empty(sizes, x.options())`). PyTorch: TensorBase::options.
+  TensorOptions options() const {
+    return TensorOptions().dtype(dtype()).device(device()).layout(kStrided).requires_grad(requires_grad());
+  }
   bool is_contiguous() const { return impl()->is_contiguous(); }
   int64_t storage_offset() const { return impl()->storage_offset(); }
   void* data_ptr() const { return impl()->data_ptr(); }
@@ -44,6 +62,40 @@ class Tensor {
     checkItemSize(sizeof(T));
     return static_cast<T*>(impl()->data_ptr());
   }
+  /// The data for reading and for writing, by ATen's names (checked as data_ptr<T>()).
+  template <class T>
+  const T* const_data_ptr() const {
+    return data_ptr<T>();
+  }
+  template <class T>
+  T* mutable_data_ptr() const {
+    return data_ptr<T>();
+  }
+  const void* const_data_ptr() const { return data_ptr(); }
+  void* mutable_data_ptr() const { return data_ptr(); }
+  /// Indexed access to the elements: `t.accessor<float, 2>()[i][j]`. Throws
+  /// Error unless the tensor has N dimensions, and as data_ptr<T>() does.
+  template <class T, size_t N>
+  TensorAccessor<T, N> accessor() const {
+    checkAccessorDim(N);
+    return TensorAccessor<T, N>(data_ptr<T>(), sizes().data(), strides().data());
+  }
+  /// The value of a one-element tensor with memory, converted to T. Throws
+  /// Error for another number of elements or a tensor without data (meta).
+  /// (PyTorch reads it through the _local_scalar_dense operator; this reads the memory.)
+  template <class T>
+  T item() const {
+    Scalar value = itemScalar();
+    if constexpr (std::is_same_v<T, bool>) {
+      return value.toBool();
+    } else if constexpr (std::is_integral_v<T>) {
+      return static_cast<T>(value.toLong());
+    } else {
+      return static_cast<T>(value.toDouble());
+    }
+  }
+  /// The value of a one-element tensor as a Scalar (see item<T>()).
+  Scalar item() const { return itemScalar(); }
 
   bool requires_grad() const { return impl()->requires_grad(); }
   /// Throws Error for a dtype that cannot require grad.
@@ -66,13 +118,79 @@ class Tensor {
   /// "Tensor(sizes=[2, 3], dtype=float32, device=cpu)", or "Tensor(undefined)".
   std::string toString() const;
 
+  // --- ATen's computing methods ------------------------------------------------
+  // Each is a call of a built-in `od` operator through the dispatcher (so
+  // modes, autograd and Meta kernels apply), defined in
+  // dispatch/TensorMethods.cpp. The `od` operators are registered by the
+  // Python package: called before `import opdispatch` they throw Error saying so.
+
+  /// This tensor if contiguous, else a contiguous copy (od::contiguous).
+  Tensor contiguous() const;
+  Tensor clone() const;
+  /// This tensor in `dtype` (itself if it has it; od::to.dtype).
+  Tensor to(ScalarType dtype) const;
+  Tensor view(IntArrayRef size) const;
+  Tensor reshape(IntArrayRef shape) const;
+  Tensor transpose(int64_t dim0, int64_t dim1) const;
+  Tensor permute(IntArrayRef dims) const;
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor select(int64_t dim, int64_t index) const;
+  /// Elements start .. start+length-1 of dimension `dim`, a view (od::slice.Tensor).
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor sum() const;
+  Tensor sum(IntArrayRef dim, bool keepdim = false) const;
+  Tensor neg() const;
+  Tensor mm(const Tensor& mat2) const;
+  Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor sub(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor mul(const Tensor& other) const;
+  Tensor div(const Tensor& other) const;
+  const Tensor& fill_(const Scalar& value) const;
+  const Tensor& zero_() const;
+  const Tensor& copy_(const Tensor& src, bool non_blocking = false) const;
+  const Tensor& add_(const Tensor& other, const Scalar& alpha = 1) const;
+  const Tensor& sub_(const Tensor& other, const Scalar& alpha = 1) const;
+  const Tensor& mul_(const Tensor& other) const;
+  const Tensor& div_(const Tensor& other) const;
+  const Tensor& operator+=(const Tensor& other) const { return add_(other); }
+  const Tensor& operator-=(const Tensor& other) const { return sub_(other); }
+  const Tensor& operator*=(const Tensor& other) const { return mul_(other); }
+  const Tensor& operator/=(const Tensor& other) const { return div_(other); }
+  const Tensor& operator+=(const Scalar& other) const;
+  const Tensor& operator-=(const Scalar& other) const;
+  const Tensor& operator*=(const Scalar& other) const;
+  const Tensor& operator/=(const Scalar& other) const;
+
  private:
   TensorImpl* impl() const;
   void checkItemSize(size_t n) const;
+  void checkAccessorDim(size_t n) const;
+  Scalar itemScalar() const;
   intrusive_ptr<TensorImpl> impl_;
 };
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+/// ATen's `c10::optional` is `std::optional`; kernels ported with the name map spell it opdispatch::optional.
+using std::nullopt;
+using std::optional;
+
+// Arithmetic operators, as ATen's: od::add/sub/mul/div (Tensor and Scalar
+// overloads) and od::neg through the dispatcher (dispatch/TensorMethods.cpp).
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, const Scalar& b);
+Tensor operator-(const Tensor& a, const Scalar& b);
+Tensor operator*(const Tensor& a, const Scalar& b);
+Tensor operator/(const Tensor& a, const Scalar& b);
+Tensor operator+(const Scalar& a, const Tensor& b);
+Tensor operator-(const Scalar& a, const Tensor& b);
+Tensor operator*(const Scalar& a, const Tensor& b);
+Tensor operator-(const Tensor& a);
 
 /// The C++ type of a `Tensor[]` argument a kernel only reads. PyTorch: at::TensorList.
 using TensorList = ArrayRef<Tensor>;

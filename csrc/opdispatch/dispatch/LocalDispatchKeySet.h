@@ -88,12 +88,30 @@ struct AutoDispatchBelowADInplaceOrView {
   ExcludeDispatchKeyGuard guard_;
 };
 
+/// Sets this thread's included and excluded sets to exactly `include` and
+/// `exclude` for its scope, and restores the previous ones on exit.
+/// PyTorch: c10::impl::ForceDispatchKeyGuard.
+class ForceDispatchKeyGuard {
+ public:
+  ForceDispatchKeyGuard(DispatchKeySet include, DispatchKeySet exclude) : saved_(tls_local_dispatch_key_set()) {
+    _force_tls_local_dispatch_key_set({include, exclude});
+  }
+  explicit ForceDispatchKeyGuard(LocalDispatchKeySet keys) : ForceDispatchKeyGuard(keys.included_, keys.excluded_) {}
+  ForceDispatchKeyGuard(const ForceDispatchKeyGuard&) = delete;
+  ForceDispatchKeyGuard& operator=(const ForceDispatchKeyGuard&) = delete;
+  ~ForceDispatchKeyGuard() { _force_tls_local_dispatch_key_set(saved_); }
+
+ private:
+  LocalDispatchKeySet saved_;
+};
+
 /// PyTorch keeps the thread-local dispatch state in c10::impl; these are its
 /// names for the declarations above, so code ported with the name map
 /// (c10:: -> opdispatch::) finds them.
 namespace impl {
 using ::opdispatch::_force_tls_local_dispatch_key_set;
 using ::opdispatch::ExcludeDispatchKeyGuard;
+using ::opdispatch::ForceDispatchKeyGuard;
 using ::opdispatch::IncludeDispatchKeyGuard;
 using ::opdispatch::LocalDispatchKeySet;
 using ::opdispatch::PODLocalDispatchKeySet;
