@@ -62,7 +62,9 @@ PYTORCH_TAGS = {
         "abs add.Scalar add.Tensor clone cos div.Scalar div.Tensor eq.Scalar eq.Tensor exp ge.Scalar ge.Tensor "
         "gt.Scalar gt.Tensor le.Scalar le.Tensor log lt.Scalar lt.Tensor maximum minimum mul.Scalar mul.Tensor "
         "ne.Scalar ne.Tensor neg pow.Scalar pow.Tensor_Scalar pow.Tensor_Tensor relu sigmoid sin sqrt sub.Scalar "
-        "sub.Tensor tanh where.self",
+        "sub.Tensor tanh where.self "
+        "acos acosh asin asinh atan atanh bitwise_not ceil cosh expm1 floor isinf isnan log10 log1p log2 logical_not "
+        "reciprocal round rsqrt sign sinh tan trunc",
     ("inplace", "pointwise", "pt2_compliant_tag"):
         "add_.Scalar add_.Tensor div_.Scalar div_.Tensor mul_.Scalar mul_.Tensor sub_.Scalar sub_.Tensor",
     ("core", "pt2_compliant_tag", "reduction"): "amax argmax max.dim mean mean.dim sum.dim_IntList",

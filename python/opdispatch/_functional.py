@@ -199,6 +199,30 @@ unsqueeze = _method(Tensor.unsqueeze)
 select = _method(Tensor.select)
 flatten = _method(Tensor.flatten)
 clone = _method(Tensor.clone)
+acos = _method(Tensor.acos)
+asin = _method(Tensor.asin)
+atan = _method(Tensor.atan)
+acosh = _method(Tensor.acosh)
+asinh = _method(Tensor.asinh)
+atanh = _method(Tensor.atanh)
+cosh = _method(Tensor.cosh)
+sinh = _method(Tensor.sinh)
+tan = _method(Tensor.tan)
+expm1 = _method(Tensor.expm1)
+log1p = _method(Tensor.log1p)
+log2 = _method(Tensor.log2)
+log10 = _method(Tensor.log10)
+reciprocal = _method(Tensor.reciprocal)
+rsqrt = _method(Tensor.rsqrt)
+sign = _method(Tensor.sign)
+ceil = _method(Tensor.ceil)
+floor = _method(Tensor.floor)
+round = _method(Tensor.round)
+trunc = _method(Tensor.trunc)
+isnan = _method(Tensor.isnan)
+isinf = _method(Tensor.isinf)
+logical_not = _method(Tensor.logical_not)
+bitwise_not = _method(Tensor.bitwise_not)
 
 __all__ = [
     "arange", "cat", "empty", "empty_like", "from_dlpack", "full", "manual_seed", "nll_loss", "ones", "ones_like",
@@ -207,5 +231,7 @@ __all__ = [
     "add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "sqrt",
     "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "amax", "max", "argmax", "matmul", "mm",
     "bmm", "softmax", "log_softmax", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "select", "flatten",
-    "clone",
+    "clone", "acos", "asin", "atan", "acosh", "asinh", "atanh", "cosh", "sinh",
+    "tan", "expm1", "log1p", "log2", "log10", "reciprocal", "rsqrt", "sign",
+    "ceil", "floor", "round", "trunc", "isnan", "isinf", "logical_not", "bitwise_not",
 ]

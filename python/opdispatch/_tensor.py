@@ -21,6 +21,7 @@ from ._builtins import factories as _fac
 from ._builtins import linalg as _linalg
 from ._builtins import nn as _nn
 from ._builtins import reduction as _red
+from ._builtins import unary_math as _unary
 from ._builtins import views as _views
 from .autograd import engine, graph
 from .types import Number
@@ -421,6 +422,102 @@ class Tensor(_C.TensorBase):
     def sqrt(self) -> "Tensor":
         """Square root of each element (od::sqrt)."""
         return _ew.sqrt(self)
+
+    def acos(self) -> "Tensor":
+        """Arccosine of each element (od::acos)."""
+        return _unary.acos(self)
+
+    def asin(self) -> "Tensor":
+        """Arcsine of each element (od::asin)."""
+        return _unary.asin(self)
+
+    def atan(self) -> "Tensor":
+        """Arctangent of each element (od::atan)."""
+        return _unary.atan(self)
+
+    def acosh(self) -> "Tensor":
+        """Inverse hyperbolic cosine of each element (od::acosh)."""
+        return _unary.acosh(self)
+
+    def asinh(self) -> "Tensor":
+        """Inverse hyperbolic sine of each element (od::asinh)."""
+        return _unary.asinh(self)
+
+    def atanh(self) -> "Tensor":
+        """Inverse hyperbolic tangent of each element (od::atanh)."""
+        return _unary.atanh(self)
+
+    def cosh(self) -> "Tensor":
+        """Hyperbolic cosine of each element (od::cosh)."""
+        return _unary.cosh(self)
+
+    def sinh(self) -> "Tensor":
+        """Hyperbolic sine of each element (od::sinh)."""
+        return _unary.sinh(self)
+
+    def tan(self) -> "Tensor":
+        """Tangent of each element (od::tan)."""
+        return _unary.tan(self)
+
+    def expm1(self) -> "Tensor":
+        """``exp(x) - 1``, exact near 0, of each element (od::expm1)."""
+        return _unary.expm1(self)
+
+    def log1p(self) -> "Tensor":
+        """``log(1 + x)``, exact near 0, of each element (od::log1p)."""
+        return _unary.log1p(self)
+
+    def log2(self) -> "Tensor":
+        """Base-2 logarithm of each element (od::log2)."""
+        return _unary.log2(self)
+
+    def log10(self) -> "Tensor":
+        """Base-10 logarithm of each element (od::log10)."""
+        return _unary.log10(self)
+
+    def reciprocal(self) -> "Tensor":
+        """``1 / x`` of each element (od::reciprocal)."""
+        return _unary.reciprocal(self)
+
+    def rsqrt(self) -> "Tensor":
+        """``1 / sqrt(x)`` of each element (od::rsqrt)."""
+        return _unary.rsqrt(self)
+
+    def sign(self) -> "Tensor":
+        """-1, 0 or 1 by the sign of each element (od::sign)."""
+        return _unary.sign(self)
+
+    def ceil(self) -> "Tensor":
+        """Smallest integer >= x of each element (od::ceil)."""
+        return _unary.ceil(self)
+
+    def floor(self) -> "Tensor":
+        """Largest integer <= x of each element (od::floor)."""
+        return _unary.floor(self)
+
+    def round(self) -> "Tensor":
+        """Nearest integer, halves to even, of each element (od::round)."""
+        return _unary.round(self)
+
+    def trunc(self) -> "Tensor":
+        """Integer part of each element (od::trunc)."""
+        return _unary.trunc(self)
+
+    def isnan(self) -> "Tensor":
+        """Whether NaN of each element (od::isnan)."""
+        return _unary.isnan(self)
+
+    def isinf(self) -> "Tensor":
+        """Whether infinite of each element (od::isinf)."""
+        return _unary.isinf(self)
+
+    def logical_not(self) -> "Tensor":
+        """``not x`` of each element (od::logical_not)."""
+        return _unary.logical_not(self)
+
+    def bitwise_not(self) -> "Tensor":
+        """``~x`` (integers and bool) of each element (od::bitwise_not)."""
+        return _unary.bitwise_not(self)
 
     def maximum(self, other: "Tensor") -> "Tensor":
         """Elementwise maximum, broadcast (od::maximum)."""

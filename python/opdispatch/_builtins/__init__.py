@@ -13,5 +13,6 @@ from . import (  # noqa: F401  (registration)
     random,
     reduction,
     shape,
+    unary_math,
     views,
 )
