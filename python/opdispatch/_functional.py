@@ -14,6 +14,11 @@ from ._tensor import Tensor, _shape_args
 manual_seed = random.manual_seed
 
 
+def is_tensor(obj: Any) -> bool:
+    """Whether ``obj`` is an opdispatch.Tensor (a subclass's instance included). PyTorch: torch.is_tensor."""
+    return isinstance(obj, Tensor)
+
+
 def _finish(t: Tensor, requires_grad: bool) -> Tensor:
     return t.requires_grad_() if requires_grad else t
 
@@ -225,7 +230,7 @@ logical_not = _method(Tensor.logical_not)
 bitwise_not = _method(Tensor.bitwise_not)
 
 __all__ = [
-    "arange", "cat", "empty", "empty_like", "from_dlpack", "full", "manual_seed", "nll_loss", "ones", "ones_like",
+    "arange", "cat", "empty", "empty_like", "from_dlpack", "full", "is_tensor", "manual_seed", "nll_loss", "ones", "ones_like",
     "rand", "randn", "stack", "tensor", "where", "zeros", "zeros_like",
     # functional forms of Tensor methods
     "add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "sqrt",

@@ -1,6 +1,6 @@
 """A small pytree library: nested tuples, lists, dicts and namedtuples whose
-non-container values are leaves. PyTorch: torch/utils/_pytree.py (same names;
-no registration of custom node types).
+non-container values are leaves, and node types registered with
+register_pytree_node. PyTorch: torch/utils/_pytree.py (same names).
 
     leaves, spec = tree_flatten(({"a": x}, [y, 3]))    # [x, y, 3], a TreeSpec
     tree_unflatten([1, 2, 3], spec)                    # ({"a": 1}, [2, 3])
@@ -8,11 +8,14 @@ no registration of custom node types).
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
+import types
 from typing import Any, Callable, Iterable, Optional, Union
 
-__all__ = ["LeafSpec", "TreeSpec", "arg_tree_leaves", "tree_all", "tree_any", "tree_flatten", "tree_leaves",
-           "tree_map", "tree_map_only", "tree_unflatten"]
+__all__ = ["LeafSpec", "TreeSpec", "arg_tree_leaves", "register_pytree_node", "tree_all", "tree_all_only", "tree_any",
+           "tree_any_only", "tree_flatten", "tree_iter", "tree_leaves", "tree_map", "tree_map_", "tree_map_only",
+           "tree_map_only_", "tree_structure", "tree_unflatten"]
 
 PyTree = Any
 
@@ -21,15 +24,48 @@ def _is_namedtuple(x: Any) -> bool:
     return isinstance(x, tuple) and hasattr(type(x), "_fields")
 
 
+FlattenFn = Callable[[Any], tuple[list[Any], Any]]
+UnflattenFn = Callable[[Iterable[Any], Any], Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class _NodeDef:
+    flatten: FlattenFn
+    unflatten: UnflattenFn
+
+
+#: Node types registered with register_pytree_node, by exact type.
+_REGISTERED: dict[type, _NodeDef] = {}
+
+
+def register_pytree_node(cls: type, flatten_fn: FlattenFn, unflatten_fn: UnflattenFn, *,
+                         serialized_type_name: Optional[str] = None, **unused: Any) -> None:
+    """Makes instances of ``cls`` (exactly that type) pytree nodes:
+    ``flatten_fn(node) -> (children, context)`` and ``unflatten_fn(children,
+    context) -> node``. Raises ValueError if ``cls`` is already a node type.
+    The serialisation keywords PyTorch takes are accepted and unused.
+    PyTorch: torch.utils._pytree.register_pytree_node."""
+    if cls in _REGISTERED or cls in (tuple, list, dict, collections.OrderedDict, collections.defaultdict):
+        raise ValueError(f"{cls} is already registered as pytree node.")
+    _REGISTERED[cls] = _NodeDef(flatten_fn, unflatten_fn)
+
+
 def _children(node: Any) -> Optional[tuple[type, Any, list[Any]]]:
     """(node type, context, children) of a container node; None for a leaf."""
+    registered = _REGISTERED.get(type(node))
+    if registered is not None:
+        children, context = registered.flatten(node)
+        return type(node), context, list(children)
     if _is_namedtuple(node):
         return type(node), None, list(node)
     if type(node) in (tuple, list):
         return type(node), None, list(node)
+    if type(node) is collections.defaultdict:
+        keys = list(node)
+        return collections.defaultdict, (node.default_factory, keys), [node[k] for k in keys]
     if isinstance(node, dict):
         keys = list(node)
-        return dict, keys, [node[k] for k in keys]
+        return collections.OrderedDict if type(node) is collections.OrderedDict else dict, keys, [node[k] for k in keys]
     return None
 
 
@@ -115,8 +151,16 @@ def tree_unflatten(leaves: Iterable[Any], treespec: TreeSpec) -> PyTree:
         if spec.is_leaf():
             return next(it)
         children = [build(c) for c in spec.children_specs]
+        registered = _REGISTERED.get(spec.type) if spec.type is not None else None
+        if registered is not None:
+            return registered.unflatten(children, spec.context)
         if spec.type is dict:
             return dict(zip(spec.context, children))
+        if spec.type is collections.OrderedDict:
+            return collections.OrderedDict(zip(spec.context, children))
+        if spec.type is collections.defaultdict:
+            factory, keys = spec.context
+            return collections.defaultdict(factory, zip(keys, children))
         if spec.type is list:
             return children
         if spec.type is tuple:
@@ -141,21 +185,67 @@ def tree_map(fn: Callable[[Any], Any], tree: PyTree, *rests: PyTree,
     return tree_unflatten([fn(*xs) for xs in zip(leaves, *others)], spec)
 
 
-TypeOrTypes = Union[type, tuple[type, ...]]
+def tree_map_(fn: Callable[..., Any], tree: PyTree, *rests: PyTree,
+              is_leaf: Optional[Callable[[Any], bool]] = None) -> PyTree:
+    """Calls ``fn(leaf, *same leaves of rests)`` for each leaf, for its
+    effect, and returns ``tree`` itself. Raises ValueError as tree_map does."""
+    tree_map(fn, tree, *rests, is_leaf=is_leaf)
+    return tree
 
 
-def tree_map_only(type_or_types: TypeOrTypes, fn: Callable[[Any], Any], tree: PyTree,
+TypeOrTypes = Union[type, tuple[type, ...], types.UnionType]
+TypeOrTypesOrPred = Union[TypeOrTypes, Callable[[Any], bool]]
+
+
+def _selector(type_or_types_or_pred: TypeOrTypesOrPred) -> Callable[[Any], bool]:
+    """isinstance against a type, a tuple or union of types, else the predicate itself."""
+    if isinstance(type_or_types_or_pred, (type, tuple, types.UnionType)):
+        return lambda x: isinstance(x, type_or_types_or_pred)
+    return type_or_types_or_pred
+
+
+def tree_map_only(type_or_types_or_pred: TypeOrTypesOrPred, /, fn: Callable[[Any], Any], tree: PyTree,
                   is_leaf: Optional[Callable[[Any], bool]] = None) -> PyTree:
-    """tree_map applying ``fn`` to the leaves that are instances of
-    ``type_or_types``; other leaves stay as they are."""
-    return tree_map(lambda x: fn(x) if isinstance(x, type_or_types) else x, tree, is_leaf=is_leaf)
+    """tree_map applying ``fn`` to the leaves that are instances of the type(s)
+    given, or that the predicate given accepts; other leaves stay as they are."""
+    chosen = _selector(type_or_types_or_pred)
+    return tree_map(lambda x: fn(x) if chosen(x) else x, tree, is_leaf=is_leaf)
 
 
-def tree_any(pred: Callable[[Any], bool], tree: PyTree) -> bool:
+def tree_map_only_(type_or_types_or_pred: TypeOrTypesOrPred, /, fn: Callable[[Any], Any], tree: PyTree,
+                   is_leaf: Optional[Callable[[Any], bool]] = None) -> PyTree:
+    """tree_map_ calling ``fn`` on the chosen leaves only (see tree_map_only); returns ``tree``."""
+    chosen = _selector(type_or_types_or_pred)
+    return tree_map_(lambda x: fn(x) if chosen(x) else None, tree, is_leaf=is_leaf)
+
+
+def tree_iter(tree: PyTree, is_leaf: Optional[Callable[[Any], bool]] = None) -> Iterable[Any]:
+    """The leaves of ``tree``, in order."""
+    return iter(tree_leaves(tree, is_leaf))
+
+
+def tree_structure(tree: PyTree, is_leaf: Optional[Callable[[Any], bool]] = None) -> TreeSpec:
+    """The structure of ``tree`` (tree_flatten's TreeSpec)."""
+    return tree_flatten(tree, is_leaf)[1]
+
+
+def tree_any(pred: Callable[[Any], bool], tree: PyTree, is_leaf: Optional[Callable[[Any], bool]] = None) -> bool:
     """Whether ``pred`` holds for some leaf."""
-    return any(pred(x) for x in tree_leaves(tree))
+    return any(pred(x) for x in tree_leaves(tree, is_leaf))
 
 
-def tree_all(pred: Callable[[Any], bool], tree: PyTree) -> bool:
+def tree_all(pred: Callable[[Any], bool], tree: PyTree, is_leaf: Optional[Callable[[Any], bool]] = None) -> bool:
     """Whether ``pred`` holds for every leaf."""
-    return all(pred(x) for x in tree_leaves(tree))
+    return all(pred(x) for x in tree_leaves(tree, is_leaf))
+
+
+def tree_any_only(type_or_types: TypeOrTypes, /, pred: Callable[[Any], bool], tree: PyTree,
+                  is_leaf: Optional[Callable[[Any], bool]] = None) -> bool:
+    """Whether ``pred`` holds for some leaf that is an instance of ``type_or_types``."""
+    return any(pred(x) for x in tree_leaves(tree, is_leaf) if isinstance(x, type_or_types))
+
+
+def tree_all_only(type_or_types: TypeOrTypes, /, pred: Callable[[Any], bool], tree: PyTree,
+                  is_leaf: Optional[Callable[[Any], bool]] = None) -> bool:
+    """Whether ``pred`` holds for every leaf that is an instance of ``type_or_types``."""
+    return all(pred(x) for x in tree_leaves(tree, is_leaf) if isinstance(x, type_or_types))
