@@ -376,3 +376,14 @@ def test_distinct_tensors_are_distinct_objects(identity_op):
     assert t1 is not t2
     assert identity_op(t1) is t1 and identity_op(t2) is t2
     assert t1.data_ptr() == t2.data_ptr()
+
+
+def test_device_constructor_forms_as_torch_device():
+    # Each line as PyTorch 2.13 prints it for torch.device.
+    assert repr(opdispatch.device("cpu", 0)) == "device(type='cpu', index=0)"
+    assert repr(opdispatch.device(type="cpu", index=1)) == "device(type='cpu', index=1)"
+    assert repr(opdispatch.device("cpu:2")) == "device(type='cpu', index=2)"
+    copied = opdispatch.device(opdispatch.device("meta"))
+    assert copied == opdispatch.device("meta") and copied.type == "meta" and copied.index is None
+    assert opdispatch.device("cpu", 0) != opdispatch.device("cpu")
+    assert {opdispatch.device("cpu"): 1}[opdispatch.device("cpu")] == 1 and str(opdispatch.device("cpu", 0)) == "cpu:0"

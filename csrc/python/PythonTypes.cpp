@@ -145,6 +145,7 @@ void initTypeBindings(py::module_& m) {
              return Device(d.type(), static_cast<DeviceIndex>(index));
            }),
            py::arg("type"), py::arg("index"))
+      .def(py::init([](const Device& d) { return d; }), py::arg("type"))  // device(device), as torch.device
       .def_property_readonly("type", [](const Device& d) { return std::string(toString(d.type())); })
       .def_property_readonly("index",
                              [](const Device& d) -> py::object {

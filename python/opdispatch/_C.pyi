@@ -69,6 +69,9 @@ class device(metaclass=_pybind11_type):
     def __init__(self, type: str) -> None:
         ...
     @typing.overload
+    def __init__(self, type: device) -> None:
+        ...
+    @typing.overload
     def __init__(self, type: str, index: typing.SupportsIndex) -> None:
         ...
     def __repr__(self) -> str:
