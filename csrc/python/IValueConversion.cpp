@@ -7,6 +7,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <opdispatch/core/EditDistance.h>
 #include <opdispatch/core/Exception.h>
 
 #include "NumpyBridge.h"
@@ -510,28 +511,10 @@ py::object toPython(const IValue& v, TypePtr type, const Label& where) {
   }
 }
 
-/// Levenshtein distance between `a` and `b` (insertions, deletions and
-/// substitutions of bytes, each costing 1).
-size_t editDistance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) {
-    row[j] = j;
-  }
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 /// ". Did you mean '<name>'?" for the argument of `schema` closest to the
 /// unknown keyword `name`, or "" if none is close: Python's rule for its
-/// own suggestions (3.12+), at most (len(a) + len(b) + 3) / 6 edits.
+/// own suggestions (3.12+), at most (len(a) + len(b) + 3) / 6 edits
+/// (editDistance, core/EditDistance.h, which also forgives case).
 std::string suggestArgument(const FunctionSchema& schema, const std::string& name) {
   constexpr size_t kMaxNameLength = 256; // longer names get no suggestion (the distance is quadratic)
   const Argument* best = nullptr;
