@@ -12,7 +12,7 @@ import pytest
 import opdispatch
 from opdispatch import _C
 from opdispatch.autograd import GradcheckError, gradcheck
-from opdispatch.library import Library
+from opdispatch.library import Library, _scoped_library
 from op_db import OPS, float_arrays, instantiate
 
 GRAD_CASES = [pytest.param(info, sample, id=f"{info.name}-{i}")
@@ -256,7 +256,9 @@ def test_saved_tensor_modified_in_place_raises_naming_the_op():
         z.sum().backward()
 
 
-def test_missing_derivative_raises_at_backward_naming_the_op():
+def test_missing_derivative_warns_at_backward_naming_the_op():
+    # PyTorch 2.13's autograd fallback ("warn", the default): the output requires grad, backward warns and
+    # passes no gradient to the operator's inputs (x.grad gets only the other path's 2 * 9 here).
     lib = Library("noderiv", "DEF")
     lib.define("square(Tensor x) -> Tensor")
     lib.impl("square", lambda x: opdispatch.from_numpy(x.numpy(force=True) ** 2), "CPU")
@@ -266,9 +268,36 @@ def test_missing_derivative_raises_at_backward_naming_the_op():
     assert y.requires_grad and y.tolist() == [9.0]
     y2 = op(x.detach())
     assert not y2.requires_grad
-    with pytest.raises(RuntimeError, match="derivative for noderiv::square is not implemented"):
+    with pytest.warns(UserWarning, match="noderiv::square: an autograd kernel was not registered"):
         (y * 2).sum().backward()
+    assert x.grad is None
+    with pytest.warns(UserWarning, match="noderiv::square"):
+        (op(x) * x).sum().backward()
+    assert x.grad.tolist() == [9.0]
     lib._destroy()
+
+
+def test_autograd_fallback_mode_nothing_gives_no_grad_fn():
+    # PyTorch 2.13: torch._C._set_autograd_fallback_mode("nothing") leaves the outputs without history;
+    # "error" is not implemented there (RuntimeError 'NYI') nor here; the default is "warn".
+    assert _C._get_autograd_fallback_mode() == "warn"
+    with _scoped_library("noderiv2", "DEF") as lib:
+        lib.define("square(Tensor x) -> Tensor")
+        lib.impl("square", lambda x: opdispatch.from_numpy(x.numpy(force=True) ** 2), "CPU")
+        x = opdispatch.tensor([3.0], requires_grad=True)
+        _C._set_autograd_fallback_mode("nothing")
+        try:
+            y = opdispatch.ops.noderiv2.square(x)
+            assert not y.requires_grad and y.grad_fn is None
+            assert _C._get_autograd_fallback_mode() == "nothing"
+        finally:
+            _C._set_autograd_fallback_mode("warn")
+        assert opdispatch.ops.noderiv2.square(x).requires_grad
+    with pytest.raises(NotImplementedError, match="mode 'error' is not implemented"):
+        _C._set_autograd_fallback_mode("error")
+    with pytest.raises(ValueError, match="unsupported mode 'bogus'"):
+        _C._set_autograd_fallback_mode("bogus")
+    assert _C._get_autograd_fallback_mode() == "warn"
 
 
 def test_inplace_on_a_leaf_that_requires_grad_raises():

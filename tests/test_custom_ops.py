@@ -824,9 +824,10 @@ def test_register_fake_errors(ns):
         assert getattr(ops, ns).foo(randn(2, device="meta")).is_meta
 
 
-def test_get_ctx_outside_a_fake_impl_raises():
-    with pytest.raises(RuntimeError, match=r"get_ctx\(\) was called outside a fake impl"):
-        get_ctx()
+def test_get_ctx_outside_a_fake_impl_is_none():
+    # PyTorch 2.13: torch.library.get_ctx() and torch._custom_ops.get_ctx() are None outside a fake impl.
+    assert get_ctx() is None
+    assert opdispatch._custom_ops.get_ctx() is None
 
 
 def test_new_dynamic_size(ns):
@@ -2104,8 +2105,9 @@ def test_register_fake_and_autograd_for_a_cpp_extension_operator(cube_extension)
     with pytest.raises(NotImplementedError, match="'Meta' backend"):
         op(meta)
     x = opdispatch.tensor([1.0, -2.0, 0.5], dtype=opdispatch.float64, requires_grad=True)
-    with pytest.raises(RuntimeError, match="derivative for opdispatch_test_cube_ext::cube is not implemented"):
+    with pytest.warns(UserWarning, match="opdispatch_test_cube_ext::cube: an autograd kernel was not registered"):
         op(x).sum().backward()
+    assert x.grad is None
 
     lib = Library("opdispatch_test_cube_ext", "FRAGMENT")
     try:

@@ -614,7 +614,7 @@ def test_define_returns_the_name_and_defines_the_operator(make_lib, ns):
     names = _C._dispatch_get_all_op_names()
     assert {f"{ns}::foo", f"{ns}::foo.ov", f"{ns}::bar"} <= set(names)
     handle = _C._dispatch_find_schema_or_throw(f"{ns}::foo", "ov")
-    assert str(handle.schema) == f"{ns}::foo.ov(Tensor x) -> Tensor"
+    assert str(handle.schema()) == f"{ns}::foo.ov(Tensor x) -> Tensor"
     assert handle.tags == ["pt2_compliant_tag"]
     assert _C._dispatch_dump(f"{ns}::foo").startswith(
         f"name: {ns}::foo\nschema: {ns}::foo(Tensor x, int n=2) -> Tensor\ndebug: registered at /dev/null:0\n")
@@ -630,7 +630,7 @@ def test_library_properties(make_lib, ns):
 def test_define_records_the_library_site(make_lib, ns):
     make_lib("DEF", file="my_ops.py", line=42).define("foo(Tensor x) -> Tensor")
     assert "debug: registered at my_ops.py:42\n" in _C._dispatch_dump(f"{ns}::foo")
-    assert _C._dispatch_find_schema_or_throw(f"{ns}::foo", "").debug == "registered at my_ops.py:42"
+    assert _C._dispatch_find_schema_or_throw(f"{ns}::foo", "").debug() == "registered at my_ops.py:42"
 
 
 def test_reset_undoes_everything_and_the_library_can_be_reused(make_lib, ns):
@@ -645,7 +645,7 @@ def test_reset_undoes_everything_and_the_library_can_be_reused(make_lib, ns):
     assert f"{ns}::foo" not in _C._dispatch_get_all_op_names()
     lib.reset()  # idempotent
     lib.define("foo(Tensor x, Tensor y) -> Tensor")  # a different schema under the same name is fine now
-    assert str(_C._dispatch_find_schema_or_throw(f"{ns}::foo", "").schema) == f"{ns}::foo(Tensor x, Tensor y) -> Tensor"
+    assert str(_C._dispatch_find_schema_or_throw(f"{ns}::foo", "").schema()) == f"{ns}::foo(Tensor x, Tensor y) -> Tensor"
 
 
 def test_a_dead_library_undoes_its_registrations(ns):
@@ -1076,7 +1076,7 @@ def args_op(make_lib, ns):
 
 def test_find_schema_or_throw_handle(args_op, ns):
     h = _C._dispatch_find_schema_or_throw(args_op, "")
-    assert str(h.schema) == f"{ns}::f(Tensor x, int a=1, float b=2.5, *, str mode=\"m\", int[] dims=[]) -> (Tensor, str)"
+    assert str(h.schema()) == f"{ns}::f(Tensor x, int a=1, float b=2.5, *, str mode=\"m\", int[] dims=[]) -> (Tensor, str)"
     assert h.name == args_op and h.overload_name == "" and h.has_schema()
     assert repr(h) == f"<_OperatorHandle {args_op}>"
     assert h == _C._dispatch_find_schema_or_throw(args_op, "")
@@ -1177,7 +1177,7 @@ def test_redispatch_boxed(make_lib, ns):
 
 def test_dispatch_operator_object(args_op, ns):
     f = _C._DispatchOperator(args_op)  # overload defaults to ""
-    assert str(f._schema) == str(_C._dispatch_find_schema_or_throw(args_op, "").schema)
+    assert str(f._schema) == str(_C._dispatch_find_schema_or_throw(args_op, "").schema())
     assert f._handle == _C._dispatch_find_schema_or_throw(args_op, "")
     f.extra = "instances have a __dict__"
     with pytest.raises(RuntimeError, match=f"Could not find schema for {ns}::f.other"):

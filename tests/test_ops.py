@@ -43,6 +43,9 @@ def test_namespace_and_packet_are_cached_plain_attributes(ns, foo):
     assert vars(foo)["default"] is foo.default
     assert foo.default is foo.default
     assert repr(namespace) == f"opdispatch.ops.{ns}"
+    # Module-like, as PyTorch's (torch.ops.aten.__name__ == "torch.ops.aten", __file__ "torch.ops").
+    assert namespace.__name__ == f"opdispatch.ops.{ns}" and namespace.__file__ == "opdispatch.ops"
+    assert ops.higher_order.__name__ == "opdispatch.ops.higher_order"
 
 
 def test_unknown_op_names_the_namespace_and_lists_its_ops(ns, foo, lib):
@@ -116,7 +119,8 @@ def test_packet_overloads_and_schemas(ns, foo):
         "": f"{ns}::foo(Tensor x) -> Tensor",
         "int": f"{ns}::foo.int(Tensor x, int y) -> Tensor",
     }
-    assert repr(foo) == f"opdispatch.ops.{ns}.foo" and str(foo) == f"{ns}.foo"
+    # As PyTorch 2.13 prints them: <OpOverloadPacket(op='aten.add')>, aten.add.
+    assert repr(foo) == f"<OpOverloadPacket(op='{ns}.foo')>" and str(foo) == f"{ns}.foo"
     assert foo.__name__ == "foo"
     assert foo.op is foo
     assert copy.deepcopy(foo) is foo
@@ -230,9 +234,10 @@ def test_opoverload_attributes(ns, foo, lib):
     assert op.op is op
     assert op.tags == []
     assert op.__name__ == "foo.default"
-    assert op._handle.schema == op._schema
-    assert repr(op) == f"opdispatch.ops.{ns}.foo.default" and str(op) == f"{ns}.foo.default"
-    assert repr(foo.int) == f"opdispatch.ops.{ns}.foo.int"
+    assert op._handle.schema() == op._schema
+    # As PyTorch 2.13 prints them: <OpOverload(op='aten.add', overload='Tensor')>, aten.add.Tensor.
+    assert repr(op) == f"<OpOverload(op='{ns}.foo', overload='default')>" and str(op) == f"{ns}.foo.default"
+    assert repr(foo.int) == f"<OpOverload(op='{ns}.foo', overload='int')>"
     assert foo.int._name == f"{ns}::foo.int" and foo.int._overloadname == "int"
     assert copy.copy(op) is op and copy.deepcopy(op) is op
     lib.define("tagged(Tensor x) -> Tensor", tags=[Tag.core, Tag.pointwise])
@@ -386,3 +391,49 @@ def test_unknown_operator_suggests_close_names_and_leaves_room_for_pythons_hint(
     assert "Did you mean add, " in message
     # Python may append ". Did you mean: 'add'?" when it prints the traceback: no ".." then.
     assert not message.endswith(".")
+
+
+# --- issue 28's audit of the ops objects, each against PyTorch 2.13 -----------------------------------------
+
+
+def test_operator_handle_schema_and_debug_are_methods():
+    # PyTorch 2.13: op._handle.schema() is a FunctionSchema, op._handle.debug() "registered at ...".
+    handle = ops.od.add.Tensor._handle
+    assert str(handle.schema()) == "od::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"
+    assert handle.debug().startswith("registered at ")
+
+
+@pytest.mark.parametrize("name, expected", [
+    # PyTorch 2.13's aten values: add.Tensor False, add_.Tensor False (a write), view, transpose.int,
+    # reshape, contiguous, to.dtype and select.int True, zero_ False.
+    ("add.Tensor", False), ("add_.Tensor", False), ("view.default", True), ("transpose.int", True),
+    ("reshape.default", True), ("contiguous.default", True), ("to.dtype", True), ("select.int", True),
+    ("zero_.default", False),
+])
+def test_is_view(name, expected):
+    packet, overload = name.split(".")
+    assert getattr(getattr(ops.od, packet), overload).is_view is expected
+
+
+def test_is_view_with_mixed_annotations_is_false(ns):
+    lib = Library(ns, "FRAGMENT")
+    try:
+        lib.define("mixed(Tensor(a) x, Tensor(b!) y) -> Tensor(a)")
+        lib.define("reads(Tensor(a) x, Tensor(b) y) -> Tensor(a)")
+        assert getattr(ops, ns).mixed.default.is_view is False
+        assert getattr(ops, ns).reads.default.is_view is True
+    finally:
+        lib._destroy()
+
+
+def test_a_schema_parse_error_is_a_runtime_error_and_a_value_error(ns):
+    # PyTorch 2.13: Library.define("dummy") raises RuntimeError ("... only the operator name was given").
+    lib = Library(ns, "FRAGMENT")
+    try:
+        with pytest.raises(RuntimeError, match=r"expected '\(' but found end of input at position 5") as info:
+            lib.define("dummy")
+        assert isinstance(info.value, ValueError) and type(info.value) is _C.SchemaParseError
+        with pytest.raises(RuntimeError):
+            _C.parse_schema("f(Tensor x -> Tensor")
+    finally:
+        lib._destroy()

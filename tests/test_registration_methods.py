@@ -70,7 +70,7 @@ def test_every_other_call_runs_the_python_body(lib, ns, python_bodies):
     with _registration_site("somewhere.py", 7):
         lib.define("baz(Tensor x) -> Tensor")
     assert python_bodies == ["define", "define", "impl", "impl", "impl", "define"]
-    assert _C._dispatch_find_schema_or_throw(f"{ns}::baz", "").debug == "registered at somewhere.py:7"
+    assert _C._dispatch_find_schema_or_throw(f"{ns}::baz", "").debug() == "registered at somewhere.py:7"
 
 
 def test_plain_and_keyword_calls_register_alike(lib, ns):
@@ -85,7 +85,7 @@ def test_plain_and_keyword_calls_register_alike(lib, ns):
     assert lib._op_defs == {f"{ns}::foo", f"{ns}::bar"}
     assert lib._op_impls == {f"{ns}/foo/CPU", f"{ns}/bar/CPU"}
     for name, define_line, impl_line in (("foo", plain_define, plain_impl), ("bar", keyword_define, keyword_impl)):
-        assert _C._dispatch_find_schema_or_throw(f"{ns}::{name}", "").debug == f"registered at {__file__}:{define_line}"
+        assert _C._dispatch_find_schema_or_throw(f"{ns}::{name}", "").debug() == f"registered at {__file__}:{define_line}"
         assert table_entries(f"{ns}::{name}")["CPU"].site == f"{__file__}:{impl_line}"
     x = opdispatch.ones(2)
     assert getattr(opdispatch.ops, ns).foo(x).tolist() == [1.0, 1.0]

@@ -28,6 +28,9 @@ void setError(PyObject* type, std::string_view message) {
   Py_DECREF(text);
 }
 
+// opdispatch._C.SchemaParseError, made by initExceptionTranslation (owned by the module).
+PyObject* schema_parse_error = nullptr;
+
 } // namespace
 
 void setPythonErrorFromCurrentException() {
@@ -41,6 +44,8 @@ void setPythonErrorFromCurrentException() {
     setError(PyExc_NotImplementedError, e.msg());
   } catch (const TypeError& e) {
     setError(PyExc_TypeError, e.msg());
+  } catch (const SchemaParseError& e) {
+    setError(schema_parse_error != nullptr ? schema_parse_error : PyExc_ValueError, e.msg());
   } catch (const ValueError& e) {
     setError(PyExc_ValueError, e.msg());
   } catch (const IndexError& e) {
@@ -58,7 +63,17 @@ void setPythonErrorFromCurrentException() {
   }
 }
 
-void initExceptionTranslation(py::module_&) {
+void initExceptionTranslation(py::module_& m) {
+  py::object bases = py::make_tuple(py::handle(PyExc_ValueError), py::handle(PyExc_RuntimeError));
+  schema_parse_error = PyErr_NewExceptionWithDoc(
+      "opdispatch._C.SchemaParseError",
+      "A function schema that does not parse (the message gives the position). A ValueError, as Python's "
+      "convention has it for a bad argument value, and a RuntimeError, as PyTorch raises it.",
+      bases.ptr(), nullptr);
+  if (schema_parse_error == nullptr) {
+    throw py::error_already_set();
+  }
+  m.add_object("SchemaParseError", py::reinterpret_steal<py::object>(schema_parse_error));
   py::register_exception_translator([](std::exception_ptr p) {
     if (!p) {
       return;

@@ -16,6 +16,7 @@
 
 #include <opdispatch/core/Exception.h>
 #include <opdispatch/core/GradMode.h>
+#include <opdispatch/dispatch/AutogradFallback.h>
 #include <opdispatch/dispatch/Dispatcher.h>
 #include <opdispatch/library.h>
 #include <opdispatch/schema/SchemaParser.h>
@@ -635,6 +636,28 @@ void initDispatchBindings(py::module_& m) {
       "Whether grad mode is on in this thread (Note [Grad mode is its own flag]). PyTorch: torch._C.is_grad_enabled.");
   m.def("_set_grad_enabled", &GradMode::set_enabled, py::arg("enabled"),
         "Sets this thread's grad mode. PyTorch: torch._C._set_grad_enabled.");
+  m.def(
+      "_set_autograd_fallback_mode",
+      [](std::string_view mode) {
+        if (mode == "nothing" || mode == "warn") {
+          setAutogradFallbackMode(mode == "warn" ? AutogradFallbackMode::Warn : AutogradFallbackMode::Nothing);
+        } else if (mode == "error") {
+          throw NotImplementedError(
+              "_set_autograd_fallback_mode: mode 'error' is not implemented (nor is it in "
+              "PyTorch 2.13); use 'warn' or 'nothing'");
+        } else {
+          throw ValueError(
+              detail::str("_set_autograd_fallback_mode: unsupported mode '", mode, "'; expected 'warn' or 'nothing'"));
+        }
+      },
+      py::arg("mode"),
+      "Sets, for the process, what an operator with no autograd kernel gives outputs computed from a tensor "
+      "that requires grad: 'warn' (the default), a grad_fn that warns at backward and passes no gradient on; "
+      "'nothing', no grad_fn. PyTorch: torch._C._set_autograd_fallback_mode.");
+  m.def(
+      "_get_autograd_fallback_mode",
+      [] { return getAutogradFallbackMode() == AutogradFallbackMode::Warn ? "warn" : "nothing"; },
+      "The autograd fallback's mode, 'warn' or 'nothing'. PyTorch: torch._C._get_autograd_fallback_mode.");
 
   // --- registry inspection ---------------------------------------------------------
   m.def("_dispatch_dump", [](const std::string& name) {
@@ -707,11 +730,12 @@ void initDispatchBindings(py::module_& m) {
   // --- operator handles -------------------------------------------------------------
   py::class_<OperatorHandle>(m, "_OperatorHandle", "A handle to a defined operator.")
       // The guards keep the schema while it is copied (Note [Reclaiming retired kernels]).
-      .def_property_readonly("schema",
-                             [](const OperatorHandle& op) {
-                               CallGuard guard;
-                               return op.schema();
-                             })
+      // schema() and debug() are methods, as PyTorch's _OperatorHandle has them.
+      .def("schema",
+           [](const OperatorHandle& op) {
+             CallGuard guard;
+             return op.schema();
+           })
       .def_property_readonly("name", [](const OperatorHandle& op) { return op.operator_name().name; })
       .def_property_readonly("overload_name", [](const OperatorHandle& op) { return op.operator_name().overload_name; })
       .def_property_readonly("tags",
@@ -719,11 +743,11 @@ void initDispatchBindings(py::module_& m) {
                                CallGuard guard;
                                return op.tags();
                              })
-      .def_property_readonly("debug",
-                             [](const OperatorHandle& op) {
-                               CallGuard guard;
-                               return op.debug();
-                             })
+      .def("debug",
+           [](const OperatorHandle& op) {
+             CallGuard guard;
+             return op.debug();
+           })
       .def("has_schema", &OperatorHandle::hasSchema)
       .def(
           "call_boxed",

@@ -793,6 +793,8 @@ class _AutoDispatchBelowAutograd(metaclass=_pybind11_type):
         ...
     def __init__(self) -> None:
         ...
+class SchemaParseError(ValueError, RuntimeError):
+    """A function schema that does not parse (the message gives the position)."""
 class _OperatorHandle(metaclass=_pybind11_type):
     """
     A handle to a defined operator.
@@ -822,7 +824,6 @@ class _OperatorHandle(metaclass=_pybind11_type):
         """
         Calls the kernel for `keyset` (already restricted by the caller).
         """
-    @property
     def debug(self) -> str:
         ...
     @property
@@ -831,7 +832,6 @@ class _OperatorHandle(metaclass=_pybind11_type):
     @property
     def overload_name(self) -> str:
         ...
-    @property
     def schema(self) -> FunctionSchema:
         ...
     @property
@@ -1178,6 +1178,14 @@ def is_grad_enabled() -> builtins.bool:
 def _set_grad_enabled(enabled: builtins.bool) -> None:
     """
     Sets this thread's grad mode. PyTorch: torch._C._set_grad_enabled.
+    """
+def _set_autograd_fallback_mode(mode: str) -> None:
+    """
+    Sets, for the process, what an operator with no autograd kernel gives outputs computed from a tensor that requires grad: 'warn' (the default), a grad_fn that warns at backward and passes no gradient on; 'nothing', no grad_fn. PyTorch: torch._C._set_autograd_fallback_mode.
+    """
+def _get_autograd_fallback_mode() -> str:
+    """
+    The autograd fallback's mode, 'warn' or 'nothing'. PyTorch: torch._C._get_autograd_fallback_mode.
     """
 def _rename_privateuse1_backend(backend_name: str) -> None:
     """

@@ -47,7 +47,7 @@ def _split_name(qualified: str) -> tuple[str, str]:
 def _schema_text(qualified: str) -> str | None:
     name, overload = _split_name(qualified)
     try:
-        return str(_C._dispatch_find_schema_or_throw(name, overload).schema)
+        return str(_C._dispatch_find_schema_or_throw(name, overload).schema())
     except RuntimeError:
         return None  # kernels registered without a def
 

@@ -94,7 +94,7 @@ def coverage(namespace: Optional[str] = None) -> Coverage:
     for op in ops:
         name, _, overload = op.partition(".")
         try:
-            schemas[op] = str(_C._dispatch_find_schema_or_throw(name, overload).schema)
+            schemas[op] = str(_C._dispatch_find_schema_or_throw(name, overload).schema())
         except RuntimeError:
             schemas[op] = ""  # kernels registered without a definition
         for key, entry in table_entries(op).items():

@@ -319,7 +319,7 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> Explanation:
         return _explain_higher_order(op, args, kwargs)
     name, overload = _resolve(op, args, kwargs)
     qualname = name + ("." + overload if overload else "")
-    schema = str(_C._dispatch_find_schema_or_throw(name, overload).schema)
+    schema = str(_C._dispatch_find_schema_or_throw(name, overload).schema())
     tensor_keys = _C._dispatch_argument_key_sets(name, overload, *args, **kwargs)
     call = _Call(qualname, _resolve_opoverload(name, overload), table_entries(qualname),
                  tuple((_argument_label(arg, index), t) for arg, index, _, t in tensor_keys), _modes())

@@ -529,8 +529,11 @@ class _PyOpNamespace:
     map_impl, are created on first use); iterating yields their names.
     PyTorch: torch._ops._HigherOrderNamespace (_PyOpNamespace in the seed)."""
 
+    __file__ = "opdispatch.ops"
+
     def __init__(self, name: str, ops: dict[str, HigherOrderOperator]) -> None:
         self.__ns = name
+        self.__name__ = f"opdispatch.ops.{name}"
         self._ops = ops
         self.__module__ = "opdispatch.ops"
 
@@ -655,9 +658,21 @@ class OpOverload(_C._DispatchOperator, _PythonDispatcherOverload, OperatorBase):
             return self._call_for_dispatch_key(dk, *args, **kwargs)
         return NotImplemented
 
+    @property
+    def is_view(self) -> bool:
+        """Whether the operator returns a view of an input: some argument has
+        an alias annotation and none of them is a write (``Tensor(a)``, not
+        ``Tensor(a!)``; mixed read and write annotations count as not a view).
+        PyTorch: OpOverload.is_view (the rule of ATen's MathBitsFallback.h)."""
+        is_write = None
+        for a in self._schema.arguments:
+            if a.alias_info is not None:
+                is_write = a.alias_info.is_write or bool(is_write)
+        return is_write is False
+
     def __repr__(self) -> str:
         ns, op = self._name.split(".", 1)[0].split("::", 1)
-        return f"opdispatch.ops.{ns}.{op}.{self._overloadname}"
+        return f"<OpOverload(op='{ns}.{op}', overload='{self._overloadname}')>"
 
     def __str__(self) -> str:
         ns, op = self._name.split(".", 1)[0].split("::", 1)
@@ -759,7 +774,7 @@ class OpOverloadPacket(_C._DispatchPacket):
 
     def __repr__(self) -> str:
         ns, op = self._qualified_op_name.split("::", 1)
-        return f"opdispatch.ops.{ns}.{op}"
+        return f"<OpOverloadPacket(op='{ns}.{op}')>"
 
     def __str__(self) -> str:
         return "{}.{}".format(*self._qualified_op_name.split("::", 1))
@@ -798,12 +813,17 @@ class _OpNamespace:
     :class:`OpOverloadPacket`, created on first access and then cached as a
     plain attribute (Note [Packets are cached without setattr]). Iterating
     yields the names of the operators defined in the namespace now. An operator may be called ``name``: the namespace's
-    own name is kept under a private attribute. PyTorch: torch._ops._OpNamespace
-    (a ModuleType there, for TorchScript; a plain object here).
+    own name is kept under a private attribute. Module-like as PyTorch's:
+    ``__name__`` is "opdispatch.ops.<ns>" and ``__file__`` "opdispatch.ops".
+    PyTorch: torch._ops._OpNamespace (a ModuleType there, for TorchScript; a
+    plain object here, see :class:`_Ops`).
     """
+
+    __file__ = "opdispatch.ops"
 
     def __init__(self, name: str) -> None:
         self.__ns = name
+        self.__name__ = f"opdispatch.ops.{name}"
         self.__module__ = "opdispatch.ops"
 
     def __repr__(self) -> str:

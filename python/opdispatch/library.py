@@ -838,10 +838,11 @@ def register_torch_dispatch(
     return register if func is None else register(func)
 
 
-def get_ctx() -> FakeImplCtx:
+def get_ctx() -> Optional[FakeImplCtx]:
     """The context of the fake impl running now (see :func:`register_fake`):
     ``get_ctx().new_dynamic_size(min=0, max=None)`` gives a data-dependent
-    output size. Raises RuntimeError outside a fake impl.
+    output size. None outside a fake impl, as in PyTorch (code tests
+    ``get_ctx() is None`` to tell whether it runs in one).
     PyTorch: torch.library.get_ctx."""
     from ._library import fake_impl
 

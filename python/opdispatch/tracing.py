@@ -156,8 +156,10 @@ def _base_name(op: str, target: Any) -> str:
 
 
 def _target_text(target: Any) -> str:
-    if isinstance(target, (OpOverload, HigherOrderOperator)):
-        return repr(target)  # opdispatch.ops.ns.op.overload, opdispatch.ops.higher_order.name
+    if isinstance(target, OpOverload):
+        return f"opdispatch.ops.{target}"  # opdispatch.ops.ns.op.overload, as PyTorch's code names it
+    if isinstance(target, HigherOrderOperator):
+        return repr(target)  # opdispatch.ops.higher_order.name
     if target is operator.getitem:
         return "operator.getitem"
     return f"opdispatch.tracing.{target.__name__}"

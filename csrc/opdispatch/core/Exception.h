@@ -33,6 +33,12 @@ class TypeError : public Error {
 class ValueError : public Error {
   using Error::Error;
 };
+/// A function schema that does not parse; Python opdispatch._C.SchemaParseError,
+/// a ValueError that is also a RuntimeError (PyTorch raises RuntimeError,
+/// which code ported from it catches).
+class SchemaParseError : public ValueError {
+  using ValueError::ValueError;
+};
 /// An index out of range; Python IndexError.
 class IndexError : public Error {
   using Error::Error;

@@ -227,7 +227,7 @@ class SchemaParser {
 
   [[noreturn]] void fail(size_t pos, const std::string& reason) const {
     std::string caret(printable(src_.substr(0, pos)).size(), ' ');
-    throw ValueError(detail::str(reason, " at position ", pos, ":\n", printable(src_), "\n", caret, "^"));
+    throw SchemaParseError(detail::str(reason, " at position ", pos, ":\n", printable(src_), "\n", caret, "^"));
   }
   [[noreturn]] void fail(const Token& at, const std::string& reason) const { fail(at.pos, reason); }
 

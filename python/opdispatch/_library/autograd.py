@@ -307,10 +307,12 @@ def _general_kernel(op: Any, info: _SchemaInfo, formula: graph.Formula, setup_co
 
 def _not_implemented_fallback(keyset: _C.DispatchKeySet, op: Any, *args: Any, **kwargs: Any) -> Any:
     """Autograd fallback for operators without a formula: runs the operator
-    below autograd and, if an input requires grad, gives the floating-point
-    outputs a grad_fn that raises "derivative for NS::OP is not implemented"."""
+    below autograd and, if an input requires grad and the fallback's mode
+    (``_C._set_autograd_fallback_mode``) is "warn", gives the floating-point
+    outputs a grad_fn that warns at backward and passes no gradient on
+    (graph.NotImplementedNode). PyTorch 2.13: basicAutogradNotImplementedFallback."""
     requires = any(_requires_grad(a) for a in args) or any(_requires_grad(v) for v in kwargs.values())
-    if not requires or not is_grad_enabled():
+    if not requires or not is_grad_enabled() or _C._get_autograd_fallback_mode() == "nothing":
         return op._redispatch_below_autograd(keyset, *args, **kwargs)
     edges = [graph.gradient_edge(t) for a in args for t in (a if isinstance(a, (list, tuple)) else (a,))
              if isinstance(t, Tensor)]
@@ -327,7 +329,7 @@ _fallback_registration: Optional[_C._RegistrationHandles] = None
 
 
 def install_not_implemented_fallback() -> None:
-    """Makes operators without an autograd formula raise at backward (docs/architecture.rst
+    """Makes operators without an autograd formula warn at backward (docs/architecture.rst
     "Tensors, autograd"): registers the fallback at every autograd key as a
     default, which a user's fallback for such a key (e.g. a device plugin's
     AutogradPrivateUse1 fallback) replaces (Note [Default fallbacks]). The

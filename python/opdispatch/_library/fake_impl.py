@@ -92,16 +92,10 @@ def shape_env_for_fake_impls(shape_env: Any) -> Iterator[None]:
         _local.shape_env = prev
 
 
-def get_ctx() -> FakeImplCtx:
-    """The FakeImplCtx of the fake impl running in this thread. Raises
-    RuntimeError outside a fake impl. PyTorch: torch.library.get_ctx."""
+def get_ctx() -> Optional[FakeImplCtx]:
+    """The FakeImplCtx of the fake impl running in this thread; None outside
+    a fake impl. PyTorch: torch.library.get_ctx (global_ctx_getter)."""
     ctx: Optional[FakeImplCtx] = getattr(_local, "ctx", None)
-    if ctx is None:
-        raise RuntimeError(
-            "opdispatch.library.get_ctx() was called outside a fake impl: it is only valid while a function "
-            "registered with register_fake (or impl_abstract) runs, i.e. when the operator is called with meta "
-            "tensors. Call it inside the fake impl."
-        )
     return ctx
 
 

@@ -7,6 +7,7 @@ so it survives while C++ holds the tensor. PyTorch: torch/csrc/autograd
 """
 from __future__ import annotations
 
+import warnings
 import weakref
 from typing import Any, Callable, Optional, Sequence
 
@@ -127,7 +128,10 @@ class AccumulateGrad(Node):
 
 
 class NotImplementedNode(Node):
-    """The grad_fn of outputs of an operator with no autograd formula: raises at backward."""
+    """The grad_fn of outputs of an operator with no autograd kernel (the
+    autograd fallback in "warn" mode): at backward it warns (UserWarning,
+    naming the operator) and passes no gradient to the operator's inputs.
+    PyTorch: the warnNotImplemented node of autograd_not_implemented_fallback.cpp."""
 
     def __init__(self, op_name: str, next_functions: Sequence[Edge]) -> None:
         super().__init__(next_functions)
@@ -137,11 +141,14 @@ class NotImplementedNode(Node):
         return f"NotImplemented[{self.op_name}]"
 
     def apply(self, grad_outputs: list[Any]) -> list[Any]:
-        raise RuntimeError(
-            f"derivative for {self.op_name} is not implemented: the operator has no autograd formula. "
-            f"Register one with opdispatch.library.register_autograd('{self.op_name}', backward, "
-            f"setup_context=...), or compute this value under opdispatch.autograd.no_grad()."
-        )
+        warnings.warn(
+            f"{self.op_name}: an autograd kernel was not registered to the Autograd key(s) but we are trying to "
+            f"backprop through it; no gradient reaches its inputs, which may be silently wrong. If the operator "
+            f"is differentiable, register a formula (opdispatch.library.register_autograd('{self.op_name}', "
+            f"backward, setup_context=...)); if it is not, register opdispatch.library.fallthrough_kernel at "
+            f"its Autograd key, or call opdispatch._C._set_autograd_fallback_mode('nothing').",
+            UserWarning, stacklevel=2)
+        return [None] * len(self.next_functions)
 
 
 _TensorBase = _C.TensorBase
