@@ -62,12 +62,78 @@ def test_impls_idempotency_guard_as_fbgemm_writes_it(lib, ns):
     assert calls == [f"{ns}::permute"]
 
 
-def test_impls_empty_key_and_composite_implicit_are_one_slot(lib, ns):
+def test_impls_empty_key_and_composite_implicit_are_two_entries(lib, ns):
+    # PyTorch 2.13: both register (the second overrides the first at CompositeImplicitAutograd) and _impls
+    # holds ['ns/foo/', 'ns/foo/CompositeImplicitAutograd'].
     lib.define("foo(Tensor x) -> Tensor")
-    lib.impl("foo", lambda x: x.clone())
-    with pytest.raises(RuntimeError, match=f"overriding {ns}::foo's behavior for CompositeImplicitAutograd"):
-        lib.impl("foo", lambda x: x.clone(), "CompositeImplicitAutograd")
-    assert _impls_of(ns) == [f"{ns}/foo/"]
+    lib.impl("foo", lambda x: x + 1)
+    with pytest.warns(UserWarning, match="Overriding a previously registered kernel for the same operator and the "
+                                         "same dispatch key"):
+        lib.impl("foo", lambda x: x + 2, "CompositeImplicitAutograd")
+    assert _impls_of(ns) == [f"{ns}/foo/", f"{ns}/foo/CompositeImplicitAutograd"]
+    assert getattr(ops, ns).foo(opdispatch.tensor([1.0])).tolist() == [3.0]
+
+
+# --- overriding built-in kernels (issue 28 item 7) ---------------------------------------------------------
+
+
+def test_a_user_kernel_overrides_a_built_in_one_until_its_library_goes():
+    # PyTorch 2.13: Library("aten", "IMPL").impl("abs", f, "CPU") makes torch.abs run f (the C++ override
+    # warning where ATen had a kernel at the key) and _impls gains 'aten/abs/CPU'; _destroy() restores abs.
+    x = opdispatch.tensor([-1.0, 2.0])
+    assert not [k for k in library._impls if k.startswith("od/")]  # the built-ins are not Python registrations
+    lib = Library("od", "IMPL")
+    with pytest.warns(UserWarning, match=r"(?s)operator: od::abs\(Tensor self\) -> Tensor.*dispatch key: CPU.*"
+                                         r"previous kernel: registered at .*_builtins"):
+        lib.impl("abs", lambda t: t * 10, "CPU")
+    try:
+        assert opdispatch.abs(x).tolist() == [-10.0, 20.0] and x.abs().tolist() == [-10.0, 20.0]
+        assert _impls_of("od") == ["od/abs/CPU"]
+    finally:
+        lib._destroy()
+    assert opdispatch.abs(x).tolist() == [1.0, 2.0]
+    assert _impls_of("od") == []
+
+
+def test_two_user_kernels_for_one_slot_are_the_error_unless_allow_override():
+    # PyTorch 2.13 with allow_override=False raises "This is not allowed since there's already a kernel
+    # registered from python overriding abs's behavior for CPU dispatch key and aten namespace."; with
+    # allow_override=True the newest kernel runs, and destroying it brings back the first user's.
+    x = opdispatch.tensor([-1.0, 2.0])
+    first, second = Library("od", "IMPL"), Library("od", "IMPL")
+    try:
+        with pytest.warns(UserWarning):
+            first.impl("abs", lambda t: t * 10, "CPU")
+        for kwargs in ({}, {"allow_override": False}):
+            with pytest.raises(RuntimeError, match="already a kernel registered from python overriding od::abs's "
+                                                   "behavior for CPU dispatch key and od namespace"):
+                second.impl("abs", lambda t: t * 100, "CPU", **kwargs)
+        with pytest.warns(UserWarning, match="Overriding a previously registered kernel"):
+            second.impl("abs", lambda t: t * 100, "CPU", allow_override=True)
+        assert opdispatch.abs(x).tolist() == [-100.0, 200.0]
+        second._destroy()
+        assert opdispatch.abs(x).tolist() == [-10.0, 20.0]
+    finally:
+        first._destroy()
+        second._destroy()
+    assert opdispatch.abs(x).tolist() == [1.0, 2.0]
+
+
+def test_an_override_with_keyset_gets_the_dispatch_key_set():
+    # The pattern of torch.library.get_kernel's example (PyTorch 2.13): an override of a built-in registered
+    # with_keyset=True gets the call's DispatchKeySet first.
+    x = opdispatch.tensor([-1.0, 2.0])
+    seen = []
+
+    def neg(keyset, t):
+        seen.append(type(keyset).__name__)
+        return t * -1 if (t.numpy() < 0).any() else opdispatch.zeros_like(t)
+
+    with pytest.warns(UserWarning), library._scoped_library("od", "IMPL") as lib:
+        lib.impl("neg", neg, "CPU", with_keyset=True)
+        assert opdispatch.neg(x).tolist() == [1.0, -2.0]
+        assert opdispatch.neg(opdispatch.tensor([1.0, 2.0])).tolist() == [0.0, 0.0]
+    assert seen == ["DispatchKeySet", "DispatchKeySet"]
 
 
 def test_custom_op_kernels_are_in_impls(ns):

@@ -2161,3 +2161,78 @@ def test_optional(t):
 def test_mixed_types():
     assert tuple_to_list(Tuple[int, float]) == List[Union[int, float]]
     assert tuple_to_list(Tuple[int, float, str]) == List[Union[int, float, str]]
+
+
+# --- issue 28's audit: tags=, register_torch_dispatch on the op, Library._register_torch_dispatch_rule ------
+
+
+def test_custom_op_tags_follow_pt2_compliant_tag_without_duplicates(ns):
+    # PyTorch 2.13: tags=(pointwise, pt2_compliant_tag, pointwise) gives ['pt2_compliant_tag', 'pointwise'].
+    @custom_op(f"{ns}::f", mutates_args=(), tags=(opdispatch.Tag.pointwise, opdispatch.Tag.pt2_compliant_tag,
+                                                  opdispatch.Tag.pointwise))
+    def f(x: Tensor) -> Tensor:
+        return x.clone()
+
+    assert [t.name for t in getattr(ops, ns).f.default.tags] == ["pt2_compliant_tag", "pointwise"]
+
+    @custom_op(f"{ns}::g", mutates_args=(), tags=opdispatch.Tag.needs_fixed_stride_order)
+    def g(x: Tensor) -> Tensor:
+        return x.clone()
+
+    assert [t.name for t in getattr(ops, ns).g.default.tags] == ["pt2_compliant_tag", "needs_fixed_stride_order"]
+    with pytest.raises(TypeError, match="tags must be opdispatch.Tag members"):
+        custom_op(f"{ns}::h", mutates_args=(), tags=["pointwise"])(g._init_fn)
+
+
+def test_custom_op_register_torch_dispatch_replaces_its_rule(ns):
+    # PyTorch 2.13 prints "rule1 M t.f.default ()", then tensor([1., 1.]), then tensor([2., 2.]) after the
+    # second registration (a CustomOpDef keeps one rule per class and replaces it).
+    from opdispatch.utils._python_dispatch import TorchDispatchMode
+
+    class M(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    @custom_op(f"{ns}::f", mutates_args=())
+    def f(x: Tensor) -> Tensor:
+        return x.clone()
+
+    seen = []
+
+    @f.register_torch_dispatch(M)
+    def _(mode, func, types, args, kwargs):
+        seen.append((type(mode), func, types))
+        return args[0] + 1
+
+    with M():
+        assert f(opdispatch.zeros(2)).tolist() == [1.0, 1.0]
+    assert seen == [(M, getattr(ops, ns).f.default, ())]
+    f.register_torch_dispatch(M, lambda mode, func, types, args, kwargs: args[0] + 2)
+    with M():
+        assert f(opdispatch.zeros(2)).tolist() == [2.0, 2.0]
+    library.register_torch_dispatch(f, M, lambda mode, func, types, args, kwargs: args[0] + 3)
+    with M():
+        assert f(opdispatch.zeros(2)).tolist() == [3.0, 3.0]
+    f._destroy()
+    from opdispatch.utils._python_dispatch import _torch_dispatch_rules
+    assert f"{ns}::f" not in _torch_dispatch_rules
+
+
+def test_library_register_torch_dispatch_rule(lib, ns):
+    # PyTorch 2.13: tensor([5., 5.]) under the mode; a second rule for the class is the RuntimeError
+    # "<class 'M'> already has a `__torch_dispatch__` rule registered for ns::g".
+    from opdispatch.utils._python_dispatch import TorchDispatchMode, _torch_dispatch_rules
+
+    class M(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    lib.define("g(Tensor x) -> Tensor")
+    lib.impl("g", lambda x: x.clone(), "CompositeExplicitAutograd")
+    lib._register_torch_dispatch_rule("g", M, lambda mode, func, types, args, kwargs: args[0] + 5)
+    with M():
+        assert getattr(ops, ns).g(opdispatch.zeros(2)).tolist() == [5.0, 5.0]
+    with pytest.raises(RuntimeError, match=f"already has a `__torch_dispatch__` rule registered for {ns}::g"):
+        lib._register_torch_dispatch_rule("g", M, lambda mode, func, types, args, kwargs: args[0] + 6)
+    lib._destroy()
+    assert f"{ns}::g" not in _torch_dispatch_rules

@@ -257,8 +257,45 @@ OperatorName defineFromPython(Library& lib, std::string_view schema, std::string
 /// Library.impl from Python: registers `func` (or a fallthrough for the
 /// fallthrough kernel) as the kernel of `name` at `dispatch`, registered at
 /// `site` (registrationSite's); returns the site recorded.
+/// Warns (UserWarning) if the operator `name` of `lib` already has a kernel at `key`, which the kernel about to be
+/// registered there overrides (the newest kernel of a key runs; the older one runs again once the newer goes).
+/// Meta is exempt: Python fake kernels replace Meta kernels as a rule. PyTorch: the warning of
+/// OperatorEntry::registerKernel (TORCH_WARN_ONCE there, once per process; here a Python warning per registration,
+/// which Python's filters show once per call site).
+void warnIfOverriding(const Library& lib, const std::string& name, DispatchKey key, const Site& site) {
+  if (key == DispatchKey::Meta) {
+    return;
+  }
+  OperatorName op_name = parseOpName(name.find("::") == std::string::npos ? lib.ns() + "::" + name : name);
+  std::optional<OperatorHandle> op = Dispatcher::singleton().findOp(op_name);
+  if (!op || !op->hasKernelForDispatchKey(key)) {
+    return;
+  }
+  std::optional<std::string> previous = Dispatcher::singleton().kernelDebug(op_name, key);
+  std::string where = site.debug.str().empty() ? pythonCallSite() : site.debug.str();
+  std::string message = detail::str(
+      "Overriding a previously registered kernel for the same operator and the same dispatch key\n  operator: ",
+      op->hasSchema() ? detail::str(op->schema()) : detail::str(op_name), "\n  dispatch key: ", key,
+      "\n  previous kernel: ", previous.value_or("no debug info"), "\n       new kernel: ", where,
+      "\nThe new kernel runs until its Library is destroyed; then the previous one runs again.");
+  // Attributed to the registration's site (whether Library.impl ran a Python body or not).
+  std::string_view located = where;
+  constexpr std::string_view kPrefix = "registered at ";
+  if (located.substr(0, kPrefix.size()) == kPrefix) {
+    located.remove_prefix(kPrefix.size());
+  }
+  size_t colon = located.rfind(':');
+  std::string file(located.substr(0, colon));
+  int line = colon == std::string_view::npos ? 0 : std::atoi(std::string(located.substr(colon + 1)).c_str());
+  if (PyErr_WarnExplicit(PyExc_UserWarning, message.c_str(), file.c_str(), line, nullptr, nullptr) < 0) {
+    throw py::error_already_set();
+  }
+}
+
+/// Registers the Python kernel `func`; `warn_override`: warn if it overrides a kernel at its key (not for a custom
+/// op's replacement of its own kernel, which PyTorch's custom ops make without the warning).
 py::object implFromPython(Library& lib, const std::string& name, const std::string& dispatch, py::handle func,
-                          bool with_keyset, bool check_aliasing, Site site) {
+                          bool with_keyset, bool check_aliasing, Site site, bool warn_override = true) {
   if (gFallthroughKernel != nullptr && func.ptr() == gFallthroughKernel) {
     OPDISPATCH_CHECK_VALUE(!check_aliasing, "impl(", name, "): a fallthrough kernel cannot take check_aliasing");
     lib.impl(name, withKey(dispatch, CppFunction::makeFallthrough().debug(std::move(site.debug))));
@@ -267,7 +304,11 @@ py::object implFromPython(Library& lib, const std::string& name, const std::stri
   OPDISPATCH_CHECK_TYPE(PyCallable_Check(func.ptr()), "impl(", name, "): the kernel must be callable, not ",
                         pyTypeName(func.ptr()));
   std::optional<DispatchKey> given = optionalKey(dispatch);  // (parsed once: a scan of the key names)
-  KernelFunction kernel = PythonKernelHolder::makeKernel(func.ptr(), effectiveKey(lib, given), with_keyset);
+  DispatchKey key = effectiveKey(lib, given);
+  if (warn_override) {
+    warnIfOverriding(lib, name, key, site);
+  }
+  KernelFunction kernel = PythonKernelHolder::makeKernel(func.ptr(), key, with_keyset);
   if (check_aliasing) {
     kernel = std::move(kernel).checkOutputAliasing();
   }
@@ -498,7 +539,7 @@ PyObject* libraryImpl(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
       }
     }
     py::object recorded = implFromPython(lib, std::string(name), std::string(dispatch), args[3], boolArg(args[4]),
-                                         boolArg(args[5]), std::move(site));
+                                         boolArg(args[5]), std::move(site), /*warn_override=*/in_tables);
     if (in_tables) {
       addToTables(args[7], registry.impls, slot.ptr());
     }

@@ -242,7 +242,8 @@ class Library:
         self.dispatch_key = dispatch_key
         # Seed 000's attributes, the registrations' own containers.
         self._op_defs: set[str] = registrations.defs
-        self._op_impls: set[str] = registrations.impls
+        # (None for the built-in library, whose kernels are not Python registrations: see _builtins/_registry.py.)
+        self._op_impls: Optional[set[str]] = registrations.impls
         self._registration_handles: list[RegistrationHandle] = registrations.handles
         # weakref.finalize rather than __del__: it runs once, from _destroy()
         # or when the object dies, and keeps what it needs alive (PyTorch does the same).
@@ -295,6 +296,7 @@ class Library:
         dispatch_key: str = "",
         *,
         with_keyset: bool = False,
+        allow_override: bool = False,
     ) -> None:
         """Registers the Python function ``fn`` as the kernel of an operator at a dispatch key.
 
@@ -309,11 +311,24 @@ class Library:
                 "CompositeExplicitAutograd", ...); default: the library's
                 key, else CompositeImplicitAutograd.
             with_keyset (bool): pass the DispatchKeySet first, for redispatch.
+            allow_override (bool): override a Python kernel another Library
+                (or this one) registered for the operator and key, instead
+                of the error below. PyTorch 2.13 has the keyword with
+                default True; opdispatch keeps PyTorch 2.4's error as the
+                default (see the README's differences).
+
+        A kernel already registered at the key another way (a built-in
+        ``od`` kernel, a C++ kernel) is overridden with a UserWarning, as
+        PyTorch warns when an ATen kernel is overridden: the newest kernel of
+        a key runs, and the previous one again once this Library is
+        destroyed.
 
         Raises TypeError if ``fn`` is not callable; RuntimeError if
         ``op_name`` is neither str nor OpOverload, if a Python kernel is
-        already registered for this operator and key (naming both
-        registration sites; PyTorch: the ``_impls`` check in Library.impl),
+        already registered for this operator and key and ``allow_override``
+        is false (naming both registration sites; PyTorch: the ``_impls``
+        check in Library.impl; "" and "CompositeImplicitAutograd" are two
+        keys there, as here),
         for a Meta kernel on an operator with a CompositeImplicitAutograd
         kernel (PyTorch rule: let it decompose), for a namespace or key
         mismatch with the library; ValueError for an unknown key name.
@@ -336,10 +351,24 @@ class Library:
             key_name = dispatch_key or self.dispatch_key or "CompositeImplicitAutograd"
             _utils.check_callable(fn, f"impl of {qualname} at dispatch key {key_name}")
         site = _SITE.get()
+        dispatch_key = dispatch_key or self.dispatch_key
+        where = _getframe(1) if site is None else _block_site(site)
+        if allow_override:
+            # The slot taken is no error: the kernel goes in the dispatcher above the one holding it, and the
+            # slot is this library's too (PyTorch removes it from _impls when either library goes, as here).
+            slot = _registry.impls_key(self.ns, name, dispatch_key)
+            held = slot in _impls
+            _impls.discard(slot)
+            try:
+                _C._library_impl(m, name, dispatch_key, fn, with_keyset, False, where, self._op_impls)
+            except BaseException:
+                if held:
+                    _impls.add(slot)
+                raise
+            return
         # (Registrations.impl's work in one C call, which runs the registry's slot checks where a slot may be
         # taken and keeps its tables: Note [Registration fast path]. The site: as in define.)
-        _C._library_impl(m, name, dispatch_key or self.dispatch_key, fn, with_keyset, False,
-                         _getframe(1) if site is None else _block_site(site), self._op_impls)
+        _C._library_impl(m, name, dispatch_key, fn, with_keyset, False, where, self._op_impls)
 
     def _register_fake(self, op_name: str, fn: Callable[..., Any], _stacklevel: int = 1) -> None:
         """Registers ``fn`` as the fake impl of ``<ns>::<op_name>`` (see
@@ -361,6 +390,43 @@ class Library:
 
         self._live("_register_fake")
         fake_impl.register(f"{self.ns}::{op_name}", fn, _call_site(), self._registrations)
+
+    def _register_torch_dispatch_rule(self, op_name: str, torch_dispatch_class: Any, fn: Callable[..., Any]) -> None:
+        """Registers ``fn`` as how ``torch_dispatch_class`` (a tensor subclass
+        with ``__torch_dispatch__``, called as ``fn(cls, func, types, args,
+        kwargs)``, or a TorchDispatchMode class, ``fn(mode, func, types, args,
+        kwargs)``) handles ``<ns>::<op_name>``, undone with this library (see
+        :func:`register_torch_dispatch`).
+
+        Raises ValueError if the operator is not defined; RuntimeError if the
+        class already has a rule for it. PyTorch: Library._register_torch_dispatch_rule.
+        """
+        self._live("_register_torch_dispatch_rule")
+        self._register_torch_dispatch_rule_for(self._registrations, f"{self.ns}::{op_name}", torch_dispatch_class, fn)
+
+    @staticmethod
+    def _register_torch_dispatch_rule_for(registrations: _registry.Registrations, op_name: str,
+                                          torch_dispatch_class: Any, fn: Callable[..., Any]) -> None:
+        """:meth:`_register_torch_dispatch_rule` for the owner ``registrations``
+        (a Library's or a custom op's); ``op_name`` "ns::name[.overload]"
+        (a bare name takes the owner's namespace)."""
+        from ._library.utils import lookup_op
+        from .utils._python_dispatch import _torch_dispatch_rules
+
+        qualname = lookup_op(op_name if "::" in op_name else f"{registrations.ns}::{op_name}")._name
+        rules = _torch_dispatch_rules.setdefault(qualname, {})
+        if torch_dispatch_class in rules:
+            raise RuntimeError(f"{torch_dispatch_class} already has a `__torch_dispatch__` rule registered for "
+                               f"{qualname}; destroy the Library of the first registration to replace it")
+        rules[torch_dispatch_class] = fn
+
+        def undo() -> None:
+            if rules.get(torch_dispatch_class) is fn:
+                del rules[torch_dispatch_class]
+            if not rules and _torch_dispatch_rules.get(qualname) is rules:
+                del _torch_dispatch_rules[qualname]
+
+        registrations.add_handle(undo)
 
     def _register_handle(self, undo: Callable[[], None]) -> RegistrationHandle:
         """A handle running ``undo`` once, when this library is destroyed: for
@@ -808,31 +874,17 @@ def register_torch_dispatch(
             return args[0] + 1
     """
     from ._library import custom_ops
-    from ._library.utils import lookup_op
-    from .utils._python_dispatch import _torch_dispatch_rules
 
     if isinstance(op, custom_ops.CustomOpDef):
-        op = op._opoverload
+        return op.register_torch_dispatch(torch_dispatch_class, func)
     if not isinstance(op, (str, OpOverload)):
         raise ValueError(f"register_torch_dispatch(op): expected a qualified name, an OpOverload or a CustomOpDef, "
                          f"got {type(op).__name__}")
-    qualname = lookup_op(op if isinstance(op, str) else op._name)._name
+    qualname = op if isinstance(op, str) else op._name
 
     def register(f: Callable[..., Any]) -> Callable[..., Any]:
-        rules = _torch_dispatch_rules.setdefault(qualname, {})
-        if torch_dispatch_class in rules:
-            raise RuntimeError(f"{torch_dispatch_class} already has a `__torch_dispatch__` rule registered for "
-                               f"{qualname}; destroy the Library of the first registration to replace it")
-        rules[torch_dispatch_class] = f
-
-        def undo() -> None:
-            if rules.get(torch_dispatch_class) is f:
-                del rules[torch_dispatch_class]
-            if not rules and _torch_dispatch_rules.get(qualname) is rules:
-                del _torch_dispatch_rules[qualname]
-
-        namespace, _ = parse_namespace(qualname)
-        _library_for(namespace, lib)._register_handle(undo)
+        namespace, name = parse_namespace(qualname)
+        _library_for(namespace, lib)._register_torch_dispatch_rule(name, torch_dispatch_class, f)
         return f
 
     return register if func is None else register(func)

@@ -47,6 +47,12 @@ def _declaring_statement() -> tuple[str, int]:
 with _registration_site(*_declaring_statement()):
     LIB = Library("od", "DEF")
 LIB._finalizer.atexit = False
+# The od kernels are opdispatch's own, as ATen's C++ kernels are PyTorch's: not
+# Python registrations, so they take no slot of library._impls (None: none of
+# its kernels are added there), and a user's Library("od", "IMPL").impl(...)
+# overrides one with the override warning, as it would an ATen kernel, until
+# that Library is destroyed (issue 28).
+LIB._op_impls = None
 
 # The tag sets PyTorch gives the built-in operators' namesakes (``tags`` of
 # ``torch.ops.aten.<op>.<overload>``), in PyTorch's (alphabetical) order.

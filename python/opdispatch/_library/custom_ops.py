@@ -25,6 +25,7 @@ import warnings
 from typing import Any, Callable, Iterable, Iterator, NoReturn, Optional, Sequence, Union, overload
 
 from .. import _C, _ops, library
+from .._ops import Tag
 from . import fake_impl, registry, utils
 from .autograd import make_autograd_kernel
 from .infer_schema import SchemaSummary, summarize_inferred_schema
@@ -40,11 +41,12 @@ OPDEFS: dict[str, "CustomOpDef"] = registry.custom_op_defs
 
 @overload
 def custom_op(name: str, fn: None = None, /, *, mutates_args: Union[str, Iterable[str]],
-              device_types: device_types_t = None,
-              schema: Optional[str] = None) -> Callable[[Callable[..., Any]], CustomOpDef]: ...
+              device_types: device_types_t = None, schema: Optional[str] = None,
+              tags: Union[Tag, Sequence[Tag], None] = None) -> Callable[[Callable[..., Any]], CustomOpDef]: ...
 @overload
 def custom_op(name: str, fn: Callable[..., Any], /, *, mutates_args: Union[str, Iterable[str]],
-              device_types: device_types_t = None, schema: Optional[str] = None) -> CustomOpDef: ...
+              device_types: device_types_t = None, schema: Optional[str] = None,
+              tags: Union[Tag, Sequence[Tag], None] = None) -> CustomOpDef: ...
 def custom_op(
     name: str,
     fn: Optional[Callable[..., Any]] = None,
@@ -53,6 +55,7 @@ def custom_op(
     mutates_args: Union[str, Iterable[str]],
     device_types: device_types_t = None,
     schema: Optional[str] = None,
+    tags: Union[Tag, Sequence[Tag], None] = None,
 ) -> Union[CustomOpDef, Callable[[Callable[..., Any]], CustomOpDef]]:
     """Makes ``fn`` an operator ``name`` ("namespace::name", or
     "namespace::name.overload") and returns its :class:`CustomOpDef`; used as
@@ -70,6 +73,9 @@ def custom_op(
         schema (str | None): "(Tensor x) -> Tensor" to use instead of the one
             :func:`infer_schema` reads from ``fn``'s annotations; its mutable
             arguments must be exactly ``mutates_args``.
+        tags (Tag | Sequence[Tag] | None): the operator's tags, after
+            ``pt2_compliant_tag`` (which every custom op has), duplicates
+            dropped (PyTorch: the same order).
 
     The operator's tensor outputs may not alias its inputs or each other:
     every call checks it (RuntimeError). Without a fake impl, calling it on
@@ -114,7 +120,7 @@ def custom_op(
                         f"provided to us in `mutates_args`. Please make these consistent."
                     )
         assert summary is not None
-        result = CustomOpDef(namespace, opname, summary, fn)
+        result = CustomOpDef(namespace, opname, summary, fn, _tag_names(name, tags))
         result._register_kernels(device_types, fn, result._site)
         if not summary.mutates and summary.returns and not summary.returns_views:  # is_functional_schema
             result._register_default_autograd()
@@ -123,6 +129,14 @@ def custom_op(
     if fn is None:
         return inner
     return inner(fn)
+
+
+def _tag_names(name: str, tags: Union[Tag, Sequence[Tag], None]) -> list[str]:
+    """The names of custom_op ``name``'s ``tags`` besides pt2_compliant_tag,
+    in order, without duplicates; TypeError for one that is not a Tag.
+    PyTorch: _normalize_tags and _with_pt2_compliant_tag."""
+    names = [] if tags is None else library._tag_names(name, tags)
+    return [n for n in dict.fromkeys(names) if n != "pt2_compliant_tag"]
 
 
 def _device_types(device_types: Union[str, Sequence[str]]) -> list[Optional[str]]:
@@ -141,7 +155,8 @@ class CustomOpDef(_C._DispatchOperator):
     operator object), not the schema string. PyTorch: CustomOpDef.
     """
 
-    def __init__(self, namespace: str, name: str, schema: SchemaSummary, fn: Callable[..., Any]) -> None:
+    def __init__(self, namespace: str, name: str, schema: SchemaSummary, fn: Callable[..., Any],
+                 tags: Sequence[str] = ()) -> None:
         if schema.kwarg_only_tensors:
             raise NotImplementedError(
                 f"custom_op with kwarg-only Tensor args. Please make your tensors not kwarg-only. "
@@ -155,6 +170,7 @@ class CustomOpDef(_C._DispatchOperator):
         self._opoverload_cache: Optional[_ops.OpOverload] = None
         self._has_tensor_arg: Optional[bool] = None  # computed on first need (register_kernel for a device)
         self._default_autograd: Optional[Callable[..., Any]] = None  # Note [The default autograd kernel]
+        self._torch_dispatch_fns: dict[Any, Callable[..., Any]] = {}  # class -> rule (register_torch_dispatch)
         self._qualname = qualname = f"{namespace}::{name}"
         previous = OPDEFS.get(qualname)
         if previous is not None:
@@ -166,7 +182,7 @@ class CustomOpDef(_C._DispatchOperator):
         self._site = f"{filename}:{lineno}"
         self._registrations = registrations = registry.Registrations("FRAGMENT", namespace, "", filename, lineno)
         try:
-            registrations.define(name + schema.text, "", ["pt2_compliant_tag"])
+            registrations.define(name + schema.text, "", ["pt2_compliant_tag", *tags])
             base, _, overload = name.partition(".")
             _C._DispatchOperator.__init__(self, f"{namespace}::{base}", overload)
             # Note [Post-kernel effects]: an operator whose schema declares
@@ -314,6 +330,29 @@ class CustomOpDef(_C._DispatchOperator):
             self._disabled_kernel.discard(device_type)
         if device_type in self._backend_fns:
             self._install_kernel(device_type)
+
+    def register_torch_dispatch(self, torch_dispatch_class: Any, fn: Optional[Callable[..., Any]] = None, /
+                                ) -> Callable[..., Any]:
+        """Registers ``fn(mode_or_cls, func, types, args, kwargs)`` as how
+        ``torch_dispatch_class`` (a TorchDispatchMode class or a tensor
+        subclass) handles this operator (see
+        :func:`opdispatch.library.register_torch_dispatch`); registering
+        again for the same class replaces the rule. A decorator when ``fn`` is
+        omitted; returns ``fn``. PyTorch: CustomOpDef.register_torch_dispatch."""
+
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            if torch_dispatch_class not in self._torch_dispatch_fns:
+                fns = self._torch_dispatch_fns
+
+                def rule(*args: Any, **kwargs: Any) -> Any:
+                    return fns[torch_dispatch_class](*args, **kwargs)
+
+                library.Library._register_torch_dispatch_rule_for(self._registrations, self._name,
+                                                                  torch_dispatch_class, rule)
+            self._torch_dispatch_fns[torch_dispatch_class] = fn
+            return fn
+
+        return register if fn is None else register(fn)
 
     def register_fake(self, fn: Callable[..., Any], /) -> Callable[..., Any]:
         """Registers (or replaces) the fake impl: ``fn`` takes the operator's

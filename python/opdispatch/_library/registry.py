@@ -106,30 +106,24 @@ def _has_kernel_for_dispatch_key(qualname: str, key: str) -> bool:
         return False
 
 
-# The two dispatch-key spellings of one kernel slot: "" (no key) means CompositeImplicitAutograd.
-_SAME_SLOT = {"": "CompositeImplicitAutograd", "CompositeImplicitAutograd": ""}
-
-
 def _check_kernel_slot(key: str, ns: str, op_name: str, dispatch_key: str, site: Optional[str]) -> None:
     """RuntimeError (naming both registration sites) if a Python kernel holds
     :data:`impls` key ``key`` (of ``op_name`` at ``dispatch_key`` in ``ns``).
-    "" and "CompositeImplicitAutograd" are one slot (the kernel of no key is
-    a CompositeImplicitAutograd kernel)."""
-    existing = key if key in impls else None
-    if existing is None and dispatch_key in _SAME_SLOT:
-        other = impls_key(ns, op_name, _SAME_SLOT[dispatch_key])
-        existing = other if other in impls else None
-    if existing is not None:
+    "" and "CompositeImplicitAutograd" are two keys, as in PyTorch (both
+    register at CompositeImplicitAutograd: the second overrides the first,
+    with the override warning)."""
+    if key in impls:
         name = f"{ns}::{op_name.split('::')[-1]}"
         if site is None:  # the caller's, as _C would record it
             site = _C._python_call_site_text() or "(unknown)"
         raise RuntimeError(
             f"This is not allowed since there's already a kernel registered from python overriding "
             f"{name}'s behavior for {dispatch_key or 'CompositeImplicitAutograd'} dispatch key and {ns} "
-            f"namespace. The existing kernel was registered at {_kernel_site(ns, op_name, existing)}; this "
+            f"namespace. The existing kernel was registered at {_kernel_site(ns, op_name, key)}; this "
             f"registration is at {site}. Destroy the Library holding the existing kernel first (drop the "
             f"Library object, or call its _destroy() to do it at once; re-running a notebook cell that made it "
-            f"leaves the first one alive), or register at another dispatch key."
+            f"leaves the first one alive), register at another dispatch key, or pass allow_override=True to "
+            f"Library.impl to override it."
         )
 
 
@@ -149,14 +143,21 @@ def _kernel_site(ns: str, op_name: str, key: str) -> str:
 def _check_new_kernel(key: str, ns: str, op_name: str, dispatch_key: str, site: Optional[str]) -> None:
     """The registry's checks of a Python kernel about to take :data:`impls`
     slot ``key`` (``op_name`` at ``dispatch_key`` in ``ns``), which
-    ``_C._library_impl`` runs where one may fail (the slot, or its other
-    spelling, may be taken; a Meta kernel): RuntimeError (naming both
-    registration sites) if another Python kernel holds the slot (PyTorch:
-    the ``_impls`` check in Library.impl); RuntimeError for a Meta kernel on
-    an operator with a CompositeImplicitAutograd kernel (PyTorch rule: let
-    it decompose)."""
-    if key in impls or dispatch_key in _SAME_SLOT:
+    ``_C._library_impl`` runs where one may fail (the slot may be taken; a
+    Meta kernel): RuntimeError (naming both registration sites) if another
+    Python kernel holds the slot (PyTorch: the ``_impls`` check in
+    Library.impl with allow_override=False); what :func:`_check_meta_kernel`
+    raises."""
+    if key in impls:
         _check_kernel_slot(key, ns, op_name, dispatch_key, site)
+    _check_meta_kernel(ns, op_name, dispatch_key)
+
+
+def _check_meta_kernel(ns: str, op_name: str, dispatch_key: str) -> None:
+    """RuntimeError for a Meta kernel (``dispatch_key`` "Meta") of ``op_name``
+    (in ``ns``) if the operator has a CompositeImplicitAutograd kernel.
+    PyTorch rule (Library.impl): let it decompose, and give the operators it
+    decomposes into meta kernels."""
     if dispatch_key == "Meta":
         qualname = op_name if "::" in op_name else f"{ns}::{op_name}"
         if _has_kernel_for_dispatch_key(qualname, "CompositeImplicitAutograd"):
@@ -167,9 +168,8 @@ def _check_new_kernel(key: str, ns: str, op_name: str, dispatch_key: str, site: 
             )
 
 
-# The dispatch keys (as passed) whose kernels _check_new_kernel checks even
-# where their own slot is free: the two spellings of one slot, and Meta.
-_CHECKED_KEYS = frozenset(_SAME_SLOT) | {"Meta"}
+# The dispatch keys (as passed) whose kernels _check_new_kernel checks even where their slot is free.
+_CHECKED_KEYS = frozenset({"Meta"})
 
 _C._set_python_registry(defs, impls, _check_new_kernel, _CHECKED_KEYS)
 
