@@ -197,3 +197,83 @@ def test_fake_modes_nest_and_reenter():
             assert type(opdispatch.zeros(1)) is FakeTensor and opdispatch.zeros(1).fake_mode is inner
         assert _C._get_dispatch_mode(key) is outer
     assert _C._get_dispatch_mode(key) is None and _C._len_torch_dispatch_stack() == 0
+
+
+# --- FakeTensorMode as real modes use it (issue 28 item 4), each checked in PyTorch 2.13 ----------------------
+
+
+def test_fake_tensor_attributes_real_modes_read():
+    from opdispatch._subclasses import fake_tensor as ft
+
+    mode = FakeTensorMode()
+    x = opdispatch.randn(4, 3)
+    f = mode.from_tensor(x)
+    # PyTorch 2.13: f.fake_mode is mode, f.real_tensor is None, f.fake_device == cpu.
+    assert f.fake_mode is mode and f.real_tensor is None and str(f.fake_device) == "cpu"
+    assert issubclass(ft.MetadataMismatchError, RuntimeError)
+    assert ft.is_fake(f) and not ft.is_fake(x) and not ft.is_fake(3)
+    assert ft.maybe_get_fake_mode(f) is mode and ft.maybe_get_fake_mode(x) is None
+
+
+def test_from_tensor_keywords_and_the_converter():
+    # PyTorch 2.13: from_tensor(t, static_shapes=True) and mode.fake_tensor_converter.from_real_tensor(mode, t)
+    # give the memoized fake of t (the same object).
+    from opdispatch._subclasses.fake_tensor import FakeTensorConverter
+
+    mode = FakeTensorMode()
+    x = opdispatch.randn(2, 5)
+    f = mode.from_tensor(x, static_shapes=True, source=None, trace=True)
+    assert isinstance(mode.fake_tensor_converter, FakeTensorConverter)
+    assert mode.fake_tensor_converter.from_real_tensor(mode, x) is f and mode.from_tensor(x) is f
+    assert tuple(f.shape) == (2, 5)
+    other = FakeTensorMode()
+    g = FakeTensorConverter().from_real_tensor(other, x)
+    assert g is not f and g.fake_mode is other
+    with pytest.raises(NotImplementedError, match="no symbolic input sizes"):
+        mode.from_tensor(x, symbolic_context=object())
+
+
+def test_in_kernel_invocation_manager_disables_the_python_key():
+    # PyTorch 2.13: inside, fake_mode.in_kernel_invocation is True and no mode sees calls.
+    from opdispatch._subclasses.fake_tensor import in_kernel_invocation_manager
+
+    mode = FakeTensorMode()
+    seen = []
+
+    class Recording(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return func(*args, **(kwargs or {}))
+
+    assert mode.in_kernel_invocation is False
+    with Recording():
+        with in_kernel_invocation_manager(mode):
+            assert mode.in_kernel_invocation is True
+            opdispatch.ones(2) + 1
+        assert seen == []
+        opdispatch.ones(2)
+    assert mode.in_kernel_invocation is False and seen == [ops.od.ones.default]
+
+
+def test_a_user_mode_stacked_on_a_fake_tensor_mode_sees_fakes():
+    # PyTorch 2.13 records ['aten.add.Tensor', 'FakeTensor', 'aten.sum.default', 'FakeTensor'] for a user mode
+    # entered inside FakeTensorMode, and ['aten.randn.default', 'FakeTensor', ...] for one entered outside it.
+    class Counting(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.log = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            self.log += [str(func), type(out).__name__]
+            return out
+
+    with FakeTensorMode() as mode:
+        a = mode.from_tensor(opdispatch.randn(2, 2))
+        with Counting() as inner:
+            (a + a).sum()
+    assert inner.log == ["od.add.Tensor", "FakeTensor", "od.sum.default", "FakeTensor"]
+    with Counting() as outer:
+        with FakeTensorMode():
+            opdispatch.randn(2, 2)
+    assert outer.log == ["od.randn.default", "FakeTensor"]

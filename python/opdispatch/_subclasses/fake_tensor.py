@@ -9,8 +9,9 @@ Meta kernels. PyTorch: torch/_subclasses/fake_tensor.py.
 """
 from __future__ import annotations
 
+import contextlib
 import weakref
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from .. import _C
 from .._ops import OpOverload
@@ -20,7 +21,8 @@ from ..utils._python_dispatch import TorchDispatchMode
 from ..utils._pytree import tree_flatten, tree_map_only, tree_unflatten
 from .symbolic_shapes import ShapeEnv
 
-__all__ = ["FakeTensor", "FakeTensorMode", "UnsupportedFakeTensorException"]
+__all__ = ["FakeTensor", "FakeTensorConverter", "FakeTensorMode", "MetadataMismatchError",
+           "UnsupportedFakeTensorException", "in_kernel_invocation_manager", "is_fake", "maybe_get_fake_mode"]
 
 # Note [Fake tensors]
 # A FakeTensor is a wrapper subclass (_make_wrapper_subclass: no storage) on
@@ -53,6 +55,14 @@ class UnsupportedFakeTensorException(RuntimeError):
     kernel for meta tensors. PyTorch: same name."""
 
 
+class MetadataMismatchError(RuntimeError):
+    """A fake tensor's metadata (sizes, strides, storage offset, dtype,
+    requires_grad) disagrees with the real tensor it stands for: raised by
+    checks that run an operator both ways (a cross-checking mode). PyTorch: same name."""
+
+    reason: str
+
+
 def _symbolic(shape_env: ShapeEnv, values: tuple[int, ...]) -> tuple[Any, ...]:
     return tuple(shape_env.symbolize(v) for v in values)
 
@@ -68,6 +78,9 @@ class FakeTensor(Tensor):
 
     fake_mode: FakeTensorMode
     _meta: Tensor
+    # The real tensor behind the fake: always None (PyTorch sets it only under
+    # propagate_real_tensors, which opdispatch has not).
+    real_tensor: Optional[Tensor] = None
 
     @staticmethod
     def __new__(cls, fake_mode: FakeTensorMode, meta: Tensor, device: Any) -> FakeTensor:
@@ -146,6 +159,96 @@ def _tensors(tree: Any) -> list[Any]:
     return [x for x in tree_flatten(tree)[0] if isinstance(x, Tensor)]
 
 
+class FakeTensorConverter:
+    """Makes and remembers the fakes of real tensors (a mode's
+    ``fake_tensor_converter``): one FakeTensor per real tensor and mode,
+    forgotten when the real tensor dies. PyTorch: FakeTensorConverter."""
+
+    def __init__(self) -> None:
+        # (id(mode), id(real)) -> (weak reference to the real tensor, its fake)
+        self.tensor_memo: dict[tuple[int, int], tuple[weakref.ref[Any], FakeTensor]] = {}
+
+    def from_real_tensor(self, fake_mode: FakeTensorMode, t: Tensor, make_constant: bool = False,
+                         shape_env: Optional[ShapeEnv] = None, *, source: Any = None, symbolic_context: Any = None,
+                         trace: bool = True) -> FakeTensor:
+        """The fake of ``t`` in ``fake_mode`` (see :meth:`FakeTensorMode.from_tensor`);
+        ``make_constant``, ``shape_env``, ``source`` and ``trace`` are accepted
+        for PyTorch's signature (no symbolic input sizes, no constant
+        propagation). Raises TypeError for a non-tensor, RuntimeError for a
+        fake of another mode. PyTorch: FakeTensorConverter.from_real_tensor."""
+        if isinstance(t, FakeTensor):
+            if t.fake_mode is not fake_mode:
+                raise RuntimeError("from_tensor: this FakeTensor belongs to another FakeTensorMode")
+            return t
+        if not isinstance(t, Tensor):
+            raise TypeError(f"from_tensor expects a tensor, got {type(t).__name__}")
+        key = (id(fake_mode), id(t))
+        hit = self.tensor_memo.get(key)
+        if hit is not None and hit[0]() is t:
+            return hit[1]
+        meta = _C.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="meta")
+        if t.storage_offset():
+            meta = _C._as_strided(meta, t.shape, t.stride(), t.storage_offset())
+        if t.requires_grad:
+            meta.requires_grad_(True)
+        fake = FakeTensor(fake_mode, meta, t.device)
+        memo = self.tensor_memo
+        memo[key] = (weakref.ref(t, lambda _: memo.pop(key, None)), fake)
+        return fake
+
+
+def is_fake(x: object) -> bool:
+    """Whether ``x`` is a FakeTensor, or a traceable wrapper subclass
+    (``__tensor_flatten__``) whose inner tensors are fakes. Raises
+    RuntimeError if its inner tensors mix fakes and real tensors.
+    PyTorch: torch._subclasses.fake_tensor.is_fake."""
+    if isinstance(x, FakeTensor):
+        return True
+    inner = _inner_tensors(x)
+    fakes = {is_fake(t) for t in inner}
+    if len(fakes) > 1:
+        raise RuntimeError(f"is_fake: {type(x).__name__} holds both fake and real tensors")
+    return fakes == {True}
+
+
+def maybe_get_fake_mode(t: object) -> Optional[FakeTensorMode]:
+    """The FakeTensorMode of ``t`` (a FakeTensor, or a traceable wrapper
+    subclass of fakes), else None. Raises RuntimeError if the inner tensors
+    belong to different modes. PyTorch: torch._subclasses.fake_tensor.maybe_get_fake_mode."""
+    if isinstance(t, FakeTensor):
+        return t.fake_mode
+    modes = {id(m): m for m in (maybe_get_fake_mode(x) for x in _inner_tensors(t))}
+    if len(modes) > 1:
+        raise RuntimeError(f"maybe_get_fake_mode: {type(t).__name__} holds fakes of different FakeTensorModes")
+    return next(iter(modes.values()), None)
+
+
+def _inner_tensors(x: object) -> list[Any]:
+    """The inner tensors of a traceable wrapper subclass (``__tensor_flatten__``), else []."""
+    if not isinstance(x, Tensor) or not hasattr(type(x), "__tensor_flatten__"):
+        return []
+    names, _ = x.__tensor_flatten__()  # type: ignore[attr-defined]
+    return [getattr(x, n) for n in names if isinstance(getattr(x, n), Tensor)]
+
+
+@contextlib.contextmanager
+def in_kernel_invocation_manager(fake_mode: FakeTensorMode) -> Iterator[None]:
+    """For the block: calls reach no dispatch mode and no ``__torch_dispatch__``
+    (``_DisableTorchDispatch``), and ``fake_mode.in_kernel_invocation`` is
+    True, as while a kernel of ``fake_mode`` runs. Real modes use it to read a
+    fake's metadata without re-entering the mode. PyTorch also puts Meta in
+    the thread's key set there, so operators on fakes run their meta kernels;
+    opdispatch does not: run operators on a fake's meta twin instead.
+    PyTorch: torch._subclasses.fake_tensor.in_kernel_invocation_manager."""
+    previous = fake_mode.in_kernel_invocation
+    with _C._DisableTorchDispatch():
+        fake_mode.in_kernel_invocation = True
+        try:
+            yield
+        finally:
+            fake_mode.in_kernel_invocation = previous
+
+
 class FakeTensorMode(TorchDispatchMode):
     """``with FakeTensorMode() as mode:`` runs every operator on fake tensors:
     outputs get their shapes, dtypes, devices and strides from the operator's
@@ -164,7 +267,8 @@ class FakeTensorMode(TorchDispatchMode):
         self._mode_key = _C._TorchDispatchModeKey.FAKE
         self.allow_non_fake_inputs = allow_non_fake_inputs
         self.shape_env = ShapeEnv() if shape_env is None else shape_env
-        self._memo: dict[int, tuple[weakref.ref[Any], FakeTensor]] = {}
+        self.fake_tensor_converter = FakeTensorConverter()
+        self.in_kernel_invocation = False
         self._enter_stack: list[tuple[bool, Optional[TorchDispatchMode]]] = []
 
     @classmethod
@@ -190,30 +294,23 @@ class FakeTensorMode(TorchDispatchMode):
             if previous is not None:
                 _C._set_dispatch_mode(previous)
 
-    def from_tensor(self, t: Tensor) -> FakeTensor:
+    def from_tensor(self, t: Tensor, *, static_shapes: Optional[bool] = None, source: Any = None,
+                    symbolic_context: Any = None, trace: bool = True) -> FakeTensor:
         """The fake of ``t``: same device, sizes, strides, offset, dtype and
         requires_grad (the same FakeTensor each time for the same ``t``).
-        A FakeTensor of this mode is returned as it is; TypeError for a
-        non-tensor, RuntimeError for another mode's fake.
-        PyTorch: FakeTensorMode.from_tensor (without symbolic input sizes)."""
-        if isinstance(t, FakeTensor):
-            if t.fake_mode is not self:
-                raise RuntimeError("from_tensor: this FakeTensor belongs to another FakeTensorMode")
-            return t
-        if not isinstance(t, Tensor):
-            raise TypeError(f"from_tensor expects a tensor, got {type(t).__name__}")
-        hit = self._memo.get(id(t))
-        if hit is not None and hit[0]() is t:
-            return hit[1]
-        meta = _C.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="meta")
-        if t.storage_offset():
-            meta = _C._as_strided(meta, t.shape, t.stride(), t.storage_offset())
-        if t.requires_grad:
-            meta.requires_grad_(True)
-        fake = FakeTensor(self, meta, t.device)
-        key = id(t)
-        self._memo[key] = (weakref.ref(t, lambda _: self._memo.pop(key, None)), fake)
-        return fake
+        A FakeTensor of this mode is returned as it is.
+
+        ``static_shapes``, ``source`` and ``trace`` are accepted for
+        PyTorch's signature: every input size is static in opdispatch (only
+        data-dependent sizes are symbols), whatever they say.
+
+        Raises TypeError for a non-tensor, RuntimeError for another mode's
+        fake, NotImplementedError for a ``symbolic_context`` (no symbolic
+        input sizes). PyTorch: FakeTensorMode.from_tensor."""
+        if symbolic_context is not None:
+            raise NotImplementedError("from_tensor(symbolic_context=...): opdispatch has no symbolic input sizes; "
+                                      "omit it (every input size is static)")
+        return self.fake_tensor_converter.from_real_tensor(self, t)
 
     def __torch_dispatch__(self, func: OpOverload, types: tuple[type, ...], args: tuple[Any, ...] = (),
                            kwargs: Optional[dict[str, Any]] = None) -> Any:
