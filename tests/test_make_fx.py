@@ -179,3 +179,87 @@ def test_user_modes_run_above_the_tracer():
 def test_tracing_mode_must_be_real_or_fake():
     with pytest.raises(ValueError, match="expected 'real' or 'fake'"):
         make_fx(lambda x: x, tracing_mode="symbolic")
+
+
+# --- make_fx's GraphModule as torch.fx's (issue 28 item 5), each against PyTorch 2.13 -------------------------
+
+
+def _traced_with_dead_code():
+    def f(x, y):
+        a = x + y
+        x * 2  # unused
+        return a.relu()
+
+    return make_fx(f)(opdispatch.ones(3), opdispatch.ones(3))
+
+
+def test_forward_nodes_and_dead_code_elimination():
+    # PyTorch 2.13: nodes (placeholder x_1, placeholder y_1, call_function add, mul, relu, output), add's args
+    # (x_1, y_1); eliminate_dead_code() -> True and drops mul; lint() -> None; the module replays as before.
+    g = _traced_with_dead_code()
+    assert [(n.op, n.name) for n in g.graph.nodes] == [
+        ("placeholder", "x_1"), ("placeholder", "y_1"), ("call_function", "add"), ("call_function", "mul"),
+        ("call_function", "relu"), ("output", "output")]
+    add = g.graph.nodes[2]
+    assert add.target is ops.od.add.Tensor and add.args == (g.graph.nodes[0], g.graph.nodes[1]) and add.kwargs == {}
+    assert isinstance(add.meta["val"], Tensor) and add.all_input_nodes == [g.graph.nodes[0], g.graph.nodes[1]]
+    assert g.forward(opdispatch.ones(3), -2 * opdispatch.ones(3)).tolist() == [0.0, 0.0, 0.0]
+    assert g.graph.eliminate_dead_code() is True
+    assert [n.name for n in g.graph.nodes] == ["x_1", "y_1", "add", "relu", "output"]
+    assert g.graph.eliminate_dead_code() is False
+    assert g.graph.lint() is None
+    assert g.recompile().src == g.code and "mul" not in g.code
+    assert g(opdispatch.ones(3), opdispatch.ones(3)).tolist() == [2.0, 2.0, 2.0]
+
+
+def test_dead_code_elimination_keeps_mutations():
+    def f(x):
+        x.add_(1)
+        x * 3  # unused
+        return x.sin()
+
+    g = make_fx(f)(opdispatch.zeros(2))
+    g.graph.eliminate_dead_code()
+    assert [n.name for n in g.graph.nodes] == ["x_1", "add_", "sin", "output"]
+
+
+def test_lint_finds_a_broken_graph():
+    g = _traced_with_dead_code()
+    g.graph.nodes.insert(0, g.graph.nodes.pop(2))  # add before its inputs
+    with pytest.raises(RuntimeError, match="Argument 'x_1' of Node 'add' was used before it has been defined"):
+        g.graph.lint()
+
+
+def test_print_tabular_and_print_readable(capsys):
+    g = _traced_with_dead_code()
+    g.graph.eliminate_dead_code()
+    g.graph.print_tabular()
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split() == ["opcode", "name", "target", "args", "kwargs"]
+    assert table[5].split() == ["call_function", "relu", "opdispatch.ops.od.relu.default", "(add,)", "{}"]
+    # PyTorch 2.13: 'class f(torch.nn.Module):\n    def forward(self, x_1: "f32[3]", y_1: "f32[3]"):' and
+    # 'add: "f32[3]" = torch.ops.aten.add.Tensor(x_1, y_1)'.
+    text = g.print_readable(print_output=False)
+    assert text.splitlines()[:3] == [
+        "class f(opdispatch.tracing.GraphModule):",
+        '    def forward(self, x_1: "f32[3]", y_1: "f32[3]"):',
+        '        add: "f32[3]" = opdispatch.ops.od.add.Tensor(x_1, y_1)']
+    assert capsys.readouterr().out == ""
+    g.print_readable()
+    assert capsys.readouterr().out == text + "\n"
+
+
+def test_named_modules_of_cond_and_map_branches():
+    from opdispatch._higher_order_ops import cond, map as hop_map
+
+    # PyTorch 2.13: ['', 'true_graph_0', 'false_graph_0'] and ['', 'body_graph_0'].
+    gc = make_fx(lambda x, pred: cond(pred, lambda x: x.sin(), lambda x: x.cos(), (x,)))(
+        opdispatch.ones(3), opdispatch.tensor(True))
+    assert [name for name, _ in gc.named_modules()] == ["", "true_graph_0", "false_graph_0"]
+    assert [name for name, _ in gc.named_children()] == ["true_graph_0", "false_graph_0"]
+    assert list(gc.children()) == [gc.true_graph_0, gc.false_graph_0]
+    assert all(isinstance(m, GraphModule) for m in gc.modules())
+    gm = make_fx(lambda xs, y: hop_map(lambda x, y: x * y, xs, y))(opdispatch.ones(2, 3), opdispatch.ones(3))
+    assert [name for name, _ in gm.named_modules()] == ["", "body_graph_0"]
+    readable = gc.print_readable(print_output=False)
+    assert "    class true_graph_0(opdispatch.tracing.GraphModule):" in readable

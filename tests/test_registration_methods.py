@@ -50,7 +50,7 @@ def test_the_methods_keep_the_python_functions_signatures_names_and_docstrings()
         assert inspect.signature(method) == inspect.signature(func)
         assert (method.__name__, method.__qualname__, method.__doc__) == (func.__name__, func.__qualname__, func.__doc__)
     assert list(inspect.signature(Library("od", "IMPL").impl).parameters) == [
-        "op_name", "fn", "dispatch_key", "with_keyset"]
+        "op_name", "fn", "dispatch_key", "with_keyset", "allow_override"]
 
 
 def test_plain_calls_run_no_python_body(lib, ns, python_bodies):

@@ -17,7 +17,7 @@ import dataclasses
 import inspect
 import itertools
 import operator
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from . import _C
 from ._ops import HigherOrderOperator, OpOverload
@@ -27,7 +27,8 @@ from .utils._python_dispatch import TorchDispatchMode
 from .utils._pytree import TreeSpec, tree_flatten, tree_unflatten
 from ._tensor_type import Tensor
 
-__all__ = ["Graph", "GraphModule", "Node", "ProxyTorchDispatchMode", "make_fx", "sym_size"]
+__all__ = ["Graph", "GraphModule", "Node", "Proxy", "ProxyTorchDispatchMode", "PythonCode", "Tracer", "TracerRoot",
+           "disable_proxy_modes_tracing", "make_fx", "sym_size", "track_tensor_tree"]
 
 # Note [Tracing with a mode]
 # make_fx pushes a tracer mode (an infrastructure mode, the PROXY slot) and,
@@ -92,6 +93,25 @@ class Node:
     def __repr__(self) -> str:
         return self.name
 
+    @property
+    def all_input_nodes(self) -> list[Node]:
+        """The Nodes among ``args`` and ``kwargs`` (nested in containers too),
+        each once, in order. PyTorch: torch.fx.Node.all_input_nodes."""
+        found: dict[int, Node] = {}
+        for leaf in tree_flatten((self.args, self.kwargs), is_leaf=lambda x: isinstance(x, Node))[0]:
+            if isinstance(leaf, Node):
+                found.setdefault(id(leaf), leaf)
+        return list(found.values())
+
+    def is_impure(self) -> bool:
+        """Whether dead-code elimination must keep the node though nothing
+        uses it: a placeholder, the output, or a call of an operator that
+        writes to an argument (a mutable schema). PyTorch: torch.fx.Node.is_impure."""
+        if self.op in ("placeholder", "output"):
+            return True
+        return self.op == "call_function" and isinstance(self.target, OpOverload) and \
+            bool(self.target._schema.is_mutable)
+
 
 @dataclasses.dataclass(frozen=True)
 class TensorMetadata:
@@ -110,7 +130,9 @@ class Graph:
     def __init__(self) -> None:
         self.nodes: list[Node] = []
         self.constants: dict[str, Any] = {}
-        self.subgraphs: dict[str, GraphModule] = {}
+        # name -> a module the graph calls: a traced branch or body (GraphModule), or a module a
+        # higher-order operator's tracing rule registered (tracer.root.register_module).
+        self.subgraphs: dict[str, Any] = {}
         self._names: dict[str, itertools.count[int]] = {}
 
     def _name(self, base: str) -> str:
@@ -145,6 +167,91 @@ class Graph:
 
     def __str__(self) -> str:
         return self.python_code()
+
+    def users(self) -> dict[Node, list[Node]]:
+        """Node -> the nodes that take it as an argument, in graph order."""
+        out: dict[Node, list[Node]] = {n: [] for n in self.nodes}
+        for n in self.nodes:
+            for a in n.all_input_nodes:
+                out.setdefault(a, []).append(n)
+        return out
+
+    def eliminate_dead_code(self) -> bool:
+        """Removes the nodes whose values nothing uses (last first, so chains
+        of them go), keeping impure ones (:meth:`Node.is_impure`); returns
+        whether any node was removed. A removed ``get_attr`` of a constant
+        forgets the constant. PyTorch: torch.fx.Graph.eliminate_dead_code."""
+        changed = False
+        users = self.users()
+        for n in reversed(list(self.nodes)):
+            if users[n] or n.is_impure():
+                continue
+            self.nodes.remove(n)
+            for a in n.all_input_nodes:
+                users[a].remove(n)
+            if n.op == "get_attr" and n.target in self.constants:
+                del self.constants[n.target]
+            changed = True
+        return changed
+
+    def lint(self) -> None:
+        """Checks the graph: unique node names, every argument a node defined
+        earlier in the graph, placeholders before other nodes, one output node
+        and it last, get_attr targets that exist. Raises RuntimeError naming
+        the first problem. PyTorch: torch.fx.Graph.lint."""
+        seen: set[int] = set()
+        names: set[str] = set()
+        for i, n in enumerate(self.nodes):
+            if n.name in names:
+                raise RuntimeError(f"Node redefined name {n.name}!")
+            names.add(n.name)
+            for a in n.all_input_nodes:
+                if id(a) not in seen:
+                    raise RuntimeError(f"Argument '{a}' of Node '{n}' was used before it has been defined! Please "
+                                       f"check that Nodes in the graph are topologically ordered")
+            if n.op == "placeholder" and any(m.op != "placeholder" for m in self.nodes[:i]):
+                raise RuntimeError(f"placeholder {n} comes after a node that is not a placeholder")
+            if n.op == "output" and i != len(self.nodes) - 1:
+                raise RuntimeError(f"the output node {n} is not the graph's last node")
+            if n.op == "get_attr" and n.target not in self.constants and n.target not in self.subgraphs:
+                raise RuntimeError(f"Node {n} target {n.target} does not reference a constant or a subgraph")
+            seen.add(id(n))
+        if not self.nodes or self.nodes[-1].op != "output":
+            raise RuntimeError("the graph has no output node")
+
+    def print_tabular(self) -> None:
+        """Prints one row per node: opcode, name, target, args, kwargs.
+        PyTorch: torch.fx.Graph.print_tabular (which needs the tabulate
+        package; opdispatch aligns the columns itself)."""
+        rows = [["opcode", "name", "target", "args", "kwargs"]]
+        rows += [[n.op, n.name, _target_text(n.target) if n.op == "call_function" else str(n.target),
+                  _text(n.args), _text(n.kwargs)] for n in self.nodes]
+        widths = [max(len(r[c]) for r in rows) for c in range(5)]
+        lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
+        lines.insert(1, "  ".join("-" * w for w in widths))
+        print("\n".join(lines))
+
+
+@dataclasses.dataclass(frozen=True)
+class PythonCode:
+    """What :meth:`GraphModule.recompile` returns: ``src``, the forward's
+    Python text. PyTorch: torch.fx.graph.PythonCode."""
+
+    src: str
+
+
+# Short dtype names for print_readable's annotations, as PyTorch writes them ("f32[3, 4]").
+_DTYPE_ABBREVIATIONS = {"float16": "f16", "float32": "f32", "float64": "f64", "complex64": "c64",
+                        "complex128": "c128", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+                        "uint8": "u8", "bool": "b8"}
+
+
+def _annotation(value: Any) -> str:
+    """``: "f32[3, 4]"`` for a traced tensor value, "" otherwise."""
+    if not isinstance(value, Tensor):
+        return ""
+    dtype = _DTYPE_ABBREVIATIONS.get(str(value.dtype).rpartition(".")[2], str(value.dtype))
+    return f': "{dtype}[{", ".join(str(s) for s in value.shape)}]"'
 
 
 def _base_name(op: str, target: Any) -> str:
@@ -186,10 +293,11 @@ class GraphModule:
     (``gm.true_graph_0``), GraphModules themselves.
     PyTorch: torch.fx.GraphModule."""
 
-    def __init__(self, graph: Graph, in_spec: TreeSpec, out_spec: TreeSpec) -> None:
+    def __init__(self, graph: Graph, in_spec: TreeSpec, out_spec: TreeSpec, name: Optional[str] = None) -> None:
         self.graph = graph
         self._in_spec = in_spec
         self._out_spec = out_spec
+        self._name = name
 
     @property
     def nodes(self) -> list[Node]:
@@ -211,6 +319,72 @@ class GraphModule:
         if graph is not None and name in graph.constants:
             return graph.constants[name]
         raise AttributeError(f"'GraphModule' object has no attribute '{name}'")
+
+    def forward(self, *args: Any) -> Any:
+        """Replays the graph on ``args`` (as calling the module does).
+        PyTorch: GraphModule.forward."""
+        return self(*args)
+
+    def recompile(self) -> PythonCode:
+        """Makes the module follow its graph after the graph was edited
+        (``eliminate_dead_code``, ...). opdispatch's module interprets its
+        graph on every call and prints its code from it, so there is nothing
+        to regenerate; returns the code. PyTorch: GraphModule.recompile."""
+        return PythonCode(self.code)
+
+    def named_children(self) -> Iterator[tuple[str, Any]]:
+        """(name, subgraph) of the higher-order operator branches and bodies
+        this graph calls (``true_graph_0``, ``body_graph_0``, ...).
+        PyTorch: torch.nn.Module.named_children."""
+        yield from self.graph.subgraphs.items()
+
+    def children(self) -> Iterator[Any]:
+        """The subgraphs of :meth:`named_children`. PyTorch: torch.nn.Module.children."""
+        for _, module in self.named_children():
+            yield module
+
+    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Any]]:
+        """("", self), then every subgraph, nested ones with dotted names
+        ("true_graph_0.body_graph_0"), depth first. PyTorch: torch.nn.Module.named_modules."""
+        yield prefix, self
+        for name, module in self.named_children():
+            path = f"{prefix}.{name}" if prefix else name
+            if isinstance(module, GraphModule):
+                yield from module.named_modules(path)
+            else:
+                yield path, module
+
+    def modules(self) -> Iterator[Any]:
+        """The modules of :meth:`named_modules`. PyTorch: torch.nn.Module.modules."""
+        for _, module in self.named_modules():
+            yield module
+
+    def print_readable(self, print_output: bool = True) -> str:
+        """The module as a class whose forward is the graph's code, with each
+        tensor's dtype and sizes as annotations (``x_1: "f32[3]"``) and the
+        subgraphs as nested classes; printed unless ``print_output`` is
+        false, and returned. PyTorch: GraphModule.print_readable."""
+        text = self._readable(type(self).__name__ if self._name is None else self._name, 0)
+        if print_output:
+            print(text)
+        return text
+
+    def _readable(self, name: str, indent: int) -> str:
+        pad = "    " * indent
+        lines = [f"{pad}class {name}(opdispatch.tracing.GraphModule):"]
+        for child_name, child in self.named_children():
+            if isinstance(child, GraphModule):
+                lines.append(child._readable(child_name, indent + 1))
+                lines.append("")
+        inputs = [f"{n.name}{_annotation(n.meta.get('val'))}" for n in self.graph.nodes if n.op == "placeholder"]
+        lines.append(f"{pad}    def forward(self{''.join(', ' + i for i in inputs)}):")
+        for line in self.code.splitlines()[1:]:
+            node_name = line.strip().partition(" = ")[0]
+            node = next((n for n in self.graph.nodes if n.name == node_name and n.op != "placeholder"), None)
+            if node is not None and " = " in line:
+                line = line.replace(f"{node_name} = ", f"{node_name}{_annotation(node.meta.get('val'))} = ", 1)
+            lines.append(f"{pad}    {line}")
+        return "\n".join(lines)
 
     def __call__(self, *args: Any) -> Any:
         leaves, spec = tree_flatten(args)
@@ -270,6 +444,13 @@ class ProxyTorchDispatchMode(TorchDispatchMode):
     @classmethod
     def is_infra_mode(cls) -> bool:
         return True
+
+    @property
+    def tracer(self) -> Tracer:
+        """The tracer API a higher-order operator's tracing rule uses
+        (``mode.tracer.create_proxy`` / ``unwrap_proxy`` / ``root``). PyTorch:
+        ProxyTorchDispatchMode.tracer (a PythonKeyTracer)."""
+        return Tracer(self)
 
     def track(self, t: Any, node: Node) -> None:
         """Makes ``node`` the node of tensor ``t`` in this trace (later calls
@@ -332,7 +513,9 @@ class ProxyTorchDispatchMode(TorchDispatchMode):
             node = self.graph.create_node("get_attr", name, name=name)
             self.track(a, node)
             return node
-        if isinstance(a, GraphModule):
+        if isinstance(a, Proxy):
+            return a.node
+        if not isinstance(a, (list, tuple, dict)) and any(v is a for v in self.graph.subgraphs.values()):
             name = next(k for k, v in self.graph.subgraphs.items() if v is a)
             return self.graph.create_node("get_attr", name, name=self.graph._name(name))
         if isinstance(a, int) and not isinstance(a, bool) and self.fake_mode is not None:
@@ -410,6 +593,123 @@ class ProxyTorchDispatchMode(TorchDispatchMode):
         return self.record(func, args, kwargs, func(*args, **kwargs))
 
 
+# Note [The tracer API of a tracing rule]
+# A higher-order operator written outside opdispatch records itself the way
+# PyTorch's are written: its py_impl(ProxyTorchDispatchMode) kernel computes
+# the output with the tracer off (disable_proxy_modes_tracing), maps its
+# arguments to Proxies (mode.tracer.unwrap_proxy: a tensor the trace knows
+# becomes the Proxy of its node; a module registered with
+# tracer.root.register_module a get_attr node), makes the node
+# (tracer.create_proxy) and ties the output tensors to it
+# (track_tensor_tree: a getitem node per element of a tuple or list output).
+# These are a thin layer over the mode's own record / track / _arg.
+
+
+class Proxy:
+    """A value being traced: ``node`` is the Node that computes it; indexing
+    records a getitem node. PyTorch: torch.fx.Proxy."""
+
+    def __init__(self, node: Node, tracer: Tracer) -> None:
+        self.node = node
+        self.tracer = tracer
+
+    def __getitem__(self, key: Any) -> Proxy:
+        return Proxy(self.tracer.mode.graph.create_node("call_function", operator.getitem, (self.node, key)),
+                     self.tracer)
+
+    def __repr__(self) -> str:
+        return f"Proxy({self.node.name})"
+
+
+class TracerRoot:
+    """``tracer.root``: the module being built, to which a tracing rule adds
+    the modules its node calls (``register_module(name, module)``, also
+    ``add_module``); ``hasattr(root, name)`` tells whether a name is taken.
+    The modules become attributes of the GraphModule make_fx returns.
+    PyTorch: the root nn.Module of a Tracer."""
+
+    def __init__(self, graph: Graph) -> None:
+        self._graph = graph
+
+    def __getattr__(self, name: str) -> Any:
+        graph = self.__dict__["_graph"]
+        if name in graph.subgraphs:
+            return graph.subgraphs[name]
+        if name in graph.constants:
+            return graph.constants[name]
+        raise AttributeError(f"the traced module has no attribute '{name}'")
+
+    def register_module(self, name: str, module: Any) -> None:
+        """Makes ``module`` the module's attribute ``name``. Raises
+        KeyError if the name is taken. PyTorch: nn.Module.register_module."""
+        if name in self._graph.subgraphs or name in self._graph.constants:
+            raise KeyError(f"attribute '{name}' already exists")
+        self._graph.subgraphs[name] = module
+
+    add_module = register_module
+
+
+class Tracer:
+    """The tracer of a :class:`ProxyTorchDispatchMode` as PyTorch's tracing
+    rules use it (Note [The tracer API of a tracing rule]).
+    PyTorch: torch.fx.experimental.proxy_tensor.PythonKeyTracer."""
+
+    def __init__(self, mode: ProxyTorchDispatchMode) -> None:
+        self.mode = mode
+        self.root = TracerRoot(mode.graph)
+        self.graph = mode.graph
+
+    def unwrap_proxy(self, e: Any) -> Any:
+        """The Proxy of ``e`` if the trace knows it (a tensor it has seen, a
+        module of :attr:`root`; a tensor it has not seen becomes a constant
+        of the graph), else ``e``. PyTorch: PythonKeyTracer.unwrap_proxy."""
+        if isinstance(e, Tensor) or any(v is e for v in self.mode.graph.subgraphs.values()):
+            return Proxy(self.mode._arg(e), self)
+        return e
+
+    def create_proxy(self, kind: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                     name: Optional[str] = None) -> Proxy:
+        """Records a node (``kind`` "call_function", ...) calling ``target``
+        with ``args`` / ``kwargs``, which may hold Proxies, and returns its
+        Proxy. ``name``: the node's name (made unique). PyTorch: TracerBase.create_proxy."""
+        node = self.mode.graph.create_node(kind, target, self.mode._arg(args),
+                                           {k: self.mode._arg(v) for k, v in kwargs.items()},
+                                           name=None if name is None else self.mode.graph._name(name))
+        return Proxy(node, self)
+
+
+def track_tensor_tree(inner_res: Any, proxy_res: Proxy, *, constant: Any, tracer: Tracer) -> Any:
+    """Ties the tensors of ``inner_res`` (a tensor, or a tuple or list of
+    them, possibly nested) to ``proxy_res``'s node: a tensor to the node
+    itself, each element of a tuple or list to a getitem node of it; later
+    calls on those tensors refer to those nodes. Returns ``inner_res``.
+    ``constant`` must be None (no constant propagation).
+    PyTorch: torch.fx.experimental.proxy_tensor.track_tensor_tree."""
+    if constant is not None:
+        raise NotImplementedError("track_tensor_tree(constant=...): opdispatch propagates no constants; pass None")
+    if isinstance(inner_res, Tensor):
+        tracer.mode.track(inner_res, proxy_res.node)
+    elif isinstance(inner_res, (tuple, list)):
+        proxy_res.node.meta["val"] = inner_res
+        for i, item in enumerate(inner_res):
+            if any(isinstance(x, Tensor) for x in tree_flatten(item)[0]):
+                track_tensor_tree(item, proxy_res[i], constant=None, tracer=tracer)
+    return inner_res
+
+
+@contextlib.contextmanager
+def disable_proxy_modes_tracing() -> Iterator[Optional[ProxyTorchDispatchMode]]:
+    """For the block, the make_fx tracer (if one is active) records nothing:
+    it leaves its slot and is restored after; yields it (or None).
+    PyTorch: torch.fx.experimental.proxy_tensor.disable_proxy_modes_tracing."""
+    mode = _C._unset_dispatch_mode(_C._TorchDispatchModeKey.PROXY)
+    try:
+        yield mode if isinstance(mode, ProxyTorchDispatchMode) else None
+    finally:
+        if mode is not None:
+            _C._set_dispatch_mode(mode)
+
+
 def make_fx(fn: Callable[..., Any], tracing_mode: str = "real") -> Callable[..., GraphModule]:
     """``make_fx(fn)(*args)``: calls ``fn(*args)`` and returns a
     :class:`GraphModule` of the operator calls it made (Note [Tracing with a
@@ -443,7 +743,7 @@ def make_fx(fn: Callable[..., Any], tracing_mode: str = "real") -> Callable[...,
             out = fn(*tree_unflatten(leaves, in_spec))
         out_leaves, out_spec = tree_flatten(out)
         graph.create_node("output", "output", ([tracer._arg(x) for x in out_leaves],))
-        return GraphModule(graph, in_spec, out_spec)
+        return GraphModule(graph, in_spec, out_spec, getattr(fn, "__name__", None))
 
     return traced
 

@@ -34,7 +34,9 @@ __all__ = ["cond"]
 #    keeps both too;
 #  - ProxyTorchDispatchMode (make_fx): traces both branches into subgraphs
 #    and records one node cond(pred, true_graph_i, false_graph_i, operands)
-#    (Note [Tracing higher-order operators] in tracing.py);
+#    (Note [Tracing higher-order operators] in tracing.py); a real trace
+#    requires the branches' tensor outputs to have the same dim and dtype,
+#    as PyTorch 2.13's merge of the branches does;
 #  - FakeTensorMode: runs both branches on the fake operands and requires
 #    their outputs to agree (structure, and per tensor shape, dtype, device
 #    and strides), since either may run: the error names what differs.
@@ -148,8 +150,28 @@ def _cond_trace(mode: ProxyTorchDispatchMode, pred: Any, true_fn: Callable[..., 
     (true_graph, false_graph), lifted = mode.trace_subgraphs(
         [("true_graph", true_fn), ("false_graph", false_fn)], tuple(operands))
     _check_same_structure(true_graph._out_spec, false_graph._out_spec)
+    if mode.fake_mode is None:  # (a fake trace's cond call below checks all metadata: _cond_fake)
+        for t, f in zip(_traced_outputs(true_graph), _traced_outputs(false_graph)):
+            _check_mergeable(t, f)
     args = (pred, true_graph, false_graph, (*operands, *lifted))
     return mode.record(cond_op, args, {}, cond_op(*args))
+
+
+def _check_mergeable(t: Any, f: Any) -> None:
+    """What PyTorch 2.13 requires of two branches' tensor outputs when it
+    merges them (a real trace, through torch.compile there): the same number
+    of dimensions and dtype, with its messages; sizes may differ (PyTorch
+    makes them new symbols). RuntimeError otherwise."""
+    if not (isinstance(t, Tensor) and isinstance(f, Tensor)):
+        return
+    for what, a, b in (("dim", t.dim(), f.dim()), ("dtype", t.dtype, f.dtype)):
+        if a != b:
+            raise RuntimeError(f"When merging two branches' output in cond, expected same {what} but got {a} and {b}")
+
+
+def _traced_outputs(gm: Any) -> list[Any]:
+    """The values a traced branch returned (its output node's traced values)."""
+    return [a.meta.get("val") if hasattr(a, "meta") else a for a in gm.graph.nodes[-1].args[0]]
 
 
 @cond_op.py_impl(FakeTensorMode)
