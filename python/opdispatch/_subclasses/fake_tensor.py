@@ -322,6 +322,15 @@ class FakeTensorMode(TorchDispatchMode):
         operator with no fake impl and no Meta kernel.
         PyTorch: FakeTensorMode.__torch_dispatch__ (dispatch)."""
         kwargs = kwargs or {}
+        if not isinstance(func, OpOverload):  # a higher-order operator with a fake function (register_fake)
+            from .._higher_order_ops.utils import registered_hop_fake_fns
+
+            fake_fn = registered_hop_fake_fns.get(func)
+            if fake_fn is None:
+                raise UnsupportedFakeTensorException(f"{func}: the higher-order operator has no fake function; "
+                                                     f"register one with _higher_order_ops.utils.register_fake")
+            with self:
+                return fake_fn(*args, **kwargs)
         if any(not issubclass(t, FakeTensor) for t in types):
             return NotImplemented
         flat, spec = tree_flatten((args, kwargs))
