@@ -277,3 +277,23 @@ def test_a_user_mode_stacked_on_a_fake_tensor_mode_sees_fakes():
         with FakeTensorMode():
             opdispatch.randn(2, 2)
     assert outer.log == ["od.randn.default", "FakeTensor"]
+
+
+def test_a_fake_output_dies_when_dropped():
+    # As a PyTorch tensor does (refcounting, no cycle): memory trackers on fakes count on it
+    # (tests/ecosystem/test_max_mem_tracker.py). tree_unflatten's recursive closure once held the leaves.
+    import gc
+    import weakref
+
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        with FakeTensorMode() as mode:
+            a = mode.from_tensor(opdispatch.randn(100))
+            b = a * 10
+            ref = weakref.ref(b)
+            del b
+            assert ref() is None
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import types
-from typing import Any, Callable, Iterable, Optional, Union
+from typing import Any, Callable, Iterable, Iterator, Optional, Union
 
 __all__ = ["LeafSpec", "TreeSpec", "arg_tree_leaves", "register_pytree_node", "tree_all", "tree_all_only", "tree_any",
            "tree_any_only", "tree_flatten", "tree_iter", "tree_leaves", "tree_map", "tree_map_", "tree_map_only",
@@ -145,30 +145,33 @@ def tree_unflatten(leaves: Iterable[Any], treespec: TreeSpec) -> PyTree:
     if len(values) != treespec.num_leaves:
         raise ValueError(f"tree_unflatten(leaves, treespec): treespec expects {treespec.num_leaves} leaves, "
                          f"got {len(values)}")
-    it = iter(values)
+    return _build(treespec, iter(values))
 
-    def build(spec: TreeSpec) -> Any:
-        if spec.is_leaf():
-            return next(it)
-        children = [build(c) for c in spec.children_specs]
-        registered = _REGISTERED.get(spec.type) if spec.type is not None else None
-        if registered is not None:
-            return registered.unflatten(children, spec.context)
-        if spec.type is dict:
-            return dict(zip(spec.context, children))
-        if spec.type is collections.OrderedDict:
-            return collections.OrderedDict(zip(spec.context, children))
-        if spec.type is collections.defaultdict:
-            factory, keys = spec.context
-            return collections.defaultdict(factory, zip(keys, children))
-        if spec.type is list:
-            return children
-        if spec.type is tuple:
-            return tuple(children)
-        assert spec.type is not None  # only a leaf has no type
-        return spec.type(*children)  # a namedtuple
 
-    return build(treespec)
+def _build(spec: TreeSpec, it: Iterator[Any]) -> Any:
+    """The pytree of ``spec`` with its leaves taken from ``it`` in order. (A
+    module-level function rather than a closure: a closure that calls itself
+    is a reference cycle, which kept the leaves, tensors included, alive
+    until the cyclic garbage collector ran.)"""
+    if spec.is_leaf():
+        return next(it)
+    children = [_build(c, it) for c in spec.children_specs]
+    registered = _REGISTERED.get(spec.type) if spec.type is not None else None
+    if registered is not None:
+        return registered.unflatten(children, spec.context)
+    if spec.type is dict:
+        return dict(zip(spec.context, children))
+    if spec.type is collections.OrderedDict:
+        return collections.OrderedDict(zip(spec.context, children))
+    if spec.type is collections.defaultdict:
+        factory, keys = spec.context
+        return collections.defaultdict(factory, zip(keys, children))
+    if spec.type is list:
+        return children
+    if spec.type is tuple:
+        return tuple(children)
+    assert spec.type is not None  # only a leaf has no type
+    return spec.type(*children)  # a namedtuple
 
 
 def tree_map(fn: Callable[[Any], Any], tree: PyTree, *rests: PyTree,
