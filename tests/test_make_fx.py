@@ -263,3 +263,28 @@ def test_named_modules_of_cond_and_map_branches():
     assert [name for name, _ in gm.named_modules()] == ["", "body_graph_0"]
     readable = gc.print_readable(print_output=False)
     assert "    class true_graph_0(opdispatch.tracing.GraphModule):" in readable
+
+
+def test_tracing_a_wrapper_subclass_input():
+    # PyTorch 2.13 records the calls the function makes on the subclass (mul, sin), its __torch_dispatch__
+    # running below the tracer: x_1, mul, sin, output (aten.mul.Tensor there: PyTorch wraps the 2).
+    from opdispatch.utils._pytree import tree_map
+
+    class Scaled(Tensor):
+        @staticmethod
+        def __new__(cls, elem):
+            return Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype, device=elem.device)
+
+        def __init__(self, elem):
+            self.elem = elem
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            unwrap = lambda x: x.elem if isinstance(x, Scaled) else x  # noqa: E731
+            out = func(*tree_map(unwrap, args), **tree_map(unwrap, kwargs or {}))
+            return tree_map(lambda x: Scaled(x) if isinstance(x, Tensor) else x, out)
+
+    g = make_fx(lambda x: (x * 2).sin())(Scaled(opdispatch.ones(3)))
+    assert [n.name for n in g.graph.nodes] == ["x_1", "mul", "sin", "output"]
+    assert g.graph.nodes[2].target is ops.od.sin.default
+    assert g(opdispatch.zeros(3)).tolist() == [0.0, 0.0, 0.0]
