@@ -107,15 +107,17 @@ def test_variants_of_a_sample():
     info = OpInfo("add.Tensor", [S(x64, y32), S(ints(3), ints(3)), S(d0, Const(a(1)))])
     by_id = {c.id: c for c in cases(info)}
     assert list(by_id) == ["add.Tensor#0", "add.Tensor#0/float32", "add.Tensor#0/float64",
-                           "add.Tensor#0/noncontiguous", "add.Tensor#1", "add.Tensor#1/noncontiguous",
-                           "add.Tensor#2", "add.Tensor#2/float32"]  # no float64 copy of float64 arrays, no
-    # non-contiguous copy of a 0-d array and a one-element one
+                           "add.Tensor#0/noncontiguous", "add.Tensor#0/column_major", "add.Tensor#1",
+                           "add.Tensor#1/noncontiguous", "add.Tensor#2", "add.Tensor#2/float32"]
+    # no float64 copy of float64 arrays, no other layout of a 0-d array, a one-element one or a 1-d one's columns
     assert [x.dtype for x in by_id["add.Tensor#0/float32"].sample.args] == [np.float32, np.float32]
     assert isinstance(by_id["add.Tensor#2/float32"].sample.args[1], Const)
     (x, y), _ = instantiate(by_id["add.Tensor#0/noncontiguous"].sample, "cpu")
     assert (x.stride(), y.stride()) == ((6, 2), (2,)) and not x.is_contiguous()
     assert np.array_equal(x.numpy(), x64) and np.array_equal(y.numpy(), y32)
     assert spread(d0) is d0
+    (x, y), _ = instantiate(by_id["add.Tensor#0/column_major"].sample, "cpu")
+    assert (x.stride(), y.stride()) == ((1, 2), (1,)) and np.array_equal(x.numpy(), x64)
     (meta, _), _ = instantiate(by_id["add.Tensor#0/noncontiguous"].sample, "meta")
     assert meta.is_meta and meta.stride() == (6, 2)
 

@@ -1,6 +1,6 @@
 """The cases the OpInfo harness runs, each an op_db sample or a variant of it
 derived here (its floating arrays cast to each of ``OpInfo.dtypes``; its
-arrays non-contiguous), with what the PyTorch comparison needs: the call in
+arrays non-contiguous, or column-major), with what the PyTorch comparison needs: the call in
 wire form (_protocol.py), the digest that keys its stored reference, the
 result of running it on opdispatch, and the comparison of two results."""
 from __future__ import annotations
@@ -25,12 +25,13 @@ TOLERANCES = {"float16": (1e-3, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1e
               "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7)}
 
 NONCONTIGUOUS = "noncontiguous"
+COLUMN_MAJOR = "column_major"
 
 
 @dataclass(frozen=True)
 class Case:
     """``info``'s sample number ``index``, as given (``variant`` "") or
-    derived (a dtype's name, or ``NONCONTIGUOUS``): ``sample``."""
+    derived (a dtype's name, or a layout of ``LAYOUTS``): ``sample``."""
 
     info: OpInfo
     index: int
@@ -109,11 +110,26 @@ def spread(x: np.ndarray) -> np.ndarray:
     return view
 
 
+def column_major(x: np.ndarray) -> np.ndarray:
+    """``x``'s values laid out in reverse dimension order (the transpose of a
+    contiguous array: strides ascending), for arrays with two or more
+    dimensions of size > 1 (others as they are). PyTorch's outputs follow
+    such a layout where its strides are a contract (TensorIterator's output
+    strides, *_like and clone with preserve_format)."""
+    if sum(n > 1 for n in x.shape) < 2:
+        return x
+    return np.asfortranarray(x)
+
+
+#: The layout variants: name -> how a sample's arrays are changed (an array it returns unchanged keeps its layout).
+LAYOUTS: dict[str, Callable[[np.ndarray], np.ndarray]] = {NONCONTIGUOUS: spread, COLUMN_MAJOR: column_major}
+
+
 def cases(info: OpInfo) -> list[Case]:
     """The cases of ``info``: each sample as given; for each dtype of
     ``info.dtypes``, the sample with its floating arrays cast to it (if it
-    has floating arrays not of that dtype); and the sample with its arrays
-    non-contiguous (``spread``; if any changes)."""
+    has floating arrays not of that dtype); and for each of ``LAYOUTS``, the
+    sample with its arrays in that layout (if any changes)."""
     out = []
     for i, sample in enumerate(info.samples):
         out.append(Case(info, i, "", sample))
@@ -123,8 +139,9 @@ def cases(info: OpInfo) -> list[Case]:
             if any(x.dtype != target for x in floating):
                 cast = _map_arrays(sample, lambda x, t=target: x.astype(t) if x.dtype.kind == "f" else x)
                 out.append(Case(info, i, target.name, cast))
-        if any(spread(x) is not x for x in _arrays(sample)):
-            out.append(Case(info, i, NONCONTIGUOUS, _map_arrays(sample, spread)))
+        for layout, change in LAYOUTS.items():
+            if any(change(x) is not x for x in _arrays(sample)):
+                out.append(Case(info, i, layout, _map_arrays(sample, change)))
     return out
 
 
