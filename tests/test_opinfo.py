@@ -18,7 +18,7 @@ from op_db import OPS, OPS_BY_NAME, S, Const, OpInfo, a, instantiate, ints
 from opinfo import family_names
 from opinfo._cases import Case, as_reference, cases, compare, run_od, spread, values_are_specified
 from opinfo._known_differences import KNOWN_DIFFERENCES
-from opinfo._references import ENV, SCRIPT, WORKER, MissingReference, Source, load, torch_python
+from opinfo._references import DATA, ENV, SCRIPT, WORKER, MissingReference, Source, load, torch_python
 
 CASES = {info.name: cases(info) for info in OPS}
 SOURCE = Source(torch_python(), [c for per_op in CASES.values() for c in per_op])
@@ -198,6 +198,7 @@ def test_values_of_random_and_uninitialized_outputs_are_not_compared():
     assert values_are_specified(OPS_BY_NAME["add.Tensor"]) and values_are_specified(OPS_BY_NAME["zeros"])
 
 
-def test_every_case_family_has_its_file():
+def test_every_family_has_its_file_and_every_file_a_family():
     assert {info.family for info in OPS} == set(FAMILIES)
     assert all(info.family == "unary_math" for info in OPS if info.name in ("acos", "isnan"))
+    assert sorted(p.stem for p in DATA.glob("*.json")) == sorted(FAMILIES)

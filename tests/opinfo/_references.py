@@ -51,9 +51,10 @@ def write(family: str, torch_version: str, entries: dict[str, dict]) -> None:
 
 def run_live(python: str, cases: list[Case]) -> tuple[str, list[dict]]:
     """(PyTorch's version, the result of each case, ``as_reference``) from one
-    worker run in ``python``'s venv. Raises RuntimeError if the worker fails."""
+    worker run in ``python``'s venv. Raises RuntimeError if the worker fails,
+    subprocess.TimeoutExpired if it runs for 15 minutes."""
     done = subprocess.run([python, str(WORKER)], input=json.dumps([c.call() for c in cases]), capture_output=True,
-                          text=True)
+                          text=True, timeout=900)
     if done.returncode != 0:
         raise RuntimeError(f"the PyTorch worker ({python} {WORKER}) failed with exit code {done.returncode}:\n"
                            f"{done.stderr[-3000:]}")
