@@ -90,7 +90,7 @@ class Sample:
 
 
 #: The floating dtypes every sample is also run in by default (OpInfo.dtypes).
-FLOATING = (opdispatch.float32, opdispatch.float64)
+FLOATING = (opdispatch.float16, opdispatch.float32, opdispatch.float64)
 
 
 @dataclass

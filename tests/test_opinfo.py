@@ -106,9 +106,10 @@ def test_variants_of_a_sample():
     x64, y32, d0 = a(2, 3), a(3).astype(np.float32), a()
     info = OpInfo("add.Tensor", [S(x64, y32), S(ints(3), ints(3)), S(d0, Const(a(1)))])
     by_id = {c.id: c for c in cases(info)}
-    assert list(by_id) == ["add.Tensor#0", "add.Tensor#0/float32", "add.Tensor#0/float64",
+    assert list(by_id) == ["add.Tensor#0", "add.Tensor#0/float16", "add.Tensor#0/float32", "add.Tensor#0/float64",
                            "add.Tensor#0/noncontiguous", "add.Tensor#0/column_major", "add.Tensor#1",
-                           "add.Tensor#1/noncontiguous", "add.Tensor#2", "add.Tensor#2/float32"]
+                           "add.Tensor#1/noncontiguous", "add.Tensor#2", "add.Tensor#2/float16",
+                           "add.Tensor#2/float32"]
     # no float64 copy of float64 arrays, no other layout of a 0-d array, a one-element one or a 1-d one's columns
     assert [x.dtype for x in by_id["add.Tensor#0/float32"].sample.args] == [np.float32, np.float32]
     assert isinstance(by_id["add.Tensor#2/float32"].sample.args[1], Const)
