@@ -98,7 +98,7 @@ class OpInfo:
     """``name``: od::<name>; ``samples``; ``ref``: the NumPy result of a
     sample (None: no value check here); ``grad``: gradcheck it;
     ``inplace``: mutates its first argument; ``differentiable_outputs``:
-    see below; ``dtypes``: see below. ``family``: the module of
+    see below; ``dtypes``, ``error_samples``: see below. ``family``: the module of
     tests/opinfo/ that defines the entry ("op_db" for this file's), set by
     ``opinfo.family_ops``: its stored PyTorch references are in
     tests/data/opinfo/<family>.json. Making one resets the sample helpers'
@@ -114,6 +114,9 @@ class OpInfo:
     #: The dtypes the PyTorch comparison and the Meta test also run each sample in: its floating arrays (Const
     #: included) cast to each (a sample whose floating arrays all have that dtype already is not repeated).
     dtypes: tuple[Any, ...] = FLOATING
+    #: Calls PyTorch rejects: tests/test_opinfo.py checks that PyTorch raises and od raises an exception of the
+    #: same family, test_meta that meta raises what cpu raises; the value and gradcheck tests leave them out.
+    error_samples: list[Sample] = field(default_factory=list)
     family: str = "op_db"
 
     def __post_init__(self) -> None:
@@ -334,8 +337,9 @@ OPS: list[OpInfo] = [
            ref=lambda x, dim=None, keepdim=False: np.argmax(x, axis=dim, keepdims=keepdim), grad=False),
     # --- linear algebra ------------------------------------------------------------------------------
     OpInfo("matmul", _matmul_samples(), ref=np.matmul),
-    OpInfo("mm", [S(a(2, 3), a(3, 2)), S(ints(2, 2), a(2, 1))], ref=np.matmul),
-    OpInfo("bmm", [S(a(2, 2, 3), a(2, 3, 2))], ref=np.matmul),
+    OpInfo("mm", [S(a(2, 3), a(3, 2)), S(ints(2, 2), a(2, 1))], ref=np.matmul,
+           error_samples=[S(a(2, 3), a(2, 3)), S(a(3), a(3, 2))]),
+    OpInfo("bmm", [S(a(2, 2, 3), a(2, 3, 2))], ref=np.matmul, error_samples=[S(a(2, 2, 3), a(3, 3, 2))]),
     # --- views -------------------------------------------------------------------------------------------
     OpInfo("view", [S(a(2, 3), [3, 2]), S(a(2, 3), [-1]), S(a(), [1, 1])], ref=lambda x, s: x.reshape(s)),
     OpInfo("detach", [S(a(2, 3)), S(a())], ref=lambda x: x, grad=False),

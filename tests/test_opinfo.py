@@ -16,7 +16,7 @@ import pytest
 
 from op_db import OPS, OPS_BY_NAME, S, Const, OpInfo, a, instantiate, ints
 from opinfo import family_names
-from opinfo._cases import Case, as_reference, cases, compare, run_od, spread, values_are_specified
+from opinfo._cases import ERROR, Case, as_reference, cases, compare, run_od, spread, values_are_specified
 from opinfo._known_differences import KNOWN_DIFFERENCES
 from opinfo._references import DATA, ENV, SCRIPT, WORKER, MissingReference, Source, load, torch_python
 
@@ -26,25 +26,37 @@ FAMILIES = ["op_db", *family_names()]
 live_only = pytest.mark.skipif(torch_python() is None, reason=f"set {ENV} to a PyTorch venv's python")
 
 
-@pytest.mark.parametrize("info", OPS, ids=lambda info: info.name)
-def test_matches_pytorch(info):
-    problems = []
-    for case in CASES[info.name]:
+def problems(per_op: list[Case], source, known: dict[str, tuple[str, str]]) -> list[str]:
+    """What is wrong with opdispatch's results of one operator's cases:
+    differences from PyTorch's (``source.result``) not in ``known``, entries
+    of ``known`` that no longer describe their case, error samples PyTorch
+    accepts, and cases without a stored result."""
+    found = []
+    for case in per_op:
         try:
-            expected = SOURCE.result(case)
+            expected = source.result(case)
         except MissingReference as e:
-            problems.append(str(e))
+            found.append(str(e))
+            continue
+        if case.variant == ERROR and "raises" not in expected:
+            found.append(f"{case.id} ({case.sample}) is an error sample but PyTorch returns: make it a sample")
             continue
         diffs = compare(expected, run_od(case))
         kinds = " ".join(sorted({kind for kind, _ in diffs}))
-        known = KNOWN_DIFFERENCES.get(case.id)
-        if known is None and diffs:
-            problems.append(f"{case.id} ({case.sample}): " + "; ".join(text for _, text in diffs))
-        elif known is not None and kinds != known[0]:
+        listed = known.get(case.id)
+        if listed is None and diffs:
+            found.append(f"{case.id} ({case.sample}): " + "; ".join(text for _, text in diffs))
+        elif listed is not None and kinds != listed[0]:
             now = "agrees with PyTorch" if not diffs else "differs in " + "; ".join(text for _, text in diffs)
-            problems.append(f"{case.id} is listed in tests/opinfo/_known_differences.py as differing in {known[0]} "
-                            f"({known[1]}) but now {now}: update the list")
-    assert not problems, "\n".join(problems)
+            found.append(f"{case.id} is listed in tests/opinfo/_known_differences.py as differing in {listed[0]} "
+                         f"({listed[1]}) but now {now}: update the list")
+    return found
+
+
+@pytest.mark.parametrize("info", OPS, ids=lambda info: info.name)
+def test_matches_pytorch(info):
+    found = problems(CASES[info.name], SOURCE, KNOWN_DIFFERENCES)
+    assert not found, "\n".join(found)
 
 
 def test_known_differences_name_current_cases():
@@ -203,3 +215,34 @@ def test_every_family_has_its_file_and_every_file_a_family():
     assert {info.family for info in OPS} == set(FAMILIES)
     assert all(info.family == "unary_math" for info in OPS if info.name in ("acos", "isnan"))
     assert sorted(p.stem for p in DATA.glob("*.json")) == sorted(FAMILIES)
+
+
+class _Given:
+    """A source of PyTorch results that gives one result for every case."""
+
+    def __init__(self, result: dict) -> None:
+        self._result = result
+
+    def result(self, case: Case) -> dict:
+        return self._result
+
+
+def test_problems_name_differences_stale_known_differences_and_accepted_error_samples():
+    info = OpInfo("mm", [S(np.eye(2), np.ones((2, 1)))], error_samples=[S(np.ones((2, 3)), np.ones((2, 3)))])
+    right, error = cases(info)[0], cases(info)[-1]
+    assert (right.id, error.id) == ("mm#0", "mm#error0")
+    pytorch = _Given(run_od(right))
+    assert problems([right], pytorch, {}) == []
+    assert problems([right], pytorch, {"mm#0": ("dtype", "why")}) == [
+        "mm#0 is listed in tests/opinfo/_known_differences.py as differing in dtype (why) but now agrees with "
+        "PyTorch: update the list"]
+    other = copy.deepcopy(run_od(right))
+    other["returns"]["tensor"]["dtype"] = "float32"
+    assert problems([right], _Given(other), {}) == ["mm#0 (float64[2, 2], float64[2, 1]): output: PyTorch dtype "
+                                                    "float32, od float64"]
+    assert problems([right], _Given(other), {"mm#0": ("dtype", "why")}) == []
+    assert problems([error], pytorch, {}) == [
+        "mm#error0 (float64[2, 3], float64[2, 3]) is an error sample but PyTorch returns: make it a sample"]
+    raising = {"raises": {"family": "RuntimeError", "type": "RuntimeError", "message": "mat1 and mat2 shapes"}}
+    assert problems([error], _Given(raising), {}) == []
+    assert "od returns" in problems([right], _Given(raising), {})[0]

@@ -26,6 +26,8 @@ TOLERANCES = {"float16": (1e-3, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1e
 
 NONCONTIGUOUS = "noncontiguous"
 COLUMN_MAJOR = "column_major"
+#: The variant of the cases made of ``OpInfo.error_samples`` (as given: no dtype or layout variants).
+ERROR = "error"
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,10 @@ class Case:
 
     @property
     def id(self) -> str:
-        """"add.Tensor#2" for a sample as given, "add.Tensor#2/float32" for a variant."""
+        """"add.Tensor#2" for a sample as given, "add.Tensor#2/float32" for a variant, "add.Tensor#error0" for
+        an error sample."""
+        if self.variant == ERROR:
+            return f"{self.info.name}#error{self.index}"
         return f"{self.info.name}#{self.index}" + (f"/{self.variant}" if self.variant else "")
 
     def call(self) -> dict:
@@ -129,7 +134,8 @@ def cases(info: OpInfo) -> list[Case]:
     """The cases of ``info``: each sample as given; for each dtype of
     ``info.dtypes``, the sample with its floating arrays cast to it (if it
     has floating arrays not of that dtype); and for each of ``LAYOUTS``, the
-    sample with its arrays in that layout (if any changes)."""
+    sample with its arrays in that layout (if any changes); then each of
+    ``info.error_samples`` as given (variant ``ERROR``)."""
     out = []
     for i, sample in enumerate(info.samples):
         out.append(Case(info, i, "", sample))
@@ -142,7 +148,7 @@ def cases(info: OpInfo) -> list[Case]:
         for layout, change in LAYOUTS.items():
             if any(change(x) is not x for x in _arrays(sample)):
                 out.append(Case(info, i, layout, _map_arrays(sample, change)))
-    return out
+    return out + [Case(info, i, ERROR, sample) for i, sample in enumerate(info.error_samples)]
 
 
 class OpdispatchBackend(Backend):
