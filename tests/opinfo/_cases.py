@@ -172,7 +172,10 @@ def values_are_specified(info: OpInfo) -> bool:
     """False for operators whose output values PyTorch does not fix: random
     (tagged nondeterministic_seeded) and uninitialized (``UNINITIALIZED``)."""
     base, _, overload = info.name.partition(".")
-    tags = getattr(getattr(opdispatch.ops.od, base), overload or "default").tags
+    try:
+        tags = getattr(getattr(opdispatch.ops.od, base), overload or "default").tags
+    except AttributeError:  # no such od operator: its cases raise, and test_meta names the entry
+        return True
     return base not in UNINITIALIZED and opdispatch.Tag.nondeterministic_seeded not in tags
 
 
