@@ -248,8 +248,9 @@ def test_core_aten_membership_and_summary():
     header, *rows = parser.rows
     assert [c[1] for c in header[1]][-2:] == ["Decomposition", "Core ATen"]
     body = dict(rows)
-    assert [c[:2] for c in body["od::add.Tensor"][-2:]] == [("missing", ""), ("core", "core")]
-    assert body["od::to.dtype"][-2][:2] == ("CompositeImplicitAutograd", "yes")
+    assert [c[:2] for c in body["od::add.Tensor"][-2:]] == [("missing extra extra-1", ""),
+                                                            ("core extra extra-0", "core")]
+    assert body["od::to.dtype"][-2][:2] == ("CompositeImplicitAutograd extra extra-1", "yes")
     assert "aten::add.Tensor core" in body["od::add.Tensor"][-1][2]
     assert f'<p id="core-aten">Core ATen opset of PyTorch 2.13.0+cpu: {len(tagged)} of 193' in page
 

@@ -280,6 +280,8 @@ td { font-size: 12px; min-width: 2.6em; }
 .modes { background: #fff176; }
 .core { background: #4db6ac; color: #fff; }
 thead th.extra { background: #e0f2f1; }
+.extra { position: sticky; box-sizing: border-box; width: 64px; min-width: 64px; max-width: 64px; }
+.extra-0 { right: 0; } .extra-1 { right: 64px; }
 td.pyimpl { box-shadow: inset 0 0 0 3px #7b1fa2; font-weight: 600; }
 .legend span.pyimpl { border: 3px solid #7b1fa2; }
 td.pyimpl::after { content: " +py"; color: #7b1fa2; background: #fff; padding: 0 2px; border-radius: 2px; }
@@ -297,10 +299,13 @@ def _hover(op: str, entry: TableEntry) -> str:
 def _html_table(corner: str, rows: list[str], keys: list[str], cells: dict[tuple[str, str], TableEntry],
                 py_cells: dict[tuple[str, str], TableEntry],
                 row_titles: dict[str, str], extra: Optional[dict[str, list[tuple[str, str, str]]]] = None) -> str:
-    """``extra``: more columns after the keys', {title: [(class, text, tooltip) per row]}."""
+    """``extra``: more columns after the keys', {title: [(class, text, tooltip) per row]} (at most two: they
+    stay at the window's right edge while the keys' columns scroll)."""
     esc = html.escape
     extra = extra or {}
-    head = "".join(f"<th>{esc(k)}</th>" for k in keys) + "".join(f'<th class="extra">{esc(t)}</th>' for t in extra)
+    sticky = [f"extra extra-{len(extra) - 1 - j}" for j in range(len(extra))]
+    head = "".join(f"<th>{esc(k)}</th>" for k in keys) + "".join(
+        f'<th class="{cls}">{esc(t)}</th>' for cls, t in zip(sticky, extra))
     body = []
     for i, r in enumerate(rows):
         tds = []
@@ -314,8 +319,8 @@ def _html_table(corner: str, rows: list[str], keys: list[str], cells: dict[tuple
                           f"{py.kernel}" + (f" at Python {py.site}" if py.site else ""))
             cls = f"{kind} {PY_IMPL[1]}" if py is not None else kind
             tds.append(f'<td class="{cls}" title="{esc(hover)}">{esc(KINDS[kind][1])}</td>')
-        tds += [f'<td class="{cls}" title="{esc(tip)}">{esc(text)}</td>' for cls, text, tip in
-                (column[i] for column in extra.values())]
+        tds += [f'<td class="{cls} {where}" title="{esc(tip)}">{esc(text)}</td>' for where, (cls, text, tip) in
+                zip(sticky, (column[i] for column in extra.values()))]
         body.append(f'<tr><th title="{esc(row_titles[r])}">{esc(r)}</th>{"".join(tds)}</tr>')
     return (f'<table><thead><tr><th>{esc(corner)}</th>{head}</tr></thead>\n<tbody>\n{chr(10).join(body)}\n'
             f"</tbody></table>\n")
@@ -337,8 +342,8 @@ def _support_columns(cov: Coverage) -> dict[str, list[tuple[str, str, str]]]:
 def render_html(cov: Coverage, title: str) -> str:
     """A self-contained HTML page: a legend, then the operators' table
     (operators as rows, keys as columns, then the Decomposition and Core ATen
-    columns), the Core ATen summary (:func:`core_aten_summary`) and the
-    higher-order operators' table.
+    columns), after the Core ATen summary (:func:`core_aten_summary`), and
+    the higher-order operators' table.
     Each cell's tooltip gives the rule and the kernel's registration site (and
     the py_impl kernel of a marked cell), each operator's its schema."""
     esc = html.escape
@@ -351,11 +356,11 @@ def render_html(cov: Coverage, title: str) -> str:
         parts.append(f"<p>{len(cov.ops)} operators x {len(cov.keys)} dispatch keys (highest priority last). Hover "
                      f"over a cell for the rule that chose its kernel and where that kernel was registered, over "
                      f"an operator for its schema.</p>\n")
-        parts.append(_html_table("operator", cov.ops, cov.keys, cov.cells, cov.py_cells, titles,
-                                 _support_columns(cov)))
         summary = core_aten_summary(cov, wrap=False)
         if summary is not None:
             parts.append(f'<p id="core-aten">{esc(summary)}</p>\n')
+        parts.append(_html_table("operator", cov.ops, cov.keys, cov.cells, cov.py_cells, titles,
+                                 _support_columns(cov)))
     if cov.hops:
         titles = {h: f"opdispatch.ops.higher_order.{h}: a HigherOrderOperator, dispatched in Python to its "
                      f"py_impl kernels" for h in cov.hops}
