@@ -1,7 +1,8 @@
 """Every built-in operator against PyTorch 2.13's ATen namesake, on every
-OpInfo sample (tests/op_db.py, tests/opinfo/) and its variants (each
-dtype of OpInfo.dtypes, non-contiguous): values within tolerance, result
-dtypes, shapes and strides, aliasing, raising or not, in-place effects.
+OpInfo sample (tests/op_db.py, tests/opinfo/), its variants (each dtype of
+OpInfo.dtypes, non-contiguous, column-major) and its error samples: values
+within tolerance, result dtypes, shapes and strides, aliasing, raising or
+not, in-place effects.
 PyTorch's results come live from $OPDISPATCH_TORCH_PYTHON's venv if set,
 else from tests/data/opinfo/ (tests/opinfo/make_references.py writes them).
 docs/builtin-operators.rst says how to add samples and refresh references."""

@@ -1,8 +1,9 @@
 """The cases the OpInfo harness runs, each an op_db sample or a variant of it
 derived here (its floating arrays cast to each of ``OpInfo.dtypes``; its
-arrays non-contiguous, or column-major), with what the PyTorch comparison needs: the call in
-wire form (_protocol.py), the digest that keys its stored reference, the
-result of running it on opdispatch, and the comparison of two results."""
+arrays non-contiguous, or column-major), with what the PyTorch comparison
+needs: the call in wire form (_protocol.py), the digest that keys its stored
+reference, the result of running it on opdispatch, and the comparison of two
+results."""
 from __future__ import annotations
 
 import hashlib
