@@ -46,7 +46,7 @@ def problems(per_op: list[Case], source, known: dict[str, tuple[str, str]]) -> l
         kinds = " ".join(sorted({kind for kind, _ in diffs}))
         listed = known.get(case.id)
         if listed is None and diffs:
-            found.append(f"{case.id} ({case.sample}): " + "; ".join(text for _, text in diffs))
+            found.append(f"{case.id} ({case.sample}) differs in {kinds}: " + "; ".join(text for _, text in diffs))
         elif listed is not None and kinds != listed[0]:
             now = "agrees with PyTorch" if not diffs else "differs in " + "; ".join(text for _, text in diffs)
             found.append(f"{case.id} is listed in tests/opinfo/_known_differences.py as differing in {listed[0]} "
@@ -240,8 +240,8 @@ def test_problems_name_differences_stale_known_differences_and_accepted_error_sa
         "PyTorch: update the list"]
     other = copy.deepcopy(run_od(right))
     other["returns"]["tensor"]["dtype"] = "float32"
-    assert problems([right], _Given(other), {}) == ["mm#0 (float64[2, 2], float64[2, 1]): output: PyTorch dtype "
-                                                    "float32, od float64"]
+    assert problems([right], _Given(other), {}) == ["mm#0 (float64[2, 2], float64[2, 1]) differs in dtype: output: "
+                                                    "PyTorch dtype float32, od float64"]
     assert problems([right], _Given(other), {"mm#0": ("dtype", "why")}) == []
     assert problems([error], pytorch, {}) == [
         "mm#error0 (float64[2, 3], float64[2, 3]) is an error sample but PyTorch returns: make it a sample"]
