@@ -15,6 +15,7 @@ null}}; a path names a tensor argument ("args[0]", "args[1][2]",
 "kwargs[out]")."""
 from __future__ import annotations
 
+import abc
 import base64
 from typing import Any, Callable, Iterator
 
@@ -79,18 +80,21 @@ def tensor_paths(args: tuple, kwargs: dict, is_tensor: Callable[[Any], bool]) ->
     return dict(found)
 
 
-class Backend:
-    """How one framework's tensors are read: subclassed by the opdispatch
-    and the PyTorch side."""
+class Backend(abc.ABC):
+    """How one framework's tensors are read, and its calls turned into wire
+    results: subclassed by the opdispatch and the PyTorch side."""
 
+    @abc.abstractmethod
     def is_tensor(self, x: Any) -> bool:
-        raise NotImplementedError
+        """Whether ``x`` is a tensor of this framework."""
 
+    @abc.abstractmethod
     def values(self, t: Any) -> np.ndarray:
-        raise NotImplementedError
+        """A new array of tensor ``t``'s values."""
 
+    @abc.abstractmethod
     def shares_storage(self, a: Any, b: Any) -> bool:
-        raise NotImplementedError
+        """Whether tensors ``a`` and ``b`` have one storage (with bytes)."""
 
     def snapshot(self, args: tuple, kwargs: dict) -> dict[str, tuple[Any, np.ndarray, int]]:
         """{path: (tensor, values, version)} of the tensor arguments before a call."""
