@@ -4,7 +4,12 @@ shared by test_builtin_ops (values), test_autograd (gradcheck) and test_meta
 
 A sample's tensor arguments are NumPy arrays; ``instantiate`` turns them into
 tensors on a device. ``Const`` marks a float tensor that gets no gradient,
-``DEVICE`` the device under test (for factories)."""
+``DEVICE`` the device under test (for factories).
+
+The sample helpers (``a``, ``pos``, ``ints``, ``mask``) draw from one RNG that
+every ``OpInfo`` resets to the same seed when it is made, so an entry's values
+depend only on its own samples (Note [Sample values per entry]).
+tests/test_opinfo.py compares every sample with PyTorch 2.13 (docs/builtin-operators.rst)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -14,8 +19,23 @@ import numpy as np
 
 import opdispatch
 from opdispatch import _C
+from opinfo._protocol import strided_buffer
 
-_rng = np.random.default_rng(1234)
+# Note [Sample values per entry]
+# The helpers draw from _rng, which OpInfo.__post_init__ resets to _SEED. The
+# arguments of an entry are evaluated after the previous entry was made, so
+# each entry draws the same stream from its start: adding, removing or
+# reordering other entries (here or in another family module) leaves its
+# values as they are, and with them its stored PyTorch references (keyed by a
+# digest of the values, tests/opinfo/_cases.py). Editing an entry's samples
+# changes only that entry's later draws.
+_SEED = 1234
+_rng = np.random.default_rng(_SEED)
+
+
+def _reset_rng() -> None:
+    global _rng
+    _rng = np.random.default_rng(_SEED)
 
 
 def a(*shape: int) -> np.ndarray:
@@ -69,12 +89,20 @@ class Sample:
         return ", ".join(parts)
 
 
+#: The floating dtypes every sample is also run in by default (OpInfo.dtypes).
+FLOATING = (opdispatch.float16, opdispatch.float32, opdispatch.float64)
+
+
 @dataclass
 class OpInfo:
     """``name``: od::<name>; ``samples``; ``ref``: the NumPy result of a
     sample (None: no value check here); ``grad``: gradcheck it;
     ``inplace``: mutates its first argument; ``differentiable_outputs``:
-    see below."""
+    see below; ``dtypes``, ``error_samples``: see below. ``family``: the module of
+    tests/opinfo/ that defines the entry ("op_db" for this file's), set by
+    ``opinfo.family_ops``: its stored PyTorch references are in
+    tests/data/opinfo/<family>.json. Making one resets the sample helpers'
+    RNG (Note [Sample values per entry])."""
 
     name: str
     samples: list[Sample]
@@ -83,6 +111,16 @@ class OpInfo:
     inplace: bool = False
     #: The outputs gradcheck differentiates (None: every floating-point one).
     differentiable_outputs: Optional[tuple[int, ...]] = None
+    #: The dtypes the PyTorch comparison and the Meta test also run each sample in: its floating arrays (Const
+    #: included) cast to each (a sample whose floating arrays all have that dtype already is not repeated).
+    dtypes: tuple[Any, ...] = FLOATING
+    #: Calls PyTorch rejects: tests/test_opinfo.py checks that PyTorch raises and od raises an exception of the
+    #: same family, test_meta that meta raises what cpu raises; the value and gradcheck tests leave them out.
+    error_samples: list[Sample] = field(default_factory=list)
+    family: str = "op_db"
+
+    def __post_init__(self) -> None:
+        _reset_rng()
 
     @property
     def op(self) -> _C._DispatchOperator:
@@ -94,11 +132,25 @@ def S(*args: Any, **kwargs: Any) -> Sample:
     return Sample(args, kwargs)
 
 
+def as_tensor(x: np.ndarray, device: Any) -> opdispatch.Tensor:
+    """A new tensor on ``device`` with ``x``'s values, dtype and layout: a
+    C-contiguous array gives a contiguous tensor; any other array with
+    non-negative strides a tensor with the same strides (in elements) over a
+    buffer of its own (``strided_buffer``: a kernel that reads past its
+    strides shows); negative strides a contiguous one."""
+    if x.flags.c_contiguous or x.size == 0 or any(s < 0 or s % x.itemsize for s in x.strides):
+        return opdispatch.tensor(x if x.flags.c_contiguous else x.copy(), device=device)
+    strides = [s // x.itemsize for s in x.strides]
+    base = opdispatch.tensor(strided_buffer(x, strides), device=device)
+    return _C._as_strided(base, list(x.shape), strides, 0)
+
+
 def instantiate(sample: Sample, device: str, leaves: Optional[Iterator[Any]] = None,
                 float_dtype: Optional[type] = None) -> tuple[tuple, dict]:
-    """The sample's arguments with arrays as tensors on ``device``. With
-    ``leaves``, float arrays (not Const) are taken from it instead (gradcheck);
-    with ``float_dtype``, the other float arrays (Const included) are cast to it."""
+    """The sample's arguments with arrays as tensors on ``device`` (each new,
+    with the array's layout: ``as_tensor``). With ``leaves``, float arrays
+    (not Const) are taken from it instead (gradcheck); with ``float_dtype``,
+    the other float arrays (Const included) are cast to it."""
 
     def cast(x: np.ndarray) -> np.ndarray:
         return x.astype(float_dtype) if float_dtype is not None and x.dtype.kind == "f" else x
@@ -107,9 +159,9 @@ def instantiate(sample: Sample, device: str, leaves: Optional[Iterator[Any]] = N
         if isinstance(x, np.ndarray):
             if leaves is not None and x.dtype.kind == "f":
                 return next(leaves)
-            return opdispatch.tensor(cast(x), device=device)
+            return as_tensor(cast(x), device)
         if isinstance(x, Const):
-            return opdispatch.tensor(cast(x.array), device=device)
+            return as_tensor(cast(x.array), device)
         if isinstance(x, list):
             return [convert(v) for v in x]
         if x is DEVICE:
@@ -285,8 +337,9 @@ OPS: list[OpInfo] = [
            ref=lambda x, dim=None, keepdim=False: np.argmax(x, axis=dim, keepdims=keepdim), grad=False),
     # --- linear algebra ------------------------------------------------------------------------------
     OpInfo("matmul", _matmul_samples(), ref=np.matmul),
-    OpInfo("mm", [S(a(2, 3), a(3, 2)), S(ints(2, 2), a(2, 1))], ref=np.matmul),
-    OpInfo("bmm", [S(a(2, 2, 3), a(2, 3, 2))], ref=np.matmul),
+    OpInfo("mm", [S(a(2, 3), a(3, 2)), S(ints(2, 2), a(2, 1))], ref=np.matmul,
+           error_samples=[S(a(2, 3), a(2, 3)), S(a(3), a(3, 2))]),
+    OpInfo("bmm", [S(a(2, 2, 3), a(2, 3, 2))], ref=np.matmul, error_samples=[S(a(2, 2, 3), a(3, 3, 2))]),
     # --- views -------------------------------------------------------------------------------------------
     OpInfo("view", [S(a(2, 3), [3, 2]), S(a(2, 3), [-1]), S(a(), [1, 1])], ref=lambda x, s: x.reshape(s)),
     OpInfo("detach", [S(a(2, 3)), S(a())], ref=lambda x: x, grad=False),

@@ -9,6 +9,7 @@ import pytest
 
 import opdispatch
 from opdispatch import _coverage
+from opdispatch._core_aten import CORE_ATEN
 from opdispatch.library import fallthrough_kernel
 
 from _extension_build import EXAMPLE, cmake_build
@@ -193,3 +194,72 @@ def test_a_section_for_higher_order_operators():
         assert "cond" in _coverage.coverage().hops and _coverage.coverage("od").hops == []
     finally:
         del _higher_order_ops["coverage_hop"]
+
+
+# --- per operator: CPU, Meta, autograd, decomposition, Core ATen ---------------------------------------------------
+
+
+def test_what_each_operator_has(lib, ns):
+    lib.define("full_set(Tensor x) -> Tensor")
+    lib.impl("full_set", lambda x: x, "CPU")
+    lib.impl("full_set", lambda x: x, "Meta")
+    lib.impl("full_set", lambda x: x, "Autograd")
+    lib.define("decomposed(Tensor x) -> Tensor")
+    lib.impl("decomposed", lambda x: x, "CompositeImplicitAutograd")
+    lib.define("py_decomposed(Tensor x) -> Tensor")
+    lib.impl("py_decomposed", lambda x: x, "CPU")
+    getattr(opdispatch.ops, ns).py_decomposed.default.py_impl(opdispatch._C.DispatchKey.CompositeImplicitAutograd)(
+        lambda x: x)
+    cov = _coverage.coverage(ns)
+    assert _coverage.support(cov, f"{ns}::full_set") == _coverage.Support("kernel", "kernel", "Autograd", False, False)
+    assert _coverage.support(cov, f"{ns}::decomposed") == _coverage.Support(
+        "CompositeImplicitAutograd", "CompositeImplicitAutograd", "CompositeImplicitAutograd", True, False)
+    py = _coverage.support(cov, f"{ns}::py_decomposed")
+    assert py.decomposition and py.cpu == "kernel" and py.meta == "py_impl" and py.autograd == "fallback"
+    text = _coverage.render_text(cov)
+    rows = [line.split() for line in text.splitlines() if line.startswith(f"{ns}::full_set ")]
+    assert rows[1] == [f"{ns}::full_set", "K", "K", "A", ".", "."]  # rows[0] is the keys' grid
+    assert [line.split() for line in text.splitlines() if line.startswith(f"{ns}::decomposed ")][1][1:] == [
+        "I", "I", "I", "D", "."]
+    assert _coverage.core_aten_missing(cov) is None and "Core ATen opset of" not in text
+
+
+def test_core_aten_membership_and_summary():
+    cov = _coverage.coverage("od")
+    assert _coverage.support(cov, "od::add.Tensor").core and not _coverage.support(cov, "od::add_.Tensor").core
+    assert _coverage.support(cov, "od::to.dtype").decomposition and not _coverage.support(cov, "od::mm").decomposition
+    # Every od operator named like a core overload carries PyTorch's core tag (tests/test_core_aten.py).
+    tagged = {op for op in cov.ops
+              if opdispatch.Tag.core in getattr(getattr(opdispatch.ops.od, op[4:].partition(".")[0]),
+                                                op[4:].partition(".")[2] or "default").tags}
+    assert {op for op in cov.ops if _coverage.support(cov, op).core} == tagged
+    missing = _coverage.core_aten_missing(cov)
+    assert len(tagged) + len(missing) == len(CORE_ATEN) == 193 and not {"od::" + m for m in missing} & set(cov.ops)
+    text = _coverage.render_text(cov)
+    assert f"Core ATen opset of PyTorch 2.13.0+cpu: {len(tagged)} of 193 overloads are od operators; missing " \
+           f"({len(missing)}): " in text
+    assert all(len(line) <= 120 for line in text.splitlines()[-10:])
+    add = [line.split() for line in text.splitlines() if line.startswith("od::add.Tensor ")][1]
+    assert add == ["od::add.Tensor", "K", "K", "A", ".", "C"]
+
+    page = _coverage.render_html(cov, "od coverage")
+    parser = _Cells()
+    parser.feed(page)
+    header, *rows = parser.rows
+    assert [c[1] for c in header[1]][-2:] == ["Decomposition", "Core ATen"]
+    body = dict(rows)
+    assert [c[:2] for c in body["od::add.Tensor"][-2:]] == [("missing extra extra-1", ""),
+                                                            ("core extra extra-0", "core")]
+    assert body["od::to.dtype"][-2][:2] == ("CompositeImplicitAutograd extra extra-1", "yes")
+    assert "aten::add.Tensor core" in body["od::add.Tensor"][-1][2]
+    assert f'<p id="core-aten">Core ATen opset of PyTorch 2.13.0+cpu: {len(tagged)} of 193' in page
+
+
+def test_the_command_counts_the_core_aten_overloads(tmp_path, capsys):
+    from opdispatch.__main__ import main
+
+    assert main(["coverage", "od", "--html", str(tmp_path / "od.html")]) == 0
+    missing = _coverage.core_aten_missing(_coverage.coverage("od"))
+    assert capsys.readouterr().out.endswith(f"; Core ATen: {193 - len(missing)} of 193 overloads in od\n")
+    assert main(["coverage", "od"]) == 0
+    assert "Core ATen opset of PyTorch 2.13.0+cpu:" in capsys.readouterr().out

@@ -241,6 +241,7 @@ def _runtime_key(text: str) -> Any:
 
 def _cmd_coverage(args: argparse.Namespace) -> int:
     from . import _coverage
+    from ._core_aten import CORE_ATEN
 
     try:
         cov = _coverage.coverage(args.namespace)
@@ -260,7 +261,10 @@ def _cmd_coverage(args: argparse.Namespace) -> int:
               "folder (e.g. --html coverage.html).", file=sys.stderr)
         return 2
     hops = f", {len(cov.hops)} higher-order operators x {len(cov.hop_keys)} keys" if cov.hops else ""
-    print(f"wrote {args.html}: {len(cov.ops)} operators x {len(cov.keys)} dispatch keys{hops}")
+    missing = _coverage.core_aten_missing(cov)
+    core = "" if missing is None else \
+        f"; Core ATen: {len(CORE_ATEN) - len(missing)} of {len(CORE_ATEN)} overloads in {_coverage.CORE_NAMESPACE}"
+    print(f"wrote {args.html}: {len(cov.ops)} operators x {len(cov.keys)} dispatch keys{hops}{core}")
     return 0
 
 
@@ -375,8 +379,10 @@ def _build_parser() -> argparse.ArgumentParser:
         "(CompositeExplicitAutograd, CompositeImplicitAutograd, Autograd, ...), a backend fallback, a fallthrough, "
         "or nothing; marked where a py_impl kernel would run instead while the Python dispatcher is on. Then the "
         "higher-order operators (without NAMESPACE, or with higher_order): their py_impl kernels per key and per "
-        "mode or subclass, and their fallthroughs. Text by default; --html FILE writes a page with the "
-        "registration sites on hover.",
+        "mode or subclass, and their fallthroughs. Then, per operator, what serves CPU, Meta and AutogradCPU, "
+        "whether it has a decomposition (a CompositeImplicitAutograd kernel) and whether it is in PyTorch's Core "
+        "ATen opset, and how many of the opset's overloads od defines. Text by default; --html FILE writes a page "
+        "with the registration sites on hover.",
     )
     p.add_argument("namespace", nargs="?", help="only this namespace (e.g. myext; higher_order for the higher-order "
                                                 "operators)")

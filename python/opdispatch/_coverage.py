@@ -2,17 +2,19 @@
 saying what serves the key (a kernel registered there, an alias-key kernel
 and which, a backend fallback, a fallthrough, or nothing, and the py_impl
 kernel the Python dispatcher would run instead), then the higher-order
-operators x keys (their py_impl kernels and fallthroughs), as text or as an
-HTML page with the registration sites on hover."""
+operators x keys (their py_impl kernels and fallthroughs), then what each
+operator has (CPU, Meta, autograd, a decomposition, membership of the Core
+ATen opset) and how much of the Core ATen opset ``od`` defines, as text or as
+an HTML page with the registration sites on hover."""
 from __future__ import annotations
 
 import dataclasses
 import html
-from typing import Optional
-
-from typing import Any
+import textwrap
+from typing import Any, Optional
 
 from . import _C
+from ._core_aten import CORE_ATEN, TORCH_VERSION
 from ._introspection import (TableEntry, display_site, function_name, hop_table_entries, py_impl_entry, python_site,
                              table_entries)
 
@@ -74,6 +76,52 @@ class Coverage:
     hops: list[str] = dataclasses.field(default_factory=list)
     hop_keys: list[str] = dataclasses.field(default_factory=list)
     hop_cells: dict[tuple[str, str], TableEntry] = dataclasses.field(default_factory=dict)
+    #: The operators with a decomposition: a CompositeImplicitAutograd kernel, C++ or py_impl (what
+    #: OpOverload.decompose runs).
+    decomposed: frozenset[str] = frozenset()
+
+
+#: The library that implements the Core ATen opset, under the same names as aten.
+CORE_NAMESPACE = "od"
+
+
+@dataclasses.dataclass(frozen=True)
+class Support:
+    """What one operator has. ``cpu``, ``meta``, ``autograd``: the
+    :data:`KINDS` key of what serves CPU, Meta and AutogradCPU ("py_impl"
+    where the Python dispatcher would run a py_impl kernel instead);
+    ``decomposition``: it has a CompositeImplicitAutograd kernel
+    (``OpOverload.decompose`` runs it); ``core``: it is an ``od`` operator
+    named like an overload PyTorch 2.13 tags ``core`` (Core ATen,
+    :data:`opdispatch._core_aten.CORE_ATEN`)."""
+
+    cpu: str
+    meta: str
+    autograd: str
+    decomposition: bool
+    core: bool
+
+
+#: The columns of the support table: (title, the key whose cell it shows, or None).
+SUPPORT_COLUMNS = (("CPU", "CPU"), ("Meta", "Meta"), ("Autograd", "AutogradCPU"), ("Decomposition", None),
+                   ("Core ATen", None))
+
+
+def support(cov: Coverage, op: str) -> Support:
+    """The :class:`Support` of operator ``op`` of ``cov``."""
+    def kind(key: str) -> str:
+        return "py_impl" if (op, key) in cov.py_cells else cell_kind(cov.cells[op, key])
+
+    ns, _, name = op.partition("::")
+    return Support(kind("CPU"), kind("Meta"), kind("AutogradCPU"), op in cov.decomposed,
+                   ns == CORE_NAMESPACE and name in CORE_ATEN)
+
+
+def core_aten_missing(cov: Coverage) -> Optional[list[str]]:
+    """The Core ATen overloads ("add.Tensor") ``od`` does not define, sorted;
+    None if ``cov`` does not cover the ``od`` namespace."""
+    od = {op.partition("::")[2] for op in cov.ops if op.partition("::")[0] == CORE_NAMESPACE}
+    return sorted(set(CORE_ATEN) - od) if od else None
 
 
 def coverage(namespace: Optional[str] = None) -> Coverage:
@@ -88,6 +136,7 @@ def coverage(namespace: Optional[str] = None) -> Coverage:
         raise ValueError(f"no operators in namespace {namespace!r}")
     cells: dict[tuple[str, str], TableEntry] = {}
     py_cells: dict[tuple[str, str], TableEntry] = {}
+    decomposed = set()
     schemas = {}
     order: list[str] = [e.name for e in _C.DispatchKey.__members__.values()
                         if e.name == "Undefined" or not _C._dispatch_is_alias_key(e)]
@@ -102,11 +151,15 @@ def coverage(namespace: Optional[str] = None) -> Coverage:
         op_overload = _existing_overload(op)
         if op_overload is not None:
             py_cells.update(((op, k), e) for k, e in _py_impl_entries(op_overload).items())
+        cia = _C.DispatchKey.CompositeImplicitAutograd
+        if _C._dispatch_has_kernel_for_dispatch_key(op, cia) or (
+                op_overload is not None and cia in op_overload.py_kernels):
+            decomposed.add(op)
     hop_cells = {(name, key): entry for name in hops
                  for key, entry in hop_table_entries(getattr(ops_root.higher_order, name)).items()}
     keys = [k for k in order if any(cells[op, k].served or (op, k) in py_cells for op in ops)]
     hop_keys = [k for k in order if any(hop_cells[h, k].served for h in hops)]
-    return Coverage(ops, schemas, keys, cells, py_cells, hops, hop_keys, hop_cells)
+    return Coverage(ops, schemas, keys, cells, py_cells, hops, hop_keys, hop_cells, frozenset(decomposed))
 
 
 def _existing_overload(qualname: str) -> Optional[Any]:
@@ -155,7 +208,43 @@ def render_text(cov: Coverage) -> str:
     if cov.hops:
         lines += ["", "Higher-order operators (opdispatch.ops.higher_order; every kernel is a py_impl kernel):",
                   *_text_grid(cov.hops, cov.hop_keys, cov.hop_cells, {})]
+    if cov.ops:
+        lines += ["", "Per operator: what serves CPU, Meta and AutogradCPU (the codes above); D: a decomposition",
+                  "(a CompositeImplicitAutograd kernel, which OpOverload.decompose runs); C: in the Core ATen opset:",
+                  *_support_table(cov)]
+    summary = core_aten_summary(cov)
+    if summary is not None:
+        lines += ["", summary]
     return "\n".join(lines)
+
+
+def core_aten_summary(cov: Coverage, wrap: bool = True) -> Optional[str]:
+    """"Core ATen opset of PyTorch 2.13.0: N of 193 overloads are od
+    operators; missing (M): ..." (the list wrapped to 120 columns if
+    ``wrap``), or None if ``cov`` does not cover ``od``."""
+    missing = core_aten_missing(cov)
+    if missing is None:
+        return None
+    text = (f"Core ATen opset of PyTorch {TORCH_VERSION}: {len(CORE_ATEN) - len(missing)} of {len(CORE_ATEN)} "
+            f"overloads are {CORE_NAMESPACE} operators" + (f"; missing ({len(missing)}): " + ", ".join(missing)
+                                                           if missing else ""))
+    return "\n".join(textwrap.wrap(text, 120, subsequent_indent="  ")) if wrap else text
+
+
+def _support_table(cov: Coverage) -> list[str]:
+    width = max(len(op) for op in cov.ops)
+    titles = [title for title, _ in SUPPORT_COLUMNS]
+    lines = [" " * (width + 2) + " ".join(titles)]
+    for op in cov.ops:
+        s = support(cov, op)
+        codes = [_code(s.cpu), _code(s.meta), _code(s.autograd), "D" if s.decomposition else ".",
+                 "C" if s.core else "."]
+        lines.append(f"{op:<{width}}  " + " ".join(f"{c:<{len(t)}}" for c, t in zip(codes, titles)).rstrip())
+    return lines
+
+
+def _code(kind: str) -> str:
+    return PY_IMPL[0] if kind == "py_impl" else KINDS[kind][0]
 
 
 def _text_grid(rows: list[str], keys: list[str], cells: dict[tuple[str, str], TableEntry],
@@ -189,6 +278,10 @@ td { font-size: 12px; min-width: 2.6em; }
 .ambiguous { background: #e57373; color: #fff; }
 .missing { background: #fff; color: #ccc; }
 .modes { background: #fff176; }
+.core { background: #4db6ac; color: #fff; }
+thead th.extra { background: #e0f2f1; }
+.extra { position: sticky; box-sizing: border-box; width: 64px; min-width: 64px; max-width: 64px; }
+.extra-0 { right: 0; } .extra-1 { right: 64px; }
 td.pyimpl { box-shadow: inset 0 0 0 3px #7b1fa2; font-weight: 600; }
 .legend span.pyimpl { border: 3px solid #7b1fa2; }
 td.pyimpl::after { content: " +py"; color: #7b1fa2; background: #fff; padding: 0 2px; border-radius: 2px; }
@@ -205,11 +298,16 @@ def _hover(op: str, entry: TableEntry) -> str:
 
 def _html_table(corner: str, rows: list[str], keys: list[str], cells: dict[tuple[str, str], TableEntry],
                 py_cells: dict[tuple[str, str], TableEntry],
-                row_titles: dict[str, str]) -> str:
+                row_titles: dict[str, str], extra: Optional[dict[str, list[tuple[str, str, str]]]] = None) -> str:
+    """``extra``: more columns after the keys', {title: [(class, text, tooltip) per row]} (at most two: they
+    stay at the window's right edge while the keys' columns scroll)."""
     esc = html.escape
-    head = "".join(f"<th>{esc(k)}</th>" for k in keys)
+    extra = extra or {}
+    sticky = [f"extra extra-{len(extra) - 1 - j}" for j in range(len(extra))]
+    head = "".join(f"<th>{esc(k)}</th>" for k in keys) + "".join(
+        f'<th class="{cls}">{esc(t)}</th>' for cls, t in zip(sticky, extra))
     body = []
-    for r in rows:
+    for i, r in enumerate(rows):
         tds = []
         for k in keys:
             entry = cells[r, k]
@@ -221,14 +319,31 @@ def _html_table(corner: str, rows: list[str], keys: list[str], cells: dict[tuple
                           f"{py.kernel}" + (f" at Python {py.site}" if py.site else ""))
             cls = f"{kind} {PY_IMPL[1]}" if py is not None else kind
             tds.append(f'<td class="{cls}" title="{esc(hover)}">{esc(KINDS[kind][1])}</td>')
+        tds += [f'<td class="{cls} {where}" title="{esc(tip)}">{esc(text)}</td>' for where, (cls, text, tip) in
+                zip(sticky, (column[i] for column in extra.values()))]
         body.append(f'<tr><th title="{esc(row_titles[r])}">{esc(r)}</th>{"".join(tds)}</tr>')
     return (f'<table><thead><tr><th>{esc(corner)}</th>{head}</tr></thead>\n<tbody>\n{chr(10).join(body)}\n'
             f"</tbody></table>\n")
 
 
+def _support_columns(cov: Coverage) -> dict[str, list[tuple[str, str, str]]]:
+    """The operators' table's Decomposition and Core ATen columns (CPU, Meta and Autograd are its key columns)."""
+    decomposition, core = [], []
+    for op in cov.ops:
+        s = support(cov, op)
+        decomposition.append(("CompositeImplicitAutograd", "yes", f"{op}: OpOverload.decompose runs its "
+                              "CompositeImplicitAutograd kernel") if s.decomposition else
+                             ("missing", "", f"{op}: no decomposition (no CompositeImplicitAutograd kernel)"))
+        core.append(("core", "core", f"{op}: PyTorch {TORCH_VERSION} tags aten::{op.partition('::')[2]} core")
+                    if s.core else ("missing", "", f"{op}: not in the Core ATen opset"))
+    return {"Decomposition": decomposition, "Core ATen": core}
+
+
 def render_html(cov: Coverage, title: str) -> str:
     """A self-contained HTML page: a legend, then the operators' table
-    (operators as rows, keys as columns) and the higher-order operators'.
+    (operators as rows, keys as columns, then the Decomposition and Core ATen
+    columns), after the Core ATen summary (:func:`core_aten_summary`), and
+    the higher-order operators' table.
     Each cell's tooltip gives the rule and the kernel's registration site (and
     the py_impl kernel of a marked cell), each operator's its schema."""
     esc = html.escape
@@ -241,7 +356,11 @@ def render_html(cov: Coverage, title: str) -> str:
         parts.append(f"<p>{len(cov.ops)} operators x {len(cov.keys)} dispatch keys (highest priority last). Hover "
                      f"over a cell for the rule that chose its kernel and where that kernel was registered, over "
                      f"an operator for its schema.</p>\n")
-        parts.append(_html_table("operator", cov.ops, cov.keys, cov.cells, cov.py_cells, titles))
+        summary = core_aten_summary(cov, wrap=False)
+        if summary is not None:
+            parts.append(f'<p id="core-aten">{esc(summary)}</p>\n')
+        parts.append(_html_table("operator", cov.ops, cov.keys, cov.cells, cov.py_cells, titles,
+                                 _support_columns(cov)))
     if cov.hops:
         titles = {h: f"opdispatch.ops.higher_order.{h}: a HigherOrderOperator, dispatched in Python to its "
                      f"py_impl kernels" for h in cov.hops}

@@ -1,0 +1,175 @@
+"""The Core ATen opset (python/opdispatch/_core_aten.py, read from PyTorch
+2.13 by tests/data/make_core_aten.py) against the built-in ``od`` library:
+every od operator named like a core overload has its schema text and tags,
+and the core overloads od still lacks are exactly those listed here."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import opdispatch
+from opdispatch import _C
+from opdispatch._core_aten import CORE_ATEN, TORCH_VERSION
+from opinfo._references import ENV, torch_python
+
+OD = sorted(n.removeprefix("od::") for n in _C._dispatch_get_all_op_names() if n.startswith("od::"))
+
+# The core overloads od does not define yet, by the family that will add them (issue 31). An operator that
+# lands must leave this list in the same commit (test_core_overloads_missing_from_od fails until it does).
+EXPECTED_MISSING = """
+    # pointwise
+    atan2
+    atan2.out
+    bitwise_and.Scalar
+    bitwise_and.Tensor
+    bitwise_or.Scalar
+    bitwise_or.Tensor
+    bitwise_xor.Scalar
+    bitwise_xor.Tensor
+    clamp
+    clamp.Tensor
+    div.Scalar_mode
+    div.Tensor_mode
+    elu
+    erf
+    fmod.Scalar
+    fmod.Tensor
+    gelu
+    hardtanh
+    leaky_relu
+    logical_and
+    logical_or
+    logical_xor
+    remainder.Scalar
+    remainder.Tensor
+
+    # nn: convolution, pooling, normalisation, embedding, padding, upsampling, dropout, softmax, fft, linear
+    _adaptive_avg_pool2d
+    _adaptive_avg_pool2d_backward
+    _adaptive_avg_pool3d
+    _cdist_forward
+    _embedding_bag
+    _fft_c2r
+    _fft_r2c
+    _log_softmax
+    _native_batch_norm_legit
+    _native_batch_norm_legit.no_stats
+    _native_batch_norm_legit_no_training
+    _pdist_forward
+    _softmax
+    adaptive_avg_pool1d
+    addmm
+    avg_pool1d
+    avg_pool2d
+    avg_pool2d_backward
+    avg_pool3d
+    col2im
+    constant_pad_nd
+    convolution
+    convolution_backward
+    embedding
+    embedding_dense_backward
+    grid_sampler_2d
+    max_pool2d_with_indices
+    max_pool2d_with_indices_backward
+    max_pool3d_with_indices
+    native_dropout
+    native_group_norm
+    native_group_norm_backward
+    native_layer_norm
+    native_layer_norm_backward
+    reflection_pad1d
+    reflection_pad2d
+    reflection_pad3d
+    replication_pad2d
+    replication_pad3d
+    upsample_bilinear2d.vec
+    upsample_nearest2d.vec
+
+    # reductions, scans, sorting, indexing, views and shape, factories, copies, random, scalars and sizes
+    _local_scalar_dense
+    alias
+    amin
+    any
+    any.dim
+    any.dims
+    argmin
+    as_strided
+    copy
+    cumsum
+    diagonal
+    empty_strided
+    fill.Scalar
+    flip
+    full_like
+    gather
+    index.Tensor
+    index_put
+    index_select
+    masked_scatter
+    min.dim
+    nonzero
+    prod
+    prod.dim_int
+    randperm
+    repeat
+    resize_
+    scalar_tensor
+    scatter.src
+    scatter.value
+    scatter_add
+    scatter_reduce.two
+    select_scatter
+    slice_scatter
+    sort
+    split_with_sizes
+    squeeze.dims
+    sym_is_contiguous
+    sym_numel
+    sym_size.int
+    sym_storage_offset
+    sym_stride.int
+    topk
+    var.correction
+    var.dim
+"""
+
+
+def _overload(name: str) -> opdispatch._ops.OpOverload:
+    base, _, overload = name.partition(".")
+    return getattr(getattr(opdispatch.ops.od, base), overload or "default")
+
+
+def test_the_opset_is_pytorch_2_13s():
+    assert TORCH_VERSION.startswith("2.13.") and len(CORE_ATEN) == 193
+    assert CORE_ATEN["add.Tensor"] == ("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+                                       "core pointwise pt2_compliant_tag")
+
+
+@pytest.mark.parametrize("name", sorted(set(OD) & set(CORE_ATEN)))
+def test_od_operators_have_their_core_namesakes_schema_and_tags(name):
+    schema, tags = CORE_ATEN[name]
+    op = _overload(name)
+    assert str(op._schema) == "od::" + schema.removeprefix("aten::")
+    assert sorted(t.name for t in op.tags) == sorted(tags.split())
+
+
+def test_core_overloads_missing_from_od():
+    expected = sorted(line.strip() for line in EXPECTED_MISSING.splitlines()
+                      if line.strip() and not line.strip().startswith("#"))
+    assert set(expected) <= set(CORE_ATEN), f"not core overloads: {sorted(set(expected) - set(CORE_ATEN))}"
+    missing = sorted(set(CORE_ATEN) - set(OD))
+    landed = sorted(set(expected) - set(missing))
+    assert landed == [], f"od defines {landed} now: remove them from EXPECTED_MISSING in tests/test_core_aten.py"
+    unlisted = sorted(set(missing) - set(expected))
+    assert missing == expected, f"od lacks these, not listed in EXPECTED_MISSING: {unlisted}"
+
+
+@pytest.mark.skipif(torch_python() is None, reason=f"set {ENV} to a PyTorch venv's python")
+def test_the_opset_file_is_what_the_script_makes(tmp_path):
+    out = tmp_path / "core_aten.py"
+    script = Path(__file__).parent / "data" / "make_core_aten.py"
+    subprocess.run([torch_python(), str(script), str(out)], check=True, capture_output=True)
+    assert out.read_text() == (Path(opdispatch.__file__).parent / "_core_aten.py").read_text()
