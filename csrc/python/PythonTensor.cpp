@@ -817,6 +817,34 @@ PyObject* makeSubclass(PyObject*, PyObject* const* argv, Py_ssize_t nargsf, PyOb
   });
 }
 
+/// _set_subclass(tensor, cls): changes the class of a plain tensor object
+/// that nothing else has seen yet (a fresh alias) to `cls`, as
+/// Tensor.as_subclass needs. The object was made by newWrapper for
+/// gTensorClass without inline attribute values (allocateObject), so only its
+/// type changes; CPython's own __class__ assignment refuses these classes
+/// because TensorBase's subclasses add a managed dict after the fact.
+PyObject* setSubclass(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  return pythonEntry([&]() -> PyObject* {
+    OPDISPATCH_CHECK_TYPE(nargs == 2 && isTensor(args[0]), "_set_subclass(tensor: Tensor, cls: type)");
+    PyTypeObject* type = tensorSubclass(args[1], "as_subclass()");
+    PyTypeObject* old = Py_TYPE(args[0]);
+    OPDISPATCH_CHECK_VALUE(old == gTensorClass, "_set_subclass(): the tensor must be a plain ", gTensorClass->tp_name,
+                           ", not ", old->tp_name);
+    OPDISPATCH_CHECK_TYPE(type->tp_basicsize == old->tp_basicsize && type->tp_itemsize == old->tp_itemsize &&
+                              type->tp_dictoffset == old->tp_dictoffset &&
+                              type->tp_weaklistoffset == old->tp_weaklistoffset && type->tp_free == old->tp_free,
+                          "as_subclass(): ", type->tp_name, " adds __slots__ or a C layout to ", old->tp_name,
+                          "; as_subclass needs a subclass with the same object layout (make instances with "
+                          "Tensor._make_subclass(cls, tensor) instead)");
+    preparePreservingClass(type);
+    Py_INCREF(type);
+    Py_SET_TYPE(args[0], type);
+    Py_DECREF(old);
+    unpackImpl(args[0])->set_python_dispatch(hasTorchDispatch(args[1]));
+    Py_RETURN_NONE;
+  });
+}
+
 /// _set_version_counter_of(dst, src): dst shares src's version counter.
 PyObject* setVersionCounterOf(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return pythonEntry([&] {
@@ -840,6 +868,10 @@ PyMethodDef kSubclassConstructors[] = {
      "it carries the Python keys. TypeError if cls does not define __torch_dispatch__; TypeError / ValueError for "
      "sizes or strides that are not ints, negative, of different lengths or overflowing int64. PyTorch: "
      "Tensor._make_wrapper_subclass."},
+    {"_set_subclass", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(setSubclass)), METH_FASTCALL,
+     "_set_subclass(tensor, cls): makes the tensor object, which nothing else refers to yet, an instance of cls "
+     "(a subclass of opdispatch.Tensor of the same object layout), with the Python keys if cls has "
+     "__torch_dispatch__: Tensor.as_subclass on a fresh alias."},
     {"_set_version_counter_of", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(setVersionCounterOf)),
      METH_FASTCALL,
      "_set_version_counter_of(dst, src): dst shares src's version counter, so it counts as a view of src "

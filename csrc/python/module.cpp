@@ -13,6 +13,7 @@
 #include "PythonTensor.h"
 #include "PythonTypes.h"
 #include "TorchDispatchModeTLS.h"
+#include "TorchFunction.h"
 #include "python_dispatch.h"
 
 namespace py = pybind11;
@@ -78,6 +79,7 @@ PYBIND11_MODULE(_C, m) {
   opdispatch::python::initRegistrationMethodBindings(m);
   opdispatch::python::initOperatorBindings(m);
   opdispatch::python::initTorchDispatchModeBindings(m);
+  opdispatch::python::initTorchFunctionBindings(m);
   opdispatch::python::initPythonFallbackBindings(m);
   opdispatch::python::initPythonDispatcherBindings(m);
   opdispatch::python::initIntrospectionBindings(m);

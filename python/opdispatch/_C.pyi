@@ -1303,3 +1303,94 @@ int32: dtype
 int64: dtype
 int8: dtype
 uint8: dtype
+@typing.final
+class _Overridable:
+    """
+    _Overridable(func, *, fast=None, fast_nargs=-1): a public function or Tensor method that checks for __torch_function__ overrides and modes before calling the Python function func (or, on fast_nargs plain tensors passed positionally, `fast`). See Note [The function layer].
+    """
+    _func: collections.abc.Callable[..., typing.Any]
+    _public: typing.Any
+    def __new__(cls, func: collections.abc.Callable[..., typing.Any], *, fast: collections.abc.Callable[..., typing.Any] | None = None, fast_nargs: int = -1) -> Self:
+        """
+        Create and return a new object.  See help(type) for accurate signature.
+        """
+    def __call__(self, *args: typing.Any, **kwargs: typing.Any) -> typing.Any:
+        """
+        Call self as a function.
+        """
+    def __get__(self, instance: typing.Any, owner: type | None = None, /) -> typing.Any:
+        """
+        Return an attribute of instance, which is of type owner.
+        """
+class DisableTorchFunctionSubclass(metaclass=_pybind11_type):
+    """
+    with DisableTorchFunctionSubclass(): __torch_function__ overrides of arguments do not run in the block (TorchFunctionModes still do); what Tensor.__torch_function__ runs func under. PyTorch: same name.
+    """
+    def __enter__(self) -> None:
+        ...
+    def __exit__(self, *args: object) -> None:
+        ...
+    def __init__(self) -> None:
+        ...
+class DisableTorchFunction(metaclass=_pybind11_type):
+    """
+    with DisableTorchFunction(): neither TorchFunctionModes nor __torch_function__ overrides run in the block. PyTorch: same name.
+    """
+    def __enter__(self) -> None:
+        ...
+    def __exit__(self, *args: object) -> None:
+        ...
+    def __init__(self) -> None:
+        ...
+def _disabled_torch_function_impl(func: collections.abc.Callable[..., typing.Any], types: typing.Any, args: typing.Any = (), kwargs: typing.Any = None) -> typing.Any:
+    """
+    What a tensor subclass sets as __torch_function__ to opt out of the function layer (`__torch_function__ = _disabled_torch_function_impl`): calls func(*args, **kwargs). PyTorch: torch._C._disabled_torch_function_impl.
+    """
+def _has_torch_function(relevant_args: typing.Any) -> builtins.bool:
+    """
+    Whether a call with these arguments goes to __torch_function__: a TorchFunctionMode is enabled, or an argument is not a plain opdispatch.Tensor and has an override. PyTorch: torch._C._has_torch_function.
+    """
+def _has_torch_function_unary(obj: typing.Any) -> builtins.bool:
+    """
+    _has_torch_function((obj,)). PyTorch: torch._C._has_torch_function_unary.
+    """
+def _has_torch_function_variadic(*args: typing.Any) -> builtins.bool:
+    """
+    _has_torch_function(args) for the arguments given. PyTorch: torch._C._has_torch_function_variadic.
+    """
+def _is_torch_function_enabled() -> builtins.bool:
+    """
+    Whether __torch_function__ overrides of arguments run (not inside DisableTorchFunctionSubclass or DisableTorchFunction). PyTorch: same name.
+    """
+def _is_torch_function_all_disabled() -> builtins.bool:
+    """
+    Whether DisableTorchFunction is in effect (neither modes nor overrides run). PyTorch: same name.
+    """
+def _is_torch_function_mode_enabled() -> builtins.bool:
+    """
+    Whether a TorchFunctionMode is on this thread's stack and DisableTorchFunction is not in effect. PyTorch: same name.
+    """
+def _push_on_torch_function_stack(mode: typing.Any) -> None:
+    """
+    Pushes a TorchFunctionMode on this thread's stack. PyTorch: same name.
+    """
+def _pop_torch_function_stack() -> typing.Any:
+    """
+    Pops the top TorchFunctionMode of this thread's stack and returns it; RuntimeError if there is none. PyTorch: same name.
+    """
+def _len_torch_function_stack() -> int:
+    """
+    The number of TorchFunctionModes on this thread's stack. PyTorch: same name.
+    """
+def _get_function_stack_at(idx: typing.SupportsInt) -> typing.Any:
+    """
+    The TorchFunctionMode at index idx of this thread's stack (0: the bottom). PyTorch: same name.
+    """
+def _set_torch_function_handler(handler: collections.abc.Callable[..., typing.Any]) -> None:
+    """
+    Sets handler(public, args, kwargs), which _Overridable objects hand overridden calls to (opdispatch.overrides sets it at import).
+    """
+def _set_subclass(tensor: TensorBase, cls: type, /) -> None:
+    """
+    _set_subclass(tensor, cls): makes the tensor object, which nothing else refers to yet, an instance of cls (a subclass of opdispatch.Tensor of the same object layout), with the Python keys if cls has __torch_dispatch__: Tensor.as_subclass on a fresh alias.
+    """

@@ -7,7 +7,7 @@ from typing import Any, Callable, Concatenate, Optional, ParamSpec, Sequence, Ty
 
 import numpy as np
 
-from . import _C
+from . import _C, overrides
 from ._builtins import _numpy, elementwise, factories, nn, random, shape
 from ._tensor import Tensor, _shape_args
 
@@ -240,3 +240,12 @@ __all__ = [
     "tan", "expm1", "log1p", "log2", "log10", "reciprocal", "rsqrt", "sign",
     "ceil", "floor", "round", "trunc", "isnan", "isinf", "logical_not", "bitwise_not",
 ]
+
+# Note [Public functions in the function layer]
+# Each public function but is_tensor, manual_seed and from_dlpack (which
+# PyTorch does not let __torch_function__ override) is an _C._Overridable
+# (Note [The function layer] in csrc/python/TorchFunction.cpp): a mode or an
+# overriding argument sees ``opdispatch.add`` itself as ``func``.
+for _name in __all__:
+    if _name not in ("is_tensor", "manual_seed", "from_dlpack"):
+        globals()[_name] = overrides.overridable()(globals()[_name])

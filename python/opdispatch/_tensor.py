@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import builtins
 import collections
+import types
 import numbers
 import warnings
 from types import NotImplementedType
-from typing import Any, Callable, ClassVar, Iterator, Optional, Protocol, Sequence, TypeAlias, Union
+from typing import Any, Callable, ClassVar, Iterator, Optional, Protocol, Sequence, TypeAlias, TypeVar, Union
 
 import numpy as np
 
-from . import _C, _layout
+from . import _C, _layout, overrides
 from ._builtins import comparison as _cmp
 from ._builtins import copy as _copy
 from ._builtins import elementwise as _ew
@@ -46,6 +47,7 @@ class _BoolSlot(Protocol):
 # The descriptor itself (the class attribute is a property to type checkers).
 _requires_grad_slot: _BoolSlot = _C.TensorBase.__dict__["requires_grad"]
 _TensorBase = _C.TensorBase
+_T = TypeVar("_T")
 _len_torch_dispatch_stack = _C._len_torch_dispatch_stack
 # The operators of the hottest methods, bound once.
 _TensorOp: TypeAlias = "_C._DispatchOperator[Tensor]"
@@ -71,6 +73,46 @@ class Tensor(_C.TensorBase):
     # (``Tensor._make_wrapper_subclass(...)``, made per operator call by a wrapper subclass).
     _make_subclass = _C._make_subclass
     _make_wrapper_subclass = _C._make_wrapper_subclass
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A subclass that handles dispatch (its ``__torch_dispatch__`` is not
+        Tensor's) and keeps Tensor's ``__torch_function__`` gets
+        ``__torch_function__ = _C._disabled_torch_function_impl``: its calls
+        reach the dispatcher unconverted. PyTorch: THPVariableMetaType_init."""
+        super().__init_subclass__(**kwargs)
+        own_dispatch = cls.__torch_dispatch__ is not _C._disabled_torch_dispatch_impl
+        if own_dispatch and getattr(cls.__torch_function__, "__func__", None) is _DEFAULT_TORCH_FUNCTION:
+            cls.__torch_function__ = _C._disabled_torch_function_impl  # type: ignore[method-assign]
+
+    @classmethod
+    def __torch_function__(cls, func: Callable[..., Any], types: tuple[type, ...], args: Sequence[Any] = (),
+                           kwargs: Optional[dict[str, Any]] = None) -> Any:
+        """The function layer's default for subclasses (see opdispatch.overrides):
+        runs ``func(*args, **kwargs)`` with subclass overrides disabled and
+        returns its tensors as instances of ``cls`` (``as_subclass``), except
+        for the functions of ``get_default_nowrap_functions()``. NotImplemented
+        if a type in ``types`` is not a base of ``cls``. A subclass opts out by
+        setting ``__torch_function__ = _C._disabled_torch_function_impl``.
+        PyTorch: torch.Tensor.__torch_function__."""
+        if kwargs is None:
+            kwargs = {}
+        if not all(issubclass(cls, t) for t in types):
+            return NotImplemented
+        with _C.DisableTorchFunctionSubclass():
+            ret = func(*args, **kwargs)
+            if func in overrides.get_default_nowrap_functions():
+                return ret
+            return _convert(ret, cls)
+
+    def as_subclass(self, cls: type[_T]) -> _T:
+        """An instance of ``cls`` (a subclass of Tensor) sharing this tensor's
+        memory and version counter and attached to the autograd graph (an
+        od::view of the same shape); it carries the Python keys if ``cls``
+        defines ``__torch_dispatch__``. TypeError if ``cls`` is not a Tensor
+        subclass or adds ``__slots__``. PyTorch: Tensor.as_subclass."""
+        out = _views.view(self, list(self.shape))
+        _C._set_subclass(out, cls)
+        return out  # type: ignore[return-value]  # _set_subclass made it a cls
 
     # --- autograd -------------------------------------------------------------
 
@@ -874,6 +916,22 @@ class Tensor(_C.TensorBase):
         return self.dtype.is_complex
 
 
+_DEFAULT_TORCH_FUNCTION = Tensor.__torch_function__.__func__  # type: ignore[attr-defined]
+
+
+def _convert(ret: Any, cls: type) -> Any:
+    """``ret`` with its tensors (also in tuples and lists) as instances of
+    ``cls``. PyTorch: torch._tensor._convert."""
+    if cls is Tensor:
+        return ret
+    if isinstance(ret, Tensor) and not isinstance(ret, cls):
+        return ret.as_subclass(cls)
+    if isinstance(ret, (tuple, list)):
+        items = [_convert(r, cls) for r in ret]
+        return type(ret)(*items) if hasattr(type(ret), "_fields") else type(ret)(items)
+    return ret
+
+
 class MaxResult(collections.namedtuple("MaxResult", ["values", "indices"])):
     """The (values, indices) result of ``Tensor.max(dim)``."""
 
@@ -908,4 +966,49 @@ def _dims(dim: Any) -> list[int]:
     return [dim] if isinstance(dim, int) else list(dim)
 
 
+# Note [Tensor methods in the function layer]
+# Every public method, operator method (``__add__``) and property getter of
+# Tensor is an _C._Overridable (Note [The function layer] in
+# csrc/python/TorchFunction.cpp), made here from the function the class body
+# states. _FAST_PATHS names what the hottest of them amount to on plain
+# tensors passed positionally (the operator their body calls), which the
+# _Overridable calls directly. Not wrapped: the subclass protocol
+# (__torch_function__, __torch_dispatch__, as_subclass, _make_*), and the
+# metadata read in C by TensorBase (shape, dtype, device, size(), ...), which
+# kernels read (README: where opdispatch differs).
+_FAST_PATHS: dict[str, tuple[Callable[..., Any], int]] = {
+    "__add__": (_add, 2), "__sub__": (_sub, 2), "__mul__": (_mul, 2), "add": (_add, 2), "sub": (_sub, 2),
+    "mm": (_mm, 2), "relu": (_relu, 1), "sin": (_sin, 1), "sum": (_red.sum_, 1), "neg": (_ew.neg, 1),
+    "__neg__": (_ew.neg, 1), "exp": (_ew.exp, 1), "cos": (_ew.cos, 1), "tanh": (_ew.tanh, 1),
+    "sigmoid": (_ew.sigmoid, 1), "clone": (_copy.clone, 1), "matmul": (_linalg.matmul, 2),
+    "__matmul__": (_linalg.matmul, 2), "bmm": (_linalg.bmm, 2),
+}
+# The public function PyTorch's operator methods hand to handlers (``x + y`` is Tensor.add).
+_PUBLIC_NAMES = {
+    "__add__": "add", "__sub__": "sub", "__mul__": "mul", "__truediv__": "div", "__pow__": "pow",
+    "__matmul__": "matmul", "__neg__": "neg", "__abs__": "abs", "__ne__": "ne", "__lt__": "lt", "__le__": "le",
+    "__gt__": "gt", "__ge__": "ge", "__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_",
+    "__itruediv__": "div_",
+}
+_NOT_OVERRIDABLE = frozenset({"__init_subclass__", "__torch_function__", "__torch_dispatch__", "as_subclass"})
+
+
+def _install_function_layer(cls: type) -> None:
+    made: dict[int, Any] = {}  # one _Overridable per function (``__radd__ = __add__``)
+    for name, value in list(vars(cls).items()):
+        is_public = not name.startswith("_") or (name.startswith("__") and name.endswith("__"))
+        if not is_public or name in _NOT_OVERRIDABLE:
+            continue
+        if isinstance(value, property):
+            setattr(cls, name, overrides.overridable_property(value))
+        elif isinstance(value, types.FunctionType):
+            if id(value) not in made:
+                fast, nargs = _FAST_PATHS.get(name, (None, -1))
+                made[id(value)] = overrides.overridable(fast, nargs)(value)
+            setattr(cls, name, made[id(value)])
+    for name, public in _PUBLIC_NAMES.items():
+        getattr(cls, name)._public = getattr(cls, public)
+
+
+_install_function_layer(Tensor)
 _C._set_tensor_class(Tensor)
