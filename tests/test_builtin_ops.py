@@ -55,23 +55,29 @@ PYTORCH_TAGS = {
         "_log_softmax_backward_data _softmax_backward_data arange arange.start contiguous detach empty_like "
         "flatten.using_ints log_softmax.int matmul nll_loss nll_loss_backward nll_loss_forward ones ones_like reshape "
         "select_backward slice_backward softmax.int squeeze stack to.device to.dtype to.dtype_layout transpose.int "
-        "zeros zeros_like",
+        "zeros zeros_like "
+        "elu_backward hardtanh_backward leaky_relu_backward",
     ("core", "pt2_compliant_tag"):
         "_to_copy arange.start_step bmm cat empty.memory_format expand full mm permute select.int slice.Tensor "
-        "squeeze.dim unsqueeze view",
+        "squeeze.dim unsqueeze view "
+        "copy fill.Scalar",
     ("core", "pointwise", "pt2_compliant_tag"):
         "abs add.Scalar add.Tensor clone cos div.Scalar div.Tensor eq.Scalar eq.Tensor exp ge.Scalar ge.Tensor "
         "gt.Scalar gt.Tensor le.Scalar le.Tensor log lt.Scalar lt.Tensor maximum minimum mul.Scalar mul.Tensor "
         "ne.Scalar ne.Tensor neg pow.Scalar pow.Tensor_Scalar pow.Tensor_Tensor relu sigmoid sin sqrt sub.Scalar "
         "sub.Tensor tanh where.self "
         "acos acosh asin asinh atan atanh bitwise_not ceil cosh expm1 floor isinf isnan log10 log1p log2 logical_not "
-        "reciprocal round rsqrt sign sinh tan trunc",
+        "reciprocal round rsqrt sign sinh tan trunc "
+        "atan2 bitwise_and.Scalar bitwise_and.Tensor bitwise_or.Scalar bitwise_or.Tensor bitwise_xor.Scalar "
+        "bitwise_xor.Tensor clamp clamp.Tensor div.Scalar_mode div.Tensor_mode elu erf fmod.Scalar fmod.Tensor gelu "
+        "hardtanh leaky_relu logical_and logical_or logical_xor remainder.Scalar remainder.Tensor",
+    ("core", "out", "pointwise", "pt2_compliant_tag"): "atan2.out",
     ("inplace", "pointwise", "pt2_compliant_tag"):
         "add_.Scalar add_.Tensor div_.Scalar div_.Tensor mul_.Scalar mul_.Tensor sub_.Scalar sub_.Tensor",
     ("core", "pt2_compliant_tag", "reduction"): "amax argmax max.dim mean mean.dim sum.dim_IntList",
     ("inplace", "pt2_compliant_tag"): "copy_ fill_.Scalar zero_",
     ("core", "nondeterministic_seeded", "pt2_compliant_tag"): "rand randn",
-    ("pointwise", "pt2_compliant_tag"): "rsub.Scalar threshold_backward",
+    ("pointwise", "pt2_compliant_tag"): "rsub.Scalar threshold_backward gelu_backward",
     ("pt2_compliant_tag", "reduction"): "sum",
 }
 

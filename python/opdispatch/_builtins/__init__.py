@@ -4,11 +4,14 @@ opdispatch.library. Importing this package registers them."""
 from __future__ import annotations
 
 from . import (  # noqa: F401  (registration)
+    activation,
+    binary_math,
     comparison,
     copy,
     elementwise,
     factories,
     linalg,
+    logical,
     nn,
     random,
     reduction,

@@ -1,6 +1,6 @@
 """Elementwise functions of one tensor from the Core ATen opset beyond
 elementwise.py's: inverse and hyperbolic trigonometry, expm1, the
-logarithms, reciprocal, rsqrt, sign and rounding, and the predicates isnan,
+logarithms, reciprocal, rsqrt, erf, sign and rounding, and the predicates isnan,
 isinf, logical_not and bitwise_not. One NumPy function each gives the CPU and
 Meta kernels (_pointwise.unary); autograd formulas from PyTorch's
 tools/autograd/derivatives.yaml, written with ``od`` operators so they can be
@@ -17,7 +17,7 @@ import numpy as np
 from . import factories
 from ._pointwise import unary
 from ._registry import POINTWISE, Op, defop
-from .elementwise import add_scalar, div, mul, mul_scalar, neg, rsub_scalar, sqrt
+from .elementwise import add_scalar, div, exp, mul, mul_scalar, neg, rsub_scalar, sqrt
 from .._tensor_type import Tensor
 
 
@@ -66,6 +66,13 @@ def _sign(a: Any) -> Any:
     return np.array(a, copy=True) if np.asarray(a).dtype == np.bool_ else np.sign(a)
 
 
+def erf_of(a: Any) -> Any:
+    """The error function of an array (SciPy's erf, imported on first use: SciPy is slow to import)."""
+    from scipy.special import erf as scipy_erf
+
+    return np.asarray(scipy_erf(a)).astype(np.result_type(a), copy=False)  # SciPy computes float16 in float32
+
+
 def _one_minus_square(x: Tensor) -> Tensor:
     return rsub_scalar(mul(x, x), 1)
 
@@ -95,6 +102,8 @@ reciprocal: Op = _define("reciprocal", _reciprocal,
 rsqrt: Op = _define("rsqrt", _rsqrt,
                     lambda ctx, g: mul_scalar(mul(g, mul(_saved(ctx), mul(_saved(ctx), _saved(ctx)))), -0.5),
                     _result)
+erf: Op = _define("erf", erf_of, lambda ctx, g: mul(g, mul_scalar(exp(neg(mul(_saved(ctx), _saved(ctx)))),
+                                                                  2 / math.sqrt(math.pi))), _self)
 sign: Op = _define("sign", _sign, _zeros, int_to_float=False)
 ceil: Op = _define("ceil", _keep_integers(np.ceil), _zeros, int_to_float=False)
 floor: Op = _define("floor", _keep_integers(np.floor), _zeros, int_to_float=False)
