@@ -56,7 +56,10 @@ PYTORCH_TAGS = {
         "flatten.using_ints log_softmax.int matmul nll_loss nll_loss_backward nll_loss_forward ones ones_like reshape "
         "select_backward slice_backward softmax.int squeeze stack to.device to.dtype to.dtype_layout transpose.int "
         "zeros zeros_like "
-        "elu_backward hardtanh_backward leaky_relu_backward",
+        "elu_backward hardtanh_backward leaky_relu_backward "
+        "floor_divide floor_divide.Scalar hardswish hardsigmoid_backward hardswish_backward softplus_backward "
+        "true_divide.Scalar divide.Tensor divide.Scalar divide.Tensor_mode multiply.Tensor subtract.Tensor "
+        "negative absolute fix arccos arcsin arctan arctan2",
     ("core", "pt2_compliant_tag"):
         "_to_copy arange.start_step bmm cat empty.memory_format expand full mm permute select.int slice.Tensor "
         "squeeze.dim unsqueeze view "
@@ -73,11 +76,16 @@ PYTORCH_TAGS = {
         "hardtanh leaky_relu logical_and logical_or logical_xor remainder.Scalar remainder.Tensor",
     ("core", "out", "pointwise", "pt2_compliant_tag"): "atan2.out",
     ("inplace", "pointwise", "pt2_compliant_tag"):
-        "add_.Scalar add_.Tensor div_.Scalar div_.Tensor mul_.Scalar mul_.Tensor sub_.Scalar sub_.Tensor",
+        "add_.Scalar add_.Tensor div_.Scalar div_.Tensor mul_.Scalar mul_.Tensor sub_.Scalar sub_.Tensor "
+        "clamp_ clamp_.Tensor fmod_.Scalar fmod_.Tensor remainder_.Scalar remainder_.Tensor clamp_min_ clamp_max_ "
+        "bitwise_and_.Tensor bitwise_and_.Scalar bitwise_or_.Tensor bitwise_or_.Scalar bitwise_xor_.Tensor "
+        "bitwise_xor_.Scalar",
     ("core", "pt2_compliant_tag", "reduction"): "amax argmax max.dim mean mean.dim sum.dim_IntList",
-    ("inplace", "pt2_compliant_tag"): "copy_ fill_.Scalar zero_",
+    ("inplace", "pt2_compliant_tag"): "copy_ fill_.Scalar zero_ floor_divide_.Tensor floor_divide_.Scalar",
     ("core", "nondeterministic_seeded", "pt2_compliant_tag"): "rand randn",
-    ("pointwise", "pt2_compliant_tag"): "rsub.Scalar threshold_backward gelu_backward",
+    ("pointwise", "pt2_compliant_tag"):
+        "rsub.Scalar threshold_backward gelu_backward clamp_min clamp_min.Tensor clamp_max clamp_max.Tensor exp2 "
+        "silu silu_backward hardsigmoid softplus square true_divide.Tensor positive clip clip.Tensor relu6 selu",
     ("pt2_compliant_tag", "reduction"): "sum",
 }
 

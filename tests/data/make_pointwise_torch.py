@@ -84,12 +84,54 @@ CASES = [
     ("gelu_backward", [t(G), t(F)], {}), ("gelu_backward", [t(G), t(F)], {"approximate": "tanh"}),
     ("elu_backward", [t(G), 1.0, 1.0, 1.0, False, t(F)], {}), ("elu_backward", [t(G), 0.5, 2.0, 1.5, True, t(F)], {}),
     ("hardtanh_backward", [t(G), t(F), -1.0, 1.0], {}), ("leaky_relu_backward", [t(G), t(F), 0.2, False], {}),
+    # in-place forms: the result (self, updated) and errors for results self cannot hold
+    ("clamp_", [t(F)], {"min": -0.5, "max": 1.0}), ("clamp_", [t(I, "int64")], {"min": 0.5}),
+    ("clamp_", [t(F, transposed=True)], {"max": 0.0}), ("clamp_.Tensor", [t(F)], {"min": t(ROW)}),
+    ("clamp_.Tensor", [t(ROW)], {"min": t(F)}),
+    *[(f"{op}_.Scalar", [x, y], {}) for op in ("fmod", "remainder", "floor_divide")
+      for x, y in ((t(F), 0.7), (t(I, "int64"), 3), (t(I, "int64"), 2.5))],
+    *[(f"{op}_.Tensor", [x, y], {}) for op in ("fmod", "remainder", "floor_divide")
+      for x, y in ((t(F), t(G)), (t(I, "int32"), t(J, "int64")), (t(F, "float32"), t(ROW)))],
+    *[(f"{op}_.{ov}", [x, y], {}) for op in ("bitwise_and", "bitwise_or", "bitwise_xor")
+      for ov, x, y in (("Tensor", t(I, "int64"), t(J, "int8")), ("Tensor", t(B, "bool"), t(B2, "bool")),
+                       ("Scalar", t(I, "int16"), 6), ("Tensor", t(B, "bool"), t(J, "int64")))],
+    ("clamp_min_", [t(F), 0.3], {}), ("clamp_max_", [t(I, "int64"), 2], {}), ("clamp_max_", [t(I, "int64"), 2.5], {}),
+    # everyday non-core operators (PyTorch gives them kernels of their own)
+    *[("floor_divide", [x, y], {}) for x, y in ((t(F), t(G)), (t(I, "int64"), t(J, "int64")), (t(I, "int8"), t(ROW)))],
+    ("floor_divide.Scalar", [t(I, "int64"), -2], {}), ("floor_divide.Scalar", [t(F), 0.7], {}),
+    *[c for op in ("clamp_min", "clamp_max") for c in [
+        (op, [t(F), 0.3], {}), (op, [t(I, "int64"), 2], {}), (op, [t(I, "int64"), 2.5], {}),
+        (f"{op}.Tensor", [t(F), t(ROW)], {}), (f"{op}.Tensor", [t(I, "int64"), t(G)], {})]],
+    *float_cases("exp2"),
+    *[c for op in ("silu", "hardsigmoid", "hardswish", "softplus") for c in float_cases(op)],
+    ("softplus", [t([[-3.0, 0.5, 4.0], [9.0, 11.0, -0.2]]), 2.0, 10.0], {}),
+    ("hardsigmoid_backward", [t(G), t([[-3.5, -1.0, 0.0], [2.0, 3.5, 2.9]])], {}),
+    ("hardswish_backward", [t(G), t([[-3.5, -1.0, 0.0], [2.0, 3.5, 2.9]])], {}),
+    ("softplus_backward", [t(G), t(F), 2.0, 3.0], {}),
+    # PyTorch's CompositeImplicitAutograd operators
+    *[(op, [x], {}) for op in ("square", "negative", "absolute", "fix", "positive", "arccos", "arcsin", "arctan",
+                                 "relu6", "selu")
+      for x in (t([[-0.9, -0.4, 0.0], [0.3, 0.6, 0.8]]), t(I, "int64"), t(F, "float32", True))],
+    ("positive", [t(B, "bool")], {}), ("square", [t(B, "bool")], {}),
+    *[(op, [x, y], {}) for op in ("true_divide.Tensor", "divide.Tensor", "multiply.Tensor", "subtract.Tensor",
+                                  "arctan2")
+      for x, y in ((t(F), t(G)), (t(I, "int64"), t(J, "int64")), (t(I, "int32"), t(ROW)))],
+    ("subtract.Tensor", [t(F), t(G)], {"alpha": 2}),
+    *[(op, [x, 3], {}) for op in ("true_divide.Scalar", "divide.Scalar") for x in (t(F), t(I, "int64"))],
+    *[("divide.Tensor_mode", [t(I, "int64"), t(J, "int64")], {"rounding_mode": m}) for m in (None, "trunc", "floor")],
+    ("clip", [t(F)], {"min": -0.5, "max": 1.0}), ("clip", [t(I, "int64")], {"min": 0.5}),
+    ("clip.Tensor", [t(F)], {"min": t(ROW)}), ("silu_backward", [t(G), t(F)], {}),
 ]
 
 #: Operators whose float64 gradients are recorded (sum of the output, backward).
 DIFFERENTIABLE = {"atan2", "div.Tensor_mode", "div.Scalar_mode", "fmod.Tensor", "fmod.Scalar", "remainder.Tensor",
                   "remainder.Scalar", "clamp", "clamp.Tensor", "erf", "elu", "gelu", "hardtanh", "leaky_relu",
-                  "fill.Scalar", "gelu_backward", "elu_backward", "hardtanh_backward", "leaky_relu_backward"}
+                  "fill.Scalar", "gelu_backward", "elu_backward", "hardtanh_backward", "leaky_relu_backward",
+                  "clamp_min", "clamp_max", "clamp_min.Tensor", "clamp_max.Tensor", "exp2", "silu", "hardsigmoid",
+                  "hardswish", "softplus", "hardsigmoid_backward", "hardswish_backward", "softplus_backward",
+                  "square", "negative", "absolute", "fix", "positive", "arccos", "arcsin", "arctan", "relu6", "selu",
+                  "true_divide.Tensor", "divide.Tensor", "multiply.Tensor", "subtract.Tensor", "arctan2",
+                  "true_divide.Scalar", "divide.Scalar", "clip", "clip.Tensor", "silu_backward"}
 
 NEW_OPS = sorted({name for name, _, _ in CASES})
 
@@ -139,8 +181,12 @@ def run(name, args, kwargs):
         out = op(*leaves, **kw)
         inputs = [x for x in [*leaves, *kw.values()] if isinstance(x, torch.Tensor) and x.requires_grad]
         if out.requires_grad:
-            grads = torch.autograd.grad(out.sum(), inputs, allow_unused=True)
-            case["grads"] = [None if g is None else plain(g.tolist()) for g in grads]
+            try:
+                grads = torch.autograd.grad(out.sum(), inputs, allow_unused=True)
+            except RuntimeError as e:  # "derivative for aten::... is not implemented"
+                case["grad_error"] = str(e).split("\n")[0]
+            else:
+                case["grads"] = [None if g is None else plain(g.tolist()) for g in grads]
     return case
 
 

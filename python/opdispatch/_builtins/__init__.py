@@ -13,6 +13,7 @@ from . import (  # noqa: F401  (registration)
     linalg,
     logical,
     nn,
+    pointwise_decompositions,
     random,
     reduction,
     shape,

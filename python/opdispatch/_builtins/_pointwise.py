@@ -173,6 +173,36 @@ def _scaled(ufunc: np.ufunc, a: Any, b: Any, alpha: Any, out: Any = None, **kwar
     return ufunc(a, scaled, out=out, **kwargs)
 
 
+def _store(fn: Callable[..., Any], dtype: np.dtype, out: np.ndarray, *args: Any, **kwargs: Any) -> np.ndarray:
+    """``out`` receives ``fn(out, *args)`` computed on operands cast to ``dtype`` (runs inside call_numpy)."""
+    np.copyto(out, _in_dtype(fn, dtype, _ALL, out, *args, **kwargs), casting="unsafe")
+    return out
+
+
+def inplace_of(name: str, fn: Callable[..., Any], *, int_to_float: bool = False) -> Kernels:
+    """Kernels of the in-place form of the elementwise operator computed by
+    ``fn``: ``self`` receives ``fn(self, *args)``, computed in the compute
+    dtype of every operand and cast to ``self``'s. RuntimeError naming
+    ``name`` if the result would not fit ``self``'s shape, its dtype cannot
+    be cast to ``self``'s, or the devices differ; nothing is written then."""
+
+    def check(self: Tensor, args: tuple[Any, ...]) -> np.dtype:
+        tensors = operands(args)
+        check_device(name, self, *tensors)
+        dtype = compute_dtype((self, *args), int_to_float)
+        check_inplace(name, self, broadcast_shape(name, self.shape, *(t.shape for t in tensors)), dtype)
+        return dtype.to_numpy()
+
+    def cpu(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        return call_numpy(_store, fn, check(self, args), self, *args, **kwargs)
+
+    def meta(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        check(self, args)
+        return self
+
+    return _names(name, cpu, meta)
+
+
 def inplace(name: str, ufunc: np.ufunc, *, int_to_float: bool = False) -> Kernels:
     """Kernels of an in-place operator: ``self`` receives ``ufunc(self,
     alpha * other)`` (alpha only where the schema has it), computed in the

@@ -117,6 +117,17 @@ def defop(
     return op
 
 
+def no_derivative(name: str) -> Kernel:
+    """The backward of an operator PyTorch 2.13 has no derivative for
+    (aten::copy, aten::floor_divide): its outputs require grad, and backward
+    raises PyTorch's "derivative for ... is not implemented" naming ``name``."""
+
+    def backward(ctx: Any, *grads: Any) -> None:
+        raise RuntimeError(f"derivative for {name} is not implemented")
+
+    return backward
+
+
 def _is_factory(schema: _C.FunctionSchema) -> bool:
     """Whether ``schema`` makes a tensor from a ``device`` argument and has no
     tensor argument to dispatch on (empty, zeros, arange, ...)."""

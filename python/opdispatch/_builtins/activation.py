@@ -1,10 +1,13 @@
-"""Pointwise activation functions from the Core ATen opset — elu, gelu
-(exact and tanh-approximated), hardtanh, leaky_relu — with the single
-backward operators PyTorch's formulas call (elu_backward, gelu_backward,
-hardtanh_backward, leaky_relu_backward), themselves differentiable by
-PyTorch's double-backward formulas. Floating inputs only, as PyTorch's
-kernels (hardtanh also takes integers). PyTorch: derivatives.yaml,
-FunctionsManual.cpp (elu_double_backward, gelu_double_backward)."""
+"""Pointwise activation functions: from the Core ATen opset elu, gelu
+(exact and tanh-approximated), hardtanh, leaky_relu; the everyday non-core
+silu, hardsigmoid, hardswish and softplus (PyTorch gives them kernels of
+their own, not decompositions); and the single backward operators PyTorch's
+formulas call (elu_backward, gelu_backward, hardtanh_backward,
+leaky_relu_backward, hardsigmoid_backward, hardswish_backward,
+softplus_backward), themselves differentiable by PyTorch's double-backward
+formulas. Floating inputs only, as PyTorch's kernels (hardtanh also takes
+integers). PyTorch: derivatives.yaml, FunctionsManual.cpp
+(elu_double_backward, gelu_double_backward, softplus_double_backward)."""
 from __future__ import annotations
 
 import math
@@ -13,9 +16,10 @@ from typing import Any
 import numpy as np
 
 from . import comparison, factories
+from .logical import logical_and
 from ._pointwise import pointwise
-from ._registry import NONCORE_POINTWISE, POINTWISE, PT2, Op, defop
-from .elementwise import add, add_scalar, exp, mul, mul_scalar, rsub_scalar, sub, tanh, where
+from ._registry import NONCORE_POINTWISE, POINTWISE, PT2, Op, defop, no_derivative
+from .elementwise import add, add_scalar, div_scalar, exp, mul, mul_scalar, rsub_scalar, sigmoid, sub, tanh, where
 from .unary_math import erf_of
 from .._tensor_type import Tensor
 
@@ -209,3 +213,140 @@ leaky_relu_backward = defop("leaky_relu_backward(Tensor grad_output, Tensor self
                             setup_context=_bounds_setup,
                             backward=lambda ctx, g: (leaky_relu_backward(g, ctx.saved_tensors[1], ctx.params[0], False),
                                                      factories.zeros_like(ctx.saved_tensors[1]), None, None))
+
+
+# --- silu, hardsigmoid, hardswish, softplus ----------------------------------------------------------------
+
+
+def _sigmoid_of(a: Any) -> Any:
+    e = np.exp(-np.abs(a))  # never overflows; the two branches are the same function
+    return np.where(a >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def _silu(a: Any) -> Any:
+    _floating("silu", a)
+    return a * _sigmoid_of(a)
+
+
+def _self_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+    ctx.save_for_backward(inputs[0])
+
+
+def silu_grad(grad: Tensor, x: Tensor) -> Tensor:
+    """grad * sigmoid(x) * (1 + x * (1 - sigmoid(x))), in od operators (so differentiable again).
+    PyTorch: silu_backward's CompositeImplicitAutograd kernel, infinitely_differentiable_silu_backward."""
+    s = sigmoid(x)
+    return mul(mul(grad, s), add_scalar(mul(x, rsub_scalar(s, 1)), 1))
+
+
+def _silu_backward(g: Any, a: Any) -> Any:
+    _floating("silu_backward", a)
+    s = _sigmoid_of(a)
+    return g * s * (1 + a * (1 - s))
+
+
+silu: Op = defop("silu(Tensor self) -> Tensor", tags=NONCORE_POINTWISE, **pointwise("od::silu", _silu),
+                 backward=lambda ctx, g: silu_grad(g, ctx.saved_tensors[0]), setup_context=_self_setup)
+# As in PyTorch: kernels of its own, no derivative, and a CompositeImplicitAutograd kernel (silu_grad) that
+# OpOverload.decompose() runs.
+silu_backward: Op = defop("silu_backward(Tensor grad_output, Tensor self) -> Tensor", tags=NONCORE_POINTWISE,
+                          **pointwise("od::silu_backward", _silu_backward), composite=silu_grad,
+                          backward=no_derivative("od::silu_backward"))
+
+
+def _hardsigmoid(a: Any) -> Any:
+    _floating("hardsigmoid", a)
+    return np.minimum(np.maximum(a / 6 + 0.5, 0), 1)
+
+
+_ONE_SIXTH_F32 = float(np.float32(1) / np.float32(6))
+
+
+def _hardsigmoid_backward(g: Any, a: Any) -> Any:
+    _floating("hardsigmoid_backward", a)
+    # PyTorch's kernel multiplies by 1.0f / 6.0f, a float32 constant, in every dtype.
+    return np.where((a > -3) & (a < 3), g * _ONE_SIXTH_F32, np.zeros((), np.result_type(g)))
+
+
+def _pair_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+    ctx.save_for_backward(inputs[0], inputs[1])
+    ctx.params = inputs[2:]
+
+
+hardsigmoid_backward: Op
+hardsigmoid: Op = defop("hardsigmoid(Tensor self) -> Tensor", tags=NONCORE_POINTWISE,
+                        **pointwise("od::hardsigmoid", _hardsigmoid), setup_context=_self_setup,
+                        backward=lambda ctx, g: hardsigmoid_backward(g, ctx.saved_tensors[0]))
+# PyTorch 2.13 has no derivative for hardsigmoid_backward.
+hardsigmoid_backward = defop("hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor", tags=PT2,
+                             **pointwise("od::hardsigmoid_backward", _hardsigmoid_backward),
+                             backward=no_derivative("od::hardsigmoid_backward"))
+
+
+def _hardswish(a: Any) -> Any:
+    _floating("hardswish", a)
+    return a * np.minimum(np.maximum(a + 3, 0), 6) / 6
+
+
+def _hardswish_backward(g: Any, a: Any) -> Any:
+    _floating("hardswish_backward", a)
+    return np.where(a < -3, np.zeros((), np.result_type(g)), np.where(a <= 3, g * (a / 3 + 0.5), g))
+
+
+def _hardswish_backward_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
+    """grad_output: hardswish_backward(grad, self); self: grad * grad_output / 3 where -3 < self < 3."""
+    grad_output, x = ctx.saved_tensors
+    g_grad = hardswish_backward(grad, x) if ctx.needs_input_grad[0] else None
+    g_x = None
+    if ctx.needs_input_grad[1]:
+        inside = logical_and(comparison.gt_scalar(x, -3), comparison.lt_scalar(x, 3))
+        scaled = div_scalar(mul(grad, grad_output), 3)
+        g_x = where(inside, scaled, factories.zeros_like(scaled))
+    return g_grad, g_x
+
+
+hardswish_backward: Op
+hardswish: Op = defop("hardswish(Tensor self) -> Tensor", tags=PT2, **pointwise("od::hardswish", _hardswish),
+                      setup_context=_self_setup, backward=lambda ctx, g: hardswish_backward(g, ctx.saved_tensors[0]))
+hardswish_backward = defop("hardswish_backward(Tensor grad_output, Tensor self) -> Tensor", tags=PT2,
+                           **pointwise("od::hardswish_backward", _hardswish_backward), setup_context=_pair_setup,
+                           backward=_hardswish_backward_backward)
+
+
+def _softplus(a: Any, beta: Any = 1, threshold: Any = 20) -> Any:
+    """log(1 + exp(beta a)) / beta, and a itself where beta a > threshold (PyTorch's linear tail)."""
+    _floating("softplus", a)
+    return np.where(a * beta > threshold, a, np.log1p(np.exp(a * beta)) / beta)
+
+
+def _softplus_backward(g: Any, a: Any, beta: Any, threshold: Any) -> Any:
+    _floating("softplus_backward", a)
+    return np.where(a * beta > threshold, g, g * _sigmoid_of(a * beta))
+
+
+def _softplus_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+    ctx.save_for_backward(inputs[0])
+    ctx.params = (list(inputs[1:]) + [1, 20][len(inputs) - 1:])[:2]
+
+
+def _softplus_backward_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any, None, None]:
+    """grad_output: softplus_backward(grad, ...); self: softplus_double_backward — grad * grad_output * beta *
+    s (1 - s), s = sigmoid(beta self), and 0 where beta self > threshold."""
+    grad_output, x = ctx.saved_tensors
+    beta, threshold = ctx.params
+    g_grad = softplus_backward(grad, x, beta, threshold) if ctx.needs_input_grad[0] else None
+    g_x = None
+    if ctx.needs_input_grad[1]:
+        s = sigmoid(mul_scalar(x, beta))
+        curve = mul_scalar(mul(mul(grad, grad_output), mul(s, rsub_scalar(s, 1))), beta)
+        g_x = where(comparison.gt_scalar(mul_scalar(x, beta), threshold), factories.zeros_like(curve), curve)
+    return g_grad, g_x, None, None
+
+
+softplus_backward: Op
+softplus: Op = defop("softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor", tags=NONCORE_POINTWISE,
+                     **pointwise("od::softplus", _softplus, promoted=_SELF), setup_context=_softplus_setup,
+                     backward=lambda ctx, g: (softplus_backward(g, ctx.saved_tensors[0], *ctx.params), None, None))
+softplus_backward = defop("softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor",
+                          tags=PT2, **pointwise("od::softplus_backward", _softplus_backward, promoted=slice(0, 2)),
+                          setup_context=_pair_setup, backward=_softplus_backward_backward)

@@ -1,9 +1,12 @@
 """Elementwise functions of two operands from the Core ATen opset beyond
 elementwise.py's: atan2 (and its out= form), division with a rounding mode,
-fmod, remainder and clamp (Scalar and Tensor bounds), with PyTorch's type
-promotion (Note [Elementwise type promotion] in _pointwise.py). Integer
-division by zero raises, as in PyTorch. Autograd formulas from PyTorch's
-tools/autograd/derivatives.yaml, written with ``od`` operators."""
+fmod, remainder and clamp (Scalar and Tensor bounds); the everyday non-core
+floor_divide, clamp_min and clamp_max; and the in-place forms Tensor
+methods call (clamp_, fmod_, remainder_, floor_divide_, clamp_min_,
+clamp_max_). PyTorch's type promotion (Note [Elementwise type promotion] in
+_pointwise.py); integer division by zero raises, as in PyTorch. Autograd
+formulas from PyTorch's tools/autograd/derivatives.yaml, written with ``od``
+operators."""
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -14,9 +17,10 @@ from .. import _C
 from ..autograd.grad_mode import is_grad_enabled
 from . import comparison, factories, logical
 from ._numpy import broadcast_shape, call_numpy, check_device, check_inplace
-from ._pointwise import compute_dtype, operands, pointwise
-from ._registry import OUT_POINTWISE, POINTWISE, Kernels, Op, defop
-from .elementwise import add, div, div_scalar, input_grad, mul, neg, where
+from ._pointwise import compute_dtype, inplace_of, operands, pointwise
+from ._registry import (INPLACE, INPLACE_POINTWISE, NONCORE_POINTWISE, OUT_POINTWISE, POINTWISE, PT2, Kernels, Op, defop,
+                        no_derivative)
+from .elementwise import add, div, div_scalar, inplace_autograd, input_grad, mul, neg, where
 from .._tensor_type import Tensor
 
 
@@ -272,3 +276,84 @@ clamp: Op = defop("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Ten
 clamp_tensor: Op = defop("clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", tags=POINTWISE,
                          **pointwise("od::clamp.Tensor", _clamp), backward=_clamp_backward,
                          setup_context=_clamp_setup)
+
+
+def _define_inplace(schema: str, fn: Any, functional: Op, tags: Any = INPLACE_POINTWISE) -> Op:
+    name = "od::" + schema.split("(", 1)[0]
+    return defop(schema, tags=tags, **inplace_of(name, fn), autograd=inplace_autograd(name, functional))
+
+
+clamp_: Op = _define_inplace("clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)", _clamp, clamp)
+clamp_tensor_: Op = _define_inplace("clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)",
+                                    _clamp, clamp_tensor)
+fmod_scalar_: Op = _define_inplace("fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", _fmod, fmod_scalar)
+fmod_: Op = _define_inplace("fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", _fmod, fmod)
+remainder_scalar_: Op = _define_inplace("remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", _remainder,
+                                        remainder_scalar)
+remainder_: Op = _define_inplace("remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", _remainder, remainder)
+
+# --- floor_divide, clamp_min, clamp_max (not core: PyTorch gives them kernels of their own) ---------------
+
+
+def _floor_divide(a: Any, b: Any) -> Any:
+    return _div_rounding(a, b, "floor")
+
+
+# PyTorch 2.13 has no derivative for floor_divide.
+floor_divide: Op = defop("floor_divide(Tensor self, Tensor other) -> Tensor", tags=PT2,
+                         **pointwise("od::floor_divide", _floor_divide), backward=no_derivative("od::floor_divide"))
+floor_divide_scalar: Op = defop("floor_divide.Scalar(Tensor self, Scalar other) -> Tensor", tags=PT2,
+                                **pointwise("od::floor_divide.Scalar", _floor_divide),
+                                backward=no_derivative("od::floor_divide.Scalar"))
+floor_divide_: Op = _define_inplace("floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", _floor_divide,
+                                    floor_divide, INPLACE)
+floor_divide_scalar_: Op = _define_inplace("floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+                                           _floor_divide, floor_divide_scalar, INPLACE)
+
+
+def _clamp_min(a: Any, min: Any) -> Any:  # noqa: A002  (PyTorch's argument name)
+    return np.maximum(a, min)
+
+
+def _clamp_max(a: Any, max: Any) -> Any:  # noqa: A002  (PyTorch's argument name)
+    return np.minimum(a, max)
+
+
+def _bound_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+    ctx.bound = None if isinstance(inputs[1], Tensor) else inputs[1]
+    ctx.save_for_backward(inputs[0], inputs[1] if isinstance(inputs[1], Tensor) else None)
+
+
+def _bound_backward(keep: Op, keep_scalar: Op, passes: Op) -> Any:
+    """clamp_min / clamp_max: self's gradient where ``keep(self, bound)``
+    (self >= min, self <= max); a Tensor bound's where ``passes(self, bound)``
+    (self < min, self > max). PyTorch: derivatives.yaml clamp_min, clamp_max."""
+
+    def backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
+        self, bound_t = ctx.saved_tensors
+        zero = factories.zeros_like(grad)
+        g_self = g_bound = None
+        if ctx.needs_input_grad[0]:
+            mask = keep(self, bound_t) if bound_t is not None else keep_scalar(self, ctx.bound)
+            g_self = input_grad(where(mask, grad, zero), self)
+        if bound_t is not None and ctx.needs_input_grad[1]:
+            g_bound = input_grad(where(passes(self, bound_t), grad, zero), bound_t)
+        return g_self, g_bound
+
+    return backward
+
+
+_min_backward = _bound_backward(comparison.ge, comparison.ge_scalar, comparison.lt)
+_max_backward = _bound_backward(comparison.le, comparison.le_scalar, comparison.gt)
+clamp_min: Op = defop("clamp_min(Tensor self, Scalar min) -> Tensor", tags=NONCORE_POINTWISE,
+                      **pointwise("od::clamp_min", _clamp_min), backward=_min_backward, setup_context=_bound_setup)
+clamp_min_tensor: Op = defop("clamp_min.Tensor(Tensor self, Tensor min) -> Tensor", tags=NONCORE_POINTWISE,
+                             **pointwise("od::clamp_min.Tensor", _clamp_min), backward=_min_backward,
+                             setup_context=_bound_setup)
+clamp_max: Op = defop("clamp_max(Tensor self, Scalar max) -> Tensor", tags=NONCORE_POINTWISE,
+                      **pointwise("od::clamp_max", _clamp_max), backward=_max_backward, setup_context=_bound_setup)
+clamp_max_tensor: Op = defop("clamp_max.Tensor(Tensor self, Tensor max) -> Tensor", tags=NONCORE_POINTWISE,
+                             **pointwise("od::clamp_max.Tensor", _clamp_max), backward=_max_backward,
+                             setup_context=_bound_setup)
+clamp_min_: Op = _define_inplace("clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)", _clamp_min, clamp_min)
+clamp_max_: Op = _define_inplace("clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)", _clamp_max, clamp_max)

@@ -10,7 +10,7 @@ import numpy as np
 from .. import _C
 from . import factories, reduction
 from ._numpy import broadcast_shape, call_numpy, check_inplace, check_memory_format, meta_like
-from ._registry import CORE, INPLACE, POINTWISE, PT2, Op, defop
+from ._registry import CORE, INPLACE, POINTWISE, PT2, Op, defop, no_derivative
 from .._tensor_type import Tensor
 
 
@@ -193,11 +193,6 @@ def _functional_copy_meta(self: Tensor, src: Tensor, non_blocking: bool = False)
     return meta_like(self.shape, self.dtype)
 
 
-def _functional_copy_backward(ctx: Any, grad: Tensor) -> None:
-    """PyTorch 2.13 has no derivative for aten::copy (copy_ has one): the output requires grad and
-    backward raises, as there."""
-    raise RuntimeError("derivative for od::copy is not implemented")
-
-
+# PyTorch 2.13 has no derivative for aten::copy (copy_ has one).
 copy: Op = defop("copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor", tags=CORE,
-                 cpu=_functional_copy_cpu, meta=_functional_copy_meta, backward=_functional_copy_backward)
+                 cpu=_functional_copy_cpu, meta=_functional_copy_meta, backward=no_derivative("od::copy"))

@@ -334,7 +334,7 @@ where: Op = defop("where.self(Tensor condition, Tensor self, Tensor other) -> Te
 # --- in place ------------------------------------------------------------------------------
 
 
-def _inplace_autograd(name: str, functional: Callable[..., Tensor]) -> Callable[[Any], Callable[..., Tensor]]:
+def inplace_autograd(name: str, functional: Callable[..., Tensor]) -> Callable[[Any], Callable[..., Tensor]]:
     """The Autograd kernel of an in-place arithmetic operator: records
     ``self.copy_(op(self.clone(), *args))`` — the functional operator's
     formula (on a clone, so the values it saves are never overwritten) and
@@ -361,7 +361,7 @@ def _inplace_autograd(name: str, functional: Callable[..., Tensor]) -> Callable[
 def _define_inplace(schema: str, ufunc: np.ufunc, functional: Callable[..., Tensor]) -> Op:
     name = "od::" + schema.split("(", 1)[0]
     return defop(schema, tags=INPLACE_POINTWISE, **inplace(name, ufunc, int_to_float=ufunc is np.true_divide),
-                 autograd=_inplace_autograd(name, functional))
+                 autograd=inplace_autograd(name, functional))
 
 
 add_: Op = _define_inplace("add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)", np.add, add)

@@ -1,15 +1,16 @@
 """Bitwise and logical operators from the Core ATen opset: bitwise_and / or /
-xor (Tensor and Scalar overloads) on integer and bool tensors, and
-logical_and / or / xor, whose results are bool. PyTorch's type promotion
-(Note [Elementwise type promotion] in _pointwise.py); not differentiable."""
+xor (Tensor and Scalar overloads, and their in-place forms behind ``&=``,
+``|=``, ``^=``) on integer and bool tensors, and logical_and / or / xor,
+whose results are bool. PyTorch's type promotion (Note [Elementwise type
+promotion] in _pointwise.py); not differentiable."""
 from __future__ import annotations
 
 from typing import Any, Callable
 
 import numpy as np
 
-from ._pointwise import pointwise
-from ._registry import POINTWISE, Op, defop
+from ._pointwise import inplace_of, pointwise
+from ._registry import INPLACE_POINTWISE, POINTWISE, Op, defop
 
 
 def _integral(name: str, ufunc: np.ufunc) -> Callable[[Any, Any], Any]:
@@ -27,12 +28,17 @@ def _integral(name: str, ufunc: np.ufunc) -> Callable[[Any, Any], Any]:
     return bitwise
 
 
-def _bitwise(name: str, ufunc: np.ufunc) -> tuple[Op, Op]:
+def _bitwise(name: str, ufunc: np.ufunc) -> tuple[Op, Op, Op, Op]:
+    """The Tensor and Scalar overloads of ``name`` and of its in-place form ``name_``."""
     fn = _integral(name, ufunc)
     return (defop(f"{name}.Tensor(Tensor self, Tensor other) -> Tensor", tags=POINTWISE,
                   **pointwise(f"od::{name}.Tensor", fn), differentiable=False),
             defop(f"{name}.Scalar(Tensor self, Scalar other) -> Tensor", tags=POINTWISE,
-                  **pointwise(f"od::{name}.Scalar", fn), differentiable=False))
+                  **pointwise(f"od::{name}.Scalar", fn), differentiable=False),
+            defop(f"{name}_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", tags=INPLACE_POINTWISE,
+                  **inplace_of(f"od::{name}_.Tensor", fn), differentiable=False),
+            defop(f"{name}_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", tags=INPLACE_POINTWISE,
+                  **inplace_of(f"od::{name}_.Scalar", fn), differentiable=False))
 
 
 def _logical(name: str, ufunc: np.ufunc) -> Op:
@@ -43,13 +49,19 @@ def _logical(name: str, ufunc: np.ufunc) -> Op:
 # (Declared: other modules' references to them are checked before the tuple assignments are inferred.)
 bitwise_and: Op
 bitwise_and_scalar: Op
+bitwise_and_: Op
+bitwise_and_scalar_: Op
 bitwise_or: Op
 bitwise_or_scalar: Op
+bitwise_or_: Op
+bitwise_or_scalar_: Op
 bitwise_xor: Op
 bitwise_xor_scalar: Op
-bitwise_and, bitwise_and_scalar = _bitwise("bitwise_and", np.bitwise_and)
-bitwise_or, bitwise_or_scalar = _bitwise("bitwise_or", np.bitwise_or)
-bitwise_xor, bitwise_xor_scalar = _bitwise("bitwise_xor", np.bitwise_xor)
+bitwise_xor_: Op
+bitwise_xor_scalar_: Op
+bitwise_and, bitwise_and_scalar, bitwise_and_, bitwise_and_scalar_ = _bitwise("bitwise_and", np.bitwise_and)
+bitwise_or, bitwise_or_scalar, bitwise_or_, bitwise_or_scalar_ = _bitwise("bitwise_or", np.bitwise_or)
+bitwise_xor, bitwise_xor_scalar, bitwise_xor_, bitwise_xor_scalar_ = _bitwise("bitwise_xor", np.bitwise_xor)
 logical_and: Op = _logical("logical_and", np.logical_and)
 logical_or: Op = _logical("logical_or", np.logical_or)
 logical_xor: Op = _logical("logical_xor", np.logical_xor)

@@ -10,13 +10,14 @@ _pointwise.py)."""
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from . import factories
 from ._pointwise import unary
-from ._registry import POINTWISE, Op, defop
+from .._ops import Tag
+from ._registry import NONCORE_POINTWISE, POINTWISE, Op, defop
 from .elementwise import add_scalar, div, exp, mul, mul_scalar, neg, rsub_scalar, sqrt
 from .._tensor_type import Tensor
 
@@ -35,14 +36,15 @@ def _saved(ctx: Any) -> Tensor:
 
 
 def _define(name: str, fn: Callable[[Any], Any], backward: Callable[[Any, Tensor], Any] | None = None,
-            setup_context: Callable[..., None] | None = None, *, int_to_float: bool = True) -> Op:
+            setup_context: Callable[..., None] | None = None, *, int_to_float: bool = True,
+            tags: Sequence[Tag] = POINTWISE) -> Op:
     """``od::<name>(Tensor self) -> Tensor``, tagged as PyTorch tags it (core, pointwise);
     without ``backward``, not differentiable (its outputs are bool or integral). ``int_to_float``:
     integer inputs compute in float32; otherwise the result keeps the input's dtype (or is bool)."""
     kernels = unary(f"od::{name}", fn, int_to_float=int_to_float)
     if backward is None:
-        return defop(f"{name}(Tensor self) -> Tensor", tags=POINTWISE, **kernels, differentiable=False)
-    return defop(f"{name}(Tensor self) -> Tensor", tags=POINTWISE, **kernels, backward=backward,
+        return defop(f"{name}(Tensor self) -> Tensor", tags=tags, **kernels, differentiable=False)
+    return defop(f"{name}(Tensor self) -> Tensor", tags=tags, **kernels, backward=backward,
                  setup_context=setup_context)
 
 
@@ -102,6 +104,8 @@ reciprocal: Op = _define("reciprocal", _reciprocal,
 rsqrt: Op = _define("rsqrt", _rsqrt,
                     lambda ctx, g: mul_scalar(mul(g, mul(_saved(ctx), mul(_saved(ctx), _saved(ctx)))), -0.5),
                     _result)
+exp2: Op = _define("exp2", np.exp2, lambda ctx, g: mul_scalar(mul(g, _saved(ctx)), math.log(2)), _result,
+                   tags=NONCORE_POINTWISE)
 erf: Op = _define("erf", erf_of, lambda ctx, g: mul(g, mul_scalar(exp(neg(mul(_saved(ctx), _saved(ctx)))),
                                                                   2 / math.sqrt(math.pi))), _self)
 sign: Op = _define("sign", _sign, _zeros, int_to_float=False)
