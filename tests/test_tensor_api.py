@@ -29,10 +29,10 @@ def test_arithmetic_operators_match_numpy():
         np.testing.assert_allclose(got.numpy(), expected, rtol=1e-6)
 
 
-def test_reflected_scalars_keep_numpy_weak_promotion():
+def test_reflected_scalars_promote_as_pytorch():
     ints = opdispatch.tensor([1, 2, 4])
     assert (10 - ints).tolist() == [9, 8, 6] and (10 - ints).dtype is opdispatch.int64
-    assert (1 / ints).dtype is opdispatch.float64
+    assert (1 / ints).dtype is opdispatch.float32 and (1 / ints).tolist() == [1.0, 0.5, 0.25]
     f16 = opdispatch.ones(2, dtype=opdispatch.float16)
     assert (3 - f16).dtype is opdispatch.float16 and (3 / f16).dtype is opdispatch.float16
 

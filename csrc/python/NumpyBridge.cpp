@@ -13,6 +13,7 @@
 
 #include "Exceptions.h"
 #include "PythonTensor.h"
+#include "PythonTypePromotion.h"
 #include "PythonTypes.h"
 #include "StaticType.h"
 
@@ -343,10 +344,13 @@ PyObject* callNumpy(PyObject*, PyObject* const* args, Py_ssize_t nargsf, PyObjec
 // call in its own frame (a tenth of `x + y`). A _NumpyKernel is that kernel
 // as a C callable: a call of the expected form (a number of positional
 // arguments, no keywords, tensors of a number of dimensions) runs fn through
-// callNumpyOn directly. Every other call, and a call in which fn raises
-// ValueError (NumPy refusing the operands' shapes), goes to the kernel written
-// in Python, which runs the same fn and names the operator in its errors:
-// the fast path only skips a frame, it decides nothing. Kernels with side
+// callNumpyOn directly when NumPy computes in the dtype PyTorch's promotion
+// gives (Note [Promotion on the fast path] in PythonTypePromotion.cpp). Every
+// other call, and a call in which fn raises ValueError (NumPy refusing the
+// operands' shapes) or OverflowError (a Python int out of the tensors'
+// range, which PyTorch wraps), goes to the kernel written in Python, which
+// runs the same fn and names the operator in its errors: the fast path only
+// skips a frame, it decides nothing. Kernels with side
 // effects (in-place ones) stay in Python: falling back after a ValueError
 // would run them twice.
 struct NumpyKernelObject {
@@ -356,6 +360,7 @@ struct NumpyKernelObject {
   PyObject* fallback;     ///< the Python kernel (also __wrapped__)
   Py_ssize_t nargs;       ///< positional arguments of the fast path; -1: any call (keywords too)
   int ndim;               ///< dimensions every tensor argument must have; -1: any
+  FastPathDtypes dtypes;  ///< the operands' dtypes the fast path takes
 };
 
 PyTypeObject gNumpyKernelType = staticTypeObject();
@@ -372,7 +377,7 @@ bool numpyKernelFits(const NumpyKernelObject* k, PyObject* const* args, Py_ssize
       }
     }
   }
-  return true;
+  return operandsFit(k->dtypes, args, n);
 }
 
 PyObject* numpyKernelCall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
@@ -381,7 +386,7 @@ PyObject* numpyKernelCall(PyObject* self, PyObject* const* args, size_t nargsf, 
   if (numpyKernelFits(k, args, n, kwnames)) {
     PyObject* out = pythonEntry(
         [&]() -> PyObject* { return callNumpyOn(k->fn, args, static_cast<size_t>(n), kwnames); });
-    if (out != nullptr || !PyErr_ExceptionMatches(PyExc_ValueError)) {
+    if (out != nullptr || !(PyErr_ExceptionMatches(PyExc_ValueError) || PyErr_ExceptionMatches(PyExc_OverflowError))) {
       return out;
     }
     PyErr_Clear();
@@ -390,12 +395,13 @@ PyObject* numpyKernelCall(PyObject* self, PyObject* const* args, size_t nargsf, 
 }
 
 PyObject* numpyKernelNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
-  static const char* kwlist[] = {"fn", "fallback", "nargs", "ndim", nullptr};
+  static const char* kwlist[] = {"fn", "fallback", "nargs", "ndim", "dtypes", nullptr};
   PyObject *fn, *fallback;
   Py_ssize_t nargs = -1;
   int ndim = -1;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|ni:_NumpyKernel", const_cast<char**>(kwlist), &fn, &fallback,
-                                   &nargs, &ndim)) {
+  int dtypes = static_cast<int>(FastPathDtypes::Any);
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|nii:_NumpyKernel", const_cast<char**>(kwlist), &fn, &fallback,
+                                   &nargs, &ndim, &dtypes)) {
     return nullptr;
   }
   if (!PyCallable_Check(fn) || !PyCallable_Check(fallback)) {
@@ -404,6 +410,10 @@ PyObject* numpyKernelNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   }
   if (nargs < -1 || ndim < -1) {
     PyErr_SetString(PyExc_ValueError, "_NumpyKernel: nargs and ndim must be >= 0, or -1 for any");
+    return nullptr;
+  }
+  if (dtypes < static_cast<int>(FastPathDtypes::Any) || dtypes > static_cast<int>(FastPathDtypes::SameFloating)) {
+    PyErr_SetString(PyExc_ValueError, "_NumpyKernel: dtypes must be 0 (any), 1 (same) or 2 (same floating)");
     return nullptr;
   }
   auto* k = reinterpret_cast<NumpyKernelObject*>(type->tp_alloc(type, 0));
@@ -417,6 +427,7 @@ PyObject* numpyKernelNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   k->fallback = fallback;
   k->nargs = nargs;
   k->ndim = ndim;
+  k->dtypes = static_cast<FastPathDtypes>(dtypes);
   return reinterpret_cast<PyObject*>(k);
 }
 
@@ -567,11 +578,13 @@ void initNumpyBridgeBindings(py::module_& m) {
   t.tp_basicsize = sizeof(NumpyKernelObject);
   t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL;
   t.tp_doc =
-      "_NumpyKernel(fn, fallback, nargs=-1, ndim=-1): a CPU kernel that runs fn through _call_numpy when "
-      "called with exactly nargs positional arguments and no keywords (-1: any call) whose tensors all have "
-      "ndim dimensions (-1: any), and calls fallback, the same kernel written in Python, for every other "
-      "call and when fn raises ValueError (Note [NumPy kernels]). TypeError if fn or fallback is not "
-      "callable; ValueError if nargs or ndim is below -1.";
+      "_NumpyKernel(fn, fallback, nargs=-1, ndim=-1, dtypes=0): a CPU kernel that runs fn through _call_numpy "
+      "when called with exactly nargs positional arguments and no keywords (-1: any call) whose tensors all have "
+      "ndim dimensions (-1: any) and whose operands' dtypes fit dtypes (0: any; 1: one dtype for every tensor "
+      "and no Python number of a higher category; 2: as 1, and that dtype floating or complex: Note [Promotion "
+      "on the fast path]), and calls fallback, the same kernel written in Python, for every other call and when "
+      "fn raises ValueError or OverflowError (Note [NumPy kernels]). TypeError if fn or fallback is not "
+      "callable; ValueError if nargs or ndim is below -1 or dtypes is not 0, 1 or 2.";
   t.tp_new = numpyKernelNew;
   t.tp_dealloc = numpyKernelDealloc;
   t.tp_traverse = numpyKernelTraverse;

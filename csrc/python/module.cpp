@@ -11,6 +11,7 @@
 #include "PythonFallbackKernel.h"
 #include "PythonOperator.h"
 #include "PythonTensor.h"
+#include "PythonTypePromotion.h"
 #include "PythonTypes.h"
 #include "TorchDispatchModeTLS.h"
 #include "TorchFunction.h"
@@ -70,6 +71,7 @@ PYBIND11_MODULE(_C, m) {
   opdispatch::pyInterpreterHooks().isModuleImported = &isModuleImported;
   opdispatch::python::initExceptionTranslation(m);
   opdispatch::python::initTypeBindings(m);
+  opdispatch::python::initTypePromotionBindings(m);
   opdispatch::python::initTensorBindings(m);
   opdispatch::python::initNumpyBridgeBindings(m);
   opdispatch::python::initAutogradMetaBindings(m);

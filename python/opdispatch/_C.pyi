@@ -227,7 +227,7 @@ class _PlainAutogradKernel:
 @typing.final
 class _NumpyKernel:
     """
-    _NumpyKernel(fn, fallback, nargs=-1, ndim=-1): a CPU kernel that runs fn through _call_numpy when called with exactly nargs positional arguments and no keywords (-1: any call) whose tensors all have ndim dimensions (-1: any), and calls fallback, the same kernel written in Python, for every other call and when fn raises ValueError (Note [NumPy kernels]). TypeError if fn or fallback is not callable; ValueError if nargs or ndim is below -1.
+    _NumpyKernel(fn, fallback, nargs=-1, ndim=-1, dtypes=0): a CPU kernel that runs fn through _call_numpy when called with exactly nargs positional arguments and no keywords (-1: any call) whose tensors all have ndim dimensions (-1: any) and whose operands' dtypes fit dtypes (0: any; 1: one dtype for every tensor and no Python number of a higher category; 2: as 1, and that dtype floating or complex: Note [Promotion on the fast path]), and calls fallback, the same kernel written in Python, for every other call and when fn raises ValueError or OverflowError (Note [NumPy kernels]). TypeError if fn or fallback is not callable; ValueError if nargs or ndim is below -1 or dtypes is not 0, 1 or 2.
     """
     __name__: str
     @property
@@ -240,7 +240,7 @@ class _NumpyKernel:
         """
         The kernel written in Python, which takes every other call.
         """
-    def __new__(cls, fn: collections.abc.Callable[..., typing.Any], fallback: collections.abc.Callable[..., typing.Any], nargs: int = -1, ndim: int = -1) -> Self:
+    def __new__(cls, fn: collections.abc.Callable[..., typing.Any], fallback: collections.abc.Callable[..., typing.Any], nargs: int = -1, ndim: int = -1, dtypes: int = 0) -> Self:
         """
         Create and return a new object.  See help(type) for accurate signature.
         """
@@ -1013,6 +1013,14 @@ def _as_strided(self: TensorBase, size: collections.abc.Sequence[typing.Supports
     """
     A view of self's storage with the given sizes, strides (in elements) and offset: shares the storage and the version counter, does not require grad. Raises IndexError if it reaches past the storage.
     """
+def _can_cast(from_: typing.Any, to: typing.Any) -> builtins.bool:
+    """
+    Whether a result of dtype from_ may be written to a tensor of dtype to: not to a lower category (floating to integer, complex to floating, anything else to bool). PyTorch: torch.can_cast (c10::canCast).
+    """
+def _check_can_cast(op: str, result: typing.Any, desired: typing.Any) -> None:
+    """
+    RuntimeError naming op unless _can_cast(result, desired), with PyTorch's message ("result type Float can't be cast to the desired output type Long"). PyTorch: TensorIteratorBase::compute_types.
+    """
 def _call_numpy(fn: collections.abc.Callable[..., typing.Any], /, *args: typing.Any, **kwargs: typing.Any) -> typing.Any:
     """
     _call_numpy(fn, *args, **kwargs): how built-in CPU kernels run NumPy. Calls fn with every tensor argument (also inside a list argument) replaced by a writeable ndarray view of its memory, with NumPy's floating-point error reporting off (overflow gives inf, as in PyTorch), and returns fn's result as tensors: an ndarray or NumPy scalar becomes a tensor owning it (copied to C order when it is not C-contiguous, aligned and writeable), a tuple a tuple of those; an array made for an argument returns that argument itself (an in-place kernel's out=), None and tensors pass through. Raises what fn raises, and RuntimeError for a tensor without data (meta, wrapper subclasses).
@@ -1187,6 +1195,10 @@ def _get_autograd_fallback_mode() -> str:
     """
     The autograd fallback's mode, 'warn' or 'nothing'. PyTorch: torch._C._get_autograd_fallback_mode.
     """
+def _result_type(*operands: typing.Any) -> dtype:
+    """
+    _result_type(*operands) -> dtype: the dtype PyTorch's promotion gives tensors and Python numbers (bool, int, float, complex) operated on together: tensors with dimensions first, then 0-d tensors, then numbers, a lower class counting only when its category (bool < integer < floating < complex) is higher (Note [Result type] in core/TypePromotion.h). TypeError for no operand or an operand of another type. PyTorch: at::native::result_type.
+    """
 def _rename_privateuse1_backend(backend_name: str) -> None:
     """
     Names the PrivateUse1 device type (once per process). PyTorch: torch._C._rename_privateuse1_backend.
@@ -1248,6 +1260,10 @@ def _set_opoverload_resolver(arg0: collections.abc.Callable[[str, str], typing.A
 def _set_python_registry(defs: set[str], impls: set[str], check_kernel_slot: collections.abc.Callable[[str, str, str, str, str | None], typing.Any], checked_keys: collections.abc.Set[str]) -> None:
     """
     The Python registry's tables that _library_define / _library_impl keep, and the check a kernel's slot gets where it may be taken: check_kernel_slot(slot, ns, op_name, dispatch, site), run where the slot (_python_kernel_slot) is taken and for every kernel whose dispatch key (as passed) is in the set checked_keys (Note [Registration fast path]).
+    """
+def _promote_types(type1: typing.Any, type2: typing.Any) -> dtype:
+    """
+    The smallest dtype both dtypes convert to without losing their kind (int8 with uint8: int16; an integer with float16: float16). TypeError for a non-dtype. PyTorch: torch.promote_types (c10::promoteTypes).
     """
 def _python_kernel_slot(ns: str, op_name: str, dispatch_key: str) -> str:
     """

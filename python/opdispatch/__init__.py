@@ -30,6 +30,7 @@ from ._ops import Tag, ops
 from . import library
 from . import _builtins, _functional  # noqa: F401  (_builtins registers the od operators)
 from ._functional import *  # noqa: F401,F403  (factories and functional forms of Tensor methods)
+from ._type_promotion import can_cast, promote_types, result_type
 from . import autograd
 from ._library import autograd as _library_autograd
 from ._checks import (
@@ -71,6 +72,7 @@ __all__ = [
     "Tensor",
     "autograd",
     "bool",
+    "can_cast",
     "cdouble",
     "cfloat",
     "complex64",
@@ -98,6 +100,8 @@ __all__ = [
     "long",
     "no_grad",
     "ops",
+    "promote_types",
+    "result_type",
     "set_grad_enabled",
     "short",
     "strided",

@@ -274,9 +274,8 @@ class Tensor(_C.TensorBase):
     # --- arithmetic operators --------------------------------------------------------
 
     def _scalar_tensor(self, value: Any) -> "Tensor":
-        """A 0-d tensor holding ``value`` with the dtype NumPy gives ``self op value`` (Python scalars are weak)."""
-        dtype = getattr(_C, np.result_type(self.dtype.to_numpy(), value).name)
-        return _fac.full([], value, dtype=dtype, device=self.device)
+        """A 0-d tensor holding ``value`` with the dtype PyTorch gives ``self op value`` (_C._result_type)."""
+        return _fac.full([], value, dtype=_C._result_type(self, value), device=self.device)
 
     def __add__(self, other: Any) -> "Tensor":
         if isinstance(other, _TensorBase):

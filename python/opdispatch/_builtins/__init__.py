@@ -4,12 +4,16 @@ opdispatch.library. Importing this package registers them."""
 from __future__ import annotations
 
 from . import (  # noqa: F401  (registration)
+    activation,
+    binary_math,
     comparison,
     copy,
     elementwise,
     factories,
     linalg,
+    logical,
     nn,
+    pointwise_decompositions,
     random,
     reduction,
     shape,

@@ -67,20 +67,10 @@ def tensor(a: Any) -> Tensor:
     return call_numpy(np.asarray, a)
 
 
-def np_dtype(t: _C.TensorBase) -> np.dtype:
-    return t.dtype.to_numpy()
-
-
-def od_dtype(dt: Any) -> _C.dtype:
-    """The opdispatch dtype of a NumPy dtype."""
-    dtype: _C.dtype = getattr(_C, np.dtype(dt).name)
-    return dtype
-
-
 def result_dtype(*operands: Any) -> np.dtype:
-    """NumPy's type promotion over tensors (their dtypes) and Python scalars
-    (weak, as NumPy 2 treats them)."""
-    return np.result_type(*[np_dtype(o) if isinstance(o, _C.TensorBase) else o for o in operands])
+    """PyTorch's result type of tensors and Python numbers (see
+    Note [Result type] in csrc/opdispatch/core/TypePromotion.h), as a NumPy dtype."""
+    return _C._result_type(*operands).to_numpy()
 
 
 def broadcast_shape(op: str, *shapes: Sequence[int]) -> tuple[int, ...]:
@@ -106,17 +96,18 @@ def check_device(op: str, *tensors: _C.TensorBase) -> None:
                            f"{' and '.join(sorted(devices))}")
 
 
-def check_inplace(op: str, self: _C.TensorBase, result_shape: Sequence[int], result: np.dtype) -> None:
-    """The rules of an in-place update of ``self`` by a result of ``result_shape``
-    and dtype ``result``: the shape must not grow and the dtype must cast
-    within its kind (PyTorch: TensorIterator's "result type ... can't be cast
-    to the desired output type" and "doesn't match the broadcast shape")."""
+def check_inplace(op: str, self: _C.TensorBase, result_shape: Sequence[int], result: Any = None) -> None:
+    """The rules of an in-place update of ``self`` by a result of
+    ``result_shape`` and dtype ``result`` (an opdispatch dtype; None: not
+    checked): the shape must not grow and the dtype must be castable
+    (_C._can_cast). RuntimeError naming ``op`` otherwise. PyTorch:
+    TensorIterator's "output with shape ... doesn't match the broadcast
+    shape" and "result type Float can't be cast to the desired output type Long"."""
     if tuple(result_shape) != tuple(self.shape):
         raise RuntimeError(f"{op}: output with shape {list(self.shape)} doesn't match the broadcast shape "
                            f"{list(result_shape)}")
-    if not np.can_cast(result, np_dtype(self), casting="same_kind"):
-        raise RuntimeError(f"{op}: result type {od_dtype(result)} can't be cast to the desired output type "
-                           f"{self.dtype}")
+    if result is not None:
+        _C._check_can_cast(op, result, self.dtype)
 
 
 #: MemoryFormat enum values (PyTorch's c10::MemoryFormat): contiguous_format, preserve_format.

@@ -1,31 +1,81 @@
-"""Kernel builders for elementwise operators: one NumPy function gives both
-the CPU kernel and the Meta kernel (the broadcast shape, and the dtype NumPy
-gives for 0-d operands of the same dtypes, so the two always agree).
+"""Kernel builders for elementwise operators, with PyTorch's broadcasting and
+type promotion: one NumPy function gives both the CPU kernel and the Meta
+kernel, and both compute the dtype the same way, so the two always agree.
 
-CPU kernels are one ``call_numpy`` each; the checks that name the operator
-and the shapes run only when NumPy has refused the operands, and raise what
-the Meta kernel raises for the same operands."""
+Note [Elementwise type promotion]
+An elementwise operator computes in the *compute dtype* of its operands:
+their result type by PyTorch's rule (_C._result_type, Note [Result type] in
+csrc/opdispatch/core/TypePromotion.h), or the default float dtype where that
+is an integer or bool type and the operator computes in floating point
+(``int_to_float``: true division, sin, exp; PyTorch's
+promote_integer_inputs_to_float). The CPU kernel casts every operand to the
+compute dtype and calls its NumPy function on them; the result's dtype is
+what that function gives for operands of one dtype (the compute dtype, bool
+for comparisons, the real dtype for abs of a complex). The Meta kernel calls
+the same function on 0-d operands of the compute dtype. The common call,
+whose operands need no promotion, skips the casts in C (Note [Promotion on
+the fast path] in csrc/python/PythonTypePromotion.cpp)."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .. import _C
 from ._numpy import broadcast_shape, call_numpy, check_device, check_inplace, meta_like, numpy_kernel
 from ._registry import Kernels
 from .._tensor_type import Tensor
 
+#: The dtype conditions of the fast path (_C._NumpyKernel's ``dtypes``): any
+#: dtypes; the operands need no promotion; and their dtype is floating or complex.
+ANY_DTYPES, SAME_DTYPE, SAME_FLOATING_DTYPE = 0, 1, 2
+#: The dtype Python floats and integer inputs of floating operators compute in (torch.get_default_dtype()).
+DEFAULT_FLOAT = _C.float32
+#: Python's number types: the Scalar arguments that take part in promotion.
+NUMBERS = (bool, int, float, complex)
+_ALL = slice(None)
 
 
-def operands(args: tuple[Any, ...]) -> list[Tensor]:
+def operands(args: Sequence[Any]) -> list[Tensor]:
     """The tensors among ``args``."""
     return [a for a in args if isinstance(a, Tensor)]
 
 
-def _sample_dtype(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> np.dtype:
+def compute_dtype(args: Sequence[Any], int_to_float: bool = False) -> _C.dtype:
+    """The dtype an elementwise operation on the tensors and Python numbers
+    among ``args`` computes in (see Note [Elementwise type promotion]).
+    PyTorch: TensorIteratorBase::compute_types."""
+    dtype = _C._result_type(*[a for a in args if isinstance(a, (Tensor, *NUMBERS))])
+    if int_to_float and not (dtype.is_floating_point or dtype.is_complex):
+        return DEFAULT_FLOAT
+    return dtype
+
+
+def as_dtype(value: Any, dtype: np.dtype) -> Any:
+    """An operand (array or Python number, as NumPy receives it) as an array of
+    ``dtype``: arrays cast without a copy when they already are; numbers cast
+    as C casts them (an int out of an integer dtype's range wraps around, as
+    in PyTorch). Anything else is returned as it is."""
+    if isinstance(value, np.ndarray):
+        return value.astype(dtype, copy=False)
+    if isinstance(value, NUMBERS):
+        return np.asarray(value).astype(dtype)
+    return value
+
+
+def _in_dtype(fn: Callable[..., Any], dtype: np.dtype, which: slice, *args: Any, **kwargs: Any) -> Any:
+    """``fn`` on ``args`` with the operands ``args[which]`` cast to ``dtype`` (runs inside call_numpy)."""
+    cast = list(args)
+    cast[which] = [as_dtype(a, dtype) for a in args[which]]
+    return fn(*cast, **kwargs)
+
+
+def _sample_dtype(fn: Callable[..., Any], dtype: np.dtype, which: slice, args: Sequence[Any],
+                  kwargs: dict[str, Any]) -> np.dtype:
+    """The dtype ``fn`` gives for 0-d operands of ``dtype`` (the Meta kernels' dtype rule)."""
+    sample = [np.ones((), a.dtype.to_numpy()) if isinstance(a, Tensor) else a for a in args]
     with np.errstate(all="ignore"):
-        out = fn(*[np.ones((), a.dtype.to_numpy()) if isinstance(a, Tensor) else a for a in args], **kwargs)
-    return np.asarray(out).dtype
+        return np.asarray(_in_dtype(fn, dtype, which, *sample, **kwargs)).dtype
 
 
 def _names(name: str, cpu: Callable[..., Any], meta: Callable[..., Any]) -> Kernels:
@@ -34,96 +84,151 @@ def _names(name: str, cpu: Callable[..., Any], meta: Callable[..., Any]) -> Kern
     return {"cpu": cpu, "meta": meta}
 
 
-def fast_path(kernels: Kernels, fn: Callable[..., Any], nargs: int = -1, ndim: int = -1) -> Kernels:
+def fast_path(kernels: Kernels, fn: Callable[..., Any], nargs: int = -1, ndim: int = -1,
+              dtypes: int = ANY_DTYPES) -> Kernels:
     """``kernels`` with the CPU kernel's calls of ``nargs`` positional
-    arguments (-1: every call) on tensors of ``ndim`` dims (-1: any) running
-    ``fn`` in C (numpy_kernel; the CPU kernel must compute ``call_numpy(fn,
-    *args)`` for them and have no side effects): the Python kernel still
-    takes every other call and names the operator in errors."""
-    cpu = numpy_kernel(fn, kernels["cpu"], nargs, ndim)
+    arguments (-1: every call) on tensors of ``ndim`` dims (-1: any) whose
+    operands fit ``dtypes`` (ANY_DTYPES, SAME_DTYPE, SAME_FLOATING_DTYPE)
+    running ``fn`` in C (numpy_kernel; the CPU kernel must compute
+    ``call_numpy(fn, *args)`` for them and have no side effects): the Python
+    kernel still takes every other call and names the operator in errors."""
+    cpu = numpy_kernel(fn, kernels["cpu"], nargs, ndim, dtypes)
     cpu.__name__ = kernels["cpu"].__name__
     return {"cpu": cpu, "meta": kernels["meta"]}
 
 
-def _meta_kernel(name: str, fn: Callable[..., Any]) -> Callable[..., Tensor]:
-    def meta(*args: Any, **kwargs: Any) -> Tensor:
-        tensors = operands(args)
-        check_device(name, *tensors)
-        return meta_like(broadcast_shape(name, *(t.shape for t in tensors)), _sample_dtype(fn, args, kwargs))
-
-    return meta
-
-
-def pointwise(name: str, fn: Callable[..., Any]) -> Kernels:
+def pointwise(name: str, fn: Callable[..., Any], *, int_to_float: bool = False, promoted: slice = _ALL,
+              nargs: int = -1) -> Kernels:
     """``{"cpu": ..., "meta": ...}`` kernels of the elementwise operator
     ``name`` computed by the NumPy function ``fn`` over tensor and
-    Python-scalar arguments. Both raise RuntimeError naming ``name`` and the
-    shapes if the tensors do not broadcast, or the devices if they differ."""
+    Python-number arguments, of which ``args[promoted]`` take part in type
+    promotion (see Note [Elementwise type promotion]; ``int_to_float``:
+    integer operands compute in the default float dtype). ``nargs``: the
+    positional arguments of the calls the fast path takes (-1: all). Both
+    kernels raise RuntimeError naming ``name`` and the shapes if the tensors
+    do not broadcast, or the devices if they differ."""
 
     def cpu(*args: Any, **kwargs: Any) -> Tensor:
         # Every tensor reaching a CPU kernel is on cpu (a higher backend key would have won).
+        dtype = compute_dtype(args[promoted], int_to_float).to_numpy()
         try:
-            return call_numpy(fn, *args, **kwargs)
+            return call_numpy(_in_dtype, fn, dtype, promoted, *args, **kwargs)
         except ValueError:
             broadcast_shape(name, *(t.shape for t in operands(args)))  # names the shapes
             raise
 
-    return fast_path(_names(name, cpu, _meta_kernel(name, fn)), fn)
+    def meta(*args: Any, **kwargs: Any) -> Tensor:
+        tensors = operands(args)
+        check_device(name, *tensors)
+        shape = broadcast_shape(name, *(t.shape for t in tensors))
+        dtype = compute_dtype(args[promoted], int_to_float).to_numpy()
+        return meta_like(shape, _sample_dtype(fn, dtype, promoted, args, kwargs))
+
+    dtypes = SAME_FLOATING_DTYPE if int_to_float else SAME_DTYPE
+    return fast_path(_names(name, cpu, meta), fn, nargs, dtypes=dtypes)
 
 
-def unary(name: str, fn: Callable[[Any], Any]) -> Kernels:
-    """Kernels of an operator of one tensor, ``fn(self)`` elementwise."""
+def unary(name: str, fn: Callable[[Any], Any], *, int_to_float: bool = False) -> Kernels:
+    """Kernels of an operator of one tensor, ``fn(self)`` elementwise (``int_to_float``: as pointwise's)."""
+    return pointwise(name, fn, int_to_float=int_to_float, nargs=1)
 
-    def cpu(self: Tensor) -> Tensor:
-        return call_numpy(fn, self)
 
-    return fast_path(_names(name, cpu, _meta_kernel(name, fn)), fn, 1)
+def check_alpha(name: str, dtype: _C.dtype, alpha: Any) -> None:
+    """PyTorch's rules for the ``alpha`` of add and sub: no floating alpha
+    for integer results, no bool alpha but for bool results (RuntimeError
+    naming the operator). PyTorch: alpha_check in BinaryOps.h."""
+    if isinstance(alpha, bool) and dtype != _C.bool:
+        raise RuntimeError(f"{name}: Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, (float, complex)) and not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f"{name}: For integral input tensors, argument alpha must not be a floating point number.")
 
 
 def with_alpha(name: str, ufunc: np.ufunc) -> Kernels:
-    """Kernels of ``ufunc(self, alpha * other)`` (add, sub; Tensor and Scalar overloads)."""
+    """Kernels of ``ufunc(self, alpha * other)`` (add, sub; Tensor and Scalar
+    overloads): self and other are promoted, alpha is cast to their dtype."""
 
     def cpu(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
+        dtype = compute_dtype((self, other))
+        check_alpha(name, dtype, alpha)
         try:
-            if alpha == 1:
-                return call_numpy(ufunc, self, other)
-            return call_numpy(_scaled, ufunc, self, other, alpha)
+            return call_numpy(_in_dtype, _scaled, dtype.to_numpy(), slice(1, 3), ufunc, self, other, alpha)
         except ValueError:
             broadcast_shape(name, *(t.shape for t in operands((self, other))))
             raise
 
-    kernels = _names(name, cpu, _meta_kernel(name, lambda a, b, alpha=1: _scaled(ufunc, a, b, alpha)))
-    return fast_path(kernels, ufunc, 2)  # alpha == 1 is not passed (Note [Calling operators from methods])
+    def meta(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
+        check_device(name, *operands((self, other)))
+        shape = broadcast_shape(name, *(t.shape for t in operands((self, other))))
+        dtype = compute_dtype((self, other))
+        check_alpha(name, dtype, alpha)
+        return meta_like(shape, dtype)
+
+    # alpha == 1 is not passed (Note [Calling operators from methods]): the fast path takes (self, other).
+    return fast_path(_names(name, cpu, meta), ufunc, 2, dtypes=SAME_DTYPE)
 
 
-def _scaled(ufunc: np.ufunc, a: Any, b: Any, alpha: Any, out: Any = None) -> Any:
-    # A Python scalar times alpha stays a Python scalar (weak in NumPy's promotion); np.multiply would
-    # make it a NumPy scalar, which promotes float32 to float64.
-    scaled = b if alpha == 1 else np.multiply(b, alpha) if isinstance(b, np.ndarray) else b * alpha
-    return ufunc(a, scaled, out=out)
+def _scaled(ufunc: np.ufunc, a: Any, b: Any, alpha: Any, out: Any = None, **kwargs: Any) -> Any:
+    # b is an array of the compute dtype; alpha, a Python number, is weak in NumPy's promotion and keeps it.
+    scaled = b if alpha == 1 else np.multiply(b, alpha, dtype=b.dtype, casting="unsafe")
+    return ufunc(a, scaled, out=out, **kwargs)
 
 
-def inplace(name: str, ufunc: np.ufunc) -> Kernels:
+def _store(fn: Callable[..., Any], dtype: np.dtype, out: np.ndarray, *args: Any, **kwargs: Any) -> np.ndarray:
+    """``out`` receives ``fn(out, *args)`` computed on operands cast to ``dtype`` (runs inside call_numpy)."""
+    np.copyto(out, _in_dtype(fn, dtype, _ALL, out, *args, **kwargs), casting="unsafe")
+    return out
+
+
+def inplace_of(name: str, fn: Callable[..., Any], *, int_to_float: bool = False) -> Kernels:
+    """Kernels of the in-place form of the elementwise operator computed by
+    ``fn``: ``self`` receives ``fn(self, *args)``, computed in the compute
+    dtype of every operand and cast to ``self``'s. RuntimeError naming
+    ``name`` if the result would not fit ``self``'s shape, its dtype cannot
+    be cast to ``self``'s, or the devices differ; nothing is written then."""
+
+    def check(self: Tensor, args: tuple[Any, ...]) -> np.dtype:
+        tensors = operands(args)
+        check_device(name, self, *tensors)
+        dtype = compute_dtype((self, *args), int_to_float)
+        check_inplace(name, self, broadcast_shape(name, self.shape, *(t.shape for t in tensors)), dtype)
+        return dtype.to_numpy()
+
+    def cpu(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        return call_numpy(_store, fn, check(self, args), self, *args, **kwargs)
+
+    def meta(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        check(self, args)
+        return self
+
+    return _names(name, cpu, meta)
+
+
+def inplace(name: str, ufunc: np.ufunc, *, int_to_float: bool = False) -> Kernels:
     """Kernels of an in-place operator: ``self`` receives ``ufunc(self,
-    alpha * other)`` (alpha only where the schema has it) in its own memory. RuntimeError if the result would
-    not fit ``self``'s shape or cast to its dtype (see _numpy.check_inplace)."""
+    alpha * other)`` (alpha only where the schema has it), computed in the
+    operands' compute dtype and cast to ``self``'s. RuntimeError if the result
+    would not fit ``self``'s shape or its dtype cannot be cast to ``self``'s
+    (PyTorch: "result type Float can't be cast to the desired output type
+    Long")."""
 
-    def check(self: Tensor, other: Any, scale: Any = 1) -> None:
-        check_device(name, self, *operands((other,)))
-        shape = broadcast_shape(name, self.shape, *(t.shape for t in operands((other,))))
-        result = _sample_dtype(lambda a, b: _scaled(ufunc, a, b, scale), (self, other), {})
-        check_inplace(name, self, shape, result)
+    def check(self: Tensor, other: Any, alpha: Any) -> np.dtype:
+        dtype = compute_dtype((self, other), int_to_float)
+        check_alpha(name, dtype, alpha)
+        check_inplace(name, self, self.shape, dtype)
+        return dtype.to_numpy()
 
     def cpu(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
+        dtype = check(self, other, alpha)
         try:
-            if alpha == 1:
-                return call_numpy(ufunc, self, other, out=self)
-            return call_numpy(_scaled, ufunc, self, other, alpha, self)
-        except (ValueError, TypeError):
-            check(self, other, alpha)  # raises what the Meta kernel raises
+            return call_numpy(_in_dtype, _scaled, dtype, slice(1, 3), ufunc, self, other, alpha, self,
+                              casting="unsafe")
+        except ValueError:
+            check_inplace(name, self, broadcast_shape(name, self.shape, *(t.shape for t in operands((other,)))))
             raise
 
     def meta(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
+        check_device(name, self, *operands((other,)))
+        check_inplace(name, self, broadcast_shape(name, self.shape, *(t.shape for t in operands((other,)))))
         check(self, other, alpha)
         return self
 

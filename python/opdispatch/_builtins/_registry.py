@@ -61,6 +61,7 @@ CORE = (Tag.core, Tag.pt2_compliant_tag)
 POINTWISE = (Tag.core, Tag.pointwise, Tag.pt2_compliant_tag)
 NONCORE_POINTWISE = (Tag.pointwise, Tag.pt2_compliant_tag)
 INPLACE = (Tag.inplace, Tag.pt2_compliant_tag)
+OUT_POINTWISE = (Tag.core, Tag.out, Tag.pointwise, Tag.pt2_compliant_tag)
 INPLACE_POINTWISE = (Tag.inplace, Tag.pointwise, Tag.pt2_compliant_tag)
 REDUCTION = (Tag.core, Tag.pt2_compliant_tag, Tag.reduction)
 NONCORE_REDUCTION = (Tag.pt2_compliant_tag, Tag.reduction)
@@ -120,6 +121,17 @@ def defop(
         elif not differentiable:
             LIB.impl(name, _below_autograd(op), "Autograd", with_keyset=True)
     return op
+
+
+def no_derivative(name: str) -> Kernel:
+    """The backward of an operator PyTorch 2.13 has no derivative for
+    (aten::copy, aten::floor_divide): its outputs require grad, and backward
+    raises PyTorch's "derivative for ... is not implemented" naming ``name``."""
+
+    def backward(ctx: Any, *grads: Any) -> None:
+        raise RuntimeError(f"derivative for {name} is not implemented")
+
+    return backward
 
 
 def _is_factory(schema: _C.FunctionSchema) -> bool:

@@ -1,5 +1,6 @@
-"""Copies and conversions: clone, copy_, contiguous, to (dtype / device) via
-_to_copy, and the in-place fills zero_ and fill_."""
+"""Copies and conversions: clone, copy_ and its functional form copy,
+contiguous, to (dtype / device) via _to_copy, the in-place fills zero_ and
+fill_, and the functional fill."""
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -8,8 +9,8 @@ import numpy as np
 
 from .. import _C
 from . import factories, reduction
-from ._numpy import call_numpy, check_memory_format, meta_like
-from ._registry import CORE, INPLACE, POINTWISE, PT2, Op, defop
+from ._numpy import broadcast_shape, call_numpy, check_inplace, check_memory_format, meta_like
+from ._registry import CORE, INPLACE, POINTWISE, PT2, Op, defop, no_derivative
 from .._tensor_type import Tensor
 
 
@@ -159,3 +160,39 @@ zero_: Op = defop("zero_(Tensor(a!) self) -> Tensor(a!)", tags=INPLACE, cpu=lamb
                   backward=lambda ctx, grad: factories.zeros_like(grad))
 fill_: Op = defop("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", tags=INPLACE, cpu=_fill_cpu,
                   meta=lambda self, value: self, backward=lambda ctx, grad: (factories.zeros_like(grad), None))
+
+
+def _fill_functional(a: np.ndarray, value: Any) -> np.ndarray:
+    return np.full(a.shape, value, dtype=a.dtype)
+
+
+fill: Op = defop("fill.Scalar(Tensor self, Scalar value) -> Tensor", tags=CORE,
+                 cpu=lambda self, value: call_numpy(_fill_functional, self, value),
+                 meta=lambda self, value: meta_like(self.shape, self.dtype),
+                 backward=lambda ctx, grad: (factories.zeros_like(grad), None))
+
+# --- copy, the functional copy_ --------------------------------------------------------------
+
+
+def _functional_copy_check(self: Tensor, src: Tensor) -> None:
+    """RuntimeError unless ``src`` broadcasts to ``self``'s shape (PyTorch's message)."""
+    check_inplace("od::copy", self, broadcast_shape("od::copy", self.shape, src.shape))
+
+
+def _functional_copy_cpu(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
+    _functional_copy_check(self, src)
+    return call_numpy(_broadcast_copy, src, tuple(self.shape), self.dtype.to_numpy())
+
+
+def _broadcast_copy(src: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    return np.broadcast_to(src, shape).astype(dtype)
+
+
+def _functional_copy_meta(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
+    _functional_copy_check(self, src)
+    return meta_like(self.shape, self.dtype)
+
+
+# PyTorch 2.13 has no derivative for aten::copy (copy_ has one).
+copy: Op = defop("copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor", tags=CORE,
+                 cpu=_functional_copy_cpu, meta=_functional_copy_meta, backward=no_derivative("od::copy"))

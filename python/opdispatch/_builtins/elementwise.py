@@ -1,18 +1,16 @@
-"""Elementwise operators: NumPy functions with NumPy broadcasting and type
-promotion (NumPy 2: Python scalars are weak); Meta kernels give the broadcast
-shape and the dtype NumPy gives for 0-d operands of the same dtypes. Autograd
+"""Elementwise operators: NumPy functions with PyTorch's broadcasting and
+type promotion (Note [Elementwise type promotion] in _pointwise.py). Autograd
 formulas are written with ``od`` operators so they can be differentiated
 again, and give each input a gradient of its own dtype.
 PyTorch: tools/autograd/derivatives.yaml."""
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional
 
 import numpy as np
 
 from .. import _C
-from .._ops import Tag
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import check_inplace as check_inplace_autograd
 from . import comparison, copy, factories, reduction
@@ -96,7 +94,7 @@ def _rsub(self: Any, other: Any, alpha: Any = 1) -> Any:
 
 
 rsub_scalar: Op = defop("rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", tags=NONCORE_POINTWISE,
-                        **pointwise("od::rsub.Scalar", _rsub), setup_context=_alpha_setup,
+                        **pointwise("od::rsub.Scalar", _rsub, promoted=slice(0, 2)), setup_context=_alpha_setup,
                         backward=lambda ctx, grad: (mul_scalar(grad, -getattr(ctx, "alpha", 1)), None, None))
 
 
@@ -124,12 +122,12 @@ def _scalar_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
 mul: Op = defop("mul.Tensor(Tensor self, Tensor other) -> Tensor", tags=POINTWISE, **pointwise("od::mul.Tensor", np.multiply),
                 backward=_mul_backward, setup_context=_save_inputs)
 div: Op = defop("div.Tensor(Tensor self, Tensor other) -> Tensor", tags=POINTWISE,
-                **pointwise("od::div.Tensor", np.true_divide), backward=_div_backward, setup_context=_save_inputs)
+                **pointwise("od::div.Tensor", np.true_divide, int_to_float=True), backward=_div_backward, setup_context=_save_inputs)
 mul_scalar: Op = defop("mul.Scalar(Tensor self, Scalar other) -> Tensor", tags=POINTWISE,
                        **pointwise("od::mul.Scalar", np.multiply), setup_context=_scalar_setup,
                        backward=lambda ctx, grad: (mul_scalar(grad, ctx.scalar), None))
 div_scalar: Op = defop("div.Scalar(Tensor self, Scalar other) -> Tensor", tags=POINTWISE,
-                       **pointwise("od::div.Scalar", np.true_divide), setup_context=_scalar_setup,
+                       **pointwise("od::div.Scalar", np.true_divide, int_to_float=True), setup_context=_scalar_setup,
                        backward=lambda ctx, grad: (div_scalar(grad, ctx.scalar), None))
 
 # --- pow ---------------------------------------------------------------------------
@@ -195,9 +193,12 @@ pow_scalar: Op = defop("pow.Scalar(Scalar self, Tensor exponent) -> Tensor", tag
 
 
 def _unary(schema: str, fn: Callable[[Any], Any], backward: Callable[..., Any],
-           setup_context: Optional[Callable[..., None]], tags: Sequence[Tag] = POINTWISE) -> Op:
+           setup_context: Optional[Callable[..., None]], *, int_to_float: bool = True) -> Op:
+    """A core pointwise operator of one tensor; ``int_to_float``: integer inputs compute in float32
+    (see Note [Elementwise type promotion] in _pointwise.py)."""
     name = "od::" + schema.split("(", 1)[0]
-    return defop(schema, tags=tags, **unary(name, fn), backward=backward, setup_context=setup_context)
+    return defop(schema, tags=POINTWISE, **unary(name, fn, int_to_float=int_to_float), backward=backward,
+                 setup_context=setup_context)
 
 
 def _sigmoid(a: np.ndarray) -> np.ndarray:
@@ -222,7 +223,7 @@ def _abs_backward(ctx: Any, grad: Tensor) -> Tensor:
     return sub(mul(grad, comparison.gt_scalar(self, 0)), mul(grad, comparison.lt_scalar(self, 0)))
 
 
-neg: Op = _unary("neg(Tensor self) -> Tensor", np.negative, lambda ctx, grad: neg(grad), None)
+neg: Op = _unary("neg(Tensor self) -> Tensor", np.negative, lambda ctx, grad: neg(grad), None, int_to_float=False)
 exp: Op = _unary("exp(Tensor self) -> Tensor", np.exp, lambda ctx, grad: mul(grad, _saved(ctx)), _save_output)
 log: Op = _unary("log(Tensor self) -> Tensor", np.log, lambda ctx, grad: div(grad, _saved(ctx)), _save_self)
 sin: Op = _unary("sin(Tensor self) -> Tensor", np.sin, lambda ctx, grad: mul(grad, cos(_saved(ctx))), _save_self)
@@ -231,7 +232,7 @@ tanh: Op = _unary("tanh(Tensor self) -> Tensor", np.tanh,
                   lambda ctx, grad: mul(grad, _one_minus(mul(_saved(ctx), _saved(ctx)))), _save_output)
 sigmoid: Op = _unary("sigmoid(Tensor self) -> Tensor", _sigmoid,
                      lambda ctx, grad: mul(grad, mul(_saved(ctx), _one_minus(_saved(ctx)))), _save_output)
-abs: Op = _unary("abs(Tensor self) -> Tensor", np.abs, _abs_backward, _save_self)  # noqa: A001  (the operator's name)
+abs: Op = _unary("abs(Tensor self) -> Tensor", np.abs, _abs_backward, _save_self, int_to_float=False)  # noqa: A001  (the operator's name)
 sqrt: Op = _unary("sqrt(Tensor self) -> Tensor", np.sqrt,
                   lambda ctx, grad: div(grad, mul_scalar(_saved(ctx), 2)), _save_output)
 
@@ -257,7 +258,7 @@ def _threshold_backward_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) ->
 
 threshold_backward: Op = defop("threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor",
                                tags=NONCORE_POINTWISE,
-                               **pointwise("od::threshold_backward", _threshold_backward),
+                               **pointwise("od::threshold_backward", _threshold_backward, promoted=slice(0, 2)),
                                backward=_threshold_backward_backward, setup_context=_threshold_backward_setup)
 
 
@@ -328,12 +329,12 @@ minimum: Op = defop("minimum(Tensor self, Tensor other) -> Tensor", tags=POINTWI
                     backward=_extremum_backward(lambda a, b: comparison.lt(a, b), lambda a, b: comparison.gt(a, b)),
                     setup_context=_save_inputs)
 where: Op = defop("where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", tags=POINTWISE,
-                  **pointwise("od::where.self", _where), backward=_where_backward, setup_context=_where_setup)
+                  **pointwise("od::where.self", _where, promoted=slice(1, 3)), backward=_where_backward, setup_context=_where_setup)
 
 # --- in place ------------------------------------------------------------------------------
 
 
-def _inplace_autograd(name: str, functional: Callable[..., Tensor]) -> Callable[[Any], Callable[..., Tensor]]:
+def inplace_autograd(name: str, functional: Callable[..., Tensor]) -> Callable[[Any], Callable[..., Tensor]]:
     """The Autograd kernel of an in-place arithmetic operator: records
     ``self.copy_(op(self.clone(), *args))`` — the functional operator's
     formula (on a clone, so the values it saves are never overwritten) and
@@ -348,7 +349,7 @@ def _inplace_autograd(name: str, functional: Callable[..., Tensor]) -> Callable[
                 return op._redispatch_below_autograd(keyset, self, *args, **kwargs)
             check_inplace_autograd(name, self)
             result = functional(copy.clone(self), *args, **kwargs)
-            check_inplace(name, self, result.shape, result.dtype.to_numpy())
+            check_inplace(name, self, result.shape, result.dtype)
             return copy.copy_(self, result)
 
         kernel.__name__ = name.replace("od::", "").replace(".", "_") + "_autograd"
@@ -359,8 +360,8 @@ def _inplace_autograd(name: str, functional: Callable[..., Tensor]) -> Callable[
 
 def _define_inplace(schema: str, ufunc: np.ufunc, functional: Callable[..., Tensor]) -> Op:
     name = "od::" + schema.split("(", 1)[0]
-    return defop(schema, tags=INPLACE_POINTWISE, **inplace(name, ufunc),
-                 autograd=_inplace_autograd(name, functional))
+    return defop(schema, tags=INPLACE_POINTWISE, **inplace(name, ufunc, int_to_float=ufunc is np.true_divide),
+                 autograd=inplace_autograd(name, functional))
 
 
 add_: Op = _define_inplace("add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)", np.add, add)

@@ -1,22 +1,24 @@
 """Elementwise functions of one tensor from the Core ATen opset beyond
 elementwise.py's: inverse and hyperbolic trigonometry, expm1, the
-logarithms, reciprocal, rsqrt, sign and rounding, and the predicates isnan,
+logarithms, reciprocal, rsqrt, erf, sign and rounding, and the predicates isnan,
 isinf, logical_not and bitwise_not. One NumPy function each gives the CPU and
 Meta kernels (_pointwise.unary); autograd formulas from PyTorch's
 tools/autograd/derivatives.yaml, written with ``od`` operators so they can be
-differentiated again. Dtypes follow NumPy's rules for integer inputs, as the
-rest of od's elementwise operators do today (issue 31, item 3)."""
+differentiated again. Integer and bool inputs of the floating functions
+compute in float32, as PyTorch's (Note [Elementwise type promotion] in
+_pointwise.py)."""
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from . import factories
 from ._pointwise import unary
-from ._registry import POINTWISE, Op, defop
-from .elementwise import add_scalar, div, mul, mul_scalar, neg, rsub_scalar, sqrt
+from .._ops import Tag
+from ._registry import NONCORE_POINTWISE, POINTWISE, Op, defop
+from .elementwise import add_scalar, div, exp, mul, mul_scalar, neg, rsub_scalar, sqrt
 from .._tensor_type import Tensor
 
 
@@ -34,13 +36,15 @@ def _saved(ctx: Any) -> Tensor:
 
 
 def _define(name: str, fn: Callable[[Any], Any], backward: Callable[[Any, Tensor], Any] | None = None,
-            setup_context: Callable[..., None] | None = None) -> Op:
+            setup_context: Callable[..., None] | None = None, *, int_to_float: bool = True,
+            tags: Sequence[Tag] = POINTWISE) -> Op:
     """``od::<name>(Tensor self) -> Tensor``, tagged as PyTorch tags it (core, pointwise);
-    without ``backward``, not differentiable (its outputs are bool or integral)."""
-    kernels = unary(f"od::{name}", fn)
+    without ``backward``, not differentiable (its outputs are bool or integral). ``int_to_float``:
+    integer inputs compute in float32; otherwise the result keeps the input's dtype (or is bool)."""
+    kernels = unary(f"od::{name}", fn, int_to_float=int_to_float)
     if backward is None:
-        return defop(f"{name}(Tensor self) -> Tensor", tags=POINTWISE, **kernels, differentiable=False)
-    return defop(f"{name}(Tensor self) -> Tensor", tags=POINTWISE, **kernels, backward=backward,
+        return defop(f"{name}(Tensor self) -> Tensor", tags=tags, **kernels, differentiable=False)
+    return defop(f"{name}(Tensor self) -> Tensor", tags=tags, **kernels, backward=backward,
                  setup_context=setup_context)
 
 
@@ -62,6 +66,13 @@ def _rsqrt(a: Any) -> Any:
 def _sign(a: Any) -> Any:
     """np.sign, and bool inputs unchanged (NumPy refuses the sign of a bool; PyTorch gives it back)."""
     return np.array(a, copy=True) if np.asarray(a).dtype == np.bool_ else np.sign(a)
+
+
+def erf_of(a: Any) -> Any:
+    """The error function of an array (SciPy's erf, imported on first use: SciPy is slow to import)."""
+    from scipy.special import erf as scipy_erf
+
+    return np.asarray(scipy_erf(a)).astype(np.result_type(a), copy=False)  # SciPy computes float16 in float32
 
 
 def _one_minus_square(x: Tensor) -> Tensor:
@@ -93,12 +104,16 @@ reciprocal: Op = _define("reciprocal", _reciprocal,
 rsqrt: Op = _define("rsqrt", _rsqrt,
                     lambda ctx, g: mul_scalar(mul(g, mul(_saved(ctx), mul(_saved(ctx), _saved(ctx)))), -0.5),
                     _result)
-sign: Op = _define("sign", _sign, _zeros)
-ceil: Op = _define("ceil", _keep_integers(np.ceil), _zeros)
-floor: Op = _define("floor", _keep_integers(np.floor), _zeros)
-round: Op = _define("round", _keep_integers(np.round), _zeros)  # noqa: A001  (the operator's name)
-trunc: Op = _define("trunc", _keep_integers(np.trunc), _zeros)
-isnan: Op = _define("isnan", np.isnan)
-isinf: Op = _define("isinf", np.isinf)
-logical_not: Op = _define("logical_not", np.logical_not)
-bitwise_not: Op = _define("bitwise_not", np.invert)
+exp2: Op = _define("exp2", np.exp2, lambda ctx, g: mul_scalar(mul(g, _saved(ctx)), math.log(2)), _result,
+                   tags=NONCORE_POINTWISE)
+erf: Op = _define("erf", erf_of, lambda ctx, g: mul(g, mul_scalar(exp(neg(mul(_saved(ctx), _saved(ctx)))),
+                                                                  2 / math.sqrt(math.pi))), _self)
+sign: Op = _define("sign", _sign, _zeros, int_to_float=False)
+ceil: Op = _define("ceil", _keep_integers(np.ceil), _zeros, int_to_float=False)
+floor: Op = _define("floor", _keep_integers(np.floor), _zeros, int_to_float=False)
+round: Op = _define("round", _keep_integers(np.round), _zeros, int_to_float=False)  # noqa: A001  (the operator's name)
+trunc: Op = _define("trunc", _keep_integers(np.trunc), _zeros, int_to_float=False)
+isnan: Op = _define("isnan", np.isnan, int_to_float=False)
+isinf: Op = _define("isinf", np.isinf, int_to_float=False)
+logical_not: Op = _define("logical_not", np.logical_not, int_to_float=False)
+bitwise_not: Op = _define("bitwise_not", np.invert, int_to_float=False)
