@@ -37,7 +37,9 @@ def test_values_and_dtypes_match_numpy(info, sample):
         want = sample.torch_dtype or e.dtype
         assert o.dtype.to_numpy() == want, f"dtype {o.dtype} but {want} expected"
         assert o.shape == e.shape
-        np.testing.assert_allclose(o.numpy(force=True), e, rtol=1e-6, atol=1e-6)
+        # A float16 reference computes in float16 step by step; od (as PyTorch) in float32, rounding once.
+        tolerance = 1e-3 if o.dtype == opdispatch.float16 else 1e-6
+        np.testing.assert_allclose(o.numpy(force=True), e, rtol=tolerance, atol=tolerance)
     if info.inplace:
         assert out is args[0]
         assert out._version == 1

@@ -63,6 +63,32 @@ def as_dtype(value: Any, dtype: np.dtype) -> Any:
     return value
 
 
+def _widened(value: Any) -> Any:
+    """A float16 operand of ``opmath`` in float32: arrays cast, Python floats rounded to float16 first."""
+    if isinstance(value, np.ndarray) and value.dtype == np.float16:
+        return value.astype(np.float32)
+    if isinstance(value, float):
+        return np.float32(np.float16(value))
+    return value
+
+
+def opmath(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` (a NumPy function of several steps) computing float16 array
+    arguments in float32, its float32 result rounded to float16 once (Note
+    [float16 computes in float32]); a Python float among the arguments is
+    first rounded to float16, as PyTorch casts a Scalar operand to the compute
+    dtype; other arguments pass through unchanged. PyTorch: at::opmath_type<at::Half>."""
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        if not any(isinstance(a, np.ndarray) and a.dtype == np.float16 for a in args):
+            return fn(*args, **kwargs)
+        result = fn(*[_widened(a) for a in args], **kwargs)
+        return result.astype(np.float16) if getattr(result, "dtype", None) == np.float32 else result
+
+    run.__name__ = getattr(fn, "__name__", "opmath")
+    return run
+
+
 def _in_dtype(fn: Callable[..., Any], dtype: np.dtype, which: slice, *args: Any, **kwargs: Any) -> Any:
     """``fn`` on ``args`` with the operands ``args[which]`` cast to ``dtype`` (runs inside call_numpy)."""
     cast = list(args)
@@ -107,6 +133,8 @@ def pointwise(name: str, fn: Callable[..., Any], *, int_to_float: bool = False, 
     positional arguments of the calls the fast path takes (-1: all). Both
     kernels raise RuntimeError naming ``name`` and the shapes if the tensors
     do not broadcast, or the devices if they differ."""
+    if not isinstance(fn, np.ufunc):
+        fn = opmath(fn)
 
     def cpu(*args: Any, **kwargs: Any) -> Tensor:
         # Every tensor reaching a CPU kernel is on cpu (a higher backend key would have won).
@@ -185,6 +213,8 @@ def inplace_of(name: str, fn: Callable[..., Any], *, int_to_float: bool = False)
     dtype of every operand and cast to ``self``'s. RuntimeError naming
     ``name`` if the result would not fit ``self``'s shape, its dtype cannot
     be cast to ``self``'s, or the devices differ; nothing is written then."""
+    if not isinstance(fn, np.ufunc):
+        fn = opmath(fn)
 
     def check(self: Tensor, args: tuple[Any, ...]) -> np.dtype:
         tensors = operands(args)

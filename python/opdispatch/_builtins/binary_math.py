@@ -113,7 +113,7 @@ def _div_rounding(a: Any, b: Any, rounding_mode: Optional[str] = None) -> Any:
         return np.true_divide(a, b)
     _check_divisor(np.asarray(b))
     if rounding_mode == "trunc":
-        return _trunc_divide(np.asarray(a), np.asarray(b))
+        return _trunc_divide(np.asarray(a), b)  # a Python number stays weak in NumPy's promotion
     return np.floor_divide(a, b)
 
 

@@ -9,8 +9,8 @@ import numpy as np
 
 from . import views
 from .elementwise import as_dtype, input_grad
-from ._numpy import broadcast_shape, call_numpy, check_device, meta_like, result_dtype
-from ._pointwise import fast_path
+from ._numpy import broadcast_shape, call_numpy, check_device, meta_like
+from ._pointwise import SAME_DTYPE, fast_path
 from ._registry import CORE, PT2, Kernels, Op, defop
 from .._tensor_type import Tensor
 
@@ -35,6 +35,30 @@ def _matmul_shape(op: str, a: Sequence[int], b: Sequence[int]) -> tuple[int, ...
 _dot = np.ndarray.dot
 
 
+#: Per dtype, the names PyTorch's matrix products print: the ScalarType's (bmm) and the C++ type's (mm, matmul;
+#: caffe2::TypeMeta::name).
+_TYPE_NAMES = {"float16": ("Half", "c10::Half"), "bfloat16": ("BFloat16", "c10::BFloat16"),
+               "float32": ("Float", "float"), "float64": ("Double", "double"),
+               "complex64": ("ComplexFloat", "c10::complex<float>"),
+               "complex128": ("ComplexDouble", "c10::complex<double>"), "bool": ("Bool", "bool"),
+               "int8": ("Char", "signed char"), "uint8": ("Byte", "unsigned char"), "int16": ("Short", "short int"),
+               "int32": ("Int", "int"), "int64": ("Long", "long int")}
+
+
+def _check_same_dtype(op: str, self: Tensor, other: Tensor) -> None:
+    """RuntimeError unless both operands have one dtype (matrix products do
+    not promote), naming ``op``, with PyTorch's messages: bmm's from its
+    checkSameType, dot's for two vectors, addmm's CPU kernel's otherwise."""
+    if self.dtype == other.dtype:
+        return
+    (a_scalar, a_cpp), (b_scalar, b_cpp) = _TYPE_NAMES[self.dtype.name], _TYPE_NAMES[other.dtype.name]
+    if op == "od::bmm":
+        raise RuntimeError(f"{op}: expected scalar type {a_scalar} but found {b_scalar}")
+    if self.ndim == other.ndim == 1:
+        raise RuntimeError(f"{op}: dot : expected both vectors to have same dtype, but found {a_scalar} and {b_scalar}")
+    raise RuntimeError(f"{op}: expected m1 and m2 to have the same dtype, but got: {a_cpp} != {b_cpp}")
+
+
 def _checked(op: str, ndim: int) -> Kernels:
     """Kernels of ``op`` for operands of exactly ``ndim`` dims (any ndim >= 1 when ndim is 0)."""
     def check(self: Tensor, other: Tensor) -> tuple[int, ...]:
@@ -44,14 +68,16 @@ def _checked(op: str, ndim: int) -> Kernels:
                                f"{list(other.shape)}")
         if ndim == 3 and self.shape[0] != other.shape[0]:
             raise RuntimeError(f"{op}: batch sizes differ: shapes {list(self.shape)} and {list(other.shape)}")
-        return _matmul_shape(op, self.shape, other.shape)
+        shape = _matmul_shape(op, self.shape, other.shape)
+        _check_same_dtype(op, self, other)
+        return shape
 
     def cpu(self: Tensor, other: Tensor) -> Tensor:
         # NumPy checks the shapes; check() names the operator and the shapes when it refuses them. bmm
         # checks first (np.matmul would broadcast a batch size of 1, which bmm refuses), and so does a 0-d
         # operand (which ndarray.dot would multiply).
         a, b = self.ndim, other.ndim
-        if ndim == 3 or (ndim and (a != ndim or b != ndim)) or not (a and b):
+        if ndim == 3 or (ndim and (a != ndim or b != ndim)) or not (a and b) or self.dtype != other.dtype:
             check(self, other)
         try:
             return call_numpy(_dot if a <= 2 and b <= 2 else np.matmul, self, other)
@@ -60,10 +86,10 @@ def _checked(op: str, ndim: int) -> Kernels:
             raise
 
     def meta(self: Tensor, other: Tensor) -> Tensor:
-        return meta_like(check(self, other), result_dtype(self, other))
+        return meta_like(check(self, other), self.dtype)
 
     if ndim == 2:  # mm: two 2-D operands, the only call it accepts, go to ndarray.dot in C
-        return fast_path({"cpu": cpu, "meta": meta}, _dot, 2, 2)
+        return fast_path({"cpu": cpu, "meta": meta}, _dot, 2, 2, SAME_DTYPE)
     return {"cpu": cpu, "meta": meta}
 
 
