@@ -54,10 +54,19 @@ PYTORCH_TAGS = {
         "_log_softmax_backward_data _softmax_backward_data arange arange.start contiguous detach empty_like "
         "flatten.using_ints log_softmax.int matmul nll_loss nll_loss_backward nll_loss_forward ones ones_like reshape "
         "select_backward slice_backward softmax.int squeeze stack to.device to.dtype to.dtype_layout transpose.int "
-        "zeros zeros_like",
+        "zeros zeros_like "
+        "conv1d conv2d conv3d conv_transpose1d conv_transpose2d.input conv_transpose3d.input cross_entropy_loss "
+        "group_norm layer_norm linear max_pool1d max_pool2d max_pool3d max_pool3d_with_indices_backward "
+        "native_batch_norm_backward pad reflection_pad1d_backward reflection_pad2d_backward "
+        "reflection_pad3d_backward replication_pad2d_backward replication_pad3d_backward",
     ("core", "pt2_compliant_tag"):
         "_to_copy arange.start_step bmm cat empty.memory_format expand full mm permute select.int slice.Tensor "
-        "squeeze.dim unsqueeze view",
+        "squeeze.dim unsqueeze view "
+        "_log_softmax _native_batch_norm_legit _native_batch_norm_legit.no_stats _native_batch_norm_legit_no_training "
+        "_softmax addmm constant_pad_nd convolution convolution_backward max_pool2d_with_indices "
+        "max_pool2d_with_indices_backward max_pool3d_with_indices native_group_norm native_group_norm_backward "
+        "native_layer_norm native_layer_norm_backward reflection_pad1d reflection_pad2d reflection_pad3d "
+        "replication_pad2d replication_pad3d",
     ("core", "pointwise", "pt2_compliant_tag"):
         "abs add.Scalar add.Tensor clone cos div.Scalar div.Tensor eq.Scalar eq.Tensor exp ge.Scalar ge.Tensor "
         "gt.Scalar gt.Tensor le.Scalar le.Tensor log lt.Scalar lt.Tensor maximum minimum mul.Scalar mul.Tensor "
@@ -69,8 +78,10 @@ PYTORCH_TAGS = {
         "add_.Scalar add_.Tensor div_.Scalar div_.Tensor mul_.Scalar mul_.Tensor sub_.Scalar sub_.Tensor",
     ("core", "pt2_compliant_tag", "reduction"): "amax argmax max.dim mean mean.dim sum.dim_IntList",
     ("inplace", "pt2_compliant_tag"): "copy_ fill_.Scalar zero_",
-    ("core", "nondeterministic_seeded", "pt2_compliant_tag"): "rand randn",
-    ("pointwise", "pt2_compliant_tag"): "rsub.Scalar threshold_backward",
+    ("core", "nondeterministic_seeded", "pt2_compliant_tag"): "rand randn native_dropout",
+    ("pointwise", "pt2_compliant_tag"): "rsub.Scalar threshold_backward native_dropout_backward",
+    ("maybe_aliasing_or_mutating", "pt2_compliant_tag"): "batch_norm",
+    ("maybe_aliasing_or_mutating", "nondeterministic_seeded", "pt2_compliant_tag"): "dropout",
     ("pt2_compliant_tag", "reduction"): "sum",
 }
 
@@ -396,7 +407,7 @@ def test_softmax_is_stable_and_log_softmax_consistent():
     x = opdispatch.tensor([[1000.0, 1001.0], [-1000.0, -1000.0]], dtype=opdispatch.float64)
     np.testing.assert_allclose(x.softmax(1).numpy(), [[1 / (1 + np.e), np.e / (1 + np.e)], [0.5, 0.5]])
     np.testing.assert_allclose(x.log_softmax(1).exp().numpy(), x.softmax(1).numpy())
-    with pytest.raises(RuntimeError, match="od::softmax.int: expected a floating-point input"):
+    with pytest.raises(RuntimeError, match="od::_softmax: expected a floating-point input"):
         opdispatch.arange(3).softmax(0)
 
 

@@ -62,6 +62,7 @@ _LAZY = {
     "_custom_ops": ("._custom_ops", None),
     "cpp_extension": (".cpp_extension", None),
     "explain": ("._explain", "explain"),
+    "nn": (".nn", None),
     "testing": (".testing", None),
     "types": (".types", None),
 }
@@ -96,6 +97,7 @@ __all__ = [
     "layout",
     "library",
     "long",
+    "nn",  # noqa: F405  (lazy: __getattr__)
     "no_grad",
     "ops",
     "set_grad_enabled",
