@@ -39,6 +39,10 @@ def test_gradcheck(info, sample):
     assert gradcheck(fn, leaves)
 
 
+#: CompositeImplicitAutograd operators whose decomposition casts a float32 input before the node that records.
+_CASTING_DECOMPOSITIONS = {"od::softmax", "od::log_softmax"}
+
+
 @pytest.mark.parametrize("info,sample", GRAD_CASES)
 def test_formulas_give_float32_inputs_float32_gradients(info, sample):
     """Every gradient a formula returns for a float32 input is float32 when the
@@ -68,7 +72,9 @@ def test_formulas_give_float32_inputs_float32_gradients(info, sample):
             if g is None or nxt is None:
                 continue
             expected = nxt.input_metadata(nr)[1]
-            assert expected is opdispatch.float32
+            if expected is not opdispatch.float32:  # an intermediate a decomposition cast (softmax.int's dtype=)
+                assert info.op._schema.name in _CASTING_DECOMPOSITIONS, f"{node.name()} has a {expected} input"
+                continue
             if out.dtype is opdispatch.float32:
                 assert g.dtype is opdispatch.float32, f"{node.name()} gives a float32 input a {g.dtype} gradient"
     opdispatch.autograd.backward(outs, [opdispatch.ones_like(o) for o in outs])

@@ -61,11 +61,26 @@ PYTORCH_TAGS = {
         "elu_backward hardtanh_backward leaky_relu_backward "
         "floor_divide floor_divide.Scalar hardswish hardsigmoid_backward hardswish_backward softplus_backward "
         "true_divide.Scalar divide.Tensor divide.Scalar divide.Tensor_mode multiply.Tensor subtract.Tensor "
-        "negative absolute fix arccos arcsin arctan arctan2",
+        "negative absolute fix arccos arcsin arctan arctan2 "
+        "conv1d conv2d conv3d conv_transpose1d conv_transpose2d.input conv_transpose3d.input cross_entropy_loss "
+        "group_norm layer_norm linear max_pool1d max_pool2d max_pool3d max_pool3d_with_indices_backward "
+        "native_batch_norm_backward pad reflection_pad1d_backward reflection_pad2d_backward "
+        "reflection_pad3d_backward replication_pad2d_backward replication_pad3d_backward "
+        "_adaptive_avg_pool3d_backward _cdist_backward _pdist_backward adaptive_avg_pool2d adaptive_avg_pool3d "
+        "avg_pool3d_backward cdist grid_sampler grid_sampler_2d_backward im2col pdist upsample_bilinear2d "
+        "upsample_bilinear2d_backward upsample_nearest2d upsample_nearest2d_backward",
     ("core", "pt2_compliant_tag"):
         "_to_copy arange.start_step bmm cat empty.memory_format expand full mm permute select.int slice.Tensor "
         "squeeze.dim unsqueeze view "
-        "copy fill.Scalar",
+        "copy fill.Scalar "
+        "_log_softmax _native_batch_norm_legit _native_batch_norm_legit.no_stats _native_batch_norm_legit_no_training "
+        "_softmax addmm constant_pad_nd convolution convolution_backward max_pool2d_with_indices "
+        "max_pool2d_with_indices_backward max_pool3d_with_indices native_group_norm native_group_norm_backward "
+        "native_layer_norm native_layer_norm_backward reflection_pad1d reflection_pad2d reflection_pad3d "
+        "replication_pad2d replication_pad3d "
+        "_adaptive_avg_pool2d _adaptive_avg_pool2d_backward _adaptive_avg_pool3d _cdist_forward _pdist_forward "
+        "adaptive_avg_pool1d avg_pool1d avg_pool2d avg_pool2d_backward avg_pool3d col2im embedding "
+        "embedding_dense_backward grid_sampler_2d upsample_bilinear2d.vec upsample_nearest2d.vec",
     ("core", "pointwise", "pt2_compliant_tag"):
         "abs add.Scalar add.Tensor clone cos div.Scalar div.Tensor eq.Scalar eq.Tensor exp ge.Scalar ge.Tensor "
         "gt.Scalar gt.Tensor le.Scalar le.Tensor log lt.Scalar lt.Tensor maximum minimum mul.Scalar mul.Tensor "
@@ -84,10 +99,13 @@ PYTORCH_TAGS = {
         "bitwise_xor_.Scalar",
     ("core", "pt2_compliant_tag", "reduction"): "amax argmax max.dim mean mean.dim sum.dim_IntList",
     ("inplace", "pt2_compliant_tag"): "copy_ fill_.Scalar zero_ floor_divide_.Tensor floor_divide_.Scalar",
-    ("core", "nondeterministic_seeded", "pt2_compliant_tag"): "rand randn",
+    ("core", "nondeterministic_seeded", "pt2_compliant_tag"): "rand randn native_dropout",
     ("pointwise", "pt2_compliant_tag"):
         "rsub.Scalar threshold_backward gelu_backward clamp_min clamp_min.Tensor clamp_max clamp_max.Tensor exp2 "
-        "silu silu_backward hardsigmoid softplus square true_divide.Tensor positive clip clip.Tensor relu6 selu",
+        "silu silu_backward hardsigmoid softplus square true_divide.Tensor positive clip clip.Tensor relu6 selu "
+        "native_dropout_backward",
+    ("maybe_aliasing_or_mutating", "pt2_compliant_tag"): "batch_norm",
+    ("maybe_aliasing_or_mutating", "nondeterministic_seeded", "pt2_compliant_tag"): "dropout",
     ("pt2_compliant_tag", "reduction"): "sum",
 }
 
@@ -464,7 +482,7 @@ def test_softmax_is_stable_and_log_softmax_consistent():
     x = opdispatch.tensor([[1000.0, 1001.0], [-1000.0, -1000.0]], dtype=opdispatch.float64)
     np.testing.assert_allclose(x.softmax(1).numpy(), [[1 / (1 + np.e), np.e / (1 + np.e)], [0.5, 0.5]])
     np.testing.assert_allclose(x.log_softmax(1).exp().numpy(), x.softmax(1).numpy())
-    with pytest.raises(RuntimeError, match="od::softmax.int: expected a floating-point input"):
+    with pytest.raises(RuntimeError, match="od::_softmax: expected a floating-point input"):
         opdispatch.arange(3).softmax(0)
 
 

@@ -230,7 +230,8 @@ def test_coverage_html_into_a_missing_folder_is_a_usage_error(tmp_path):
 
 def test_unknown_operator_suggests_its_namespaces_close_names_first():
     done = run("table", "od::ad")
-    assert done.returncode == 2 and "Did you mean od::add," in done.stderr
+    # od::add and od::pad are equally close (one letter added); difflib lists ties in reverse name order
+    assert done.returncode == 2 and "Did you mean od::pad, od::add," in done.stderr
 
 
 def test_table_joins_keys_served_alike_into_one_line():

@@ -19,7 +19,7 @@ import pytest
 
 import opdispatch
 from opdispatch import _C
-from opdispatch.demo import data, extension, model, run
+from opdispatch.demo import cnn, data, extension, model, run
 from opdispatch.demo.opcount import OpCounter, counting_overhead
 from opdispatch.demo.progress import EpochProgress
 
@@ -228,3 +228,62 @@ def test_demo_command_rejects_bad_options_with_exit_2(capsys):
         with pytest.raises(SystemExit) as e:
             main(["demo", *args])
         assert e.value.code == 2 and f"argument {args[0]}" in capsys.readouterr().err
+
+
+# --- the convolutional network (--model cnn) -----------------------------------------------------------
+
+
+def test_cnn_learns_the_digits_in_two_epochs(digits):
+    opdispatch.manual_seed(0)
+    net = cnn.CNN.create(digits.n_classes)
+    optimizer = model.SGD(net.parameters(), lr=0.05)
+    rng = np.random.default_rng(0)
+    running_mean = net.blocks[0].running_mean.numpy().copy()
+    losses = [model.train_epoch(net, optimizer, digits, 32, rng) for _ in range(2)]
+    assert losses[0] < np.log(10) and losses[1] < 0.5 * losses[0]
+    assert not np.array_equal(net.blocks[0].running_mean.numpy(), running_mean)  # batch norm updated its statistics
+    assert model.evaluate(net, digits.x_test, digits.y_test) >= 0.90
+    assert not net.training  # evaluate leaves the model in evaluation mode
+
+
+def test_cnn_evaluation_mode_is_deterministic_and_training_mode_drops(digits):
+    opdispatch.manual_seed(0)
+    net = cnn.CNN.create(digits.n_classes, dropout=0.5)
+    x = _C.from_numpy(digits.x_test[:8])
+    with opdispatch.autograd.no_grad():
+        net.eval()
+        assert np.array_equal(net(x).numpy(), net(x).numpy())
+        net.train()
+        assert not np.array_equal(net(x).numpy(), net(x).numpy())  # dropout draws a new mask per call
+
+
+def test_cnn_meta_pass_gives_every_stage_shape(digits):
+    opdispatch.manual_seed(0)
+    stages = dict((name, tuple(t.shape)) for name, t in model.meta_shapes(cnn.CNN.create(10), batch_size=5))
+    assert stages["as images (view)"] == (5, 1, 8, 8)
+    assert stages["block 1: max_pool2d (2x2)"] == (5, 16, 4, 4)
+    assert stages["block 2: conv2d (3x3, padding 1)"] == (5, 32, 4, 4)
+    assert stages["flatten"] == (5, 128) and stages["logits (linear)"] == (5, 10)
+    assert stages["gradient of conv2.weight"] == (32, 16, 3, 3) and stages["gradient of bn1.bias"] == (16,)
+
+
+def test_demo_command_trains_the_cnn_to_97_percent(digits):
+    r = subprocess.run([sys.executable, "-m", "opdispatch", "demo", "--model", "cnn"], capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = r.stdout
+    assert len(re.findall(r"^epoch +\d+/12  45/45 batches  loss \d\.\d{4}  \d+\.\d\d s$", out, re.M)) == 12
+    assert float(re.search(r"^Held-out accuracy: (\d+\.\d)%", out, re.M).group(1)) >= 97.0
+    steps = 12 * 45  # two convolution blocks per step, one dropout and one linear layer
+    calls = {"od::convolution": 2 * steps, "od::convolution_backward": 2 * steps,
+             "od::_native_batch_norm_legit": 2 * steps, "od::native_batch_norm_backward": 2 * steps,
+             "od::max_pool2d_with_indices": 2 * steps, "od::native_dropout": steps, "od::addmm": steps}
+    for op, n in calls.items():
+        assert re.search(rf"^  {op} +{n:,} ", out, re.M), op
+    assert re.search(r"^  block 2: max_pool2d \(2x2\) +\[32, 32, 2, 2\] +float32 meta$", out, re.M)
+    assert "C++ extension" not in out  # the CNN needs no compiler
+
+
+def test_demo_rejects_an_unknown_model():
+    with pytest.raises(ValueError, match="unknown demo model 'rnn'"):
+        run(model_name="rnn")

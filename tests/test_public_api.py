@@ -17,17 +17,22 @@ PUBLIC_MODULES = [
     "opdispatch.cpp_extension",
     "opdispatch.testing",
     "opdispatch.types",
+    "opdispatch.nn",
+    "opdispatch.nn.functional",
 ]
 #: Names that must be in dir() of a module, some of them loaded on first use.
 EXPECTED = {
     "opdispatch": {"Tensor", "ops", "library", "autograd", "tensor", "randn", "from_numpy", "float32", "explain",
-                   "cpp_extension", "types", "testing", "Tag"},
+                   "cpp_extension", "types", "testing", "Tag", "nn"},
     "opdispatch.library": {"Library", "define", "impl", "custom_op", "CustomOpDef", "infer_schema", "register_fake",
                            "register_autograd", "register_kernel", "opcheck", "get_ctx", "fallthrough_kernel"},
     "opdispatch.autograd": {"backward", "grad", "no_grad", "enable_grad", "gradcheck", "Node"},
     "opdispatch.cpp_extension": {"load", "include_paths", "library_paths", "cmake_prefix_path", "CompileError"},
     "opdispatch.testing": {"assert_close"},
     "opdispatch.types": {"Number"},
+    "opdispatch.nn": {"functional"},
+    "opdispatch.nn.functional": {"conv2d", "linear", "relu", "max_pool2d", "batch_norm", "layer_norm", "dropout",
+                                 "cross_entropy", "pad", "softmax", "log_softmax"},
 }
 #: Helper imports of these modules that must not show.
 STRAY = {"Any", "Optional", "Union", "Callable", "re", "sys", "os", "warnings", "np", "numpy", "_C", "annotations",

@@ -63,6 +63,7 @@ _LAZY = {
     "_custom_ops": ("._custom_ops", None),
     "cpp_extension": (".cpp_extension", None),
     "explain": ("._explain", "explain"),
+    "nn": (".nn", None),
     "testing": (".testing", None),
     "types": (".types", None),
 }
@@ -98,6 +99,7 @@ __all__ = [
     "layout",
     "library",
     "long",
+    "nn",  # noqa: F405  (lazy: __getattr__)
     "no_grad",
     "ops",
     "promote_types",

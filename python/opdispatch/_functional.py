@@ -8,7 +8,7 @@ from typing import Any, Callable, Concatenate, Optional, ParamSpec, Sequence, Ty
 import numpy as np
 
 from . import _C, overrides
-from ._builtins import _numpy, elementwise, factories, nn, random, shape
+from ._builtins import _numpy, elementwise, factories, loss, random, shape
 from ._tensor import Tensor, _shape_args
 
 manual_seed = random.manual_seed
@@ -134,13 +134,13 @@ def nll_loss(input: Tensor, target: Tensor, weight: Optional[Tensor] = None, *, 
     # in _tensor.py): weight=None, reduction=mean, ignore_index=-100.
     code = _REDUCTIONS[reduction]
     if ignore_index != -100:
-        return nn.nll_loss(input, target, weight, code, ignore_index)
-    if code != nn.MEAN:
-        return nn.nll_loss(input, target, weight, code)
-    return nn.nll_loss(input, target) if weight is None else nn.nll_loss(input, target, weight)
+        return loss.nll_loss(input, target, weight, code, ignore_index)
+    if code != loss.MEAN:
+        return loss.nll_loss(input, target, weight, code)
+    return loss.nll_loss(input, target) if weight is None else loss.nll_loss(input, target, weight)
 
 
-_REDUCTIONS = {"none": nn.NONE, "mean": nn.MEAN, "sum": nn.SUM}
+_REDUCTIONS = {"none": loss.NONE, "mean": loss.MEAN, "sum": loss.SUM}
 
 
 _P = ParamSpec("_P")

@@ -20,7 +20,7 @@ from ._builtins import copy as _copy
 from ._builtins import elementwise as _ew
 from ._builtins import factories as _fac
 from ._builtins import linalg as _linalg
-from ._builtins import nn as _nn
+from ._builtins import softmax as _softmax
 from ._builtins import reduction as _red
 from ._builtins import unary_math as _unary
 from ._builtins import views as _views
@@ -680,11 +680,11 @@ class Tensor(_C.TensorBase):
 
     def softmax(self, dim: int, dtype: Any = None) -> "Tensor":
         """Softmax along ``dim``, computed in ``dtype`` if given (od::softmax.int)."""
-        return _nn.softmax(self, dim) if dtype is None else _nn.softmax(self, dim, dtype)
+        return _softmax.softmax(self, dim) if dtype is None else _softmax.softmax(self, dim, dtype)
 
     def log_softmax(self, dim: int, dtype: Any = None) -> "Tensor":
         """Log of softmax along ``dim``, computed in ``dtype`` if given (od::log_softmax.int)."""
-        return _nn.log_softmax(self, dim) if dtype is None else _nn.log_softmax(self, dim, dtype)
+        return _softmax.log_softmax(self, dim) if dtype is None else _softmax.log_softmax(self, dim, dtype)
 
     # --- methods: views and copies ---------------------------------------------------------------
 

@@ -21,6 +21,8 @@ call_numpy: Callable[..., Tensor] = _C._call_numpy
 #: call_numpy for an fn that returns two arrays: the two tensors (the same C
 #: function; the names say what the caller's fn returns).
 call_numpy_pair: Callable[..., tuple[Tensor, Tensor]] = _C._call_numpy
+#: call_numpy for an fn that returns three arrays (the normalisations and the gradient operators with output_mask).
+call_numpy_triple: Callable[..., tuple[Tensor, Tensor, Tensor]] = _C._call_numpy
 #: ``numpy_kernel(fn, fallback, nargs=-1, ndim=-1)``: the CPU kernel ``fallback``
 #: (a Python function around ``call_numpy(fn, ...)``) with its common calls
 #: made in C (see opdispatch._C._NumpyKernel, Note [NumPy kernels] in csrc/python/NumpyBridge.cpp).

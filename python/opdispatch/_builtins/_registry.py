@@ -164,3 +164,31 @@ def _backend_select(op: _C._DispatchOperator) -> Kernel:
 def _below_autograd(op: _C._DispatchOperator) -> Kernel:
     """The Autograd kernel of a non-differentiable operator: no graph node, outputs never require grad."""
     return op._redispatch_below_autograd
+
+
+def differentiable_decomposition(decomposition: Kernel) -> Callable[[_C._DispatchOperator], Kernel]:
+    """An ``autograd=`` maker for defop: the Autograd kernel that, when grad
+    mode is on and a tensor argument requires grad, runs ``decomposition``
+    (the operator written in differentiable ``od`` operators, same arguments)
+    so that autograd records it, and otherwise runs the operator's own kernel
+    below autograd. For gradient operators whose derivative (double
+    backward) PyTorch writes as a formula over the same operators (e.g.
+    layer_norm_double_backward in FunctionsManual.cpp)."""
+    from .._tensor_type import Tensor as TensorType
+    from ..autograd.grad_mode import is_grad_enabled
+
+    def requires_grad(value: Any) -> bool:
+        return isinstance(value, TensorType) and value.requires_grad
+
+    def make(op: _C._DispatchOperator) -> Kernel:
+        below = op._redispatch_below_autograd
+
+        def kernel(keyset: _C.DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
+            if is_grad_enabled() and (any(map(requires_grad, args)) or any(map(requires_grad, kwargs.values()))):
+                return decomposition(*args, **kwargs)
+            return below(keyset, *args, **kwargs)
+
+        kernel.__name__ = f"{op._schema.name.replace('::', '_')}_autograd"
+        return kernel
+
+    return make

@@ -1,13 +1,14 @@
-"""Matrix products: mm (2-D), bmm (3-D batches) and matmul (NumPy's and
+"""Matrix products: mm (2-D), bmm (3-D batches), matmul (NumPy's and
 PyTorch's matmul rules: 1-D operands are promoted then squeezed, batch
-dimensions broadcast)."""
+dimensions broadcast) and addmm (beta * self + alpha * mat1 @ mat2, linear's
+product with a bias)."""
 from __future__ import annotations
 
 from typing import Any, Sequence
 
 import numpy as np
 
-from . import views
+from . import elementwise, views
 from .elementwise import as_dtype, input_grad
 from ._numpy import broadcast_shape, call_numpy, check_device, meta_like
 from ._pointwise import SAME_DTYPE, fast_path
@@ -134,3 +135,60 @@ bmm: Op = defop("bmm(Tensor self, Tensor mat2) -> Tensor", tags=CORE, **_checked
                 backward=_bmm_backward, setup_context=_save_inputs)
 matmul: Op = defop("matmul(Tensor self, Tensor other) -> Tensor", tags=PT2, **_checked("od::matmul", 0),
                    backward=_matmul_backward, setup_context=_save_inputs)
+
+
+def _addmm_of(bias: np.ndarray, a: np.ndarray, b: np.ndarray, beta: Any, alpha: Any) -> np.ndarray:
+    out: np.ndarray = _dot(a, b)
+    if alpha != 1:
+        out *= alpha
+    if beta == 0:  # PyTorch: self is ignored, so its NaNs do not propagate
+        return out
+    out += bias if beta == 1 else bias * beta
+    return out
+
+
+def _check_addmm(self: Tensor, mat1: Tensor, mat2: Tensor) -> tuple[int, ...]:
+    op = "od::addmm"
+    check_device(op, self, mat1, mat2)
+    if mat1.ndim != 2 or mat2.ndim != 2:
+        raise RuntimeError(f"{op}: expected 2-D matrices mat1 and mat2, got shapes {list(mat1.shape)} and "
+                           f"{list(mat2.shape)}")
+    shape = _matmul_shape(op, mat1.shape, mat2.shape)
+    if broadcast_shape(op, self.shape, shape) != shape:
+        raise RuntimeError(f"{op}: self of shape {list(self.shape)} does not broadcast to the product's shape "
+                           f"{list(shape)}")
+    if not self.dtype == mat1.dtype == mat2.dtype:
+        raise RuntimeError(f"{op}: expected self, mat1 and mat2 of one dtype, got {self.dtype}, {mat1.dtype} and "
+                           f"{mat2.dtype}")
+    return shape
+
+
+def _addmm_cpu(self: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    _check_addmm(self, mat1, mat2)
+    return call_numpy(_addmm_of, self, mat1, mat2, beta, alpha)
+
+
+def _addmm_meta(self: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    return meta_like(_check_addmm(self, mat1, mat2), mat1.dtype)
+
+
+def _addmm_setup(ctx: Any, inputs: tuple[Any, ...], keyword_only_inputs: dict[str, Any], output: Any) -> None:
+    _, mat1, mat2 = inputs
+    ctx.beta, ctx.alpha = keyword_only_inputs.get("beta", 1), keyword_only_inputs.get("alpha", 1)
+    ctx.save_for_backward(mat1, mat2)
+
+
+def _addmm_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any, Any]:
+    """PyTorch: derivatives.yaml addmm (self's gradient summed to its shape by the engine)."""
+    mat1, mat2 = ctx.saved_tensors
+    beta, alpha = ctx.beta, ctx.alpha
+    needs = ctx.needs_input_grad
+    g_self = (grad if beta == 1 else elementwise.mul_scalar(grad, beta)) if needs[0] else None
+    scaled = grad if alpha == 1 else elementwise.mul_scalar(grad, alpha)
+    g_mat1 = mm(scaled, views.transpose(mat2, 0, 1)) if needs[1] else None
+    g_mat2 = mm(views.transpose(mat1, 0, 1), scaled) if needs[2] else None
+    return g_self, g_mat1, g_mat2
+
+
+addmm: Op = defop("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+                  tags=CORE, cpu=_addmm_cpu, meta=_addmm_meta, backward=_addmm_backward, setup_context=_addmm_setup)

@@ -1,19 +1,18 @@
-"""Neural-network operators: softmax and log_softmax over one dimension with
-their single-operator gradients (_softmax_backward_data,
-_log_softmax_backward_data), and the negative log-likelihood loss (nll_loss
-over nll_loss_forward and nll_loss_backward, with class weights,
-ignore_index and none/mean/sum reduction), as PyTorch splits them."""
+"""Losses: the negative log-likelihood loss (nll_loss over nll_loss_forward
+and nll_loss_backward, with class weights, ignore_index and none/mean/sum
+reduction, as PyTorch splits them) and cross_entropy_loss over
+_log_softmax and nll_loss."""
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Optional, cast
+from typing import Any, Optional, cast
 
 import numpy as np
 
 from .. import _C
-from . import elementwise, factories, reduction
-from ._numpy import call_numpy, call_numpy_pair, check_device, meta_like, wrap_dim
-from ._registry import PT2, Kernels, Op, PairOp, defop
+from . import comparison, elementwise, factories, reduction, softmax, views
+from ._numpy import call_numpy, call_numpy_pair, check_device, meta_like
+from ._registry import PT2, Op, PairOp, defop
 from .._tensor_type import Tensor
 
 
@@ -22,163 +21,6 @@ NONE: int = 0
 MEAN: int = 1
 SUM: int = 2
 
-
-def _softmax_kernels(name: str, fn: Callable[[np.ndarray, Optional[int], Any], np.ndarray]
-                     ) -> Kernels:
-    def out_dtype(self: Tensor, dtype: Any) -> Any:
-        dtype = self.dtype if dtype is None else dtype
-        if not dtype.is_floating_point:
-            raise RuntimeError(f"{name}: expected a floating-point input (or dtype=), got {dtype}")
-        return dtype
-
-    def cpu(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
-        d = wrap_dim(name, dim, self.ndim)
-        return call_numpy(fn, self, d if self.ndim else None, out_dtype(self, dtype).to_numpy())
-
-    def meta(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
-        wrap_dim(name, dim, self.ndim)
-        return meta_like(self.shape, out_dtype(self, dtype))
-
-    return {"cpu": cpu, "meta": meta}
-
-
-_max_along, _sum_along = np.maximum.reduce, reduction.sums_along
-
-
-def _shifted(a: np.ndarray, axis: Optional[int]) -> np.ndarray:
-    """A new array: ``a`` minus its maximum along ``axis`` (so exp cannot overflow); a copy of an empty ``a``."""
-    shifted: np.ndarray = np.subtract(a, _max_along(a, axis, keepdims=True)) if a.size else a.copy()
-    return shifted
-
-
-def _as_1d(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """``a`` in ``dtype``, a 0-d array as 1-d (NumPy gives scalars, not arrays, for 0-d operands)."""
-    a = a.astype(dtype, copy=False)
-    return a.reshape(1) if a.ndim == 0 else a
-
-
-def _softmax(a: np.ndarray, axis: Optional[int], dtype: np.dtype) -> np.ndarray:
-    e: np.ndarray = np.exp(_shifted(_as_1d(a, dtype), axis))
-    np.true_divide(e, _sum_along(e, axis), out=e)
-    return e.reshape(a.shape)
-
-
-def _log_softmax(a: np.ndarray, axis: Optional[int], dtype: np.dtype) -> np.ndarray:
-    s = _shifted(_as_1d(a, dtype), axis)
-    np.subtract(s, np.log(_sum_along(np.exp(s), axis)), out=s)
-    return s.reshape(a.shape)
-
-
-def _softmax_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
-    self = inputs[0]
-    ctx.dim = wrap_dim("od::softmax", inputs[1], self.ndim)  # the kernel checked dim
-    ctx.input_dtype = self.dtype
-    ctx.save_for_backward(output)
-
-
-def _softmax_backward(ctx: Any, grad: Tensor) -> tuple[Any, None, None]:
-    (out,) = ctx.saved_tensors
-    return _softmax_backward_data(grad, out, ctx.dim, ctx.input_dtype), None, None
-
-
-def _log_softmax_backward(ctx: Any, grad: Tensor) -> tuple[Any, None, None]:
-    (out,) = ctx.saved_tensors
-    return _log_softmax_backward_data(grad, out, ctx.dim, ctx.input_dtype), None, None
-
-
-softmax: Op = defop("softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", tags=PT2,
-                    **_softmax_kernels("od::softmax.int", _softmax),
-                    backward=_softmax_backward, setup_context=_softmax_setup)
-log_softmax: Op = defop("log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", tags=PT2,
-                        **_softmax_kernels("od::log_softmax.int", _log_softmax),
-                        backward=_log_softmax_backward, setup_context=_softmax_setup)
-
-# --- the gradients of softmax and log_softmax -------------------------------------------------------
-
-
-def _backward_data_kernels(name: str, fn: Callable[..., np.ndarray]) -> Kernels:
-    """Kernels of ``(grad_output, output, dim, input_dtype)``: the gradient of
-    the input, in ``input_dtype`` (the dtype of softmax's input, which its ``dtype=`` may have changed)."""
-
-    def check(grad_output: Tensor, output: Tensor, dim: int) -> Optional[int]:
-        if grad_output.shape != output.shape:
-            raise RuntimeError(f"{name}: grad_output of shape {list(grad_output.shape)} does not match output of "
-                               f"shape {list(output.shape)}")
-        d = wrap_dim(name, dim, output.ndim)
-        return d if output.ndim else None
-
-    def cpu(grad_output: Tensor, output: Tensor, dim: int, input_dtype: Any) -> Tensor:
-        return call_numpy(fn, grad_output, output, check(grad_output, output, dim), input_dtype.to_numpy())
-
-    def meta(grad_output: Tensor, output: Tensor, dim: int, input_dtype: Any) -> Tensor:
-        check_device(name, grad_output, output)
-        check(grad_output, output, dim)
-        return meta_like(output.shape, input_dtype)
-
-    return {"cpu": cpu, "meta": meta}
-
-
-def _softmax_grad(g: np.ndarray, out: np.ndarray, axis: Optional[int], dtype: np.dtype) -> np.ndarray:
-    """out * (g - sum(g * out)). PyTorch: _softmax_backward_data."""
-    shape, out = out.shape, _as_1d(out, out.dtype)
-    g = _as_1d(g, out.dtype)
-    r: np.ndarray = np.subtract(g, _sum_along(np.multiply(g, out), axis))
-    np.multiply(r, out, out=r)
-    return r.astype(dtype, copy=False).reshape(shape)
-
-
-def _log_softmax_grad(g: np.ndarray, out: np.ndarray, axis: Optional[int], dtype: np.dtype) -> np.ndarray:
-    """g - exp(out) * sum(g). PyTorch: _log_softmax_backward_data."""
-    shape, out = out.shape, _as_1d(out, out.dtype)
-    g = _as_1d(g, out.dtype)
-    r: np.ndarray = np.multiply(np.exp(out), _sum_along(g, axis))
-    np.subtract(g, r, out=r)
-    return r.astype(dtype, copy=False).reshape(shape)
-
-
-def _backward_data_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
-    grad_output, out, dim, _ = inputs
-    ctx.dim = wrap_dim("od::_softmax_backward_data", dim, out.ndim)
-    ctx.dtypes = (grad_output.dtype, out.dtype)
-    ctx.save_for_backward(grad_output, out)
-
-
-def _softmax_backward_data_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any, None, None]:
-    """PyTorch: derivatives.yaml _softmax_backward_data (softmax_double_backward for output)."""
-    grad_output, out = ctx.saved_tensors
-    g = elementwise.as_dtype(grad, out.dtype)
-    g_grad = g_out = None
-    if ctx.needs_input_grad[0]:
-        g_grad = elementwise.as_dtype(_softmax_backward_data(g, out, ctx.dim, out.dtype), ctx.dtypes[0])
-    if ctx.needs_input_grad[1]:
-        dot = reduction.sum_dim(elementwise.mul(grad_output, out), [ctx.dim], True)
-        g_out = elementwise.sub(elementwise.mul(g, elementwise.sub(grad_output, dot)),
-                                elementwise.mul(grad_output, reduction.sum_dim(elementwise.mul(g, out), [ctx.dim], True)))
-    return g_grad, g_out, None, None
-
-
-def _log_softmax_backward_data_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any, None, None]:
-    """PyTorch: derivatives.yaml _log_softmax_backward_data."""
-    grad_output, out = ctx.saved_tensors
-    g = elementwise.as_dtype(grad, out.dtype)
-    g_grad = g_out = None
-    if ctx.needs_input_grad[0]:
-        g_grad = elementwise.sub(g, reduction.sum_dim(elementwise.mul(g, elementwise.exp(out)), [ctx.dim], True))
-        g_grad = elementwise.as_dtype(g_grad, ctx.dtypes[0])
-    if ctx.needs_input_grad[1]:
-        total = reduction.sum_dim(grad_output, [ctx.dim], True)
-        g_out = elementwise.neg(elementwise.mul(elementwise.mul(total, elementwise.exp(out)), g))
-    return g_grad, g_out, None, None
-
-
-_softmax_backward_data: Op = defop(
-    "_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor", tags=PT2,
-    **_backward_data_kernels("od::_softmax_backward_data", _softmax_grad),
-    backward=_softmax_backward_data_backward, setup_context=_backward_data_setup)
-_log_softmax_backward_data: Op = defop(
-    "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
-    tags=PT2, **_backward_data_kernels("od::_log_softmax_backward_data", _log_softmax_grad),
-    backward=_log_softmax_backward_data_backward, setup_context=_backward_data_setup)
 
 # --- nll_loss -------------------------------------------------------------------------------------
 
@@ -377,3 +219,76 @@ def _nll_loss(self: Tensor, target: Tensor, weight: Optional[Tensor] = None, red
 
 nll_loss: Op = defop("nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, "
                      "SymInt ignore_index=-100) -> Tensor", tags=PT2, composite=_nll_loss)
+
+
+# --- cross_entropy_loss ---------------------------------------------------------------------------
+
+
+def _nll_loss_nd(self: Tensor, target: Tensor, weight: Optional[Tensor], reduction_: int, ignore_index: int
+                 ) -> tuple[Tensor, Tensor]:
+    """nll_loss_forward of (N, C, d1, ...) log-probabilities as the (N*d1*..., C)
+    rows they hold: (loss, total_weight), the loss of reduction none in
+    target's shape. PyTorch: nll_loss_nd (nll_loss2d for 4-d inputs, a
+    reshape otherwise)."""
+    if self.ndim <= 2:
+        return nll_loss_forward(self, target, weight, reduction_, ignore_index)
+    n_classes = self.shape[1]
+    rows = views.reshape(views.permute(self, [0, *range(2, self.ndim), 1]), [-1, n_classes])
+    loss, total = nll_loss_forward(rows, views.reshape(target, [-1]), weight, reduction_, ignore_index)
+    return (views.reshape(loss, list(target.shape)) if reduction_ == NONE else loss), total
+
+
+def _reduced(loss: Tensor, reduction_: int, count: Any) -> Tensor:
+    if reduction_ == NONE:
+        return loss
+    total = reduction.sum_(loss)
+    return total if reduction_ == SUM else elementwise.div(total, count) if isinstance(count, Tensor) \
+        else elementwise.div_scalar(total, count)
+
+
+def _class_weight_view(weight: Tensor, ndim: int, class_dim: int) -> Tensor:
+    """weight (C,) shaped to broadcast along ``class_dim`` of an ``ndim``-d input."""
+    return views.view(weight, [-1 if d == class_dim else 1 for d in range(ndim)])
+
+
+def _cross_entropy_loss(self: Tensor, target: Tensor, weight: Optional[Tensor] = None, reduction_: int = MEAN,
+                        ignore_index: int = -100, label_smoothing: float = 0.0) -> Tensor:
+    """log_softmax over the class dimension (1, or 0 for unbatched input),
+    then the negative log-likelihood of class indices (nll_loss_forward) or
+    the cross entropy with class probabilities (a float target of input's
+    shape), with ``label_smoothing`` mixing in the uniform distribution.
+    PyTorch: at::native::cross_entropy_loss (CompositeImplicitAutograd) and
+    its _prob_target / _label_smoothing helpers."""
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"od::cross_entropy_loss: label_smoothing must be between 0.0 and 1.0, got "
+                           f"{label_smoothing}")
+    class_dim = 1 if self.ndim >= 2 else 0
+    n_classes = self.shape[class_dim]
+    logp = softmax.log_softmax(self, class_dim)
+    if target.dtype.is_floating_point:  # class probabilities
+        if tuple(target.shape) != tuple(self.shape):
+            raise RuntimeError(f"od::cross_entropy_loss: expected a probability target of the input's shape "
+                               f"{list(self.shape)}, got {list(target.shape)}")
+        if weight is not None:
+            logp = elementwise.mul(logp, _class_weight_view(weight, self.ndim, class_dim))
+        if label_smoothing > 0:
+            target = elementwise.add_scalar(elementwise.mul_scalar(target, 1 - label_smoothing),
+                                            label_smoothing / n_classes)
+        loss = elementwise.neg(elementwise.mul(logp, target))
+        if reduction_ == NONE:
+            return reduction.sum_dim(loss, [class_dim])
+        return _reduced(loss, reduction_, max(self.numel() // n_classes, 1) if reduction_ == MEAN else 1)
+    nll, total_weight = _nll_loss_nd(logp, target, weight, reduction_, ignore_index)
+    if label_smoothing == 0:
+        return nll
+    weighted = logp if weight is None else elementwise.mul(logp, _class_weight_view(weight, self.ndim, class_dim))
+    smooth = elementwise.neg(reduction.sum_dim(weighted, [class_dim]))
+    smooth = elementwise.where(comparison.eq_scalar(target, ignore_index), factories.zeros_like(smooth), smooth)
+    smooth = _reduced(smooth, reduction_, total_weight)
+    return elementwise.add(elementwise.mul_scalar(nll, 1 - label_smoothing),
+                           elementwise.mul_scalar(smooth, label_smoothing / n_classes))
+
+
+cross_entropy_loss: Op = defop(
+    "cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100, "
+    "float label_smoothing=0.) -> Tensor", tags=PT2, composite=_cross_entropy_loss)
