@@ -61,6 +61,15 @@ def test_text_grid(lib, ns):
     codes = row.split()[1:]
     assert len(codes) == len(cov.keys) and codes[cov.keys.index("CPU")] == "K"
     assert "K  a kernel registered at this key" in text
+    # The keys are numbered in a list above the grid, and the numbers head their columns in two lines.
+    lines = text.splitlines()
+    at = lines.index(row)
+    tens, units = lines[at - 2], lines[at - 1]
+    number = cov.keys.index("CPU") + 1
+    column = len(row) - len(" ".join(codes)) + 2 * (number - 1)
+    assert (tens[column] + units[column]).strip() == str(number)
+    assert f" {number} CPU " in " ".join(lines[:at]) + " "
+    assert all(len(line) <= 120 for line in lines[:at - 2] if line.startswith(("Keys:", "    ")))
 
 
 class _Cells(html.parser.HTMLParser):

@@ -21,8 +21,8 @@ def run(name: str) -> str:
 
 
 def test_every_example_is_tested_here():
-    assert EXAMPLES == ["custom_op.py", "dispatch_mode.py", "higher_order_op.py", "tracing.py",
-                        "wrapper_subclass.py"]
+    assert EXAMPLES == ["custom_op.py", "device_plugin.py", "device_plugin_cpp.py", "dispatch_mode.py",
+                        "higher_order_op.py", "tracing.py", "wrapper_subclass.py"]
 
 
 def test_dispatch_mode_counts_forward_and_backward_calls():
@@ -62,3 +62,20 @@ def test_custom_op_values_gradient_and_opcheck():
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_example_says_how_to_run_it(name):
     assert f"python examples/{name}" in (REPO / "examples" / name).read_text()
+
+
+def test_python_device_plugin_computes_converts_and_differentiates_on_its_device():
+    out = run("device_plugin.py")
+    assert "device: npy | class: NpyTensor" in out
+    assert "a + b on npy: [[2.0, 3.0], [4.0, 5.0]]" in out
+    assert "d(sum(a*a))/da: [[2.0, 4.0], [6.0, 8.0]] on npy" in out
+    assert "back on cpu: [[2.0, 4.0], [6.0, 8.0]]" in out
+    assert "not implemented: Could not run 'od::sin' with arguments from the 'PrivateUse1' backend" in out
+
+
+def test_cpp_device_plugin_runs_its_kernels_and_its_fallback():
+    out = run("device_plugin_cpp.py")
+    assert "device: hostmem:0 | kernel calls so far: 4" in out  # two empty + copy_ pairs: .to() and ones()
+    assert "a * b + a: [[2.0, -4.0], [6.0, 8.0]]" in out
+    assert "a.abs() (the fallback): [[1.0, 2.0], [3.0, 4.0]] on hostmem:0" in out
+    assert "d(sum(a*a))/da: [[2.0, -4.0], [6.0, 8.0]] on hostmem:0" in out

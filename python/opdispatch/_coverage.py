@@ -198,9 +198,8 @@ def _py_impl_entries(op: Any) -> dict[str, TableEntry]:
 
 
 def render_text(cov: Coverage) -> str:
-    """Grids of one-letter codes (legend first), the key names written
-    downwards above their columns: the operators, then the higher-order
-    operators."""
+    """Grids of one-letter codes (legend first), the keys numbered above
+    their columns: the operators, then the higher-order operators."""
     lines = ["Legend:", *(f"  {code}  {meaning}" for code, _, meaning in KINDS.values()),
              f"  {PY_IMPL[0]}  {PY_IMPL[2]}"]
     if cov.ops:
@@ -249,9 +248,17 @@ def _code(kind: str) -> str:
 
 def _text_grid(rows: list[str], keys: list[str], cells: dict[tuple[str, str], TableEntry],
                py_cells: dict[tuple[str, str], TableEntry]) -> list[str]:
+    """The keys numbered from 1 (a list wrapped to 120 columns), then the
+    grid: the column numbers written in two lines (tens, units) above the
+    columns, and one line of codes per row."""
     width = max(len(r) for r in rows)
-    lines = [" " * (width + 2) + " ".join(k[i] if i < len(k) else " " for k in keys)
-             for i in range(max(len(k) for k in keys))]
+    lines = ["Keys:"]
+    for item in (f"{n} {k}" for n, k in enumerate(keys, 1)):
+        if len(lines[-1]) + 2 + len(item) > 120:
+            lines.append("    ")
+        lines[-1] += "  " + item
+    numbers = [f"{n:>2}" for n in range(1, len(keys) + 1)]
+    lines += [" " * (width + 2) + " ".join(n[i] for n in numbers) for i in (0, 1)]
     for r in rows:
         codes = " ".join(PY_IMPL[0] if (r, k) in py_cells else KINDS[cell_kind(cells[r, k])][0] for k in keys)
         lines.append(f"{r:<{width}}  {codes}")

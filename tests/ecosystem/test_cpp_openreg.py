@@ -62,13 +62,32 @@ def test_factory_reaches_the_devices_kernel_through_backend_select():
     assert opdispatch.empty((2,)).device.type == "cpu"
 
 
-def test_a_factory_without_a_device_kernel_names_the_device():
-    with pytest.raises(NotImplementedError, match="privateuseone"):
-        opdispatch.ones((2,), device="privateuseone")
+def test_a_factory_without_a_device_kernel_is_made_with_empty_and_copy():
+    # As PyTorch's CompositeExplicitAutograd factories: the values are made and
+    # copied into the device's empty tensor (Note [Copies to and from a device plugin]).
+    before = calls()
+    x = opdispatch.ones((2, 3), device="privateuseone")
+    assert calls() == before + 2  # the device's empty.memory_format and copy_
+    assert x.device.type == "privateuseone"
+    np.testing.assert_array_equal(to_numpy(x), np.ones((2, 3), np.float32))
+
+
+def test_a_factory_on_a_device_no_plugin_serves_names_both_operators():
+    with pytest.raises(NotImplementedError, match=r"od::ones: od::empty.memory_format: device cuda has no memory"):
+        opdispatch.ones((2,), device="cuda")
 
 
 def test_copy_to_and_from_the_device():
     np.testing.assert_array_equal(to_numpy(on_device(VALUES)), VALUES)
+
+
+def test_to_and_back_use_the_devices_empty_and_copy():
+    before = calls()
+    dev = opdispatch.from_numpy(VALUES).to("privateuseone")
+    assert dev.device.type == "privateuseone" and calls() == before + 2
+    back = dev.to("cpu")
+    assert back.device.type == "cpu" and calls() == before + 3  # the device's copy_ into a cpu tensor
+    np.testing.assert_array_equal(back.numpy(), VALUES)
 
 
 def test_kernel_of_the_openreg_library():

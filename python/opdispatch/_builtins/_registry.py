@@ -154,7 +154,7 @@ def _backend_select(op: _C._DispatchOperator) -> Kernel:
 
     def backend_select(keyset: _C.DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
         device = kwargs.get("device")
-        ks = cpu if device is None else _C.DispatchKeySet(key_for_device(str(device)))
+        ks = cpu if device is None else _C.DispatchKeySet(key_for_device(_C.device(str(device)).type))
         return redispatch(ks, *args, **kwargs)
 
     backend_select.__name__ = f"{op._schema.name.replace('::', '_')}_backend_select"

@@ -85,6 +85,20 @@ copy_: Op = defop("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -
 # --- to ---------------------------------------------------------------------------------
 
 
+# Note [Copies to and from a device plugin]
+# opdispatch holds memory for cpu (and shapes for meta); another device's
+# tensors are a plugin's (PrivateUse1, named with
+# opdispatch.utils.rename_privateuse1_backend). As PyTorch's
+# _to_copy (CompositeExplicitAutograd) does, a conversion to or from such a
+# device makes the result with empty.memory_format on the target device and
+# fills it with copy_(result, self): the factory reaches the plugin's kernel
+# through BackendSelect, and copy_ dispatches on the key set of both
+# tensors, so the plugin's copy_ kernel moves the data either way.
+
+#: The devices whose tensors opdispatch's own kernels hold.
+_HOST_DEVICES = ("cpu", "meta")
+
+
 def _to_copy_kernel(self: Tensor, *, dtype: Any = None, layout: Any = None, device: Any = None,
                     pin_memory: Any = None, non_blocking: bool = False, memory_format: Any = None) -> Tensor:
     check_memory_format("od::_to_copy", memory_format)
@@ -92,6 +106,10 @@ def _to_copy_kernel(self: Tensor, *, dtype: Any = None, layout: Any = None, devi
     device = self.device if device is None else _C.device(str(device))
     if self.is_meta and device.type != "meta":
         raise NotImplementedError(f"od::_to_copy: cannot copy out of a meta tensor (it has no data) to {device}")
+    if device.type not in _HOST_DEVICES or self.device.type not in _HOST_DEVICES:
+        # A device plugin's tensor on either side (Note [Copies to and from a device plugin]).
+        out = factories.empty(self.shape, dtype=dtype, device=device)
+        return copy_(out, self, non_blocking)
     if device.type == "cpu" and not self.is_meta:
         return call_numpy(_copy_of, self, dtype.to_numpy())
     return factories.make("od::_to_copy", self.shape, dtype, device,

@@ -22,9 +22,12 @@ Fill = Callable[[tuple[int, ...], np.dtype], np.ndarray]
 
 def make(op: str, size: Sequence[int], dtype: Any, device: Any, fill: Fill) -> Tensor:
     """A new tensor of ``size`` on ``device`` (default cpu) with dtype (default
-    float32), its values ``fill(shape, numpy_dtype)`` on cpu. Raises
-    RuntimeError for a negative size and NotImplementedError for a device
-    without memory here (cuda)."""
+    float32), its values ``fill(shape, numpy_dtype)``. On a device plugin's
+    device (one opdispatch holds no memory for) the values are made on cpu
+    and copied with od::_to_copy, which makes the result with the plugin's
+    empty.memory_format and copy_ kernels (Note [Copies to and from a device
+    plugin]). Raises RuntimeError for a negative size and NotImplementedError
+    for od::empty.memory_format on a device no plugin serves (cuda)."""
     size = tuple(size)
     if size and min(size) < 0:
         raise RuntimeError(f"{op}: trying to create tensor with negative dimension in size {list(size)}")
@@ -33,8 +36,16 @@ def make(op: str, size: Sequence[int], dtype: Any, device: Any, fill: Fill) -> T
         device = _C.device(str(device))
         if device.type == "meta":
             return meta_like(size, dtype)
+        if device.type != "cpu" and op == "od::empty.memory_format":
+            raise NotImplementedError(f"{op}: device {device} has no memory in opdispatch and no device plugin "
+                                      f"registered a kernel making its tensors; use cpu or meta")
         if device.type != "cpu":
-            raise NotImplementedError(f"{op}: device {device} has no memory in opdispatch; use cpu or meta")
+            from .copy import to_copy  # copy imports this module
+
+            try:
+                return to_copy(tensor(fill(size, dtype.to_numpy())), device=device)
+            except NotImplementedError as e:
+                raise NotImplementedError(f"{op}: {e}") from e
     return tensor(fill(size, dtype.to_numpy()))
 
 
