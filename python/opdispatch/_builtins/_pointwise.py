@@ -233,6 +233,17 @@ def inplace_of(name: str, fn: Callable[..., Any], *, int_to_float: bool = False)
     return _names(name, cpu, meta)
 
 
+def _needs_no_promotion(self: Tensor, other: Any, alpha: Any) -> bool:
+    """Whether ``self op= alpha * other`` computes in ``self``'s dtype with
+    every check passing but the shape's: a real floating ``self``, ``other`` a
+    tensor of its dtype or a Python int or float (weak in promotion, as in
+    PyTorch), an int or float ``alpha``. The common update of an optimiser
+    (SGD's ``p.sub_(g, alpha=lr)``) takes this path."""
+    if not self.dtype.is_floating_point or type(alpha) not in (int, float):
+        return False
+    return type(other) in (int, float) or (isinstance(other, Tensor) and other.dtype == self.dtype)
+
+
 def inplace(name: str, ufunc: np.ufunc, *, int_to_float: bool = False) -> Kernels:
     """Kernels of an in-place operator: ``self`` receives ``ufunc(self,
     alpha * other)`` (alpha only where the schema has it), computed in the
@@ -248,6 +259,14 @@ def inplace(name: str, ufunc: np.ufunc, *, int_to_float: bool = False) -> Kernel
         return dtype.to_numpy()
 
     def cpu(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
+        if _needs_no_promotion(self, other, alpha):
+            try:  # a shape NumPy refuses raises before anything is written; the checked path names it
+                if alpha == 1:
+                    return call_numpy(ufunc, self, other, out=self)
+                if isinstance(other, Tensor):
+                    return call_numpy(_scaled, ufunc, self, other, alpha, self)
+            except ValueError:
+                pass
         dtype = check(self, other, alpha)
         try:
             return call_numpy(_in_dtype, _scaled, dtype, slice(1, 3), ufunc, self, other, alpha, self,
