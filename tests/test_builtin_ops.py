@@ -97,7 +97,8 @@ PYTORCH_TAGS = {
         "clamp_ clamp_.Tensor fmod_.Scalar fmod_.Tensor remainder_.Scalar remainder_.Tensor clamp_min_ clamp_max_ "
         "bitwise_and_.Tensor bitwise_and_.Scalar bitwise_or_.Tensor bitwise_or_.Scalar bitwise_xor_.Tensor "
         "bitwise_xor_.Scalar",
-    ("core", "pt2_compliant_tag", "reduction"): "amax argmax max.dim mean mean.dim sum.dim_IntList",
+    ("core", "pt2_compliant_tag", "reduction"): "amax argmax max.dim mean mean.dim sum.dim_IntList amin argmin min.dim "
+        "any any.dim any.dims",
     ("inplace", "pt2_compliant_tag"): "copy_ fill_.Scalar zero_ floor_divide_.Tensor floor_divide_.Scalar",
     ("core", "nondeterministic_seeded", "pt2_compliant_tag"): "rand randn native_dropout",
     ("pointwise", "pt2_compliant_tag"):

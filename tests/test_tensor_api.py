@@ -123,6 +123,11 @@ def test_methods_call_the_od_operators():
     assert t.mean().item() == 2.5 and t.mean((0, 1), keepdim=True).shape == (1, 1)
     assert t.amax(1).tolist() == [2.0, 5.0] and t.max().item() == 5.0
     assert t.max(0).indices.tolist() == [1, 1, 1] and t.argmax(1).tolist() == [2, 2]
+    # The same with PyTorch 2.13: [0.0, 3.0] 0.0 [0, 0, 0] [0, 0]; True [True, True] True [[False], [True]].
+    assert t.amin(1).tolist() == [0.0, 3.0] and t.min().item() == 0.0
+    assert t.min(0).indices.tolist() == [0, 0, 0] and t.argmin(1).tolist() == [0, 0]
+    assert t.any().item() is True and t.any(1).tolist() == [True, True] and t.any((0, 1)).item() is True
+    assert (t > 4).any(1, keepdim=True).tolist() == [[False], [True]] and t.any(dim=(1,)).tolist() == [True, True]
     assert t.view(3, 2).shape == (3, 2) and t.view((6,)).shape == (6,) and t.reshape(-1, 2).shape == (3, 2)
     assert t.transpose(0, 1).shape == (3, 2) and t.t().shape == (3, 2) and t.permute(1, 0).shape == (3, 2)
     assert t.unsqueeze(0).squeeze().shape == (2, 3) and t.expand(4, 2, 3).shape == (4, 2, 3)

@@ -191,6 +191,10 @@ mean = _method(Tensor.mean)
 amax = _method(Tensor.amax)
 max = _method(Tensor.max)
 argmax = _method(Tensor.argmax)
+amin = _method(Tensor.amin)
+min = _method(Tensor.min)
+argmin = _method(Tensor.argmin)
+any = _method(Tensor.any)
 matmul = _method(Tensor.matmul)
 mm = _method(Tensor.mm)
 bmm = _method(Tensor.bmm)
@@ -234,7 +238,8 @@ __all__ = [
     "rand", "randn", "stack", "tensor", "where", "zeros", "zeros_like",
     # functional forms of Tensor methods
     "add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "sqrt",
-    "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "amax", "max", "argmax", "matmul", "mm",
+    "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "amax", "max", "argmax", "amin", "min", "argmin", "any",
+    "matmul", "mm",
     "bmm", "softmax", "log_softmax", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "select", "flatten",
     "clone", "acos", "asin", "atan", "acosh", "asinh", "atanh", "cosh", "sinh",
     "tan", "expm1", "log1p", "log2", "log10", "reciprocal", "rsqrt", "sign",

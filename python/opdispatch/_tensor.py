@@ -664,6 +664,32 @@ class Tensor(_C.TensorBase):
             return _red.argmax(self, dim, True)
         return _red.argmax(self) if dim is None else _red.argmax(self, dim)
 
+    def amin(self, dim: Any = (), keepdim: bool = False) -> "Tensor":
+        """Minimum over ``dim`` (an int, a sequence, or () for all) (od::amin)."""
+        return _red.amin(self, _dims(dim), True) if keepdim else _red.amin(self, _dims(dim))
+
+    def min(self, dim: Optional[int] = None, keepdim: bool = False) -> Any:
+        """The minimum (a 0-d tensor) or, with ``dim``, ``(values, indices)`` along it (od::min.dim)."""
+        if dim is None:
+            return _red.amin(self)
+        return MinResult(*(_red.min_dim(self, dim, True) if keepdim else _red.min_dim(self, dim)))
+
+    def any(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
+        """Whether some element is nonzero: over every dimension, along ``dim``
+        (an int), or over ``dim`` (a sequence); bool (uint8 for uint8)
+        (od::any, od::any.dim, od::any.dims)."""
+        if isinstance(dim, int):
+            return _red.any_dim(self, dim, True) if keepdim else _red.any_dim(self, dim)
+        if dim is None and not keepdim:
+            return _red.any_(self)
+        return _red.any_dims(self, None if dim is None else list(dim), keepdim)
+
+    def argmin(self, dim: Optional[int] = None, keepdim: bool = False) -> "Tensor":
+        """int64 index of the minimum, over the flattened tensor or along ``dim`` (od::argmin)."""
+        if keepdim:
+            return _red.argmin(self, dim, True)
+        return _red.argmin(self) if dim is None else _red.argmin(self, dim)
+
     # --- methods: linear algebra and nn ---------------------------------------------------------
 
     def matmul(self, other: "Tensor") -> "Tensor":
@@ -933,6 +959,10 @@ def _convert(ret: Any, cls: type) -> Any:
 
 class MaxResult(collections.namedtuple("MaxResult", ["values", "indices"])):
     """The (values, indices) result of ``Tensor.max(dim)``."""
+
+
+class MinResult(collections.namedtuple("MinResult", ["values", "indices"])):
+    """The (values, indices) result of ``Tensor.min(dim)``."""
 
 
 def _is_scalar(x: Any) -> bool:

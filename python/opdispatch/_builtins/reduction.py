@@ -1,4 +1,4 @@
-"""Reductions: sum, mean, amax, max.dim, argmax (over all or some dimensions,
+"""Reductions: sum, mean, amax / amin, max.dim / min.dim, argmax / argmin, any (over all or some dimensions,
 with keepdim), and the sum_to helper that gradients of broadcasting use."""
 from __future__ import annotations
 
@@ -229,28 +229,42 @@ def sum_to(grad: Tensor, shape: Sequence[int]) -> Tensor:
         grad = sum_dim(grad, list(range(lead)), False)
     return grad
 
-# --- amax, max.dim, argmax ----------------------------------------------------------------
+# --- amax / amin, max.dim / min.dim, argmax / argmin -----------------------------------------
+# Each pair is one builder given NumPy's maximum or minimum (and argmax or argmin).
 
 
-def _amax_cpu(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
-    dims = _dims("od::amax", dim, self.ndim)
-    _check_nonempty("od::amax", self, dims)
-    return call_numpy(np.maximum.reduce, self, dims, None, None, keepdim)
+def _extremum(name: str, ufunc: np.ufunc) -> Kernels:
+    """Kernels of amax / amin: ``ufunc.reduce`` over ``dim`` (every dim when
+    empty); IndexError naming ``name`` for a bad dim, RuntimeError for an
+    empty reduced dimension."""
+
+    def cpu(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
+        dims = _dims(name, dim, self.ndim)
+        _check_nonempty(name, self, dims)
+        return call_numpy(ufunc.reduce, self, dims, None, None, keepdim)
+
+    def meta(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
+        dims = _dims(name, dim, self.ndim)
+        _check_nonempty(name, self, dims)
+        return meta_like(_reduced_shape(self.shape, dims, keepdim), self.dtype)
+
+    return _named(name, cpu, meta)
 
 
-def _amax_meta(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
-    dims = _dims("od::amax", dim, self.ndim)
-    _check_nonempty("od::amax", self, dims)
-    return meta_like(_reduced_shape(self.shape, dims, keepdim), self.dtype)
+def _named(name: str, cpu: Callable[..., Any], meta: Callable[..., Any]) -> Kernels:
+    short = name.replace("od::", "").replace(".", "_")
+    cpu.__name__, meta.__name__ = f"_{short}_cpu", f"_{short}_meta"
+    return {"cpu": cpu, "meta": meta}
 
 
-def _amax_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+def _extremum_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     _reduction_setup(ctx, inputs, output)
     ctx.save_for_backward(inputs[0], output)
 
 
-def _amax_backward(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
-    """The gradient is shared evenly among the maximal elements. PyTorch: derivatives.yaml amax."""
+def _extremum_backward(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
+    """The gradient is shared evenly among the elements equal to the result.
+    PyTorch: derivatives.yaml amax, amin (scale_grad_by_count)."""
     self, out = ctx.saved_tensors
     dims, keepdim = _reduced_dims(ctx)
     mask = comparison.eq(self, _restore(out, ctx.shape, dims, keepdim))
@@ -259,41 +273,48 @@ def _amax_backward(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
     return (g,) + _no_grads(ctx)
 
 
-amax: Op = defop("amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", tags=REDUCTION, cpu=_amax_cpu,
-                 meta=_amax_meta,
-                 backward=_amax_backward, setup_context=_amax_setup)
+amax: Op = defop("amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", tags=REDUCTION,
+                 **_extremum("od::amax", np.maximum), backward=_extremum_backward, setup_context=_extremum_setup)
+amin: Op = defop("amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", tags=REDUCTION,
+                 **_extremum("od::amin", np.minimum), backward=_extremum_backward, setup_context=_extremum_setup)
 
 
-def _max_along(a: np.ndarray, d: int, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
+def _select_along(arg: Callable[..., np.ndarray], a: np.ndarray, d: int,
+                  keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The values ``arg`` (np.argmax or np.argmin) picks along ``d``, and their int64 indices."""
     if a.ndim == 0:
         return a.copy(), np.zeros((), np.int64)
-    indices = np.argmax(a, axis=d, keepdims=True)
+    indices = arg(a, axis=d, keepdims=True)
     values = np.take_along_axis(a, indices, axis=d)
     if not keepdim:
         values, indices = values.squeeze(d), indices.squeeze(d)
     return values, indices.astype(np.int64)
 
 
-def _max_dim_cpu(self: Tensor, dim: int, keepdim: bool = False) -> tuple[Tensor, Tensor]:
-    d = wrap_dim("od::max.dim", dim, self.ndim)
-    _check_nonempty("od::max.dim", self, (d,) if self.ndim else ())
-    return call_numpy_pair(_max_along, self, d, keepdim)
+def _value_and_index(name: str, arg: Callable[..., np.ndarray]) -> Kernels:
+    """Kernels of max.dim / min.dim: the extreme values along ``dim`` and their indices."""
+
+    def cpu(self: Tensor, dim: int, keepdim: bool = False) -> tuple[Tensor, Tensor]:
+        d = wrap_dim(name, dim, self.ndim)
+        _check_nonempty(name, self, (d,) if self.ndim else ())
+        return call_numpy_pair(_select_along, arg, self, d, keepdim)
+
+    def meta(self: Tensor, dim: int, keepdim: bool = False) -> tuple[Tensor, Tensor]:
+        d = wrap_dim(name, dim, self.ndim)
+        _check_nonempty(name, self, (d,) if self.ndim else ())
+        shape = _reduced_shape(self.shape, (d,) if self.ndim else (), keepdim)
+        return meta_like(shape, self.dtype), meta_like(shape, _C.int64)
+
+    return _named(name, cpu, meta)
 
 
-def _max_dim_meta(self: Tensor, dim: int, keepdim: bool = False) -> tuple[Tensor, Tensor]:
-    d = wrap_dim("od::max.dim", dim, self.ndim)
-    _check_nonempty("od::max.dim", self, (d,) if self.ndim else ())
-    shape = _reduced_shape(self.shape, (d,) if self.ndim else (), keepdim)
-    return meta_like(shape, self.dtype), meta_like(shape, _C.int64)
-
-
-def _max_dim_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+def _value_and_index_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     _reduction_setup(ctx, inputs, output)
     ctx.save_for_backward(output[1])
 
 
-def _max_dim_backward(ctx: Any, grad: Tensor, grad_indices: Tensor) -> tuple[Any, ...]:
-    """The gradient goes to the element whose index max.dim returned.
+def _value_and_index_backward(ctx: Any, grad: Tensor, grad_indices: Tensor) -> tuple[Any, ...]:
+    """The gradient goes to the element whose index max.dim / min.dim returned.
     PyTorch: value_selecting_reduction_backward."""
     (indices,) = ctx.saved_tensors
     if not ctx.shape:
@@ -308,31 +329,82 @@ def _max_dim_backward(ctx: Any, grad: Tensor, grad_indices: Tensor) -> tuple[Any
 
 
 max_dim = cast(PairOp, defop(  # returns two tensors (defop's type says one)
-    "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
-    tags=REDUCTION, cpu=_max_dim_cpu, meta=_max_dim_meta, backward=_max_dim_backward, setup_context=_max_dim_setup))
+    "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", tags=REDUCTION,
+    **_value_and_index("od::max.dim", np.argmax), backward=_value_and_index_backward,
+    setup_context=_value_and_index_setup))
+min_dim = cast(PairOp, defop(
+    "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", tags=REDUCTION,
+    **_value_and_index("od::min.dim", np.argmin), backward=_value_and_index_backward,
+    setup_context=_value_and_index_setup))
 
 
-def _argmax_dims(self: Tensor, dim: Optional[int]) -> tuple[int, ...]:
-    dims = _dims("od::argmax", None if dim is None else [dim], self.ndim)
-    _check_nonempty("od::argmax", self, dims)
-    return dims
-
-
-def _argmax_of(a: np.ndarray, axis: Optional[int], keepdim: bool) -> np.ndarray:
-    indices: np.ndarray = np.argmax(a, axis=axis, keepdims=keepdim)
+def _arg_of(arg: Callable[..., np.ndarray], a: np.ndarray, axis: Optional[int], keepdim: bool) -> np.ndarray:
+    indices: np.ndarray = arg(a, axis=axis, keepdims=keepdim)
     return indices.astype(np.int64)
 
 
-def _argmax_cpu(self: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
-    dims = _argmax_dims(self, dim)
-    axis = None if dim is None or self.ndim == 0 else dims[0]
-    return call_numpy(_argmax_of, self, axis, keepdim)
+def _index_of_extremum(name: str, arg: Callable[..., np.ndarray]) -> Kernels:
+    """Kernels of argmax / argmin: the int64 index of the extreme value
+    (over the flattened tensor when ``dim`` is None)."""
 
+    def dims_of(self: Tensor, dim: Optional[int]) -> tuple[int, ...]:
+        dims = _dims(name, None if dim is None else [dim], self.ndim)
+        _check_nonempty(name, self, dims)
+        return dims
 
-def _argmax_meta(self: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
-    dims = _argmax_dims(self, dim)
-    return meta_like(_reduced_shape(self.shape, dims, keepdim), _C.int64)
+    def cpu(self: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
+        dims = dims_of(self, dim)
+        axis = None if dim is None or self.ndim == 0 else dims[0]
+        return call_numpy(_arg_of, arg, self, axis, keepdim)
+
+    def meta(self: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
+        return meta_like(_reduced_shape(self.shape, dims_of(self, dim), keepdim), _C.int64)
+
+    return _named(name, cpu, meta)
 
 
 argmax: Op = defop("argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", tags=REDUCTION,
-                   cpu=_argmax_cpu, meta=_argmax_meta, differentiable=False)
+                   **_index_of_extremum("od::argmax", np.argmax), differentiable=False)
+argmin: Op = defop("argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", tags=REDUCTION,
+                   **_index_of_extremum("od::argmin", np.argmin), differentiable=False)
+
+
+# --- any ------------------------------------------------------------------------------------
+
+
+def _any_kernels(name: str, dims_of: Callable[[Tensor, Any], tuple[int, ...]]) -> Kernels:
+    """Kernels of an ``any`` overload: whether some element along the
+    dimensions ``dims_of(self, dim)`` is nonzero (NaN counts), bool, or
+    uint8 for a uint8 input as in PyTorch; empty dimensions give False."""
+
+    def dtype_of(self: Tensor) -> _C.dtype:
+        return _C.uint8 if self.dtype == _C.uint8 else _C.bool
+
+    def cpu(self: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+        dims = dims_of(self, dim)
+        return call_numpy(_any_of, self, dims, keepdim, dtype_of(self).to_numpy())
+
+    def meta(self: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+        return meta_like(_reduced_shape(self.shape, dims_of(self, dim), keepdim), dtype_of(self))
+
+    return _named(name, cpu, meta)
+
+
+def _any_of(a: np.ndarray, dims: tuple[int, ...], keepdim: bool, dtype: np.dtype) -> np.ndarray:
+    return np.asarray(np.any(a, axis=dims, keepdims=keepdim)).astype(dtype)
+
+
+def _any_dims(self: Tensor, dim: Optional[Sequence[int]]) -> tuple[int, ...]:
+    """any.dims reduces every dimension for None and none for []."""
+    if dim is not None and len(dim) == 0:
+        return ()
+    return _dims("od::any.dims", dim, self.ndim)
+
+
+any_: Op = defop("any(Tensor self) -> Tensor", tags=REDUCTION,
+                 **_any_kernels("od::any", lambda self, dim: tuple(range(self.ndim))), differentiable=False)
+any_dim: Op = defop("any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", tags=REDUCTION,
+                    **_any_kernels("od::any.dim", lambda self, dim: _dims("od::any.dim", [dim], self.ndim)),
+                    differentiable=False)
+any_dims: Op = defop("any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor", tags=REDUCTION,
+                     **_any_kernels("od::any.dims", _any_dims), differentiable=False)
