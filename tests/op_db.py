@@ -292,6 +292,11 @@ OPS: list[OpInfo] = [
     OpInfo("zeros_like", [S(a(2, 3)), S(ints(3), dtype=opdispatch.float32)],
            ref=lambda x, dtype=None: np.zeros_like(x, dtype.to_numpy() if dtype else x.dtype), grad=False),
     OpInfo("ones_like", [S(a(2, 3)), S(ints(3))], ref=lambda x: np.ones_like(x), grad=False),
+    OpInfo("full_like", [S(a(2, 3), 1.5), S(ints(3), 2.7), S(ints(3), 2.7, dtype=opdispatch.float32), S(a(), True)],
+           ref=lambda x, v, dtype=None: np.full_like(x, v, dtype.to_numpy() if dtype else x.dtype), grad=False),
+    OpInfo("scalar_tensor", [S(3, device=DEVICE), S(True, device=DEVICE), S(2.5, dtype=opdispatch.float64, device=DEVICE)],
+           ref=lambda v, dtype=None, device=None: np.asarray(v, dtype.to_numpy() if dtype else np.float32),
+           grad=False),
     # --- binary arithmetic ------------------------------------------------------------------------
     OpInfo("add.Tensor", [S(a(2, 3), a(3)), S(a(2, 1), a(1, 3), alpha=2),
                           S(ints(2, 3), a(3).astype(np.float32)).promotes_to(np.float32), S(ints(3), ints(2, 3), alpha=3)],
@@ -375,6 +380,7 @@ OPS: list[OpInfo] = [
     # --- views -------------------------------------------------------------------------------------------
     OpInfo("view", [S(a(2, 3), [3, 2]), S(a(2, 3), [-1]), S(a(), [1, 1])], ref=lambda x, s: x.reshape(s)),
     OpInfo("detach", [S(a(2, 3)), S(a())], ref=lambda x: x, grad=False),
+    OpInfo("alias", [S(a(2, 3)), S(a())], ref=lambda x: x),
     OpInfo("reshape", [S(a(2, 3), [6]), S(a(2, 3, 2), [2, -1])], ref=lambda x, s: x.reshape(s)),
     OpInfo("transpose.int", [S(a(2, 3), 0, 1), S(a(2, 3, 2), -1, 0)], ref=lambda x, d0, d1: np.swapaxes(x, d0, d1)),
     OpInfo("permute", [S(a(2, 3, 2), [2, 0, 1]), S(a(2, 3), [-1, 0])], ref=np.transpose),
@@ -452,6 +458,9 @@ OPS: list[OpInfo] = [
                                           S(a(3).astype(np.float32), a(3).astype(np.float32), 0, opdispatch.float64)],
            ref=_log_softmax_grad),
     # --- joining ---------------------------------------------------------------------------------------------------
+    OpInfo("flip", [S(a(2, 3), [0, 1]), S(a(2, 3, 2), [-1]), S(a(2, 3), []), S(ints(4), [0]), S(a(), [])],
+           ref=lambda x, dims: np.flip(x, tuple(dims)) if x.ndim else x,
+           error_samples=[S(a(2, 3), [0, 0]), S(a(2, 3), [2])]),
     OpInfo("cat", [S([a(2, 3), a(1, 3)]), S([a(2, 1), a(2, 2), a(2, 3)], -1), S([a(2), ints(2)])],
            ref=lambda ts, dim=0: np.concatenate(ts, axis=dim)),
     OpInfo("stack", [S([a(2, 3), a(2, 3)], 1), S([a(2), a(2), a(2)]), S([ints(2), a(2)], -1)],

@@ -373,4 +373,8 @@ KNOWN_DIFFERENCES: dict[str, tuple[str, str]] = {
     "upsample_bilinear2d_backward#1/float16": ("values", _FLOAT16_STEPS),
     "upsample_bilinear2d.vec#0/float16": ("values", _FLOAT16_STEPS),
     "upsample_bilinear2d.vec#1/float16": ("values", _FLOAT16_STEPS),
+    "full_like#0/column_major": ("strides", _LAYOUT),
+    "flip#0/column_major": ("strides", _LAYOUT),
+    "flip#1/column_major": ("strides", _LAYOUT),
+    "flip#2/column_major": ("strides", _LAYOUT),
 }

@@ -108,6 +108,29 @@ def _full(size: Sequence[int], fill_value: Any, *, dtype: Optional[Any] = None, 
 full: Op = defop(f"full(SymInt[] size, Scalar fill_value, {FACTORY_KW}) -> Tensor", tags=CORE, backend=_full)
 
 
+def _full_like(self: Tensor, fill_value: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
+               pin_memory: Any = None, memory_format: Any = None) -> Tensor:
+    check_memory_format("od::full_like", memory_format)
+    return make("od::full_like", self.shape, self.dtype if dtype is None else dtype,
+                self.device if device is None else device,
+                lambda shape, dt: np.full(shape, fill_value, dtype=dt))
+
+
+full_like: Op = defop(f"full_like(Tensor self, Scalar fill_value, {_LIKE_KW}) -> Tensor", tags=CORE,
+                      backend=_full_like, differentiable=False)
+
+
+def _scalar_tensor(s: Any, *, dtype: Optional[Any] = None, layout: Any = None, device: Any = None,
+                   pin_memory: Any = None) -> Tensor:
+    """A 0-d tensor of ``s``, in the default float dtype unless ``dtype`` is given (as in PyTorch)."""
+    return make("od::scalar_tensor", (), _C.float32 if dtype is None else dtype, device,
+                lambda shape, dt: np.full(shape, s, dtype=dt))
+
+
+scalar_tensor: Op = defop(f"scalar_tensor(Scalar s, {FACTORY_KW}) -> Tensor", tags=CORE, backend=_scalar_tensor,
+                          differentiable=False)
+
+
 def _arange(start: Any, end: Any, step: Any = 1, *, dtype: Optional[Any] = None, layout: Any = None,
             device: Any = None, pin_memory: Any = None) -> Tensor:
     op = "od::arange"

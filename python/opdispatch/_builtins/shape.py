@@ -1,4 +1,4 @@
-"""Joining tensors: cat (along an existing dimension) and stack (along a new one)."""
+"""Joining and reordering tensors: cat (along an existing dimension), stack (along a new one) and flip."""
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -94,3 +94,32 @@ def _stack_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
 stack: Op = defop("stack(Tensor[] tensors, int dim=0) -> Tensor", tags=PT2, cpu=_stack_cpu, meta=_stack_meta,
                   backward=lambda ctx, grad: ([views.select(grad, ctx.dim, i) for i in range(ctx.n)], None),
                   setup_context=_stack_setup)
+
+
+# --- flip ---------------------------------------------------------------------------------
+
+
+def _flip_dims(self: Tensor, dims: Sequence[int]) -> tuple[int, ...]:
+    """``dims`` wrapped; RuntimeError for a repeated dimension, with PyTorch's message."""
+    wrapped = tuple(wrap_dim("od::flip", d, self.ndim) for d in dims)
+    for d in wrapped:
+        if wrapped.count(d) > 1:
+            raise RuntimeError(f"od::flip: dim {d} appears multiple times in the list of dims")
+    return wrapped
+
+
+def _flip_cpu(self: Tensor, dims: Sequence[int]) -> Tensor:
+    return call_numpy(np.flip, self, _flip_dims(self, dims) if self.ndim else None)
+
+
+def _flip_meta(self: Tensor, dims: Sequence[int]) -> Tensor:
+    _flip_dims(self, dims)
+    return meta_like(self.shape, self.dtype)
+
+
+def _flip_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+    ctx.dims = list(inputs[1])
+
+
+flip: Op = defop("flip(Tensor self, int[] dims) -> Tensor", tags=CORE, cpu=_flip_cpu, meta=_flip_meta,
+                 backward=lambda ctx, grad: (flip(grad, ctx.dims), None), setup_context=_flip_setup)

@@ -331,6 +331,14 @@ def _detach(self: Tensor) -> Tensor:
     return _C._as_strided(self, self.shape, self.stride(), self.storage_offset())
 
 
+def _alias(self: Tensor) -> Tensor:
+    return _C._as_strided(self, self.shape, self.stride(), self.storage_offset())
+
+
+#: A view of the whole tensor, in the autograd graph (PyTorch: aten::alias).
+alias: Op = defop("alias(Tensor(a) self) -> Tensor(a)", tags=CORE, backend=_alias,
+                  backward=lambda ctx, grad: (grad,))
+
 #: A view outside the autograd graph: an operator, so that tensor subclasses
 #: and FakeTensorMode see it (PyTorch: aten::detach). Tensor.detach calls it.
 detach: Op = defop("detach(Tensor(a) self) -> Tensor(a)", tags=PT2, backend=_detach, differentiable=False)
