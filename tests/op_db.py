@@ -362,6 +362,12 @@ OPS: list[OpInfo] = [
     OpInfo("argmin", [S(a(2, 3)), S(a(2, 3), 1, True), S(ints(4), 0), S(a(2, 3), -2)],
            ref=lambda x, dim=None, keepdim=False: np.argmin(x, axis=dim, keepdims=keepdim), grad=False,
            error_samples=[S(a(0))]),
+    OpInfo("cumsum", [S(a(2, 3), 1), S(a(2, 3, 2), -3), S(ints(4), 0), S(np.array([True, False, True]), 0), S(a(), 0),
+                      S(ints(2, 2), 1, dtype=opdispatch.float64), S(a(2, 3), 0, dtype=opdispatch.float64)],
+           ref=lambda x, dim, dtype=None: np.cumsum(x, axis=dim, dtype=dtype.to_numpy() if dtype else
+                                                    np.int64 if x.dtype.kind in "biu" else x.dtype)
+           if x.ndim else x.copy(),
+           error_samples=[S(a(2, 3), 2)]),
     OpInfo("any", [S(a(2, 3)), S(np.zeros((2, 2))), S(ints(4)), S(a(0)), S(np.array([0.0, np.nan]))],
            ref=lambda x: np.any(x), grad=False),
     OpInfo("any.dim", [S(np.array([[0.0, 1.0], [0.0, 0.0]]), 1), S(ints(2, 3), 0, True), S(a(), 0)],

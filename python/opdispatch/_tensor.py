@@ -664,6 +664,10 @@ class Tensor(_C.TensorBase):
             return _red.argmax(self, dim, True)
         return _red.argmax(self) if dim is None else _red.argmax(self, dim)
 
+    def cumsum(self, dim: int, *, dtype: Any = None) -> "Tensor":
+        """Running sums along ``dim``; integer and bool inputs give int64 unless ``dtype`` is given (od::cumsum)."""
+        return _red.cumsum(self, dim) if dtype is None else _red.cumsum(self, dim, dtype=dtype)
+
     def amin(self, dim: Any = (), keepdim: bool = False) -> "Tensor":
         """Minimum over ``dim`` (an int, a sequence, or () for all) (od::amin)."""
         return _red.amin(self, _dims(dim), True) if keepdim else _red.amin(self, _dims(dim))

@@ -1,5 +1,5 @@
 """Reductions: sum, mean, amax / amin, max.dim / min.dim, argmax / argmin, any (over all or some dimensions,
-with keepdim), and the sum_to helper that gradients of broadcasting use."""
+with keepdim), the scan cumsum, and the sum_to helper that gradients of broadcasting use."""
 from __future__ import annotations
 
 import functools
@@ -8,9 +8,9 @@ from typing import Any, Callable, Optional, Sequence, cast
 import numpy as np
 
 from .. import _C
-from . import comparison, elementwise, factories, views
+from . import comparison, elementwise, factories, shape, views
 from ._numpy import call_numpy, call_numpy_pair, meta_like, wrap_dim
-from ._registry import NONCORE_REDUCTION, REDUCTION, Kernels, Op, PairOp, defop
+from ._registry import CORE, NONCORE_REDUCTION, REDUCTION, Kernels, Op, PairOp, defop
 from .._tensor_type import Tensor
 
 
@@ -408,3 +408,40 @@ any_dim: Op = defop("any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
                     differentiable=False)
 any_dims: Op = defop("any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor", tags=REDUCTION,
                      **_any_kernels("od::any.dims", _any_dims), differentiable=False)
+
+
+# --- cumsum -----------------------------------------------------------------------------------
+
+
+def _cumsum_of(a: np.ndarray, axis: Optional[int], dtype: np.dtype) -> np.ndarray:
+    """Running sums in ``dtype``; float16 accumulates in float32, as PyTorch's CPU kernel does."""
+    if a.ndim == 0:
+        return a.astype(dtype)
+    accumulate = np.float32 if dtype == np.float16 else dtype
+    return np.cumsum(a, axis=axis, dtype=accumulate).astype(dtype, copy=False)
+
+
+def _cumsum_cpu(self: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    d = wrap_dim("od::cumsum", dim, self.ndim)
+    return call_numpy(_cumsum_of, self, d, _sum_dtype(self, dtype))
+
+
+def _cumsum_meta(self: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    wrap_dim("od::cumsum", dim, self.ndim)
+    return meta_like(self.shape, _sum_dtype(self, dtype))
+
+
+def _cumsum_setup(ctx: Any, inputs: tuple[Any, ...], keyword_only_inputs: dict[str, Any], output: Any) -> None:
+    ctx.ndim, ctx.dim, ctx.dtype = inputs[0].ndim, inputs[1], inputs[0].dtype
+
+
+def _cumsum_backward(ctx: Any, grad: Tensor) -> tuple[Any, None]:
+    """The running sums of ``grad`` from the end, in the input's dtype. PyTorch: derivatives.yaml cumsum."""
+    if ctx.ndim == 0:
+        return elementwise.as_dtype(grad, ctx.dtype), None
+    reversed_sums = shape.flip(cumsum(shape.flip(grad, [ctx.dim]), ctx.dim), [ctx.dim])
+    return elementwise.as_dtype(reversed_sums, ctx.dtype), None
+
+
+cumsum: Op = defop("cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", tags=CORE,
+                   cpu=_cumsum_cpu, meta=_cumsum_meta, backward=_cumsum_backward, setup_context=_cumsum_setup)
