@@ -48,7 +48,6 @@ EXPECTED_MISSING = """
     slice_scatter
     sort
     split_with_sizes
-    squeeze.dims
     sym_is_contiguous
     sym_numel
     sym_size.int

@@ -204,6 +204,19 @@ squeeze_dim: Op = defop("squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", tag
                         backward=_reshape_back, setup_context=_shape_setup)
 
 
+def _squeeze_listed(self: Tensor, dim: Sequence[int]) -> Tensor:
+    """The dims of ``dim`` that have size 1 removed; RuntimeError for a dim listed twice (PyTorch's message)."""
+    wrapped = [wrap_dim("od::squeeze.dims", d, self.ndim) for d in dim]
+    for d in wrapped:
+        if wrapped.count(d) > 1:
+            raise RuntimeError(f"od::squeeze.dims: dim {d} appears multiple times in the list of dims")
+    return _squeeze_dims(self, wrapped)
+
+
+squeeze_dims: Op = defop("squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)", tags=CORE, backend=_squeeze_listed,
+                         backward=_reshape_back, setup_context=_shape_setup)
+
+
 def _unsqueeze(self: Tensor, dim: int) -> Tensor:
     d = wrap_dim("od::unsqueeze", dim, self.ndim + 1)
     shape, strides = list(self.shape), list(self.stride())
