@@ -38,7 +38,6 @@ EXPECTED_MISSING = """
     prod
     prod.dim_int
     randperm
-    repeat
     resize_
     scatter.src
     scatter.value

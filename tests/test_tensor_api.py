@@ -128,6 +128,9 @@ def test_methods_call_the_od_operators():
     assert t.min(0).indices.tolist() == [0, 0, 0] and t.argmin(1).tolist() == [0, 0]
     assert t.any().item() is True and t.any(1).tolist() == [True, True] and t.any((0, 1)).item() is True
     assert (t > 4).any(1, keepdim=True).tolist() == [[False], [True]] and t.any(dim=(1,)).tolist() == [True, True]
+    assert t.repeat(2, 1, 2).shape == (2, 2, 6) and t.repeat([1, 2]).tolist()[0] == [0.0, 1.0, 2.0, 0.0, 1.0, 2.0]
+    assert t.flip(0).tolist() == [[3.0, 4.0, 5.0], [0.0, 1.0, 2.0]] and t.flip(0, 1).tolist()[0] == [5.0, 4.0, 3.0]
+    assert opdispatch.flip(t, [1]).tolist()[0] == [2.0, 1.0, 0.0] and t.cumsum(1).tolist()[1] == [3.0, 7.0, 12.0]
     assert t.view(3, 2).shape == (3, 2) and t.view((6,)).shape == (6,) and t.reshape(-1, 2).shape == (3, 2)
     assert t.transpose(0, 1).shape == (3, 2) and t.t().shape == (3, 2) and t.permute(1, 0).shape == (3, 2)
     assert t.unsqueeze(0).squeeze().shape == (2, 3) and t.expand(4, 2, 3).shape == (4, 2, 3)

@@ -22,6 +22,7 @@ from ._builtins import factories as _fac
 from ._builtins import linalg as _linalg
 from ._builtins import softmax as _softmax
 from ._builtins import reduction as _red
+from ._builtins import shape as _shape
 from ._builtins import unary_math as _unary
 from ._builtins import views as _views
 from .autograd import engine, graph
@@ -730,6 +731,15 @@ class Tensor(_C.TensorBase):
     def expand(self, *sizes: Any) -> "Tensor":
         """A view with size-1 dims stretched to ``sizes`` (-1 keeps a size) (od::expand)."""
         return _views.expand(self, _shape_args(sizes))
+
+    def repeat(self, *repeats: Any) -> "Tensor":
+        """A new tensor of ``self`` tiled ``repeats`` times per dim (more
+        repeats than dims add leading dims) (od::repeat)."""
+        return _shape.repeat(self, _shape_args(repeats))
+
+    def flip(self, *dims: Any) -> "Tensor":
+        """A copy with the order of ``dims`` (ints, or one sequence) reversed (od::flip)."""
+        return _shape.flip(self, _shape_args(dims))
 
     def transpose(self, dim0: int, dim1: int) -> "Tensor":
         """A view with ``dim0`` and ``dim1`` swapped (od::transpose.int)."""

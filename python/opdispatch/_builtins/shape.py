@@ -1,4 +1,5 @@
-"""Joining and reordering tensors: cat (along an existing dimension), stack (along a new one) and flip."""
+"""Joining, repeating and reordering tensors: cat (along an existing dimension), stack (along a new one),
+repeat and flip."""
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -123,3 +124,50 @@ def _flip_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
 
 flip: Op = defop("flip(Tensor self, int[] dims) -> Tensor", tags=CORE, cpu=_flip_cpu, meta=_flip_meta,
                  backward=lambda ctx, grad: (flip(grad, ctx.dims), None), setup_context=_flip_setup)
+
+
+# --- repeat -------------------------------------------------------------------------------
+
+
+def _repeat_shape(self: Tensor, repeats: Sequence[int]) -> tuple[int, ...]:
+    """The result's shape: ``self``'s shape, padded with leading 1s to
+    len(repeats) dims, times ``repeats``; RuntimeError (PyTorch's messages)
+    for too few repeats or a negative one."""
+    if len(repeats) < self.ndim:
+        raise RuntimeError("od::repeat: Number of dimensions of repeat dims can not be smaller than number of "
+                           "dimensions of tensor")
+    padded = (1,) * (len(repeats) - self.ndim) + tuple(self.shape)
+    shape = [r * s for r, s in zip(repeats, padded)]
+    if any(r < 0 for r in repeats):
+        raise RuntimeError(f"od::repeat: Trying to create tensor with negative dimension "
+                           f"{min(shape)}: {shape}")
+    return tuple(shape)
+
+
+def _repeat_cpu(self: Tensor, repeats: Sequence[int]) -> Tensor:
+    _repeat_shape(self, repeats)
+    return call_numpy(np.tile, self, tuple(repeats))
+
+
+def _repeat_meta(self: Tensor, repeats: Sequence[int]) -> Tensor:
+    return meta_like(_repeat_shape(self, repeats), self.dtype)
+
+
+def _repeat_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+    ctx.shape, ctx.repeats = tuple(inputs[0].shape), list(inputs[1])
+
+
+def _repeat_backward(ctx: Any, grad: Tensor) -> tuple[Any, None]:
+    """Each element's gradient is the sum over its copies: ``grad`` split
+    into (repeat, size) pairs per dim and summed over the repeats.
+    PyTorch: repeat_backward in FunctionsManual.cpp."""
+    from .reduction import sum_dim  # reduction imports this module
+
+    padded = (1,) * (len(ctx.repeats) - len(ctx.shape)) + ctx.shape
+    pairs = [n for r, s in zip(ctx.repeats, padded) for n in (r, s)]
+    summed = sum_dim(views.reshape(grad, pairs), list(range(0, len(pairs), 2))) if pairs else grad
+    return views.reshape(summed, list(ctx.shape)), None
+
+
+repeat: Op = defop("repeat(Tensor self, SymInt[] repeats) -> Tensor", tags=CORE, cpu=_repeat_cpu, meta=_repeat_meta,
+                   backward=_repeat_backward, setup_context=_repeat_setup)
