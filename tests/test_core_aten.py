@@ -27,7 +27,6 @@ EXPECTED_MISSING = """
     # reductions, scans, sorting, indexing, views and shape, factories, copies, random, scalars and sizes
     _local_scalar_dense
     as_strided
-    diagonal
     empty_strided
     gather
     index.Tensor

@@ -197,6 +197,7 @@ argmin = _method(Tensor.argmin)
 any = _method(Tensor.any)
 cumsum = _method(Tensor.cumsum)
 flip = _method(Tensor.flip)
+diagonal = _method(Tensor.diagonal)
 matmul = _method(Tensor.matmul)
 mm = _method(Tensor.mm)
 bmm = _method(Tensor.bmm)
@@ -240,7 +241,7 @@ __all__ = [
     "rand", "randn", "stack", "tensor", "where", "zeros", "zeros_like",
     # functional forms of Tensor methods
     "add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "sqrt",
-    "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "amax", "max", "argmax", "amin", "min", "argmin", "any", "cumsum", "flip",
+    "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "amax", "max", "argmax", "amin", "min", "argmin", "any", "cumsum", "flip", "diagonal",
     "matmul", "mm",
     "bmm", "softmax", "log_softmax", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "select", "flatten",
     "clone", "acos", "asin", "atan", "acosh", "asinh", "atanh", "cosh", "sinh",

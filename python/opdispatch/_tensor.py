@@ -741,6 +741,11 @@ class Tensor(_C.TensorBase):
         """A copy with the order of ``dims`` (ints, or one sequence) reversed (od::flip)."""
         return _shape.flip(self, _shape_args(dims))
 
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> "Tensor":
+        """A view of the diagonal ``offset`` above the main one of dims ``dim1``
+        and ``dim2``, as the last dim (od::diagonal)."""
+        return _views.diagonal(self, offset, dim1, dim2)
+
     def transpose(self, dim0: int, dim1: int) -> "Tensor":
         """A view with ``dim0`` and ``dim1`` swapped (od::transpose.int)."""
         return _views.transpose(self, dim0, dim1)

@@ -348,6 +348,68 @@ def _alias(self: Tensor) -> Tensor:
     return _C._as_strided(self, self.shape, self.stride(), self.storage_offset())
 
 
+# --- diagonal -------------------------------------------------------------------------------
+
+
+def _diagonal_geometry(op: str, sizes: Sequence[int], strides: Sequence[int], offset: int, dim1: int,
+                       dim2: int) -> tuple[list[int], list[int], int]:
+    """The view diagonal(offset, dim1, dim2) takes of a tensor with ``sizes``
+    and ``strides``: its shape, strides and offset (in elements) from the
+    tensor's first element. RuntimeError for dim1 == dim2. PyTorch:
+    at::native::diagonal."""
+    d1, d2 = wrap_dim(op, dim1, len(sizes)), wrap_dim(op, dim2, len(sizes))
+    if d1 == d2:
+        raise RuntimeError(f"{op}: diagonal dimensions cannot be identical {dim1}, {dim2}")
+    if offset >= 0:
+        length, start = max(min(sizes[d1], sizes[d2] - offset), 0), offset * strides[d2]
+    else:
+        length, start = max(min(sizes[d1] + offset, sizes[d2]), 0), -offset * strides[d1]
+    rest = [i for i in range(len(sizes)) if i not in (d1, d2)]
+    return ([sizes[i] for i in rest] + [length], [strides[i] for i in rest] + [strides[d1] + strides[d2]],
+            start if length else 0)
+
+
+def _diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    shape, strides, start = _diagonal_geometry("od::diagonal", self.shape, self.stride(), offset, dim1, dim2)
+    return _strided(self, shape, strides, start)
+
+
+def _diagonal_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+    ctx.shape, ctx.args = list(inputs[0].shape), [*inputs[1:], 0, 0, 1][:3]
+
+
+diagonal: Op = defop("diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)", tags=CORE,
+                     backend=_diagonal, setup_context=_diagonal_setup,
+                     backward=lambda ctx, grad: (diagonal_backward(grad, ctx.shape, *ctx.args), None, None, None))
+
+
+def _diagonal_backward(grad_output: Tensor, input_sizes: Sequence[int], offset: int, dim1: int,
+                       dim2: int) -> Tensor:
+    """A zero tensor of ``input_sizes`` with ``grad_output`` on its diagonal(offset, dim1, dim2)."""
+    shape, strides, start = _diagonal_geometry("od::diagonal_backward", input_sizes, contiguous_strides(input_sizes),
+                                               offset, dim1, dim2)
+    if grad_output.is_meta:
+        return meta_like(input_sizes, grad_output.dtype)
+    return call_numpy(_on_diagonal, grad_output, tuple(input_sizes), shape, strides, start)
+
+
+def _on_diagonal(grad: np.ndarray, input_sizes: tuple[int, ...], shape: list[int], strides: list[int],
+                 start: int) -> np.ndarray:
+    out = np.zeros(input_sizes, grad.dtype)
+    flat = out.reshape(-1)
+    if flat.size:
+        step = out.itemsize
+        view = np.lib.stride_tricks.as_strided(flat[start:], shape, [s * step for s in strides])
+        view[...] = grad
+    return out
+
+
+diagonal_backward: Op = defop(
+    "diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor", tags=PT2,
+    backend=_diagonal_backward, setup_context=lambda ctx, inputs, output: setattr(ctx, "args", inputs[2:]),
+    backward=lambda ctx, grad: (diagonal(grad, *ctx.args), None, None, None, None))
+
+
 #: A view of the whole tensor, in the autograd graph (PyTorch: aten::alias).
 alias: Op = defop("alias(Tensor(a) self) -> Tensor(a)", tags=CORE, backend=_alias,
                   backward=lambda ctx, grad: (grad,))
