@@ -479,6 +479,11 @@ OPS: list[OpInfo] = [
     OpInfo("repeat", [S(a(2, 3), [2, 1, 2]), S(a(2, 3), [1, 3]), S(a(2, 3), [0, 2]), S(a(), []), S(a(), [2, 2]),
                       S(ints(3), [2])],
            ref=lambda x, r: np.tile(x, tuple(r)), error_samples=[S(a(2, 3), [2]), S(a(2, 3), [-1, 2])]),
+    OpInfo("index_select", [S(a(2, 3), 1, np.array([2, 0, 2])), S(a(4, 2), 0, np.array(1)), S(a(), 0, np.array([0])),
+                            S(a(2, 3), -1, np.array([1], dtype=np.int32)), S(a(2, 3), 0, np.zeros(0, np.int64))],
+           ref=lambda x, d, i: x.copy() if x.ndim == 0 else np.take(x, i.reshape(-1), axis=d),
+           error_samples=[S(a(2, 3), 1, np.array([[0]])), S(a(), 0, np.array([0, 0]))]),  # and test_indexing_ops
+    OpInfo("index_select_backward", [S(a(2, 3), [2, 3], 1, np.array([2, 0, 2])), S(a(1, 3), [4, 3], 0, np.array(1))]),
     OpInfo("cat", [S([a(2, 3), a(1, 3)]), S([a(2, 1), a(2, 2), a(2, 3)], -1), S([a(2), ints(2)])],
            ref=lambda ts, dim=0: np.concatenate(ts, axis=dim)),
     OpInfo("stack", [S([a(2, 3), a(2, 3)], 1), S([a(2), a(2), a(2)]), S([ints(2), a(2)], -1)],

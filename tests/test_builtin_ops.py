@@ -68,11 +68,12 @@ PYTORCH_TAGS = {
         "reflection_pad3d_backward replication_pad2d_backward replication_pad3d_backward "
         "_adaptive_avg_pool3d_backward _cdist_backward _pdist_backward adaptive_avg_pool2d adaptive_avg_pool3d "
         "avg_pool3d_backward cdist grid_sampler grid_sampler_2d_backward im2col pdist upsample_bilinear2d "
-        "upsample_bilinear2d_backward upsample_nearest2d upsample_nearest2d_backward diagonal_backward",
+        "upsample_bilinear2d_backward upsample_nearest2d upsample_nearest2d_backward diagonal_backward "
+        "index_select_backward",
     ("core", "pt2_compliant_tag"):
         "_to_copy arange.start_step bmm cat empty.memory_format expand full mm permute select.int slice.Tensor "
         "squeeze.dim unsqueeze view "
-        "copy fill.Scalar alias flip full_like scalar_tensor cumsum squeeze.dims repeat diagonal "
+        "copy fill.Scalar alias flip full_like scalar_tensor cumsum squeeze.dims repeat diagonal index_select "
         "_log_softmax _native_batch_norm_legit _native_batch_norm_legit.no_stats _native_batch_norm_legit_no_training "
         "_softmax addmm constant_pad_nd convolution convolution_backward max_pool2d_with_indices "
         "max_pool2d_with_indices_backward max_pool3d_with_indices native_group_norm native_group_norm_backward "

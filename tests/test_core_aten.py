@@ -31,7 +31,6 @@ EXPECTED_MISSING = """
     gather
     index.Tensor
     index_put
-    index_select
     masked_scatter
     nonzero
     prod

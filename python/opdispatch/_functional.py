@@ -198,6 +198,7 @@ any = _method(Tensor.any)
 cumsum = _method(Tensor.cumsum)
 flip = _method(Tensor.flip)
 diagonal = _method(Tensor.diagonal)
+index_select = _method(Tensor.index_select)
 matmul = _method(Tensor.matmul)
 mm = _method(Tensor.mm)
 bmm = _method(Tensor.bmm)
@@ -241,7 +242,7 @@ __all__ = [
     "rand", "randn", "stack", "tensor", "where", "zeros", "zeros_like",
     # functional forms of Tensor methods
     "add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "sqrt",
-    "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "amax", "max", "argmax", "amin", "min", "argmin", "any", "cumsum", "flip", "diagonal",
+    "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "amax", "max", "argmax", "amin", "min", "argmin", "any", "cumsum", "flip", "diagonal", "index_select",
     "matmul", "mm",
     "bmm", "softmax", "log_softmax", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "select", "flatten",
     "clone", "acos", "asin", "atan", "acosh", "asinh", "atanh", "cosh", "sinh",

@@ -19,6 +19,7 @@ from ._builtins import comparison as _cmp
 from ._builtins import copy as _copy
 from ._builtins import elementwise as _ew
 from ._builtins import factories as _fac
+from ._builtins import indexing as _indexing
 from ._builtins import linalg as _linalg
 from ._builtins import softmax as _softmax
 from ._builtins import reduction as _red
@@ -740,6 +741,10 @@ class Tensor(_C.TensorBase):
     def flip(self, *dims: Any) -> "Tensor":
         """A copy with the order of ``dims`` (ints, or one sequence) reversed (od::flip)."""
         return _shape.flip(self, _shape_args(dims))
+
+    def index_select(self, dim: int, index: "Tensor") -> "Tensor":
+        """The entries at ``index`` (a 0-d or 1-D int32/int64 tensor) along ``dim`` (od::index_select)."""
+        return _indexing.index_select(self, dim, index)
 
     def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> "Tensor":
         """A view of the diagonal ``offset`` above the main one of dims ``dim1``

@@ -18,6 +18,7 @@ from . import (  # noqa: F401  (registration)
     factories,
     fold,
     grid_sampler,
+    indexing,
     linalg,
     linear,
     logical,

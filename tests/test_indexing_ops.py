@@ -1,0 +1,30 @@
+"""index_select's data-dependent checks, which the OpInfo error samples
+(tests/op_db.py) cannot hold because a Meta kernel never sees index values:
+on cpu an index out of range raises PyTorch 2.13's RuntimeError (negative
+indices too: index_select does not wrap them) and leaves nothing changed;
+on meta the call succeeds with the result's shape, as PyTorch's meta does."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import opdispatch
+from opdispatch import ops
+
+
+@pytest.mark.parametrize("bad", [3, -1])
+def test_an_index_out_of_range_raises_on_cpu_and_not_on_meta(bad):
+    x = opdispatch.arange(6.0).view(2, 3)
+    # PyTorch 2.13: RuntimeError: INDICES element is out of DATA bounds, id=3 axis_dim=3 (id=-1 likewise)
+    with pytest.raises(RuntimeError, match=f"od::index_select: INDICES element is out of DATA bounds, id={bad} "
+                                           f"axis_dim=3"):
+        ops.od.index_select(x, 1, opdispatch.tensor([0, bad]))
+    meta = ops.od.index_select(x.to("meta"), 1, opdispatch.tensor([0, bad]).to("meta"))
+    assert meta.is_meta and meta.shape == (2, 2)
+
+
+def test_repeated_indices_add_their_gradients():
+    x = opdispatch.arange(6.0).view(2, 3).requires_grad_()
+    ops.od.index_select(x, 1, opdispatch.tensor([2, 0, 2])).sum().backward()
+    # PyTorch 2.13 gives [[1., 0., 2.], [1., 0., 2.]]
+    np.testing.assert_array_equal(x.grad.numpy(), [[1.0, 0.0, 2.0], [1.0, 0.0, 2.0]])
