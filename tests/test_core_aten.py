@@ -28,7 +28,6 @@ EXPECTED_MISSING = """
     _local_scalar_dense
     as_strided
     empty_strided
-    gather
     index.Tensor
     index_put
     masked_scatter
@@ -39,7 +38,6 @@ EXPECTED_MISSING = """
     resize_
     scatter.src
     scatter.value
-    scatter_add
     scatter_reduce.two
     select_scatter
     slice_scatter

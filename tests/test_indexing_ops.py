@@ -1,4 +1,4 @@
-"""index_select's data-dependent checks, which the OpInfo error samples
+"""index_select's, gather's and scatter_add's data-dependent checks, which the OpInfo error samples
 (tests/op_db.py) cannot hold because a Meta kernel never sees index values:
 on cpu an index out of range raises PyTorch 2.13's RuntimeError (negative
 indices too: index_select does not wrap them) and leaves nothing changed;
@@ -28,3 +28,30 @@ def test_repeated_indices_add_their_gradients():
     ops.od.index_select(x, 1, opdispatch.tensor([2, 0, 2])).sum().backward()
     # PyTorch 2.13 gives [[1., 0., 2.], [1., 0., 2.]]
     np.testing.assert_array_equal(x.grad.numpy(), [[1.0, 0.0, 2.0], [1.0, 0.0, 2.0]])
+
+
+@pytest.mark.parametrize("bad", [4, -1])
+def test_gather_and_scatter_add_refuse_an_index_out_of_range_on_cpu_only(bad):
+    x, index = opdispatch.arange(12.0).view(3, 4), opdispatch.tensor([[0, bad]])
+    # PyTorch 2.13: RuntimeError: index 4 is out of bounds for dimension 1 with size 4 (-1 likewise)
+    message = f"index {bad} is out of bounds for dimension 1 with size 4"
+    with pytest.raises(RuntimeError, match=f"od::gather: {message}"):
+        ops.od.gather(x, 1, index)
+    before = x.numpy().copy()
+    with pytest.raises(RuntimeError, match=f"od::scatter_add: {message}"):
+        ops.od.scatter_add(x, 1, index, opdispatch.ones(1, 2))
+    np.testing.assert_array_equal(x.numpy(), before)
+    assert ops.od.gather(x.to("meta"), 1, index.to("meta")).shape == (1, 2)
+
+
+def test_gather_gradient_adds_at_repeated_positions():
+    x = opdispatch.arange(12.0).view(3, 4).requires_grad_()
+    ops.od.gather(x, 1, opdispatch.tensor([[0, 3], [1, 1]])).sum().backward()
+    # PyTorch 2.13 gives [[1, 0, 0, 1], [0, 2, 0, 0], [0, 0, 0, 0]]
+    np.testing.assert_array_equal(x.grad.numpy(), [[1, 0, 0, 1], [0, 2, 0, 0], [0, 0, 0, 0]])
+
+
+def test_scatter_add_takes_the_leading_part_of_a_larger_src():
+    out = ops.od.scatter_add(opdispatch.zeros(3, 4), 0, opdispatch.tensor([[0, 0, 2]]), opdispatch.ones(2, 3))
+    # PyTorch 2.13: [[1, 1, 0, 0], [0, 0, 0, 0], [0, 0, 1, 0]] (its gradient for src of that shape raises there too)
+    np.testing.assert_array_equal(out.numpy(), [[1, 1, 0, 0], [0, 0, 0, 0], [0, 0, 1, 0]])

@@ -199,6 +199,8 @@ cumsum = _method(Tensor.cumsum)
 flip = _method(Tensor.flip)
 diagonal = _method(Tensor.diagonal)
 index_select = _method(Tensor.index_select)
+gather = _method(Tensor.gather)
+scatter_add = _method(Tensor.scatter_add)
 matmul = _method(Tensor.matmul)
 mm = _method(Tensor.mm)
 bmm = _method(Tensor.bmm)
@@ -242,7 +244,8 @@ __all__ = [
     "rand", "randn", "stack", "tensor", "where", "zeros", "zeros_like",
     # functional forms of Tensor methods
     "add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "sqrt",
-    "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "amax", "max", "argmax", "amin", "min", "argmin", "any", "cumsum", "flip", "diagonal", "index_select",
+    "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "amax", "max", "argmax", "amin", "min", "argmin", "any", "cumsum", "flip", "diagonal", "index_select", "gather",
+    "scatter_add",
     "matmul", "mm",
     "bmm", "softmax", "log_softmax", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "select", "flatten",
     "clone", "acos", "asin", "atan", "acosh", "asinh", "atanh", "cosh", "sinh",

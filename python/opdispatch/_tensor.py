@@ -746,6 +746,14 @@ class Tensor(_C.TensorBase):
         """The entries at ``index`` (a 0-d or 1-D int32/int64 tensor) along ``dim`` (od::index_select)."""
         return _indexing.index_select(self, dim, index)
 
+    def gather(self, dim: int, index: "Tensor") -> "Tensor":
+        """``self``'s entries at ``index`` along ``dim`` (an int tensor shaped like the result) (od::gather)."""
+        return _indexing.gather(self, dim, index)
+
+    def scatter_add(self, dim: int, index: "Tensor", src: "Tensor") -> "Tensor":
+        """A copy of ``self`` with ``src``'s entries added at ``index`` along ``dim`` (od::scatter_add)."""
+        return _indexing.scatter_add(self, dim, index, src)
+
     def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> "Tensor":
         """A view of the diagonal ``offset`` above the main one of dims ``dim1``
         and ``dim2``, as the last dim (od::diagonal)."""

@@ -1,6 +1,6 @@
 """Indexing by an index tensor: index_select and its gradient operator
-index_select_backward (scatter-add of the gradient into zeros, NumPy's
-np.add.at)."""
+index_select_backward, gather and scatter_add (each the other's gradient);
+the adding ones use NumPy's np.add.at, so repeated indices add up."""
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -8,6 +8,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import _C
+from . import factories
 from ._numpy import call_numpy, meta_like, wrap_dim
 from ._registry import CORE, PT2, Op, defop
 from .._tensor_type import Tensor
@@ -97,3 +98,125 @@ index_select_backward: Op = defop(
     "index_select_backward(Tensor grad, SymInt[] self_sizes, int dim, Tensor index) -> Tensor", tags=PT2,
     cpu=_index_select_backward_cpu, meta=_index_select_backward_meta, setup_context=_index_select_backward_setup,
     backward=lambda ctx, grad: (index_select(grad, ctx.dim, ctx.saved_tensors[0]), None, None, None))
+
+
+# --- gather, scatter_add ----------------------------------------------------------------------
+
+
+def _check_gather_index(op: str, self: Tensor, d: int, index: Tensor, src: Any = None) -> None:
+    """PyTorch's shape and dtype rules for gather's and scatter_add's
+    ``index`` (0-d tensors count as 1-D): int32 or int64; as many dims as
+    ``self``; no larger than ``self`` but along ``d``, nor than ``src``.
+    PyTorch: gather_shape_check, scatter_shape_check."""
+    if index.dtype not in (_C.int32, _C.int64):
+        raise RuntimeError(f"{op}: Expected dtype int32 or int64 for index")
+    ndim = max(self.ndim, 1)
+    if max(index.ndim, 1) != ndim or (src is not None and max(src.ndim, 1) != ndim):
+        raise RuntimeError(f"{op}: Index tensor must have the same number of dimensions as input tensor")
+    shape, sizes = list(index.shape) or [1], list(self.shape) or [1]
+    if src is None:
+        for i in range(ndim):
+            if i != d and shape[i] > sizes[i]:
+                raise RuntimeError(f"{op}: Size does not match at dimension {i} expected index {shape} to be no "
+                                   f"larger than self {sizes} apart from dimension {d}")
+        return
+    src_sizes = list(src.shape) or [1]
+    if any((i != d and shape[i] > sizes[i]) or shape[i] > src_sizes[i] for i in range(ndim)):
+        raise RuntimeError(f"{op}: Expected index {shape} to be no larger than self {sizes} apart from dimension "
+                           f"{d} and to be no larger size than src {src_sizes}")
+
+
+def _check_gather_values(op: str, self: Tensor, d: int, index: Tensor) -> None:
+    """Every entry of ``index`` in [0, size of ``self`` along ``d``) (cpu only: data-dependent)."""
+    if index.is_meta or not index.numel():
+        return
+    size = self.shape[d] if self.ndim else 1
+    entries = index.numpy().reshape(-1)
+    bad = entries[(entries < 0) | (entries >= size)]
+    if bad.size:
+        raise RuntimeError(f"{op}: index {bad[0]} is out of bounds for dimension {d} with size {size}")
+
+
+def _along(a: np.ndarray, index: np.ndarray, d: int) -> tuple[Any, ...]:
+    """The NumPy index that puts ``index`` along ``d`` and each position elsewhere (index's shape)."""
+    grids = np.ogrid[tuple(slice(0, n) for n in index.shape)]
+    return tuple(index.astype(np.intp) if i == d else grids[i] for i in range(index.ndim))
+
+
+def _gather_of(a: np.ndarray, d: int, index: np.ndarray) -> np.ndarray:
+    flat = a.reshape(a.shape or (1,))
+    picked = flat[_along(flat, index.reshape(index.shape or (1,)), d)]
+    return np.asarray(picked).reshape(index.shape)
+
+
+def _gather_cpu(self: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
+    d = wrap_dim("od::gather", dim, self.ndim)
+    _check_gather_index("od::gather", self, d, index)
+    _check_gather_values("od::gather", self, d, index)
+    return call_numpy(_gather_of, self, d, index)
+
+
+def _gather_meta(self: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
+    _check_gather_index("od::gather", self, wrap_dim("od::gather", dim, self.ndim), index)
+    return meta_like(index.shape, self.dtype)
+
+
+def _gather_setup(ctx: Any, inputs: tuple[Any, ...], keyword_only_inputs: dict[str, Any], output: Any) -> None:
+    self, ctx.dim, index = inputs[:3]
+    ctx.save_for_backward(self, index)
+
+
+def _gather_backward(ctx: Any, grad: Tensor) -> tuple[Any, None, None]:
+    """The gradient added into zeros at the gathered positions. PyTorch: gather_backward."""
+    self, index = ctx.saved_tensors
+    return scatter_add(factories.zeros_like(self, dtype=grad.dtype), ctx.dim, index, grad), None, None
+
+
+gather: Op = defop("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor", tags=CORE,
+                   cpu=_gather_cpu, meta=_gather_meta, backward=_gather_backward, setup_context=_gather_setup)
+
+
+def _scatter_added(a: np.ndarray, d: int, index: np.ndarray, src: np.ndarray) -> np.ndarray:
+    out = np.array(a, order="C", copy=True)
+    flat = out.reshape(out.shape or (1,))
+    shaped = index.reshape(index.shape or (1,))
+    sizes: tuple[int, ...] = shaped.shape
+    leading = tuple(slice(0, n) for n in sizes)  # src may be larger than index
+    values = src.reshape(src.shape or (1,))[leading]
+    np.add.at(flat, _along(flat, shaped, d), values)
+    return out
+
+
+def _check_scatter(op: str, self: Tensor, dim: int, index: Tensor, src: Tensor) -> int:
+    d = wrap_dim(op, dim, self.ndim)
+    if self.dtype != src.dtype:
+        raise RuntimeError(f"{op}: scatter(): Expected self.dtype to be equal to src.dtype")
+    _check_gather_index(op, self, d, index, src)
+    return d
+
+
+def _scatter_add_cpu(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    d = _check_scatter("od::scatter_add", self, dim, index, src)
+    _check_gather_values("od::scatter_add", self, d, index)
+    return call_numpy(_scatter_added, self, d, index, src)
+
+
+def _scatter_add_meta(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    _check_scatter("od::scatter_add", self, dim, index, src)
+    return meta_like(self.shape, self.dtype)
+
+
+def _scatter_add_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+    ctx.dim = inputs[1]
+    ctx.save_for_backward(inputs[2])
+
+
+def _scatter_add_backward(ctx: Any, grad: Tensor) -> tuple[Any, None, None, Any]:
+    """self's gradient passes through; src's is the gradient gathered at index. PyTorch: derivatives.yaml."""
+    (index,) = ctx.saved_tensors
+    return grad, None, None, gather(grad, ctx.dim, index) if ctx.needs_input_grad[3] else None
+
+
+scatter_add: Op = defop("scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", tags=CORE,
+                        cpu=_scatter_add_cpu, meta=_scatter_add_meta, backward=_scatter_add_backward,
+                        setup_context=_scatter_add_setup)
