@@ -39,8 +39,6 @@ EXPECTED_MISSING = """
     scatter.src
     scatter.value
     scatter_reduce.two
-    select_scatter
-    slice_scatter
     sort
     split_with_sizes
     sym_is_contiguous

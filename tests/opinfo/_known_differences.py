@@ -12,9 +12,9 @@ _SOFTMAX_BACKWARD_DTYPE = "PyTorch returns grad_output's dtype, od input_dtype"
 # pointwise output the strides of its inputs' dimension order, and *_like, clone and _to_copy keep them
 # (memory_format=preserve_format); od's NumPy kernels return C-contiguous outputs.
 _LAYOUT = "a column-major input: PyTorch's output is column-major too, od's C-contiguous"
-# aten::copy(self, src) returns a tensor with self's strides (empty_strided of self's, even where self is not dense);
-# od's is C-contiguous.
-_COPY_STRIDES = "PyTorch's copy keeps self's strides, od's result is C-contiguous"
+# aten::copy(self, src), select_scatter and slice_scatter return a tensor with self's strides (empty_strided of
+# self's, even where self is not dense); od's is C-contiguous.
+_COPY_STRIDES = "PyTorch's result keeps self's strides, od's is C-contiguous"
 
 # Kernels of several NumPy steps (convolution, pooling, upsampling, normalisation, softmax, matrix products) round
 # float16 after each step; PyTorch's CPU kernels accumulate in float32 and round once (a few last-digit differences).
@@ -377,4 +377,18 @@ KNOWN_DIFFERENCES: dict[str, tuple[str, str]] = {
     "flip#0/column_major": ("strides", _LAYOUT),
     "flip#1/column_major": ("strides", _LAYOUT),
     "flip#2/column_major": ("strides", _LAYOUT),
+    "select_scatter#0/noncontiguous": ("strides", _COPY_STRIDES),
+    "select_scatter#0/column_major": ("strides", _LAYOUT),
+    "select_scatter#1/noncontiguous": ("strides", _COPY_STRIDES),
+    "select_scatter#1/column_major": ("strides", _LAYOUT),
+    "select_scatter#2/noncontiguous": ("strides", _COPY_STRIDES),
+    "select_scatter#2/column_major": ("strides", _LAYOUT),
+    "slice_scatter#0/noncontiguous": ("strides", _COPY_STRIDES),
+    "slice_scatter#0/column_major": ("strides", _LAYOUT),
+    "slice_scatter#1/noncontiguous": ("strides", _COPY_STRIDES),
+    "slice_scatter#1/column_major": ("strides", _LAYOUT),
+    "slice_scatter#2/noncontiguous": ("strides", _COPY_STRIDES),
+    "slice_scatter#2/column_major": ("strides", _LAYOUT),
+    "slice_scatter#3/noncontiguous": ("strides", _COPY_STRIDES),
+    "slice_scatter#3/column_major": ("strides", _LAYOUT),
 }

@@ -8,9 +8,10 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from .. import _C
-from . import copy, reduction
+from . import copy, factories, reduction
 from ._numpy import call_numpy, contiguous_strides, meta_like, wrap_dim
 from ._registry import CORE, PT2, Op, defop
+from .._ops import Tag
 from .._tensor_type import Tensor
 
 
@@ -408,6 +409,57 @@ diagonal_backward: Op = defop(
     "diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor", tags=PT2,
     backend=_diagonal_backward, setup_context=lambda ctx, inputs, output: setattr(ctx, "args", inputs[2:]),
     backward=lambda ctx, grad: (diagonal(grad, *ctx.args), None, None, None, None))
+
+
+# --- select_scatter, slice_scatter ----------------------------------------------------------------
+# The functional inverses of select and slice: a copy of self with src written where the view looks.
+
+
+def _embedded(op: str, self: Tensor, src: Tensor, view_of: Any) -> Tensor:
+    """A copy of ``self`` whose view ``view_of(copy)`` receives ``src``.
+    RuntimeError (PyTorch's message) unless src has the view's shape; the
+    view's own errors (an index out of range) come first."""
+    part_shape = list(view_of(self).shape)
+    if list(src.shape) != part_shape:
+        raise RuntimeError(f"{op}: expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = {part_shape}")
+    out = copy.clone(self)
+    copy.copy_(view_of(out), src)
+    return out
+
+
+def _select_scatter(self: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
+    return _embedded("od::select_scatter", self, src, lambda t: select(t, dim, index))
+
+
+def _slice_scatter(self: Tensor, src: Tensor, dim: int = 0, start: Optional[int] = None, end: Optional[int] = None,
+                   step: int = 1) -> Tensor:
+    return _embedded("od::slice_scatter", self, src, lambda t: slice_(t, dim, start, end, step))
+
+
+def _scatter_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+    ctx.args = inputs[2:]
+    ctx.src_dtype = inputs[1].dtype
+
+
+def _select_scatter_backward(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
+    """self's gradient is grad with zeros where src went; src's is grad there. PyTorch: derivatives.yaml."""
+    g_src = select(grad, *ctx.args)
+    return (select_scatter(grad, factories.zeros_like(g_src), *ctx.args), copy.to_copy(g_src, dtype=ctx.src_dtype),
+            None, None)
+
+
+def _slice_scatter_backward(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
+    g_src = slice_(grad, *ctx.args)
+    return (slice_scatter(grad, factories.zeros_like(g_src), *ctx.args), copy.to_copy(g_src, dtype=ctx.src_dtype),
+            None, None, None, None)
+
+
+select_scatter: Op = defop("select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor", tags=CORE,
+                           backend=_select_scatter, backward=_select_scatter_backward, setup_context=_scatter_setup)
+slice_scatter: Op = defop("slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, "
+                          "SymInt step=1) -> Tensor", tags=CORE + (Tag.view_copy,), backend=_slice_scatter,
+                          backward=_slice_scatter_backward, setup_context=_scatter_setup)
 
 
 #: A view of the whole tensor, in the autograd graph (PyTorch: aten::alias).
