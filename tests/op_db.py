@@ -368,6 +368,14 @@ OPS: list[OpInfo] = [
                                                     np.int64 if x.dtype.kind in "biu" else x.dtype)
            if x.ndim else x.copy(),
            error_samples=[S(a(2, 3), 2)]),
+    OpInfo("var.correction", [S(a(2, 3)), S(a(2, 3), [1], correction=0, keepdim=True), S(a(2, 3), None, correction=2.5),
+                              S(a(2, 3, 2), [0, 2])],
+           ref=lambda x, dim=None, correction=1, keepdim=False: np.var(
+               x, axis=None if dim is None else tuple(dim), ddof=correction, keepdims=keepdim),
+           error_samples=[S(ints(3))]),
+    OpInfo("var.dim", [S(a(2, 3), [0], False), S(a(2, 3), [0], False, True), S(a(2, 3), []), S(a(2, 3), [-1])],
+           ref=lambda x, dim, unbiased=True, keepdim=False: np.var(
+               x, axis=tuple(dim) or None, ddof=1 if unbiased else 0, keepdims=keepdim)),
     OpInfo("any", [S(a(2, 3)), S(np.zeros((2, 2))), S(ints(4)), S(a(0)), S(np.array([0.0, np.nan]))],
            ref=lambda x: np.any(x), grad=False),
     OpInfo("any.dim", [S(np.array([[0.0, 1.0], [0.0, 0.0]]), 1), S(ints(2, 3), 0, True), S(a(), 0)],

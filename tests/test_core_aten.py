@@ -47,8 +47,6 @@ EXPECTED_MISSING = """
     sym_storage_offset
     sym_stride.int
     topk
-    var.correction
-    var.dim
 """
 
 

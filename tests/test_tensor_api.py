@@ -131,6 +131,8 @@ def test_methods_call_the_od_operators():
     assert t.repeat(2, 1, 2).shape == (2, 2, 6) and t.repeat([1, 2]).tolist()[0] == [0.0, 1.0, 2.0, 0.0, 1.0, 2.0]
     assert t.flip(0).tolist() == [[3.0, 4.0, 5.0], [0.0, 1.0, 2.0]] and t.flip(0, 1).tolist()[0] == [5.0, 4.0, 3.0]
     assert opdispatch.flip(t, [1]).tolist()[0] == [2.0, 1.0, 0.0] and t.cumsum(1).tolist()[1] == [3.0, 7.0, 12.0]
+    assert t.var().item() == 3.5 and t.var(1, keepdim=True).shape == (2, 1) and t.var(0, False).tolist() == [2.25] * 3
+    assert abs(t.var(False).item() - np.var(np.arange(6.0))) < 1e-6 and opdispatch.var(t, correction=0).item() == t.var(False).item()
     assert t.view(3, 2).shape == (3, 2) and t.view((6,)).shape == (6,) and t.reshape(-1, 2).shape == (3, 2)
     assert t.transpose(0, 1).shape == (3, 2) and t.t().shape == (3, 2) and t.permute(1, 0).shape == (3, 2)
     assert t.unsqueeze(0).squeeze().shape == (2, 3) and t.expand(4, 2, 3).shape == (4, 2, 3)

@@ -666,6 +666,18 @@ class Tensor(_C.TensorBase):
             return _red.argmax(self, dim, True)
         return _red.argmax(self) if dim is None else _red.argmax(self, dim)
 
+    def var(self, dim: Any = None, unbiased: bool = True, keepdim: bool = False, *,
+            correction: Optional[float] = None) -> "Tensor":
+        """Variance over ``dim`` (an int, a sequence, or None for all), divided
+        by N - ``correction`` (1 unless ``unbiased`` is False; ``x.var(False)``
+        passes unbiased) (od::var.correction)."""
+        if isinstance(dim, bool):
+            unbiased, dim = dim, None
+        if correction is None:
+            correction = 1 if unbiased else 0
+        dims = None if dim is None else _dims(dim)
+        return _red.var_correction(self, dims, correction=correction, keepdim=keepdim)
+
     def cumsum(self, dim: int, *, dtype: Any = None) -> "Tensor":
         """Running sums along ``dim``; integer and bool inputs give int64 unless ``dtype`` is given (od::cumsum)."""
         return _red.cumsum(self, dim) if dtype is None else _red.cumsum(self, dim, dtype=dtype)

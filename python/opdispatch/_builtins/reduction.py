@@ -1,8 +1,9 @@
 """Reductions: sum, mean, amax / amin, max.dim / min.dim, argmax / argmin, any (over all or some dimensions,
-with keepdim), the scan cumsum, and the sum_to helper that gradients of broadcasting use."""
+with keepdim), var, the scan cumsum, and the sum_to helper that gradients of broadcasting use."""
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import Any, Callable, Optional, Sequence, cast
 
 import numpy as np
@@ -445,3 +446,95 @@ def _cumsum_backward(ctx: Any, grad: Tensor) -> tuple[Any, None]:
 
 cumsum: Op = defop("cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", tags=CORE,
                    cpu=_cumsum_cpu, meta=_cumsum_meta, backward=_cumsum_backward, setup_context=_cumsum_setup)
+
+
+# --- var ------------------------------------------------------------------------------------
+
+
+def _var_dims(op: str, self: Tensor, dim: Optional[Sequence[int]]) -> tuple[int, ...]:
+    if not (self.dtype.is_floating_point or self.dtype.is_complex):
+        raise RuntimeError(f"{op}: std and var only support floating point and complex dtypes")
+    return _dims(op, dim, self.ndim)
+
+
+def _var_of(a: np.ndarray, dims: tuple[int, ...], correction: float, keepdim: bool) -> np.ndarray:
+    with warnings.catch_warnings():  # N - correction <= 0 was warned about as PyTorch words it
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.asarray(np.var(a, axis=dims, ddof=correction, keepdims=keepdim))
+
+
+def _check_degrees_of_freedom(self: Tensor, dims: tuple[int, ...], correction: float) -> None:
+    """PyTorch's warning when the divisor N - correction is not positive (the result is then inf or nan)."""
+    n = 1
+    for d in dims:
+        n *= self.shape[d]
+    if n - correction <= 0:
+        warnings.warn("var(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+                      "factor (input numel divided by output numel).", UserWarning, stacklevel=2)
+
+
+def _var_kernels(name: str, correction_of: Callable[[dict[str, Any]], tuple[float, bool]]) -> Kernels:
+    """Kernels of a var overload: the variance over ``dim`` (every dim when
+    None or []) divided by N - correction, where ``correction_of`` reads the
+    correction from the call's other arguments. PyTorch: var (ReduceOps.cpp)."""
+
+    def cpu(self: Tensor, dim: Optional[Sequence[int]] = None, *args: Any, **kwargs: Any) -> Tensor:
+        dims = _var_dims(name, self, dim)
+        correction, keepdim = correction_of({"args": args, **kwargs})
+        _check_degrees_of_freedom(self, dims, correction)
+        return call_numpy(_var_of, self, dims, correction, keepdim)
+
+    def meta(self: Tensor, dim: Optional[Sequence[int]] = None, *args: Any, **kwargs: Any) -> Tensor:
+        dims = _var_dims(name, self, dim)
+        _, keepdim = correction_of({"args": args, **kwargs})
+        real = _C.float64 if self.dtype == _C.complex128 else _C.float32 if self.dtype.is_complex else self.dtype
+        return meta_like(_reduced_shape(self.shape, dims, keepdim), real)
+
+    return _named(name, cpu, meta)
+
+
+def _correction_kwargs(call: dict[str, Any]) -> tuple[float, bool]:
+    """var.correction's correction (default 1) and keepdim, both keyword-only."""
+    correction = call.get("correction")
+    return (1 if correction is None else correction), call.get("keepdim", False)
+
+
+def _unbiased_args(call: dict[str, Any]) -> tuple[float, bool]:
+    """var.dim's correction (1 if unbiased, the default, else 0) and keepdim, positional or keyword."""
+    args = call["args"]
+    unbiased = args[0] if args else call.get("unbiased", True)
+    keepdim = args[1] if len(args) > 1 else call.get("keepdim", False)
+    return (1 if unbiased else 0), keepdim
+
+
+def _var_setup(correction_of: Callable[[dict[str, Any]], tuple[float, bool]]) -> Callable[..., None]:
+    def setup(ctx: Any, inputs: tuple[Any, ...], keyword_only_inputs: dict[str, Any], output: Any) -> None:
+        self = inputs[0]
+        dim = inputs[1] if len(inputs) > 1 else None
+        ctx.dims = _dims("od::var", dim, self.ndim)
+        ctx.correction, ctx.keepdim = correction_of({"args": inputs[2:], **keyword_only_inputs})
+        ctx.shape = tuple(self.shape)
+        ctx.save_for_backward(self)
+
+    return setup
+
+
+def _var_backward(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
+    """grad * 2 (x - mean) / (N - correction). PyTorch: var_backward in FunctionsManual.cpp."""
+    (self,) = ctx.saved_tensors
+    n = 1
+    for d in ctx.dims:
+        n *= ctx.shape[d]
+    centered = elementwise.sub(self, mean_dim(self, list(ctx.dims), True))
+    scale = 2.0 / (n - ctx.correction) if n - ctx.correction else float("inf")
+    g = elementwise.mul(elementwise.mul_scalar(centered, scale), _restore(grad, ctx.shape, ctx.dims, ctx.keepdim))
+    return (g,) + (None,) * (len(ctx.needs_input_grad) - 1)
+
+
+var_correction: Op = defop(
+    "var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor",
+    tags=REDUCTION, **_var_kernels("od::var.correction", _correction_kwargs), backward=_var_backward,
+    setup_context=_var_setup(_correction_kwargs))
+var_dim: Op = defop("var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor",
+                    tags=REDUCTION, **_var_kernels("od::var.dim", _unbiased_args), backward=_var_backward,
+                    setup_context=_var_setup(_unbiased_args))
