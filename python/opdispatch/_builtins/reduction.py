@@ -11,6 +11,7 @@ import numpy as np
 from .. import _C
 from . import comparison, elementwise, factories, shape, views
 from ._numpy import call_numpy, call_numpy_pair, meta_like, wrap_dim
+from ._pointwise import _names
 from ._registry import CORE, NONCORE_REDUCTION, REDUCTION, Kernels, Op, PairOp, defop
 from .._tensor_type import Tensor
 
@@ -249,13 +250,7 @@ def _extremum(name: str, ufunc: np.ufunc) -> Kernels:
         _check_nonempty(name, self, dims)
         return meta_like(_reduced_shape(self.shape, dims, keepdim), self.dtype)
 
-    return _named(name, cpu, meta)
-
-
-def _named(name: str, cpu: Callable[..., Any], meta: Callable[..., Any]) -> Kernels:
-    short = name.replace("od::", "").replace(".", "_")
-    cpu.__name__, meta.__name__ = f"_{short}_cpu", f"_{short}_meta"
-    return {"cpu": cpu, "meta": meta}
+    return _names(name, cpu, meta)
 
 
 def _extremum_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
@@ -306,7 +301,7 @@ def _value_and_index(name: str, arg: Callable[..., np.ndarray]) -> Kernels:
         shape = _reduced_shape(self.shape, (d,) if self.ndim else (), keepdim)
         return meta_like(shape, self.dtype), meta_like(shape, _C.int64)
 
-    return _named(name, cpu, meta)
+    return _names(name, cpu, meta)
 
 
 def _value_and_index_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
@@ -361,7 +356,7 @@ def _index_of_extremum(name: str, arg: Callable[..., np.ndarray]) -> Kernels:
     def meta(self: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
         return meta_like(_reduced_shape(self.shape, dims_of(self, dim), keepdim), _C.int64)
 
-    return _named(name, cpu, meta)
+    return _names(name, cpu, meta)
 
 
 argmax: Op = defop("argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", tags=REDUCTION,
@@ -388,7 +383,7 @@ def _any_kernels(name: str, dims_of: Callable[[Tensor, Any], tuple[int, ...]]) -
     def meta(self: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
         return meta_like(_reduced_shape(self.shape, dims_of(self, dim), keepdim), dtype_of(self))
 
-    return _named(name, cpu, meta)
+    return _names(name, cpu, meta)
 
 
 def _any_of(a: np.ndarray, dims: tuple[int, ...], keepdim: bool, dtype: np.dtype) -> np.ndarray:
@@ -490,7 +485,7 @@ def _var_kernels(name: str, correction_of: Callable[[dict[str, Any]], tuple[floa
         real = _C.float64 if self.dtype == _C.complex128 else _C.float32 if self.dtype.is_complex else self.dtype
         return meta_like(_reduced_shape(self.shape, dims, keepdim), real)
 
-    return _named(name, cpu, meta)
+    return _names(name, cpu, meta)
 
 
 def _correction_kwargs(call: dict[str, Any]) -> tuple[float, bool]:
