@@ -1026,8 +1026,13 @@ def test_guard_object_can_be_reentered(clean_tls):
 
 
 def test_guard_arguments():
-    with pytest.raises(TypeError):
-        _C._ExcludeDispatchKeyGuard(K.CPU)  # a key set, not a key
+    # A DispatchKeySet or a DispatchKey (PyTorch's exclude guard takes the first, its include guard the second;
+    # both take either here so that code written for each runs); anything else is a TypeError.
+    for guard in (_C._ExcludeDispatchKeyGuard, _C._IncludeDispatchKeyGuard):
+        with pytest.raises(TypeError):
+            guard(2.5)
+        with pytest.raises(TypeError):
+            guard(1)
 
 
 def test_tls_is_per_thread(clean_tls):

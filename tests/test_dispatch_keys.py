@@ -237,9 +237,42 @@ def test_highest_priority_type_id():
 
 
 @pytest.mark.parametrize("name", ALIAS_KEYS)
-def test_keyset_from_alias_key_raises_value_error(name):
-    with pytest.raises(ValueError, match=f"{name} is an alias key"):
-        KS(getattr(K, name))
+def test_keyset_from_alias_key_is_empty_as_in_pytorch(name):
+    # PyTorch 2.13: DispatchKeySet(DispatchKey.Autograd) == DispatchKeySet() (its repr is "DispatchKeySet()");
+    # _dispatch_get_runtime_keyset gives the runtime keys an alias key stands for.
+    assert KS(getattr(K, name)) == KS(K.Undefined)
+    assert repr(KS(getattr(K, name))) == "DispatchKeySet()"
+
+
+def test_guards_take_a_key_or_a_key_set():
+    tls = _C._dispatch_tls_is_dispatch_key_excluded
+    for arg in (K.Python, KS(K.Python)):
+        with _C._ExcludeDispatchKeyGuard(arg):
+            assert tls(K.Python)
+        assert not tls(K.Python)
+        with _C._IncludeDispatchKeyGuard(arg):
+            assert _C._dispatch_tls_is_dispatch_key_included(K.Python)
+        assert not _C._dispatch_tls_is_dispatch_key_included(K.Python)
+
+
+def test_raii_guards_hold_from_construction_until_they_go():
+    # PyTorch 2.13's _DisableTorchDispatch and _AutoDispatchBelowAutograd are RAII objects: in effect from
+    # construction; `del` or __exit__ ends them. (_Exclude/_IncludeDispatchKeyGuard act only inside `with`, as there.)
+    tls = _C._dispatch_tls_is_dispatch_key_excluded
+    guard = _C._DisableTorchDispatch()
+    assert tls(K.Python)
+    del guard
+    assert not tls(K.Python)
+    guard = _C._AutoDispatchBelowAutograd()
+    assert tls(K.AutogradCPU)
+    del guard
+    assert not tls(K.AutogradCPU)
+    with _C._DisableTorchDispatch():
+        assert tls(K.Python)
+    assert not tls(K.Python)
+    unentered = _C._ExcludeDispatchKeyGuard(KS(K.Python))
+    assert not tls(K.Python)
+    del unentered
 
 
 @pytest.mark.parametrize("method", ["add", "remove"])

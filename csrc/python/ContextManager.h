@@ -27,4 +27,19 @@ void bindContextManager(pybind11::module_& m, const char* name, const char* doc)
       });
 }
 
+/// Binds class `name`: constructing an object holds a `Guard`
+/// (default-constructed) until __exit__ or the object's destruction, as
+/// PyTorch's RAII guard classes (`g = _DisableTorchDispatch(); ...; del g`);
+/// `with name():` works too (__enter__ returns the object).
+template <class Guard>
+void bindHeldGuard(pybind11::module_& m, const char* name, const char* doc) {
+  struct Held {
+    std::unique_ptr<Guard> guard = std::make_unique<Guard>();
+  };
+  pybind11::class_<Held>(m, name, doc)
+      .def(pybind11::init<>())
+      .def("__enter__", [](pybind11::object self) { return self; })
+      .def("__exit__", [](Held& h, pybind11::args) { h.guard.reset(); });
+}
+
 } // namespace opdispatch::python

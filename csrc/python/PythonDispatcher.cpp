@@ -30,6 +30,8 @@
 // without it.
 #include "PythonDispatcher.h"
 
+#include "ContextManager.h"
+
 #include <memory>
 #include <string>
 #include <utility>
@@ -148,33 +150,26 @@ class PythonDispatcherGuard {
   bool previous_;
 };
 
-/// A Python object that holds a PythonDispatcherGuard from construction until
-/// __exit__ or its destruction, as PyTorch's _EnablePythonDispatcher
-/// (`r = _EnablePythonDispatcher()` enables it until `r` goes).
-template <bool kEnabled>
-struct HeldGuard {
-  std::unique_ptr<PythonDispatcherGuard> guard = std::make_unique<PythonDispatcherGuard>(kEnabled);
+/// The guards of _EnablePythonDispatcher and _DisablePythonDispatcher.
+struct EnablePythonDispatcher : PythonDispatcherGuard {
+  EnablePythonDispatcher() : PythonDispatcherGuard(true) {}
 };
-
-template <bool kEnabled>
-void bindHeldGuard(py::module_& m, const char* name, const char* doc) {
-  py::class_<HeldGuard<kEnabled>>(m, name, doc)
-      .def(py::init<>())
-      .def("__enter__", [](py::object self) { return self; })
-      .def("__exit__", [](HeldGuard<kEnabled>& g, py::args) { g.guard.reset(); });
-}
+struct DisablePythonDispatcher : PythonDispatcherGuard {
+  DisablePythonDispatcher() : PythonDispatcherGuard(false) {}
+};
 
 } // namespace
 
 void initPythonDispatcherBindings(py::module_& m) {
-  bindHeldGuard<true>(
+  bindHeldGuard<EnablePythonDispatcher>(
       m, "_EnablePythonDispatcher",
       "_EnablePythonDispatcher(): turns the Python dispatcher on for this thread (operators consult their py_impl "
       "kernels) from construction until __exit__ (or until the object is destroyed), then restores the previous "
       "state. Usable as `with _EnablePythonDispatcher():`. See Note [The Python dispatcher]. PyTorch: same name.");
-  bindHeldGuard<false>(m, "_DisablePythonDispatcher",
-                       "_DisablePythonDispatcher(): turns the Python dispatcher off for this thread, as "
-                       "_EnablePythonDispatcher turns it on. PyTorch: same name.");
+  bindHeldGuard<DisablePythonDispatcher>(
+      m, "_DisablePythonDispatcher",
+      "_DisablePythonDispatcher(): turns the Python dispatcher off for this thread, as "
+      "_EnablePythonDispatcher turns it on. PyTorch: same name.");
   // Kept for the life of the process (never deregistered, like PyTorch's TORCH_LIBRARY_IMPL(_, PythonDispatcher, m)).
   new RegistrationHandleRAII(Dispatcher::singleton().registerFallback(
       DispatchKey::PythonDispatcher, KernelFunction::makeFromBoxedFunctionWithKeyset<&pythonDispatcherFallback>(),

@@ -751,19 +751,72 @@ bool truthy(PyObject* obj) {
   return r == 1;
 }
 
+/// Checks the _make_wrapper_subclass keywords PyTorch 2.13 takes that describe
+/// what an opdispatch tensor always is (see the docstring); throws naming the one
+/// that asks for something else.
+void checkWrapperOnlyKeywords(PyObject* memory_format, PyObject* layout, PyObject* pin_memory, PyObject* policy,
+                              PyObject* extra_keys) {
+  OPDISPATCH_CHECK_VALUE(memory_format == nullptr || memory_format == Py_None,
+                         "_make_wrapper_subclass(): memory_format is not supported (opdispatch has no memory formats); "
+                         "pass strides instead");
+  if (layout != nullptr && layout != Py_None) {
+    static PyObject* strided = py::object(py::module_::import("opdispatch._layout").attr("strided")).release().ptr();
+    OPDISPATCH_CHECK_VALUE(layout == strided,
+                           "_make_wrapper_subclass(): layout must be opdispatch.strided (the only "
+                           "layout), not ",
+                           py::repr(layout).cast<std::string>());
+  }
+  OPDISPATCH_CHECK_VALUE(!truthy(pin_memory),
+                         "_make_wrapper_subclass(): pin_memory=True needs a CUDA host "
+                         "allocator, which opdispatch does not have");
+  if (policy != nullptr && policy != Py_None) {
+    OPDISPATCH_CHECK_TYPE(PyUnicode_Check(policy),
+                          "_make_wrapper_subclass(): dispatch_sizes_strides_policy must be "
+                          "a str or None, not ",
+                          pyTypeName(policy));
+    std::string value = py::str(policy).cast<std::string>();
+    OPDISPATCH_CHECK_VALUE(
+        value == "sizes" || value == "strides",
+        "_make_wrapper_subclass(): dispatch_sizes_strides_policy must be 'sizes' or 'strides', not '", value, "'");
+  }
+  if (extra_keys != nullptr && extra_keys != Py_None) {
+    OPDISPATCH_CHECK_TYPE(py::isinstance<DispatchKeySet>(extra_keys),
+                          "_make_wrapper_subclass(): _extra_dispatch_keys must be a DispatchKeySet or None, not ",
+                          pyTypeName(extra_keys));
+    OPDISPATCH_CHECK_VALUE(py::cast<DispatchKeySet>(extra_keys).empty(),
+                           "_make_wrapper_subclass(): _extra_dispatch_keys is not supported (an opdispatch tensor's "
+                           "key set follows from its device, requires_grad and class)");
+  }
+}
+
 PyObject* makeWrapperSubclass(PyObject*, PyObject* const* argv, Py_ssize_t nargsf, PyObject* kwnames) {
   return pythonEntry([&] {
-    static const std::array<const char*, 7> names = {"cls",   "size",   "strides",      "storage_offset",
-                                                     "dtype", "device", "requires_grad"};
-    std::array<PyObject*, 7> a{};
+    // PyTorch 2.13's parameters, in its order (torch/_C/__init__.pyi).
+    static const std::array<const char*, 15> names = {"cls",
+                                                      "size",
+                                                      "strides",
+                                                      "storage_offset",
+                                                      "memory_format",
+                                                      "dtype",
+                                                      "layout",
+                                                      "device",
+                                                      "pin_memory",
+                                                      "requires_grad",
+                                                      "dispatch_sizes_strides_policy",
+                                                      "dispatch_device",
+                                                      "dispatch_layout",
+                                                      "_extra_dispatch_keys",
+                                                      "storage_size"};
+    std::array<PyObject*, 15> a{};
     bindArguments("_make_wrapper_subclass()", names, 2, argv, nargsf, kwnames, a);
     PyObject* cls = a[0];
     PyObject* size = a[1];
     PyObject* strides = a[2] ? a[2] : Py_None;
     PyObject* offset = a[3] ? a[3] : Py_None;
-    PyObject* dtype = a[4] ? a[4] : Py_None;
-    PyObject* device = a[5] ? a[5] : Py_None;
-    bool requires_grad = truthy(a[6]);
+    PyObject* dtype = a[5] ? a[5] : Py_None;
+    PyObject* device = a[7] ? a[7] : Py_None;
+    bool requires_grad = truthy(a[9]);
+    checkWrapperOnlyKeywords(a[4], a[6], a[8], a[10], a[13]);
     PyTypeObject* type = tensorSubclass(cls, "_make_wrapper_subclass()");
     OPDISPATCH_CHECK_TYPE(hasTorchDispatch(cls), "_make_wrapper_subclass(): ", type->tp_name,
                           " must define __torch_dispatch__: a wrapper subclass has no data of its own, so its "
@@ -863,10 +916,15 @@ PyMethodDef kSubclassConstructors[] = {
      "Tensor._make_subclass."},
     {"_make_wrapper_subclass", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(makeWrapperSubclass)),
      METH_FASTCALL | METH_KEYWORDS,
-     "_make_wrapper_subclass(cls, size, strides=None, storage_offset=None, dtype=None, device=None, "
-     "requires_grad=False): a new object of class cls with this metadata and no data (reading its data raises); "
-     "it carries the Python keys. TypeError if cls does not define __torch_dispatch__; TypeError / ValueError for "
-     "sizes or strides that are not ints, negative, of different lengths or overflowing int64. PyTorch: "
+     "_make_wrapper_subclass(cls, size, strides=None, storage_offset=None, memory_format=None, dtype=None, "
+     "layout=strided, device=None, pin_memory=False, requires_grad=False, dispatch_sizes_strides_policy=None, "
+     "dispatch_device=False, dispatch_layout=False, _extra_dispatch_keys=None, storage_size=None): a new object of "
+     "class cls with this metadata and no data (reading its data raises); it carries the Python keys. The "
+     "dispatch_* keywords and storage_size are accepted and change nothing: sizes, strides, device and layout are "
+     "the wrapper's own, never asked of __torch_dispatch__ (opdispatch has no SymInts). TypeError if cls does not "
+     "define __torch_dispatch__; TypeError / ValueError for sizes or strides that are not ints, negative, of "
+     "different lengths or overflowing int64, a memory_format, a layout other than strided, pin_memory=True, a "
+     "policy other than 'sizes' / 'strides' or non-empty _extra_dispatch_keys. PyTorch: "
      "Tensor._make_wrapper_subclass."},
     {"_set_subclass", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(setSubclass)), METH_FASTCALL,
      "_set_subclass(tensor, cls): makes the tensor object, which nothing else refers to yet, an instance of cls "

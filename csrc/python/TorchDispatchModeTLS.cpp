@@ -262,10 +262,11 @@ void initTorchDispatchModeBindings(py::module_& m) {
         return mode ? *mode : py::none();
       },
       py::arg("mode_key"), "Unsets the infrastructure mode of mode_key and returns it (None if none was set).");
-  bindContextManager<DisableTorchDispatch>(
+  bindHeldGuard<DisableTorchDispatch>(
       m, "_DisableTorchDispatch",
-      "with _DisableTorchDispatch(): neither dispatch modes nor tensor subclasses intercept calls in the block "
-      "(excludes Python, PythonTLSSnapshot and PreDispatch). PyTorch: torch._C._DisableTorchDispatch.");
+      "_DisableTorchDispatch(): neither dispatch modes nor tensor subclasses intercept calls from its construction "
+      "until __exit__ or its destruction (excludes Python, PythonTLSSnapshot and PreDispatch); usable as `with "
+      "_DisableTorchDispatch():`. PyTorch: torch._C._DisableTorchDispatch.");
 }
 
 } // namespace opdispatch::python

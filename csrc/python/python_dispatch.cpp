@@ -29,6 +29,8 @@
 #include "PythonTensor.h"
 #include "python_dispatch.h"
 
+#include "ContextManager.h"
+
 namespace py = pybind11;
 
 namespace opdispatch::python {
@@ -104,9 +106,9 @@ struct PyGuard {
 };
 
 template <class Guard, class... Arg>
-void bindGuard(py::module_& m, const char* name, const char* doc) {
+py::class_<PyGuard<Guard, Arg...>> bindGuard(py::module_& m, const char* name, const char* doc) {
   using G = PyGuard<Guard, Arg...>;
-  py::class_<G>(m, name, doc)
+  return py::class_<G>(m, name, doc)
       .def(py::init([](Arg... a) { return std::make_unique<G>(G{std::tuple<Arg...>(a...), {}}); }))
       .def("__enter__",
            [](G& g) { g.active.push_back(std::apply([](Arg... a) { return std::make_unique<Guard>(a...); }, g.arg)); })
@@ -137,6 +139,19 @@ struct SkippedSources {
 SkippedSources& skippedSources() {
   static SkippedSources s;
   return s;
+}
+
+/// The set of one key, as PyTorch's DispatchKeySet(key): empty for Undefined and
+/// for an alias key (DispatchKeySet(DispatchKey.Autograd) is DispatchKeySet()).
+DispatchKeySet keySetOf(DispatchKey k) {
+  return k == DispatchKey::Undefined || isAliasDispatchKey(k) ? DispatchKeySet() : DispatchKeySet(k);
+}
+
+/// A key-set guard binding of bindGuard made from one key (keySetOf).
+template <class Guard>
+std::unique_ptr<PyGuard<Guard, DispatchKeySet>> guardOfKey(DispatchKey k) {
+  return std::make_unique<PyGuard<Guard, DispatchKeySet>>(
+      PyGuard<Guard, DispatchKeySet>{std::tuple<DispatchKeySet>(keySetOf(k)), {}});
 }
 
 /// Rejects alias keys where only runtime keys (or Undefined) make sense.
@@ -575,7 +590,9 @@ void initDispatchBindings(py::module_& m) {
   });
 
   py::class_<DispatchKeySet>(m, "DispatchKeySet", "A set of runtime dispatch keys (one bit each).")
-      .def(py::init([](DispatchKey k) { return DispatchKeySet(runtimeKey(k, "DispatchKeySet(key)")); }), py::arg("key"))
+      .def(py::init(&keySetOf), py::arg("key"),
+           "The set of one runtime key; empty for Undefined and for an alias key, as in PyTorch (use "
+           "_dispatch_get_runtime_keyset for the runtime keys an alias key stands for).")
       .def("__or__", &DispatchKeySet::operator|, py::is_operator())
       .def("__sub__", &DispatchKeySet::operator-, py::is_operator())
       .def("__and__", &DispatchKeySet::operator&, py::is_operator())
@@ -666,12 +683,20 @@ void initDispatchBindings(py::module_& m) {
       "_dispatch_default_included_set", [] { return default_included_set; },
       "The keys every thread includes until it excludes them (Note [BackendSelect is included by default]).");
   m.def("_dispatch_tls_local_exclude_set", [] { return tls_local_dispatch_key_set().excluded_; });
+  // Each takes a DispatchKeySet or a DispatchKey (PyTorch's exclude guard takes only the first, its include
+  // guard only the second).
   bindGuard<ExcludeDispatchKeyGuard, DispatchKeySet>(
-      m, "_ExcludeDispatchKeyGuard", "with _ExcludeDispatchKeyGuard(keyset): excludes the keys for the block.");
+      m, "_ExcludeDispatchKeyGuard",
+      "with _ExcludeDispatchKeyGuard(keys): excludes the keys (a DispatchKeySet or one DispatchKey) for the block.")
+      .def(py::init(&guardOfKey<ExcludeDispatchKeyGuard>), py::arg("key"));
   bindGuard<IncludeDispatchKeyGuard, DispatchKeySet>(
-      m, "_IncludeDispatchKeyGuard", "with _IncludeDispatchKeyGuard(keyset): includes the keys for the block.");
-  bindGuard<AutoDispatchBelowAutograd>(m, "_AutoDispatchBelowAutograd",
-                                       "with _AutoDispatchBelowAutograd(): excludes the autograd keys for the block.");
+      m, "_IncludeDispatchKeyGuard",
+      "with _IncludeDispatchKeyGuard(keys): includes the keys (a DispatchKey or a DispatchKeySet) for the block.")
+      .def(py::init(&guardOfKey<IncludeDispatchKeyGuard>), py::arg("key"));
+  bindHeldGuard<AutoDispatchBelowAutograd>(
+      m, "_AutoDispatchBelowAutograd",
+      "_AutoDispatchBelowAutograd(): excludes the autograd keys from its construction until __exit__ or its "
+      "destruction; usable as `with _AutoDispatchBelowAutograd():`. PyTorch: same name.");
   m.def(
       "is_grad_enabled", &GradMode::is_enabled,
       "Whether grad mode is on in this thread (Note [Grad mode is its own flag]). PyTorch: torch._C.is_grad_enabled.");
