@@ -9,6 +9,7 @@ tests: tests/opinfo/pointwise.py."""
 from __future__ import annotations
 
 import json
+import operator
 import re
 from pathlib import Path
 from typing import Any
@@ -112,6 +113,34 @@ def test_float64_gradients_match_pytorch(case):
             assert leaf.grad is None or not leaf.grad.numpy().any()
         else:
             assert_close(leaf.grad.numpy(), expected_array(expected, "float64"), "float64")
+
+
+INPLACE_OPERATORS = {"iand", "ior", "ixor", "ifloordiv", "imod"}
+CALLS = [pytest.param(c, id=f"{c['kind']}-{c['name']}-{i}") for i, c in enumerate(TORCH["calls"])]
+
+
+@pytest.mark.parametrize("call", CALLS)
+def test_methods_functions_and_python_operators_match_pytorch(call):
+    """The same method, public function or Python operator call on opdispatch tensors as the recorded one
+    on PyTorch's (methods and functions call od operators through the dispatcher)."""
+    values = [make(a) for a in call["args"]]
+    kwargs = {k: make(v) for k, v in call["kwargs"].items()}
+    name = call["name"]
+    fn = {"method": lambda: getattr(values[0], name)(*values[1:], **kwargs),
+          "function": lambda: getattr(opdispatch, name)(*values, **kwargs),
+          "operator": lambda: getattr(operator, name)(*values)}[call["kind"]]
+    if "error" in call:
+        with pytest.raises(RuntimeError, match=re.escape(call["error"][1])):
+            fn()
+        return
+    out = fn()
+    if "dtype_result" in call:
+        assert out is getattr(opdispatch, call["dtype_result"])
+        return
+    assert str(out.dtype) == "opdispatch." + call["dtype"] and list(out.shape) == call["shape"]
+    assert_close(out.numpy(), expected_array(call["values"], call["dtype"]), call["dtype"])
+    if name in INPLACE_OPERATORS or (call["kind"] == "method" and name.endswith("_")):
+        assert out is values[0]  # in place: the same tensor
 
 
 @pytest.mark.parametrize("name", sorted(TORCH["schemas"]))

@@ -239,6 +239,35 @@ isnan = _method(Tensor.isnan)
 isinf = _method(Tensor.isinf)
 logical_not = _method(Tensor.logical_not)
 bitwise_not = _method(Tensor.bitwise_not)
+erf = _method(Tensor.erf)
+exp2 = _method(Tensor.exp2)
+square = _method(Tensor.square)
+fix = _method(Tensor.fix)
+negative = _method(Tensor.negative)
+absolute = _method(Tensor.absolute)
+positive = _method(Tensor.positive)
+arccos = _method(Tensor.arccos)
+arcsin = _method(Tensor.arcsin)
+arctan = _method(Tensor.arctan)
+atan2 = _method(Tensor.atan2)
+arctan2 = _method(Tensor.arctan2)
+fmod = _method(Tensor.fmod)
+remainder = _method(Tensor.remainder)
+floor_divide = _method(Tensor.floor_divide)
+true_divide = _method(Tensor.true_divide)
+divide = _method(Tensor.divide)
+multiply = _method(Tensor.multiply)
+subtract = _method(Tensor.subtract)
+clamp = _method(Tensor.clamp)
+clip = _method(Tensor.clip)
+clamp_min = _method(Tensor.clamp_min)
+clamp_max = _method(Tensor.clamp_max)
+bitwise_and = _method(Tensor.bitwise_and)
+bitwise_or = _method(Tensor.bitwise_or)
+bitwise_xor = _method(Tensor.bitwise_xor)
+logical_and = _method(Tensor.logical_and)
+logical_or = _method(Tensor.logical_or)
+logical_xor = _method(Tensor.logical_xor)
 
 __all__ = [
     "arange", "cat", "empty", "empty_like", "from_dlpack", "full", "is_tensor", "manual_seed", "nll_loss", "ones", "ones_like",
@@ -252,6 +281,9 @@ __all__ = [
     "clone", "acos", "asin", "atan", "acosh", "asinh", "atanh", "cosh", "sinh",
     "tan", "expm1", "log1p", "log2", "log10", "reciprocal", "rsqrt", "sign",
     "ceil", "floor", "round", "trunc", "isnan", "isinf", "logical_not", "bitwise_not",
+    "erf", "exp2", "square", "fix", "negative", "absolute", "positive", "arccos", "arcsin", "arctan", "atan2",
+    "arctan2", "fmod", "remainder", "floor_divide", "true_divide", "divide", "multiply", "subtract", "clamp", "clip",
+    "clamp_min", "clamp_max", "bitwise_and", "bitwise_or", "bitwise_xor", "logical_and", "logical_or", "logical_xor",
 ]
 
 # Note [Public functions in the function layer]

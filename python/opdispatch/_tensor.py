@@ -9,12 +9,12 @@ import collections
 import types
 import numbers
 import warnings
-from types import NotImplementedType
 from typing import Any, Callable, ClassVar, Iterator, Optional, Protocol, Sequence, TypeAlias, TypeVar, Union
 
 import numpy as np
 
 from . import _C, _layout, overrides
+from ._builtins import binary_math as _bm
 from ._builtins import comparison as _cmp
 from ._builtins import copy as _copy
 from ._builtins import elementwise as _ew
@@ -24,8 +24,11 @@ from ._builtins import linalg as _linalg
 from ._builtins import softmax as _softmax
 from ._builtins import reduction as _red
 from ._builtins import shape as _shape
-from ._builtins import unary_math as _unary
 from ._builtins import views as _views
+from ._tensor_pointwise import PointwiseMethods
+from ._tensor_pointwise import binary as _binary
+from ._tensor_pointwise import is_scalar as _is_scalar
+from ._tensor_pointwise import scalar_tensor
 from .autograd import engine, graph
 from .types import Number
 
@@ -61,7 +64,7 @@ _relu: _TensorOp = _ew.relu
 _sin: _TensorOp = _ew.sin
 
 
-class Tensor(_C.TensorBase):
+class Tensor(PointwiseMethods, _C.TensorBase):
     """A strided tensor whose operations go through the dispatcher."""
 
     # --- subclasses -------------------------------------------------------------
@@ -275,10 +278,6 @@ class Tensor(_C.TensorBase):
 
     # --- arithmetic operators --------------------------------------------------------
 
-    def _scalar_tensor(self, value: Any) -> "Tensor":
-        """A 0-d tensor holding ``value`` with the dtype PyTorch gives ``self op value`` (_C._result_type)."""
-        return _fac.full([], value, dtype=_C._result_type(self, value), device=self.device)
-
     def __add__(self, other: Any) -> "Tensor":
         if isinstance(other, _TensorBase):
             return _add(self, other)
@@ -315,7 +314,7 @@ class Tensor(_C.TensorBase):
     def __rtruediv__(self, other: Any) -> "Tensor":
         if not _is_scalar(other):
             return NotImplemented
-        return _ew.div(self._scalar_tensor(other), self)
+        return _ew.div(scalar_tensor(self, other), self)
 
     def __pow__(self, exponent: Any) -> "Tensor":
         return _binary(self, exponent, _ew.pow_tensor_tensor, _ew.pow_tensor_scalar)
@@ -418,9 +417,14 @@ class Tensor(_C.TensorBase):
         """``self * other`` (od::mul.Tensor / od::mul.Scalar)."""
         return self * other
 
-    def div(self, other: Union["Tensor", Number]) -> "Tensor":
-        """``self / other``, true division (od::div.Tensor / od::div.Scalar)."""
-        return self / other
+    def div(self, other: Union["Tensor", Number], *, rounding_mode: Optional[str] = None) -> "Tensor":
+        """``self / other``: true division (od::div.Tensor / od::div.Scalar), or rounded toward zero
+        ("trunc") or down ("floor") (od::div.Tensor_mode / od::div.Scalar_mode)."""
+        if rounding_mode is None:
+            return self / other
+        if isinstance(other, _TensorBase):
+            return _bm.div_tensor_mode(self, other, rounding_mode=rounding_mode)
+        return _bm.div_scalar_mode(self, other, rounding_mode=rounding_mode)
 
     def pow(self, exponent: Union["Tensor", Number]) -> "Tensor":
         """``self ** exponent`` (od::pow.Tensor_Tensor / od::pow.Tensor_Scalar)."""
@@ -465,102 +469,6 @@ class Tensor(_C.TensorBase):
     def sqrt(self) -> "Tensor":
         """Square root of each element (od::sqrt)."""
         return _ew.sqrt(self)
-
-    def acos(self) -> "Tensor":
-        """Arccosine of each element (od::acos)."""
-        return _unary.acos(self)
-
-    def asin(self) -> "Tensor":
-        """Arcsine of each element (od::asin)."""
-        return _unary.asin(self)
-
-    def atan(self) -> "Tensor":
-        """Arctangent of each element (od::atan)."""
-        return _unary.atan(self)
-
-    def acosh(self) -> "Tensor":
-        """Inverse hyperbolic cosine of each element (od::acosh)."""
-        return _unary.acosh(self)
-
-    def asinh(self) -> "Tensor":
-        """Inverse hyperbolic sine of each element (od::asinh)."""
-        return _unary.asinh(self)
-
-    def atanh(self) -> "Tensor":
-        """Inverse hyperbolic tangent of each element (od::atanh)."""
-        return _unary.atanh(self)
-
-    def cosh(self) -> "Tensor":
-        """Hyperbolic cosine of each element (od::cosh)."""
-        return _unary.cosh(self)
-
-    def sinh(self) -> "Tensor":
-        """Hyperbolic sine of each element (od::sinh)."""
-        return _unary.sinh(self)
-
-    def tan(self) -> "Tensor":
-        """Tangent of each element (od::tan)."""
-        return _unary.tan(self)
-
-    def expm1(self) -> "Tensor":
-        """``exp(x) - 1``, exact near 0, of each element (od::expm1)."""
-        return _unary.expm1(self)
-
-    def log1p(self) -> "Tensor":
-        """``log(1 + x)``, exact near 0, of each element (od::log1p)."""
-        return _unary.log1p(self)
-
-    def log2(self) -> "Tensor":
-        """Base-2 logarithm of each element (od::log2)."""
-        return _unary.log2(self)
-
-    def log10(self) -> "Tensor":
-        """Base-10 logarithm of each element (od::log10)."""
-        return _unary.log10(self)
-
-    def reciprocal(self) -> "Tensor":
-        """``1 / x`` of each element (od::reciprocal)."""
-        return _unary.reciprocal(self)
-
-    def rsqrt(self) -> "Tensor":
-        """``1 / sqrt(x)`` of each element (od::rsqrt)."""
-        return _unary.rsqrt(self)
-
-    def sign(self) -> "Tensor":
-        """-1, 0 or 1 by the sign of each element (od::sign)."""
-        return _unary.sign(self)
-
-    def ceil(self) -> "Tensor":
-        """Smallest integer >= x of each element (od::ceil)."""
-        return _unary.ceil(self)
-
-    def floor(self) -> "Tensor":
-        """Largest integer <= x of each element (od::floor)."""
-        return _unary.floor(self)
-
-    def round(self) -> "Tensor":
-        """Nearest integer, halves to even, of each element (od::round)."""
-        return _unary.round(self)
-
-    def trunc(self) -> "Tensor":
-        """Integer part of each element (od::trunc)."""
-        return _unary.trunc(self)
-
-    def isnan(self) -> "Tensor":
-        """Whether NaN of each element (od::isnan)."""
-        return _unary.isnan(self)
-
-    def isinf(self) -> "Tensor":
-        """Whether infinite of each element (od::isinf)."""
-        return _unary.isinf(self)
-
-    def logical_not(self) -> "Tensor":
-        """``not x`` of each element (od::logical_not)."""
-        return _unary.logical_not(self)
-
-    def bitwise_not(self) -> "Tensor":
-        """``~x`` (integers and bool) of each element (od::bitwise_not)."""
-        return _unary.bitwise_not(self)
 
     def maximum(self, other: "Tensor") -> "Tensor":
         """Elementwise maximum, broadcast (od::maximum)."""
@@ -1009,23 +917,8 @@ class MinResult(collections.namedtuple("MinResult", ["values", "indices"])):
     """The (values, indices) result of ``Tensor.min(dim)``."""
 
 
-def _is_scalar(x: Any) -> bool:
-    return type(x) in _PLAIN_SCALARS or (isinstance(x, numbers.Real) and not isinstance(x, _C.TensorBase))
-
-
-_PLAIN_SCALARS = frozenset({int, float, bool})
-
-
 def _is_int(x: Any) -> bool:
     return isinstance(x, numbers.Integral) and not isinstance(x, (bool, _C.TensorBase))
-
-
-def _binary(self: Tensor, other: Any, tensor_op: _TensorOp, scalar_op: _TensorOp) -> Union[Tensor, NotImplementedType]:
-    if isinstance(other, _C.TensorBase):
-        return tensor_op(self, other)
-    if _is_scalar(other):
-        return scalar_op(self, other)
-    return NotImplemented  # type: ignore[no-any-return]  # typeshed's NotImplementedType derives from Any
 
 
 def _shape_args(args: Sequence[Any]) -> list[int]:
@@ -1061,24 +954,28 @@ _PUBLIC_NAMES = {
     "__add__": "add", "__sub__": "sub", "__mul__": "mul", "__truediv__": "div", "__pow__": "pow",
     "__matmul__": "matmul", "__neg__": "neg", "__abs__": "abs", "__ne__": "ne", "__lt__": "lt", "__le__": "le",
     "__gt__": "gt", "__ge__": "ge", "__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_",
-    "__itruediv__": "div_",
+    "__itruediv__": "div_", "__pos__": "positive", "__mod__": "remainder", "__ifloordiv__": "floor_divide_",
+    "__imod__": "remainder_",
 }
 _NOT_OVERRIDABLE = frozenset({"__init_subclass__", "__torch_function__", "__torch_dispatch__", "as_subclass"})
 
 
 def _install_function_layer(cls: type) -> None:
+    """Makes the public methods of ``cls`` and of the method mixins it inherits (PointwiseMethods)
+    _Overridables (Note [Tensor methods in the function layer])."""
     made: dict[int, Any] = {}  # one _Overridable per function (``__radd__ = __add__``)
-    for name, value in list(vars(cls).items()):
-        is_public = not name.startswith("_") or (name.startswith("__") and name.endswith("__"))
-        if not is_public or name in _NOT_OVERRIDABLE:
-            continue
-        if isinstance(value, property):
-            setattr(cls, name, overrides.overridable_property(value))
-        elif isinstance(value, types.FunctionType):
-            if id(value) not in made:
-                fast, nargs = _FAST_PATHS.get(name, (None, -1))
-                made[id(value)] = overrides.overridable(fast, nargs)(value)
-            setattr(cls, name, made[id(value)])
+    for owner in (PointwiseMethods, cls):
+        for name, value in list(vars(owner).items()):
+            is_public = not name.startswith("_") or (name.startswith("__") and name.endswith("__"))
+            if not is_public or name in _NOT_OVERRIDABLE:
+                continue
+            if isinstance(value, property):
+                setattr(owner, name, overrides.overridable_property(value))
+            elif isinstance(value, types.FunctionType):
+                if id(value) not in made:
+                    fast, nargs = _FAST_PATHS.get(name, (None, -1))
+                    made[id(value)] = overrides.overridable(fast, nargs)(value)
+                setattr(owner, name, made[id(value)])
     for name, public in _PUBLIC_NAMES.items():
         getattr(cls, name)._public = getattr(cls, public)
 

@@ -123,6 +123,39 @@ CASES = [
     ("clip.Tensor", [t(F)], {"min": t(ROW)}), ("silu_backward", [t(G), t(F)], {}),
 ]
 
+#: Tensor methods, public functions and Python operators (the operator module's names), called the same way
+#: on PyTorch and opdispatch tensors: (kind, name, args, kwargs).
+CALLS = [
+    ("method", "atan2", [t(F), t(G)], {}), ("function", "atan2", [t(F), t(ROW)], {}),
+    ("method", "clamp", [t(F)], {"min": 0}), ("function", "clamp", [t(I, "int64")], {"min": -1, "max": 2.5}),
+    ("method", "clamp", [t(F), t(ROW)], {}), ("method", "clamp_", [t(F)], {"max": 0.5}),
+    ("method", "clip", [t(F), -1, 1], {}), ("method", "clamp_min", [t(F), 0.5], {}),
+    ("method", "clamp_max", [t(F), t(ROW)], {}), ("method", "clamp_min_", [t(F), 0.1], {}),
+    ("method", "isnan", [t(F)], {}), ("method", "floor", [t(F)], {}), ("method", "erf", [t(F)], {}),
+    ("method", "exp2", [t(I, "int64")], {}), ("function", "square", [t(I, "int32")], {}),
+    ("method", "div", [t(I, "int64"), 2], {"rounding_mode": "floor"}),
+    ("function", "div", [t(F), t(G)], {"rounding_mode": "trunc"}), ("method", "divide", [t(I, "int64"), 4], {}),
+    ("method", "true_divide", [t(I, "int64"), t(J, "int64")], {}), ("method", "floor_divide", [t(F), 0.7], {}),
+    ("method", "fmod", [t(F), t(G)], {}), ("function", "remainder", [t(I, "int64"), -3], {}),
+    ("method", "fmod_", [t(F), 0.5], {}), ("method", "remainder_", [t(I, "int64"), t(J, "int64")], {}),
+    ("method", "bitwise_and", [t(I, "int64"), 3], {}), ("function", "bitwise_xor", [t(B, "bool"), t(B2, "bool")], {}),
+    ("method", "bitwise_or_", [t(I, "int16"), t(J, "int16")], {}), ("method", "logical_and", [t(F), t(I, "int64")], {}),
+    ("function", "logical_or", [t(B, "bool"), t(G)], {}), ("method", "multiply", [t(F), t(G)], {}),
+    ("method", "subtract", [t(F), t(G)], {"alpha": 3}), ("function", "negative", [t(I, "int8")], {}),
+    ("function", "absolute", [t(F)], {}), ("method", "fix", [t(F)], {}), ("function", "arccos", [t(ROW, "float32")], {}),
+    ("operator", "and_", [t(I, "int64"), t(J, "int64")], {}), ("operator", "and_", [5, t(I, "int64")], {}),
+    ("operator", "or_", [t(B, "bool"), True], {}), ("operator", "xor", [t(I, "uint8"), t(J, "int8")], {}),
+    ("operator", "invert", [t(I, "int64")], {}), ("operator", "invert", [t(B, "bool")], {}),
+    ("operator", "floordiv", [t(I, "int64"), 2], {}), ("operator", "floordiv", [7, t(J, "int64")], {}),
+    ("operator", "floordiv", [t(F), t(G)], {}), ("operator", "mod", [t(I, "int64"), 3], {}),
+    ("operator", "mod", [7.5, t(G)], {}), ("operator", "mod", [t(F), t(G)], {}), ("operator", "pos", [t(F)], {}),
+    ("operator", "pos", [t(B, "bool")], {}), ("operator", "iand", [t(I, "int64"), 6], {}),
+    ("operator", "ior", [t(B, "bool"), t(B2, "bool")], {}), ("operator", "ixor", [t(I, "int64"), t(J, "int64")], {}),
+    ("operator", "ifloordiv", [t(I, "int64"), 3], {}), ("operator", "imod", [t(F), 0.5], {}),
+    ("operator", "imod", [t(I, "int64"), 2.5], {}), ("operator", "truediv", [3, t(I, "int64")], {}),
+    ("function", "result_type", [t(I, "int32"), 2.5], {}), ("function", "result_type", [t(F, "float16"), t(1, "int64")], {}),
+]
+
 #: Operators whose float64 gradients are recorded (sum of the output, backward).
 DIFFERENTIABLE = {"atan2", "div.Tensor_mode", "div.Scalar_mode", "fmod.Tensor", "fmod.Scalar", "remainder.Tensor",
                   "remainder.Scalar", "clamp", "clamp.Tensor", "erf", "elu", "gelu", "hardtanh", "leaky_relu",
@@ -190,8 +223,32 @@ def run(name, args, kwargs):
     return case
 
 
+def call(kind, name, args, kwargs):
+    """A method, function or operator call (see CALLS): its result (values, or a dtype's name) or its error."""
+    import operator
+
+    case = {"kind": kind, "name": name, "args": args, "kwargs": kwargs}
+    values = [make(a) for a in args]
+    fn = {"method": lambda: getattr(values[0], name)(*values[1:], **{k: make(v) for k, v in kwargs.items()}),
+          "function": lambda: getattr(torch, name)(*values, **{k: make(v) for k, v in kwargs.items()}),
+          "operator": lambda: getattr(operator, name)(*values)}[kind]
+    try:
+        out = fn()
+    except Exception as e:  # noqa: BLE001  (the error is what is recorded)
+        case["error"] = [type(e).__name__, str(e).split("\n")[0]]
+        return case
+    if isinstance(out, torch.dtype):
+        case["dtype_result"] = str(out).removeprefix("torch.")
+        return case
+    case["dtype"] = str(out.dtype).removeprefix("torch.")
+    case["shape"] = list(out.shape)
+    case["values"] = plain(out.tolist())
+    return case
+
+
 def main() -> None:
     data = {
+        "calls": [call(*c) for c in CALLS],
         "source": f"PyTorch {torch.__version__} (tests/data/make_pointwise_torch.py)",
         "cases": [run(*c) for c in CASES],
         "schemas": {name: str(overload(name)._schema).removeprefix("aten::") for name in NEW_OPS},
