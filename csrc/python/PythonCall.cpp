@@ -269,6 +269,11 @@ PythonKernelArguments::PythonKernelArguments(BoundArguments& args)
 // args in its graph) leaves a second reference, and the next call makes new
 // ones; a dict the handler filled is not kept. The GIL orders the takers:
 // a call nested in a handler finds the spare taken and makes its own.
+// A spare is untracked by the collector while it waits, so no Python code
+// can reach it (gc.get_objects(), gc.get_referrers()): a waiting tuple's
+// items are null, and a reachable spare could be kept and then changed by
+// the next call. A tuple is tracked again when it is handed out (its items
+// may be containers); a dict tracks itself when a container goes in.
 
 namespace {
 /// Spare args tuples by size (1 .. kSpareTupleSizes), items null, owned (never freed); null when taken.
@@ -284,6 +289,7 @@ PyObject* takeSpare(PyObject*& spare) { return std::exchange(spare, nullptr); }
 py::tuple newArgsTuple(size_t n) {
   if (n >= 1 && n <= static_cast<size_t>(kSpareTupleSizes)) {
     if (PyObject* t = takeSpare(gSpareTuples[n])) {
+      PyObject_GC_Track(t);
       return py::reinterpret_steal<py::tuple>(t);
     }
   }
@@ -303,20 +309,20 @@ HandlerArguments::~HandlerArguments() {
   PyObject* t = args.ptr();
   const Py_ssize_t n = PyTuple_GET_SIZE(t);
   if (n >= 1 && n <= kSpareTupleSizes && Py_REFCNT(t) == 1 && gSpareTuples[n] == nullptr) {
+    // Untracked before its items go: dropping one may run Python code, which must not find the tuple.
+    PyObject_GC_UnTrack(t);  // (the collector may have untracked a tuple of untracked items already)
     for (Py_ssize_t i = 0; i < n; ++i) {
       PyObject* item = PyTuple_GET_ITEM(t, i);
       PyTuple_SET_ITEM(t, i, nullptr);
       Py_XDECREF(item);  // may run Python code, which may fill the spare slot meanwhile
     }
     if (gSpareTuples[n] == nullptr) {
-      if (!PyObject_GC_IsTracked(t)) {
-        PyObject_GC_Track(t);  // the collector untracks a tuple of untracked items; the next items may be tracked
-      }
       gSpareTuples[n] = args.release().ptr();
     }
   }
   PyObject* d = kwargs.ptr();
   if (Py_REFCNT(d) == 1 && PyDict_GET_SIZE(d) == 0 && gSpareDict == nullptr) {
+    PyObject_GC_UnTrack(d);
     gSpareDict = kwargs.release().ptr();
   }
 }

@@ -69,7 +69,7 @@ py::object handlerFor(const OperatorHandle& op, DispatchKey k) {
     state->clear();
     state->generation = generation;
   }
-  py::handle func = opOverload(op);
+  py::object func = opOverload(op);
   py::object cache = func.attr("_dispatch_cache");
   OPDISPATCH_CHECK_TYPE(PyDict_Check(cache.ptr()), op.operator_name(),
                         "._dispatch_cache must be a dict (it maps DispatchKey -> handler)");

@@ -69,7 +69,7 @@ PyObject* gTorchDispatchName = nullptr;
 
 } // namespace
 
-py::handle opOverload(const OperatorHandle& op) {
+py::object opOverload(const OperatorHandle& op) {
   struct Cache {
     uint64_t generation = 0;
     std::unordered_map<const OperatorEntry*, py::object> overloads;
@@ -350,7 +350,7 @@ py::object callHandlers(const OperatorHandle& op, const py::tuple& args, const p
     collectOverloaded(value, overloaded);
   }
   py::tuple types = typesOf(overloaded);
-  py::handle func = opOverload(op);
+  py::object func = opOverload(op);
   py::object ret;
   py::object mode;
   if (mode_enabled) {

@@ -17,10 +17,11 @@ namespace opdispatch::python {
 /// Python and PythonTLSSnapshot keys. PyTorch: check_has_torch_dispatch.
 bool hasTorchDispatch(PyObject* cls);
 
-/// The OpOverload of `op` (the `func` handlers receive; borrowed, GIL held),
-/// cached per operator until the next def or undef: opdispatch.ops makes new
-/// OpOverload objects then.
-pybind11::handle opOverload(const OperatorHandle& op);
+/// The OpOverload of `op` (the `func` handlers receive; GIL held), cached per
+/// operator until the next def or undef: opdispatch.ops makes new OpOverload
+/// objects then. A new reference: a handler that defines or removes an
+/// operator and calls again clears the cache while the caller still uses it.
+pybind11::object opOverload(const OperatorHandle& op);
 
 /// Registers the fallback at the Python key (for the life of the process) and
 /// binds _disabled_torch_dispatch_impl, _set_torch_dispatch_rules and

@@ -232,9 +232,12 @@ PyObject* callOverloads(PacketObject* p, PyCallArguments call) {
                             PyUnicode_Check(p->name),
                         "this packet was not initialised: _qualified_op_name must be a str and _overload_ops a "
                         "tuple of operators");
+  // Owned for the call: binding runs user code (__index__, __len__), which may refresh the packet and drop the
+  // tuple whose operator objects own the handles in `candidates`.
+  py::object overloads = py::reinterpret_borrow<py::object>(p->overloads);
   Candidates candidates;
-  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(p->overloads); ++i) {
-    PyObject* o = PyTuple_GET_ITEM(p->overloads, i);
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(overloads.ptr()); ++i) {
+    PyObject* o = PyTuple_GET_ITEM(overloads.ptr(), i);
     OPDISPATCH_CHECK_TYPE(PyObject_TypeCheck(o, &gOperatorType), "_overload_ops[", i,
                           "] is not an operator object but ", pyTypeName(o));
     const OperatorHandle& h = handleOf(o);

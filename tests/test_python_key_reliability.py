@@ -1,0 +1,175 @@
+"""Regression tests for issue 29's crashes of the Python key: ordinary-looking
+Python (walking the collector's objects, a ``__index__`` or a handler that
+destroys the running operator's library, long chains of subclass objects)
+must end in a result or a clean error, never a crash.
+
+Each program runs in its own interpreter, so that a crash fails its test
+(with the signal in the message) instead of ending the run.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+MODE = """
+import gc
+import opdispatch as od
+from opdispatch.utils._python_dispatch import TorchDispatchMode
+
+class Passthrough(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+"""
+
+
+def run(program: str) -> str:
+    """Runs ``program`` in a new interpreter; returns its stdout. Fails the test on a crash or an error."""
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(program)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, f"exit status {done.returncode}\n{done.stderr[-3000:]}"
+    return done.stdout
+
+
+def test_the_collector_never_finds_a_reused_handler_argument():
+    # Before the fix: the spare args tuple (items null) was tracked, and reading its items crashed (SIGSEGV).
+    out = run(MODE + """
+x = od.ones(3)
+with Passthrough():
+    x + x
+    x.sin()
+    od.ops.od.add.Tensor(x, x, alpha=2)
+seen = 0
+for o in gc.get_objects():
+    if type(o) in (tuple, dict):
+        for item in o:
+            type(item)
+        seen += 1
+print("tuples and dicts read:", seen > 0)
+""")
+    assert out == "tuples and dicts read: True\n"
+
+
+def test_a_finalizer_walking_the_collector_while_handler_arguments_go():
+    # Dropping a handler's arguments may run a __del__; it must not find the tuple being cleared.
+    out = run(MODE + """
+class Walker(od.Tensor):
+    pass
+
+found = []
+
+class Finalized:
+    def __del__(self):
+        for o in gc.get_objects():
+            if type(o) is tuple:
+                for item in o:
+                    type(item)
+        found.append(True)
+
+class Keeps(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+x = od.ones(2)
+x.payload = Finalized()
+with Keeps():
+    y = x + 1
+del x
+print(len(found))
+""")
+    assert out == "1\n"
+
+
+def test_reused_arguments_still_reach_later_handlers_intact():
+    # After the collector ran between calls, the next call's handler gets a whole args tuple, and a handler that
+    # keeps its arguments keeps them unchanged.
+    out = run(MODE + """
+kept = []
+
+class Keeps(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kept.append((args, kwargs))
+        return func(*args, **(kwargs or {}))
+
+x = od.ones(2)
+with Passthrough():
+    x + x
+gc.collect()
+with Keeps():
+    x * 2
+    gc.collect()
+    x - x
+print([(len(a), sorted(k)) for a, k in kept], all(a[0] is x for a, _ in kept))
+""")
+    assert out == "[(2, []), (2, [])] True\n"
+
+
+def test_an_argument_that_destroys_the_library_during_a_packet_call():
+    # Before the fix: the packet's overload tuple, borrowed while the arguments bound, was freed by __index__ and
+    # the call went on with a dangling operator handle (SIGSEGV). Now it ends as the OpOverload call does.
+    out = run("""
+import opdispatch as od
+from opdispatch import library
+lib = library.Library("rel_packet", "DEF")
+lib.define("f(Tensor x, int n) -> Tensor")
+lib.define("f.other(Tensor x, str n) -> Tensor")
+lib.impl("f", lambda x, n: x * n, "CPU")
+
+class DestroysTheLibrary:
+    def __index__(self):
+        lib._destroy()
+        return 2
+
+try:
+    od.ops.rel_packet.f(od.ones(2), DestroysTheLibrary())
+except NotImplementedError as e:
+    print("NotImplementedError", "rel_packet::f" in str(e))
+""")
+    assert out == "NotImplementedError True\n"
+
+
+def test_a_mode_that_destroys_the_running_operator_then_calls_through_the_python_key():
+    # Before the fix: the OpOverload handed to the handlers was borrowed from a cache that the nested Python-key
+    # call cleared, so the subclass handler after the mode received a freed `func` (SIGSEGV).
+    out = run(MODE + """
+from opdispatch import _C, library
+lib = library.Library("rel_mode", "DEF")
+lib.define("f(Tensor x) -> Tensor")
+lib.impl("f", lambda x: x * 2, "CPU")
+op = _C._DispatchOperator("rel_mode::f", "")  # holds the operator, not its OpOverload
+
+class Wrapper(od.Tensor):
+    @staticmethod
+    def __new__(cls, elem):
+        return od.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype)
+
+    def __init__(self, elem):
+        self.elem = elem
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        seen.append(str(func))
+        return args[0].elem
+
+class DestroysTheLibrary(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        global lib
+        if lib is None:
+            return func(*args, **(kwargs or {}))
+        lib._destroy()
+        lib = None
+        del func
+        gc.collect()
+        inner.sin()
+        return NotImplemented
+
+seen = []
+w = Wrapper(od.ones(2))
+inner = Wrapper(od.ones(2))
+with DestroysTheLibrary():
+    result = op(w)
+print(seen, result.tolist())
+""")
+    assert out == "['od.sin.default', 'rel_mode.f.default'] [1.0, 1.0]\n"
