@@ -814,17 +814,23 @@ opdispatch::Tensor take() {
   return t;
 }
 void drop() { held().clear(); }
+void drop_last() {
+  opdispatch::Tensor t = std::move(held().back());
+  held().pop_back();
+}  // t goes here, when the registry no longer refers to it (its object's finalizer may call hold())
 }  // namespace
 
 OPDISPATCH_LIBRARY(gc_holder_ext, m) {
   m.def("hold(Tensor x) -> ()");
   m.def("take() -> Tensor");
   m.def("drop() -> ()");
+  m.def("drop_last() -> ()");
 }
 OPDISPATCH_LIBRARY_IMPL(gc_holder_ext, CompositeImplicitAutograd, m) {
   m.impl("hold", OPDISPATCH_FN(hold));
   m.impl("take", OPDISPATCH_FN(take));
   m.impl("drop", OPDISPATCH_FN(drop));
+  m.impl("drop_last", OPDISPATCH_FN(drop_last));
 }
 """
 
@@ -832,7 +838,7 @@ OPDISPATCH_LIBRARY_IMPL(gc_holder_ext, CompositeImplicitAutograd, m) {
 @pytest.fixture(scope="module")
 def holder(tmp_path_factory):
     """gc_holder_ext: hold(x) keeps x's TensorImpl in a C++ registry, take() gives the last one back, drop()
-    releases all (built with cpp_extension.load, once per process)."""
+    releases all, drop_last() the last one (built with cpp_extension.load, once per process)."""
     import opdispatch.cpp_extension as cpp_extension
 
     if not _C._dispatch_has_kernel("gc_holder_ext::hold"):
@@ -974,3 +980,33 @@ def test_collector_keeps_a_wrapper_in_a_cycle_while_cpp_holds_it(holder):
     del out
     gc.collect()
     assert ref() is None
+
+
+@pytest.mark.parametrize("afterlife", ["kept in a list", "held by C++ again"])
+def test_a_preserved_object_resurrected_by_its_finalizer_stays_whole(holder, afterlife):
+    # Issue 29, item 4. C++ held the TensorImpl of a preserved _make_subclass object; when C++ lets go, the object
+    # is finalized, and its __del__ keeps it (in a list, or by handing it to C++ again). Before the fix the
+    # TensorImpl was destroyed anyway and later reads saw freed storage; now the object takes its TensorImpl back,
+    # as PyTorch keeps the object intact in the same pattern.
+    kept = []
+
+    class Resurrecting(Tensor):
+        def __del__(self):
+            if not kept:
+                kept.append(self)
+                if afterlife == "held by C++ again":
+                    holder.hold(self)
+
+    obj = Tensor._make_subclass(Resurrecting, opdispatch.tensor([1.0, 2.0, 3.0]))
+    holder.hold(obj)
+    del obj
+    holder.drop_last()
+    gc.collect()
+    assert len(kept) == 1 and type(kept[0]) is Resurrecting
+    churn = [opdispatch.full([3], 9.0) for _ in range(50)]  # would reuse the freed storage
+    assert kept[0].tolist() == [1.0, 2.0, 3.0] and (kept[0] + 1).tolist() == [2.0, 3.0, 4.0]
+    if afterlife == "held by C++ again":
+        assert holder.take() is kept[0]
+    del churn
+    kept.clear()
+    gc.collect()

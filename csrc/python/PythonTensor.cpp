@@ -80,7 +80,10 @@ int tensorClear(PyObject* self) {
 // owns the object (owns_pyobj) and the object borrows the TensorImpl. The
 // next wrapTensor flips it back (the object owns the TensorImpl again and the
 // caller gets the TensorImpl's reference); if C++ drops the tensor instead,
-// the TensorImpl's destructor releases the object, which then dies for good.
+// ownership flips back as the last C++ reference goes (the object takes that
+// reference over, TensorImpl::handOffLastReference) and the object is
+// released: it dies for good, and its deallocation deletes the TensorImpl,
+// unless its finalizer keeps it (a list, C++ again), which keeps it whole.
 // The check must come before CPython runs the object's finalizer and clears
 // its __slots__ and attributes, so a subclass's first instance gets
 // subclassDealloc as its class's tp_dealloc: the check, then CPython's
@@ -238,12 +241,20 @@ void subclassDealloc(PyObject* self) {
     return;
   }
   if (tryResurrect(reinterpret_cast<TensorObject*>(self))) {
+    if (!PyObject_GC_IsTracked(self)) {
+      PyObject_GC_Track(self);  // a deallocation the trashcan deferred (below) untracked it
+    }
     return;
   }
+  // CPython's trashcan bounds nested deallocation (a long chain of objects freeing the next one), deferring the
+  // deeper ones; subtype_dealloc applies it only when it is the class's tp_dealloc, so this slot does.
+  PyObject_GC_UnTrack(self);
+  Py_TRASHCAN_BEGIN(self, subclassDealloc)
   PyObject* outer = base_call;
   base_call = self;
   gSubtypeDealloc(self);
   base_call = outer;
+  Py_TRASHCAN_END
 }
 
 namespace {

@@ -46,10 +46,17 @@ TensorImpl::TensorImpl(intrusive_ptr<StorageImpl> storage, ScalarType dtype, Dev
   refreshContiguous();
 }
 
-TensorImpl::~TensorImpl() {
-  if (owns_pyobj_ && pyobj_ != nullptr) {
-    pyInterpreterHooks().decref(pyobj_);
+bool TensorImpl::handOffLastReference() {
+  if (!owns_pyobj_ || pyobj_ == nullptr) {
+    return false;
   }
+  owns_pyobj_ = false;
+  adoptFirstReference();  // the object's reference: it owns this TensorImpl again
+  pyInterpreterHooks().decref(pyobj_);
+  return true;
+}
+
+TensorImpl::~TensorImpl() {
   if (VersionCounter* vc = version_counter_.load(std::memory_order_acquire)) {
     intrusive_ptr<VersionCounter>::reclaim(vc);
   }

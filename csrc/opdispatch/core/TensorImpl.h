@@ -52,7 +52,6 @@ class TensorImpl final : public intrusive_ptr_target {
              IntArrayRef strides, int64_t storage_offset);
   TensorImpl(const TensorImpl&) = delete;
   TensorImpl& operator=(const TensorImpl&) = delete;
-  /// Releases the Python object if this TensorImpl owns it (see owns_pyobj).
   ~TensorImpl() override;
 
   DispatchKeySet key_set() const { return key_set_; }
@@ -121,6 +120,14 @@ class TensorImpl final : public intrusive_ptr_target {
   void set_owns_pyobj(bool owns) { owns_pyobj_ = owns; }
   /// Autograd state owned by the Python layer (grad, grad_fn, ...).
   OwnedPyObject& autograd_meta() { return autograd_meta_; }
+
+ protected:
+  /// When the last C++ owner lets go of a TensorImpl that owns its Python
+  /// object, the object takes the TensorImpl back (one reference) and is
+  /// released: it usually dies and its deallocation deletes the TensorImpl,
+  /// but a finalizer that keeps the object keeps it whole. See Note
+  /// [Preserving tensor subclass objects] in csrc/python/PythonTensor.cpp.
+  bool handOffLastReference() override;
 
  private:
   /// Dimensions whose sizes and strides are stored inline (Note [TensorImpl layout]).

@@ -18,6 +18,15 @@ class intrusive_ptr_target {
 
   uint32_t use_count() const { return refcount_.load(std::memory_order_relaxed); }
 
+ protected:
+  /// Called when the last owner lets go (the count is zero), before the
+  /// object is deleted. An object that gives itself a new owner instead
+  /// (adoptFirstReference, then hands that reference on) returns true and is
+  /// not deleted here. Nothing else may refer to the object at that point.
+  virtual bool handOffLastReference() { return false; }
+  /// Sets the count of an object whose count is zero to one reference.
+  void adoptFirstReference() { refcount_.store(1, std::memory_order_relaxed); }
+
  private:
   template <class T>
   friend class intrusive_ptr;
@@ -58,7 +67,8 @@ class intrusive_ptr final {
   uint32_t use_count() const noexcept { return p_ ? p_->use_count() : 0; }
 
   void reset() noexcept {
-    if (p_ && p_->refcount_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    if (p_ && p_->refcount_.fetch_sub(1, std::memory_order_acq_rel) == 1 &&
+        !static_cast<intrusive_ptr_target*>(p_)->handOffLastReference()) {
       delete p_;
     }
     p_ = nullptr;
