@@ -250,10 +250,10 @@ void subclassDealloc(PyObject* self) {
   // deeper ones; subtype_dealloc applies it only when it is the class's tp_dealloc, so this slot does.
   PyObject_GC_UnTrack(self);
   Py_TRASHCAN_BEGIN(self, subclassDealloc)
-  PyObject* outer = base_call;
-  base_call = self;
-  gSubtypeDealloc(self);
-  base_call = outer;
+    PyObject* outer = base_call;
+    base_call = self;
+    gSubtypeDealloc(self);
+    base_call = outer;
   Py_TRASHCAN_END
 }
 
