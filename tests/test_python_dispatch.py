@@ -1010,3 +1010,48 @@ def test_a_preserved_object_resurrected_by_its_finalizer_stays_whole(holder, aft
     del churn
     kept.clear()
     gc.collect()
+
+
+def test_an_object_given_a_subclass_by_class_assignment_is_preserved(holder):
+    # Issue 29, item 12. `t.__class__ = Cls` made no instance through opdispatch's constructors, so Cls was not
+    # yet a preserving class and the object died (with its attributes) while C++ still held its TensorImpl; once
+    # a class had made an instance, CPython refused the assignment. Classes are now prepared when they are made,
+    # as PyTorch's metaclass prepares them (THPVariableMetaType_init), and share Tensor's tp_dealloc, so the
+    # assignment works either way as in PyTorch 2.13.
+    class Assigned(Tensor):
+        pass
+
+    other = opdispatch.ones(1).as_subclass(Assigned)
+    plain = opdispatch.ones(1)
+    plain.__class__ = Assigned
+    plain.__class__ = Tensor
+    assert type(plain) is Tensor and type(other) is Assigned
+    t = opdispatch.tensor([1.0, 2.0])
+    t.__class__ = Assigned
+    t.tag = "kept"
+    holder.hold(t)
+    del t
+    gc.collect()
+    back = holder.take()
+    assert type(back) is Assigned and back.tag == "kept"
+
+
+def test_a_classmethod_handler_reinitialised_in_place_is_the_one_called():
+    # Issue 29, item 12: the handler function was cached by the classmethod object, so re-initialising that
+    # object in place (`cm.__init__(f)`) kept calling the old function. PyTorch reads it at each call.
+    class Wrapper(Tensor):
+        @staticmethod
+        def __new__(cls, elem):
+            return Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype)
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            return opdispatch.ones(1)
+
+    def replacement(cls, func, types, args=(), kwargs=None):
+        return opdispatch.zeros(1)
+
+    w = Wrapper(opdispatch.ones(2))
+    assert opdispatch.ops.od.sin.default(w).tolist() == [1.0]
+    Wrapper.__dict__["__torch_dispatch__"].__init__(replacement)
+    assert opdispatch.ops.od.sin.default(w).tolist() == [0.0]

@@ -184,42 +184,26 @@ py::object callHandler(PyObject* fn, PyObject* first, PyObject* func, PyObject* 
   return py::reinterpret_steal<py::object>(r);
 }
 
-/// The Python function of `attr` if it is a classmethod of one (borrowed), else
-/// null. Binding such a classmethod to a class gives a method calling the
-/// function with the class first; calling the function so skips the method
-/// object. A few classmethods are remembered (strong references, so an entry
-/// is never a freed object's address reused).
-PyObject* classmethodFunction(PyObject* attr) {
-  struct Entry {
-    PyObject* classmethod = nullptr;
-    PyObject* function = nullptr;
-  };
-  static std::array<Entry, 8> cache;  // never freed: it holds Python objects past finalisation
-  static size_t next = 0;
+/// The Python function of `attr` if it is a classmethod of one, else null.
+/// Binding such a classmethod to a class gives a method calling the function
+/// with the class first; calling the function so skips the method object.
+/// Read at each call, as PyTorch reads __torch_dispatch__ at each call: a
+/// classmethod re-initialised in place (`cm.__init__(f)`) has a new function.
+py::object classmethodFunction(PyObject* attr) {
   if (Py_TYPE(attr) != &PyClassMethod_Type) {
-    return nullptr;
+    return {};
   }
-  for (const Entry& e : cache) {
-    if (e.classmethod == attr) {
-      return e.function;
-    }
-  }
-  PyObject* function = PyObject_GetAttrString(attr, "__func__");
+  static PyObject* func_name = PyUnicode_InternFromString("__func__");  // never freed
+  PyObject* function = func_name != nullptr ? PyObject_GetAttr(attr, func_name) : nullptr;
   if (function == nullptr) {
     PyErr_Clear();
-    return nullptr;
+    return {};
   }
   if (!PyFunction_Check(function)) {
     Py_DECREF(function);
-    return nullptr;
+    return {};
   }
-  Entry& e = cache[next];
-  next = (next + 1) % cache.size();
-  Py_XDECREF(e.classmethod);
-  Py_XDECREF(e.function);
-  Py_INCREF(attr);
-  e = {attr, function};
-  return function;
+  return py::reinterpret_steal<py::object>(function);
 }
 
 py::object dispatchOnMode(const OperatorHandle& op, PyObject* func, PyObject* types, PyObject* args, PyObject* kwargs,
@@ -259,8 +243,8 @@ py::object dispatchOnSubclasses(const OperatorHandle& op, const Overloaded& over
         break;
       }
     }
-    if (PyObject* function = classmethodFunction(attr)) {
-      ret = callHandler(function, cls, func, types, args, kwargs);
+    if (py::object function = classmethodFunction(attr)) {
+      ret = callHandler(function.ptr(), cls, func, types, args, kwargs);
     } else {
       descrgetfunc bind = Py_TYPE(attr)->tp_descr_get;
       py::object handler = bind ? py::reinterpret_steal<py::object>(bind(attr, arg, cls)) : keep;

@@ -85,9 +85,11 @@ int tensorClear(PyObject* self) {
 // released: it dies for good, and its deallocation deletes the TensorImpl,
 // unless its finalizer keeps it (a list, C++ again), which keeps it whole.
 // The check must come before CPython runs the object's finalizer and clears
-// its __slots__ and attributes, so a subclass's first instance gets
-// subclassDealloc as its class's tp_dealloc: the check, then CPython's
-// subtype_dealloc (Note [The instance dict of tensor subclasses]). Classes
+// its __slots__ and attributes, so each subclass gets subclassDealloc as its
+// tp_dealloc when it is made (and opdispatch.Tensor too, whose objects are
+// never preserved: one slot for all, as __class__ assignment needs): the
+// check, then CPython's subtype_dealloc (Note [The instance dict of tensor
+// subclasses]). Classes
 // made otherwise than by a class statement (static types of extensions) keep
 // their own slots and their objects are not preserved. PyTorch:
 // THPVariable_tryResurrect, THPVariable_subclass_dealloc and PyObject
@@ -227,8 +229,9 @@ void clearSkippedDict(PyObject* self) {
 
 } // namespace
 
-/// tp_dealloc of tensor subclasses: the preservation check, then CPython's
-/// subtype_dealloc, which calls this slot back as its base's tp_dealloc.
+/// tp_dealloc of opdispatch.Tensor and its subclasses: the preservation check
+/// (subclasses only), then CPython's subtype_dealloc, which calls this slot
+/// back as its base's tp_dealloc.
 void subclassDealloc(PyObject* self) {
   thread_local PyObject* base_call = nullptr;  // the object whose subtype_dealloc is running here
   PyTypeObject* type = Py_TYPE(self);
@@ -240,7 +243,7 @@ void subclassDealloc(PyObject* self) {
     Py_DECREF(type);  // an instance of a heap type owns a reference to it
     return;
   }
-  if (tryResurrect(reinterpret_cast<TensorObject*>(self))) {
+  if (type != gTensorClass && tryResurrect(reinterpret_cast<TensorObject*>(self))) {
     if (!PyObject_GC_IsTracked(self)) {
       PyObject_GC_Track(self);  // a deallocation the trashcan deferred (below) untracked it
     }
@@ -332,13 +335,15 @@ PyObject* existingObject(TensorImpl* impl, TensorImpl* impl_ref) {
 /// Gives `cls` the slots of Note [Preserving tensor subclass objects] if it
 /// has none yet and its objects are preserved: a class statement's class (its
 /// slots are CPython's, as opdispatch.Tensor's are) other than opdispatch.Tensor.
+/// Done when the class is made (Tensor.__init_subclass__, as PyTorch's
+/// THPVariableMetaType_init), so that `obj.__class__ = cls` finds it ready,
+/// and again before an object is made (a subclass whose own
+/// __init_subclass__ does not call super()'s).
 void preparePreservingClass(PyTypeObject* cls) {
-  if (cls->tp_dealloc == subclassDealloc || cls == gTensorClass || !(cls->tp_flags & Py_TPFLAGS_HEAPTYPE) ||
-      !(gTensorClass->tp_flags & Py_TPFLAGS_HEAPTYPE) || cls->tp_dealloc != gTensorClass->tp_dealloc ||
-      cls->tp_traverse != gTensorClass->tp_traverse) {
+  if (gSubtypeDealloc == nullptr || cls->tp_dealloc != gSubtypeDealloc || cls == gTensorClass ||
+      !(cls->tp_flags & Py_TPFLAGS_HEAPTYPE) || cls->tp_traverse != gTensorClass->tp_traverse) {
     return;
   }
-  gSubtypeDealloc = cls->tp_dealloc;
   gSubtypeTraverse = cls->tp_traverse;
   cls->tp_dealloc = subclassDealloc;
   cls->tp_traverse = subclassTraverse;  // See Note [Subclass objects and the garbage collector]
@@ -351,7 +356,8 @@ void preparePreservingClass(PyTypeObject* cls) {
 /// allocated directly (its attributes then go to a dict).
 PyObject* allocateObject(PyTypeObject* cls) {
   static PyObject* no_args = PyTuple_New(0);  // never freed; null if it could not be made
-  if (cls->tp_dealloc != subclassDealloc || (cls->tp_flags & Py_TPFLAGS_IS_ABSTRACT) || no_args == nullptr) {
+  if (cls == gTensorClass || cls->tp_dealloc != subclassDealloc || (cls->tp_flags & Py_TPFLAGS_IS_ABSTRACT) ||
+      no_args == nullptr) {
     return cls->tp_alloc(cls, 0);
   }
   return PyBaseObject_Type.tp_new(cls, no_args, nullptr);
@@ -885,8 +891,7 @@ PyObject* makeSubclass(PyObject*, PyObject* const* argv, Py_ssize_t nargsf, PyOb
 /// that nothing else has seen yet (a fresh alias) to `cls`, as
 /// Tensor.as_subclass needs. The object was made by newWrapper for
 /// gTensorClass without inline attribute values (allocateObject), so only its
-/// type changes; CPython's own __class__ assignment refuses these classes
-/// because TensorBase's subclasses add a managed dict after the fact.
+/// type changes.
 PyObject* setSubclass(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return pythonEntry([&]() -> PyObject* {
     OPDISPATCH_CHECK_TYPE(nargs == 2 && isTensor(args[0]), "_set_subclass(tensor: Tensor, cls: type)");
@@ -919,7 +924,20 @@ PyObject* setVersionCounterOf(PyObject*, PyObject* const* args, Py_ssize_t nargs
   });
 }
 
+PyObject* prepareSubclass(PyObject*, PyObject* cls) {
+  return pythonEntry([&]() -> PyObject* {
+    OPDISPATCH_CHECK_TYPE(PyType_Check(cls) && gTensorClass != nullptr &&
+                              PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls), gTensorClass),
+                          "_prepare_subclass(cls): cls must be a subclass of opdispatch.Tensor, not ", pyTypeName(cls));
+    preparePreservingClass(reinterpret_cast<PyTypeObject*>(cls));
+    Py_RETURN_NONE;
+  });
+}
+
 PyMethodDef kSubclassConstructors[] = {
+    {"_prepare_subclass", prepareSubclass, METH_O,
+     "_prepare_subclass(cls): readies a new subclass of opdispatch.Tensor for its objects to be preserved while C++ "
+     "holds their tensor (Tensor.__init_subclass__ calls it). PyTorch: THPVariableMetaType_init."},
     {"_make_subclass", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(makeSubclass)),
      METH_FASTCALL | METH_KEYWORDS,
      "_make_subclass(cls, data, require_grad=False): a new object of class cls viewing data's memory (shares its "
@@ -1001,7 +1019,14 @@ void initTensorBindings(py::module_& m) {
         OPDISPATCH_CHECK_TYPE(PyType_Check(cls.ptr()) &&
                                   PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls.ptr()), TensorBaseType),
                               "_set_tensor_class needs a subclass of TensorBase");
-        gTensorClass = reinterpret_cast<PyTypeObject*>(cls.release().ptr());
+        auto* type = reinterpret_cast<PyTypeObject*>(cls.release().ptr());
+        gTensorClass = type;
+        if ((type->tp_flags & Py_TPFLAGS_HEAPTYPE) && type->tp_dealloc != subclassDealloc) {
+          // Tensor and its subclasses share one tp_dealloc, so CPython allows `obj.__class__ = cls` between
+          // them (compatible_for_assignment); Tensor's own objects are never preserved.
+          gSubtypeDealloc = type->tp_dealloc;
+          type->tp_dealloc = subclassDealloc;
+        }
       },
       "Sets the class that wraps tensors created in C++ (opdispatch.Tensor).");
   initSubclassConstructors(m);

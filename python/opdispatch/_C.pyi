@@ -1406,6 +1406,10 @@ def _set_torch_function_handler(handler: collections.abc.Callable[..., typing.An
     """
     Sets handler(public, args, kwargs), which _Overridable objects hand overridden calls to (opdispatch.overrides sets it at import).
     """
+def _prepare_subclass(cls: type, /) -> None:
+    """
+    _prepare_subclass(cls): readies a new subclass of opdispatch.Tensor for its objects to be preserved while C++ holds their tensor (Tensor.__init_subclass__ calls it). PyTorch: THPVariableMetaType_init.
+    """
 def _set_subclass(tensor: TensorBase, cls: type, /) -> None:
     """
     _set_subclass(tensor, cls): makes the tensor object, which nothing else refers to yet, an instance of cls (a subclass of opdispatch.Tensor of the same object layout), with the Python keys if cls has __torch_dispatch__: Tensor.as_subclass on a fresh alias.

@@ -83,8 +83,11 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         """A subclass that handles dispatch (its ``__torch_dispatch__`` is not
         Tensor's) and keeps Tensor's ``__torch_function__`` gets
         ``__torch_function__ = _C._disabled_torch_function_impl``: its calls
-        reach the dispatcher unconverted. PyTorch: THPVariableMetaType_init."""
+        reach the dispatcher unconverted. Its objects are preserved while C++
+        holds their tensor (_C._prepare_subclass). PyTorch:
+        THPVariableMetaType_init."""
         super().__init_subclass__(**kwargs)
+        _C._prepare_subclass(cls)
         own_dispatch = cls.__torch_dispatch__ is not _C._disabled_torch_dispatch_impl
         if own_dispatch and getattr(cls.__torch_function__, "__func__", None) is _DEFAULT_TORCH_FUNCTION:
             cls.__torch_function__ = _C._disabled_torch_function_impl  # type: ignore[method-assign]
