@@ -86,10 +86,13 @@ int tensorClear(PyObject* self) {
 // unless its finalizer keeps it (a list, C++ again), which keeps it whole.
 // The check must come before CPython runs the object's finalizer and clears
 // its __slots__ and attributes, so each subclass gets subclassDealloc as its
-// tp_dealloc when it is made (and opdispatch.Tensor too, whose objects are
-// never preserved: one slot for all, as __class__ assignment needs): the
-// check, then CPython's subtype_dealloc (Note [The instance dict of tensor
-// subclasses]). Classes
+// tp_dealloc when it is made: the check, then CPython's subtype_dealloc (Note
+// [The instance dict of tensor subclasses]). opdispatch.Tensor keeps
+// CPython's slot (its objects are never preserved; a second call of this
+// slot per plain tensor costs ~3% of `x + y`), so CPython refuses
+// `obj.__class__ = cls` between Tensor and a subclass (compatible_for_
+// assignment: their tp_dealloc differ), where PyTorch allows it; use
+// as_subclass or _make_subclass. Classes
 // made otherwise than by a class statement (static types of extensions) keep
 // their own slots and their objects are not preserved. PyTorch:
 // THPVariable_tryResurrect, THPVariable_subclass_dealloc and PyObject
@@ -229,9 +232,8 @@ void clearSkippedDict(PyObject* self) {
 
 } // namespace
 
-/// tp_dealloc of opdispatch.Tensor and its subclasses: the preservation check
-/// (subclasses only), then CPython's subtype_dealloc, which calls this slot
-/// back as its base's tp_dealloc.
+/// tp_dealloc of tensor subclasses: the preservation check, then CPython's
+/// subtype_dealloc, which calls this slot back as its base's tp_dealloc.
 void subclassDealloc(PyObject* self) {
   thread_local PyObject* base_call = nullptr;  // the object whose subtype_dealloc is running here
   PyTypeObject* type = Py_TYPE(self);
@@ -243,7 +245,7 @@ void subclassDealloc(PyObject* self) {
     Py_DECREF(type);  // an instance of a heap type owns a reference to it
     return;
   }
-  if (type != gTensorClass && tryResurrect(reinterpret_cast<TensorObject*>(self))) {
+  if (tryResurrect(reinterpret_cast<TensorObject*>(self))) {
     if (!PyObject_GC_IsTracked(self)) {
       PyObject_GC_Track(self);  // a deallocation the trashcan deferred (below) untracked it
     }
@@ -340,10 +342,12 @@ PyObject* existingObject(TensorImpl* impl, TensorImpl* impl_ref) {
 /// and again before an object is made (a subclass whose own
 /// __init_subclass__ does not call super()'s).
 void preparePreservingClass(PyTypeObject* cls) {
-  if (gSubtypeDealloc == nullptr || cls->tp_dealloc != gSubtypeDealloc || cls == gTensorClass ||
-      !(cls->tp_flags & Py_TPFLAGS_HEAPTYPE) || cls->tp_traverse != gTensorClass->tp_traverse) {
+  if (cls->tp_dealloc == subclassDealloc || cls == gTensorClass || !(cls->tp_flags & Py_TPFLAGS_HEAPTYPE) ||
+      !(gTensorClass->tp_flags & Py_TPFLAGS_HEAPTYPE) || cls->tp_dealloc != gTensorClass->tp_dealloc ||
+      cls->tp_traverse != gTensorClass->tp_traverse) {
     return;
   }
+  gSubtypeDealloc = cls->tp_dealloc;
   gSubtypeTraverse = cls->tp_traverse;
   cls->tp_dealloc = subclassDealloc;
   cls->tp_traverse = subclassTraverse;  // See Note [Subclass objects and the garbage collector]
@@ -356,8 +360,7 @@ void preparePreservingClass(PyTypeObject* cls) {
 /// allocated directly (its attributes then go to a dict).
 PyObject* allocateObject(PyTypeObject* cls) {
   static PyObject* no_args = PyTuple_New(0);  // never freed; null if it could not be made
-  if (cls == gTensorClass || cls->tp_dealloc != subclassDealloc || (cls->tp_flags & Py_TPFLAGS_IS_ABSTRACT) ||
-      no_args == nullptr) {
+  if (cls->tp_dealloc != subclassDealloc || (cls->tp_flags & Py_TPFLAGS_IS_ABSTRACT) || no_args == nullptr) {
     return cls->tp_alloc(cls, 0);
   }
   return PyBaseObject_Type.tp_new(cls, no_args, nullptr);
@@ -891,7 +894,8 @@ PyObject* makeSubclass(PyObject*, PyObject* const* argv, Py_ssize_t nargsf, PyOb
 /// that nothing else has seen yet (a fresh alias) to `cls`, as
 /// Tensor.as_subclass needs. The object was made by newWrapper for
 /// gTensorClass without inline attribute values (allocateObject), so only its
-/// type changes.
+/// type changes; CPython's own __class__ assignment refuses subclasses (Note
+/// [Preserving tensor subclass objects]).
 PyObject* setSubclass(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return pythonEntry([&]() -> PyObject* {
     OPDISPATCH_CHECK_TYPE(nargs == 2 && isTensor(args[0]), "_set_subclass(tensor: Tensor, cls: type)");
@@ -1019,14 +1023,7 @@ void initTensorBindings(py::module_& m) {
         OPDISPATCH_CHECK_TYPE(PyType_Check(cls.ptr()) &&
                                   PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls.ptr()), TensorBaseType),
                               "_set_tensor_class needs a subclass of TensorBase");
-        auto* type = reinterpret_cast<PyTypeObject*>(cls.release().ptr());
-        gTensorClass = type;
-        if ((type->tp_flags & Py_TPFLAGS_HEAPTYPE) && type->tp_dealloc != subclassDealloc) {
-          // Tensor and its subclasses share one tp_dealloc, so CPython allows `obj.__class__ = cls` between
-          // them (compatible_for_assignment); Tensor's own objects are never preserved.
-          gSubtypeDealloc = type->tp_dealloc;
-          type->tp_dealloc = subclassDealloc;
-        }
+        gTensorClass = reinterpret_cast<PyTypeObject*>(cls.release().ptr());
       },
       "Sets the class that wraps tensors created in C++ (opdispatch.Tensor).");
   initSubclassConstructors(m);
