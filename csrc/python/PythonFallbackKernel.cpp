@@ -31,6 +31,8 @@
 // result goes back to the caller without IValues in between.
 #include "PythonFallbackKernel.h"
 
+#include <structmember.h>
+
 #include <algorithm>
 #include <array>
 #include <string>
@@ -184,6 +186,24 @@ py::object callHandler(PyObject* fn, PyObject* first, PyObject* func, PyObject* 
   return py::reinterpret_steal<py::object>(r);
 }
 
+/// Where a classmethod object keeps its function: the offset CPython's own
+/// `classmethod.__func__` member descriptor reads, or -1 if that is not a
+/// plain object member (then __func__ is read as an attribute).
+Py_ssize_t classmethodFunctionOffset() {
+  static const Py_ssize_t offset = [] {
+    PyObject* name = PyUnicode_InternFromString("__func__");
+    PyObject* descr = name != nullptr ? _PyType_Lookup(&PyClassMethod_Type, name) : nullptr;
+    Py_XDECREF(name);
+    PyErr_Clear();
+    if (descr == nullptr || !Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
+      return Py_ssize_t{-1};
+    }
+    const PyMemberDef* member = reinterpret_cast<PyMemberDescrObject*>(descr)->d_member;
+    return member->type == T_OBJECT || member->type == T_OBJECT_EX ? member->offset : Py_ssize_t{-1};
+  }();
+  return offset;
+}
+
 /// The Python function of `attr` if it is a classmethod of one, else null.
 /// Binding such a classmethod to a class gives a method calling the function
 /// with the class first; calling the function so skips the method object.
@@ -193,14 +213,18 @@ py::object classmethodFunction(PyObject* attr) {
   if (Py_TYPE(attr) != &PyClassMethod_Type) {
     return {};
   }
-  static PyObject* func_name = PyUnicode_InternFromString("__func__");  // never freed
-  PyObject* function = func_name != nullptr ? PyObject_GetAttr(attr, func_name) : nullptr;
-  if (function == nullptr) {
-    PyErr_Clear();
-    return {};
+  PyObject* function = nullptr;
+  if (Py_ssize_t offset = classmethodFunctionOffset(); offset >= 0) {
+    function = *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(attr) + offset);
+    Py_XINCREF(function);
+  } else {
+    function = PyObject_GetAttrString(attr, "__func__");
+    if (function == nullptr) {
+      PyErr_Clear();
+    }
   }
-  if (!PyFunction_Check(function)) {
-    Py_DECREF(function);
+  if (function == nullptr || !PyFunction_Check(function)) {
+    Py_XDECREF(function);
     return {};
   }
   return py::reinterpret_steal<py::object>(function);
