@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import signal
 import sys
 import threading
 import time
@@ -20,6 +21,7 @@ import pytest
 
 import opdispatch
 from opdispatch import _C, _ops, library
+from opdispatch._library import registry
 from opdispatch.tracing import make_fx
 from opdispatch.utils import _python_dispatch
 from opdispatch.utils._python_dispatch import TorchDispatchMode
@@ -217,3 +219,150 @@ def test_a_keyboard_interrupt_anywhere_in_a_mode_leaves_nothing_behind(case):
                 _C._pop_torch_dispatch_stack(None)
     assert runs > 5
     assert left == []
+
+
+# --- item 7: registration and destruction are all or nothing (Note [Destruction runs to completion]) ---
+
+
+def _registry_leftovers(ns):
+    return ([k for k in registry.impls if k.startswith(ns + "/")],
+            [d for d in registry.defs if d.startswith(ns + "::")],
+            [n for n in _C._dispatch_get_all_op_names() if n.startswith(ns + "::")],
+            [k for k in (*registry.custom_op_defs, *registry.fake_holders) if k.startswith(ns + "::")])
+
+
+def _clone(x):
+    return x.clone()
+
+
+def test_a_keyboard_interrupt_anywhere_in_a_library_cycle_leaves_no_registration(ns):
+    made = []
+
+    def cycle():
+        lib = library.Library(ns, "FRAGMENT")
+        made.append(lib)
+        lib.define("f(Tensor x) -> Tensor")
+        lib.impl("f", _clone, "CPU")
+        getattr(opdispatch.ops, ns).f  # (so that definitions and destruction sync the packet too)
+        lib._destroy()
+
+    cycle()
+    runs = 0
+    for _ in _interrupt_at_each_boundary(cycle):
+        runs += 1
+        for lib in made:  # what a program does after catching the interrupt
+            lib._destroy()
+        made.clear()
+        assert _registry_leftovers(ns) == ([], [], [], [])
+    assert runs > 10
+    cycle()  # the names are free again
+    assert _registry_leftovers(ns) == ([], [], [], [])
+
+
+# (An interrupt at a generator's close, which the collector runs, is unraisable, as in any program.)
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_keyboard_interrupt_anywhere_in_custom_op_leaves_no_registration(ns):
+    made = []
+
+    def cycle():
+        @library.custom_op(f"{ns}::g", mutates_args=())
+        def g(x: opdispatch.Tensor) -> opdispatch.Tensor:
+            return x.clone()
+
+        made.append(g)
+
+        @g.register_fake
+        def _(x):
+            return opdispatch.empty_like(x)
+
+        g._destroy()
+
+    cycle()
+    runs = 0
+    for _ in _interrupt_at_each_boundary(cycle):
+        runs += 1
+        for op in made:
+            op._destroy()
+        made.clear()
+        assert _registry_leftovers(ns) == ([], [], [], [])
+    assert runs > 50
+
+
+def test_destroy_finishes_when_an_undo_step_raises(ns):
+    lib = library.Library(ns, "FRAGMENT")
+    lib.define("f(Tensor x) -> Tensor")
+    lib.impl("f", _clone, "CPU")
+    calls = []
+
+    def undo_raising_once():
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+
+    lib._registrations.add_handle(undo_raising_once)
+    with pytest.raises(KeyboardInterrupt):
+        lib._destroy()
+    assert calls == [1, 1]  # run again after it raised, once
+    assert _registry_leftovers(ns) == ([], [], [], [])
+    lib2 = library.Library(ns, "FRAGMENT")
+    lib2.define("f(Tensor x) -> Tensor")
+    lib2.impl("f", _clone, "CPU")
+    lib2._destroy()
+
+
+@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="SIGINT reaches the main thread")
+def test_a_sigint_storm_over_registration_cycles_leaves_no_registration(ns):
+    # Real signals, every ~0.3 ms for 1.5 s. They raise KeyboardInterrupt only
+    # inside a cycle (armed), so that this test's own loop is not interrupted.
+    made = []
+    stop = threading.Event()
+    main = threading.get_ident()
+    armed = [False]
+
+    def on_sigint(signum, frame):
+        if armed[0]:
+            raise KeyboardInterrupt
+
+    def storm():
+        while not stop.wait(0.0003):
+            signal.pthread_kill(main, signal.SIGINT)
+
+    cycles = interrupts = 0
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    # An interrupt landing in a finalizer that the collector runs is unraisable,
+    # as in any program: collected here by a C method, which no signal interrupts.
+    unraisable: list = []
+    previous_hook, sys.unraisablehook = sys.unraisablehook, unraisable.append
+    sender = threading.Thread(target=storm)
+    deadline = time.monotonic() + 1.5
+    sender.start()
+    try:
+        while time.monotonic() < deadline:
+            try:
+                armed[0] = True
+                lib = library.Library(ns, "FRAGMENT")
+                made.append(lib)
+                lib.define("f(Tensor x) -> Tensor")
+                lib.impl("f", _clone, "CPU")
+                lib._destroy()
+                armed[0] = False
+                cycles += 1
+            except KeyboardInterrupt:
+                armed[0] = False
+                interrupts += 1
+            for lib in made:  # what a program does after catching the interrupt
+                lib._destroy()
+            made.clear()
+            assert _registry_leftovers(ns) == ([], [], [], [])
+    finally:
+        armed[0] = False
+        stop.set()
+        sender.join()
+        signal.signal(signal.SIGINT, previous)
+        sys.unraisablehook = previous_hook
+    assert all(isinstance(u.exc_value, KeyboardInterrupt) for u in unraisable)
+    assert interrupts > 10 and cycles > 10
+    lib = library.Library(ns, "FRAGMENT")
+    lib.define("f(Tensor x) -> Tensor")
+    lib.impl("f", _clone, "CPU")
+    lib._destroy()
