@@ -366,3 +366,43 @@ def test_a_sigint_storm_over_registration_cycles_leaves_no_registration(ns):
     lib.define("f(Tensor x) -> Tensor")
     lib.impl("f", _clone, "CPU")
     lib._destroy()
+
+
+# --- item 14: each gradient a backward formula returns is checked (PyTorch: validate_outputs) ---
+
+
+def _function_returning(make_grad):
+    class Returns(opdispatch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return make_grad()
+
+    return Returns
+
+
+@pytest.mark.parametrize("leaf", [True, False])
+@pytest.mark.parametrize("make_grad, message", [
+    # (PyTorch 2.13's messages, from the same code run on it.)
+    (lambda: opdispatch.empty(3, device="meta"),
+     "Function ReturnsBackward returned an invalid gradient at index 0 - expected device cpu but got meta"),
+    (lambda: opdispatch.ones(4),
+     r"Function ReturnsBackward returned an invalid gradient at index 0 - got \[4\] but expected shape compatible "
+     r"with \[3\]"),
+])
+def test_a_gradient_of_the_wrong_device_or_shape_is_refused(leaf, make_grad, message):
+    x = opdispatch.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match=message):
+        _function_returning(make_grad).apply(x if leaf else x * 1).sum().backward()
+    assert x.grad is None
+
+
+def test_a_gradient_of_another_dtype_is_cast_to_the_input_dtype():
+    # PyTorch 2.13: an int64 or float64 gradient of a float32 input reaches .grad as float32.
+    for dtype in (opdispatch.int64, opdispatch.float64):
+        x = opdispatch.ones(3, requires_grad=True)
+        _function_returning(lambda: opdispatch.ones(3, dtype=dtype)).apply(x).sum().backward()
+        assert x.grad.dtype is opdispatch.float32 and x.grad.tolist() == [1.0, 1.0, 1.0]
