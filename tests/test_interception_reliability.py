@@ -11,6 +11,7 @@ thread storm covers the rest.
 from __future__ import annotations
 
 import inspect
+import re
 import itertools
 import signal
 import sys
@@ -406,3 +407,42 @@ def test_a_gradient_of_another_dtype_is_cast_to_the_input_dtype():
         x = opdispatch.ones(3, requires_grad=True)
         _function_returning(lambda: opdispatch.ones(3, dtype=dtype)).apply(x).sum().backward()
         assert x.grad.dtype is opdispatch.float32 and x.grad.tolist() == [1.0, 1.0, 1.0]
+
+
+# --- item 11: writes into a tensor with internal overlap (PyTorch: assert_no_internal_overlap) ---
+
+OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a single memory "
+           "location. Please clone() the tensor before performing the operation.")
+
+
+def _ones_on(t):
+    return opdispatch.ones(3, device=t.device)
+
+
+@pytest.mark.parametrize("write", [
+    lambda t: t.add_(_ones_on(t)),
+    lambda t: t.add_(1),
+    lambda t: t.sub_(_ones_on(t), alpha=0.5),  # (the optimiser's fast path)
+    lambda t: t.mul_(2),
+    lambda t: t.clamp_(0, 1),
+    lambda t: t.copy_(_ones_on(t)),
+    lambda t: opdispatch.ops.od.atan2.out(_ones_on(t), _ones_on(t), out=t),
+], ids=["add_", "add_scalar", "sub_alpha", "mul_", "clamp_", "copy_", "atan2.out"])
+@pytest.mark.parametrize("device", ["cpu", "meta"])
+def test_a_write_into_an_expanded_tensor_is_refused(write, device):
+    # PyTorch 2.13 raises the same message for each of these (checked by running them on it).
+    base = opdispatch.zeros(1, device=device)
+    with pytest.raises(RuntimeError, match=re.escape(OVERLAP)):
+        write(base.expand(3))
+    if device == "cpu":
+        assert base.tolist() == [0.0]  # nothing was written
+
+
+def test_writes_without_internal_overlap_still_run():
+    # A zero stride of a size-1 dimension shares nothing; fill_ and zero_ do not check (PyTorch 2.13 neither).
+    assert opdispatch.zeros(1).expand(1).add_(1).tolist() == [1.0]
+    assert opdispatch.zeros(1).expand(3).fill_(2).tolist() == [2.0, 2.0, 2.0]
+    assert opdispatch.ones(1).expand(3).zero_().tolist() == [0.0, 0.0, 0.0]
+    assert opdispatch.ops.od.copy(opdispatch.zeros(1).expand(3), opdispatch.ones(3)).tolist() == [1.0, 1.0, 1.0]
+    t = opdispatch.zeros(2, 3).t()
+    assert t.add_(1).tolist() == [[1.0, 1.0]] * 3
