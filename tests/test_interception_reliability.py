@@ -23,6 +23,7 @@ import pytest
 import opdispatch
 from opdispatch import _C, _ops, library
 from opdispatch._library import registry
+from opdispatch._subclasses.fake_tensor import FakeTensorMode
 from opdispatch.tracing import make_fx
 from opdispatch.utils import _python_dispatch
 from opdispatch.utils._python_dispatch import TorchDispatchMode
@@ -188,7 +189,7 @@ def _interrupt_at_each_boundary(fn):
         yield n, seen[1]
 
 
-@pytest.mark.parametrize("case", ["with_mode", "make_fx"])
+@pytest.mark.parametrize("case", ["with_mode", "make_fx", "fake_mode", "make_fx_fake"])
 def test_a_keyboard_interrupt_anywhere_in_a_mode_leaves_nothing_behind(case):
     x = opdispatch.ones(3)
 
@@ -199,7 +200,14 @@ def test_a_keyboard_interrupt_anywhere_in_a_mode_leaves_nothing_behind(case):
     def traced():
         make_fx(lambda a: a * 2 + 1)(x)
 
-    fn = {"with_mode": with_mode, "make_fx": traced}[case]
+    def fake_mode():
+        with FakeTensorMode() as mode:
+            mode.from_tensor(x) + 1
+
+    def traced_fake():
+        make_fx(lambda a: a * 2 + 1, tracing_mode="fake")(x)
+
+    fn = {"with_mode": with_mode, "make_fx": traced, "fake_mode": fake_mode, "make_fx_fake": traced_fake}[case]
     fn()  # warm caches and lazy imports first
     before = _mode_state()
     left = []
