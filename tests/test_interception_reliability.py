@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 import re
 import itertools
+import math
 import signal
 import sys
 import threading
@@ -500,3 +501,12 @@ def test_from_dlpack_takes_a_legacy_capsule_once():
         opdispatch.from_dlpack(capsule)
     with pytest.raises(TypeError, match="from_dlpack: expected an object with __dlpack__ .* not int"):
         opdispatch.from_dlpack(3)
+
+
+@pytest.mark.parametrize("size, element", [([math.nan], "element 0 is float"), ((2, "2"), "element 1 is str"),
+                                           (1.5, "element 0 is float")])
+def test_a_list_argument_names_the_element_that_is_wrong(size, element):
+    # (PyTorch 2.13 lists view()'s signatures; here the element at fault is named.)
+    with pytest.raises(TypeError, match=rf"od::view\(\): argument 'size' \(position 2\) must be SymInt\[\], not "
+                                        rf"(list|tuple): {element}, not SymInt"):
+        opdispatch.ones(4).view(size)
