@@ -510,3 +510,31 @@ def test_a_list_argument_names_the_element_that_is_wrong(size, element):
     with pytest.raises(TypeError, match=rf"od::view\(\): argument 'size' \(position 2\) must be SymInt\[\], not "
                                         rf"(list|tuple): {element}, not SymInt"):
         opdispatch.ones(4).view(size)
+
+
+def test_a_mode_key_of_the_wrong_type_is_named():
+    # (PyTorch 2.13 raises pybind11's "Unable to cast Python instance of type <class 'int'> to C++ type '?'".)
+    mode = _Passthrough()
+    mode.__dict__["_mode_key"] = 12345
+    before = _mode_state()
+    with pytest.raises(TypeError, match=r"_Passthrough\._mode_key must be None \(a user mode\) or a "
+                                        r"_C\._TorchDispatchModeKey .*, not int"):
+        with mode:
+            pass
+    assert _mode_state() == before
+
+
+class _LyingList(list):
+    def __len__(self):
+        return 2**40
+
+
+class _LyingTuple(tuple):
+    def __len__(self):
+        return 2**40
+
+
+def test_sizes_in_a_sequence_with_a_lying_len_are_read_as_held():
+    # PyTorch 2.13: ones(4).view(a list subclass whose __len__ says 2**40) views as the items held.
+    assert opdispatch.ones(4).view(_LyingList([4])).shape == (4,)
+    assert opdispatch.ones(4).view(_LyingTuple([2, 2])).shape == (2, 2)
