@@ -587,6 +587,35 @@ std::string expectedType(const Argument& arg) {
   return expected;
 }
 
+namespace {
+
+/// For a list or tuple `obj` given for a list type (or an optional one):
+/// ": element <i> is <pytype>, not <element type>" for its first element
+/// that does not convert on its own, else "". Only on the error path; lists
+/// and tuples only, so that no user code (__iter__, __getitem__) runs again.
+std::string firstMismatchedElement(PyObject* obj, TypePtr type) {
+  if (type->kind() == TypeKind::Optional) {
+    type = type->elem();
+  }
+  if (type->kind() != TypeKind::List || !(PyList_Check(obj) || PyTuple_Check(obj))) {
+    return "";
+  }
+  TypePtr elem = type->elem();
+  py::object items = py::reinterpret_steal<py::object>(PySequence_Tuple(obj));
+  if (!items) {
+    throw py::error_already_set();
+  }
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(items.ptr()); ++i) {
+    PyObject* item = PyTuple_GET_ITEM(items.ptr(), i);
+    if (!convert(item, elem, std::nullopt)) {
+      return detail::str(": element ", i, " is ", pyTypeName(item), ", not ", elem->toString());
+    }
+  }
+  return "";
+}
+
+} // namespace
+
 IValue toIValue(PyObject* obj, const Argument& arg, const FunctionSchema& schema, size_t position) {
   // The N of `int[N]` only says how many copies a single int expands to; a
   // list of any length is accepted, as PyTorch's argument parser does
@@ -600,8 +629,14 @@ IValue toIValue(PyObject* obj, const Argument& arg, const FunctionSchema& schema
   if (v) {
     return std::move(*v);
   }
-  throw TypeError(
-      detail::str(argumentLabel(schema, arg, position), " must be ", expectedType(arg), ", not ", pyTypeName(obj)));
+  std::string element;
+  try {
+    element = firstMismatchedElement(obj, arg.type());
+  } catch (...) {
+    rethrowNaming(argumentLabel(schema, arg, position), expectedType(arg), obj);
+  }
+  throw TypeError(detail::str(argumentLabel(schema, arg, position), " must be ", expectedType(arg), ", not ",
+                              pyTypeName(obj), element));
 }
 
 PyObject* toPyObject(const IValue& v, TypePtr type) {

@@ -55,7 +55,14 @@ std::optional<TorchDispatchModeKey> modeKeyOf(py::handle mode) {
   if (key.is_none()) {
     return std::nullopt;
   }
-  return key.cast<TorchDispatchModeKey>();
+  try {
+    return key.cast<TorchDispatchModeKey>();
+  } catch (const py::cast_error&) {
+    throw TypeError(detail::str(Py_TYPE(mode.ptr())->tp_name,
+                                "._mode_key must be None (a user mode) or a _C._TorchDispatchModeKey (FAKE, PROXY, "
+                                "FUNCTIONAL: the infrastructure slot the mode takes), not ",
+                                Py_TYPE(key.ptr())->tp_name));
+  }
 }
 
 } // namespace

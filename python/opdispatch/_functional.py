@@ -3,6 +3,8 @@
 of the Tensor methods. All call ``od`` operators through the dispatcher."""
 from __future__ import annotations
 
+import ctypes
+import warnings
 from typing import Any, Callable, Concatenate, Optional, ParamSpec, Sequence, TypeVar
 
 import numpy as np
@@ -101,11 +103,49 @@ def tensor(data: Any, *, dtype: Any = None, layout: Any = None,
     return _finish(t, requires_grad)
 
 
+class _DLPackCapsule:
+    """A DLPack capsule (the legacy protocol: what ``to_dlpack`` functions
+    return) as the object with ``__dlpack__`` that NumPy's importer takes; its
+    device is read from the capsule by the importer, which refuses any but cpu."""
+
+    def __init__(self, capsule: Any) -> None:
+        self.capsule = capsule
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self.capsule
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (1, 0)  # kDLCPU
+
+
 def from_dlpack(ext_tensor: Any) -> Tensor:
     """A tensor sharing memory with an object that implements ``__dlpack__``
-    (a NumPy array, an opdispatch tensor, ...) on cpu: zero-copy, through
-    NumPy's importer. PyTorch: torch.from_dlpack."""
+    (a NumPy array, an opdispatch tensor, ...) or with a DLPack capsule (the
+    legacy protocol; a capsule can be consumed once), on cpu: zero-copy,
+    through NumPy's importer. TypeError for anything else; what NumPy raises
+    for a device other than cpu or a consumed capsule. PyTorch:
+    torch.from_dlpack (and torch.utils.dlpack.from_dlpack for capsules)."""
+    if type(ext_tensor).__name__ == "PyCapsule":
+        if not _capsule_is_valid(ext_tensor, b"dltensor"):
+            raise RuntimeError("from_dlpack received an invalid capsule. Note that DLTensor capsules can be consumed "
+                               "only once, so you might have already constructed a tensor from it once.")
+        array = np.from_dlpack(_DLPackCapsule(ext_tensor))
+        # NumPy marks what a legacy capsule gives read-only (the protocol has no flag for it); its
+        # memory is the producer's to share, writable, as PyTorch takes it: no read-only warning.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return _C.from_numpy(array)
+    if not hasattr(ext_tensor, "__dlpack__"):
+        raise TypeError(f"from_dlpack: expected an object with __dlpack__ (a tensor or array of another library) "
+                        f"or a DLPack capsule, not {type(ext_tensor).__name__}")
     return _C.from_numpy(np.from_dlpack(ext_tensor))
+
+
+def _capsule_is_valid(capsule: Any, name: bytes) -> bool:
+    """Whether ``capsule`` is a PyCapsule named ``name`` (a consumed DLPack capsule is renamed "used_dltensor")."""
+    is_valid = ctypes.pythonapi.PyCapsule_IsValid
+    is_valid.restype, is_valid.argtypes = ctypes.c_int, [ctypes.py_object, ctypes.c_char_p]
+    return bool(is_valid(capsule, name))
 
 
 def where(condition: Tensor, input: Tensor, other: Tensor) -> Tensor:

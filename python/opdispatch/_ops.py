@@ -716,13 +716,25 @@ class OpOverloadPacket(_C._DispatchPacket):
     def _refresh(self) -> None:
         """Re-reads the overloads from the dispatcher; forgets cached
         OpOverloads of overloads that are no longer defined."""
+        # Another thread may define, destroy or cache overloads of this packet
+        # meanwhile (Note [Packets under threads]).
         generation = _C._dispatch_registration_generation()
         names = _overload_names_of(self._qualified_op_name)
         live = {n or "default" for n in names}
-        for attr in [a for a, v in vars(self).items() if isinstance(v, OpOverload) and a not in live]:
-            delattr(self, attr)
-        self._overload_names = names
-        self._overload_ops = tuple(self._overload(n) for n in names)
+        cache = vars(self)
+        for attr, value in cache.copy().items():
+            if isinstance(value, OpOverload) and attr not in live and cache.get(attr) is value:
+                cache.pop(attr, None)
+        found: list[str] = []
+        overloads: list[OpOverload] = []
+        for name in names:
+            try:
+                overloads.append(self._overload(name))
+            except RuntimeError:  # removed since the listing: the generation read above is stale now
+                continue
+            found.append(name)
+        self._overload_names = found
+        self._overload_ops = tuple(overloads)
         self._generation = generation
 
     def _refresh_if_stale(self) -> None:
@@ -735,8 +747,8 @@ class OpOverloadPacket(_C._DispatchPacket):
         cached = self.__dict__.get(key)
         if isinstance(cached, OpOverload):
             return cached
-        overload = OpOverload(self, overload_name)
-        setattr(self, key, overload)
+        # setdefault: a thread caching the same overload concurrently gets the same object.
+        overload: OpOverload = self.__dict__.setdefault(key, OpOverload(self, overload_name))
         return overload
 
     def __getattr__(self, key: str) -> OpOverload:
@@ -789,6 +801,22 @@ class OpOverloadPacket(_C._DispatchPacket):
         return self
 
 
+# Note [Packets under threads]
+# Registration in one thread (define / _destroy, then _sync_packet) and
+# lookups in others (ops.<ns>.<op>, packet.<overload>, a stale packet's
+# call) all read and write the packet's and the namespace's instance dicts,
+# and any bytecode boundary may switch threads. So: _refresh iterates a copy
+# of the packet's dict (dict.copy is one C call) and removes only the value
+# it saw; an overload removed between the listing and its OpOverload's
+# construction is left out, and the generation read before the listing is
+# then stale, so the next use refreshes again; caches are filled with
+# dict.setdefault so that racing lookups agree on one object; and a packet
+# is checked against the generation after it is cached in its namespace, as
+# a destroy that finished before the caching had no packet to sync. A lookup
+# that loses a race with a destroy raises AttributeError, as any lookup of
+# an undefined operator or overload does. (issue 29, item 10)
+
+
 # Note [Packets are cached without setattr]
 # A namespace caches each operator's packet in its instance dict, written and
 # removed through that dict, not with setattr / delattr. Those intern the
@@ -839,29 +867,41 @@ class _OpNamespace:
     def __dir__(self) -> list[str]:
         return sorted(set(super().__dir__()) | set(self._op_names()))
 
+    def _not_defined(self, op_name: str) -> AttributeError:
+        """The error for ``ops.<ns>.<op_name>`` when no such operator is defined."""
+        qualified = f"{self.__ns}::{op_name}"
+        existing = sorted(self._op_names())
+        close = difflib.get_close_matches(op_name, existing, n=3)
+        listing = (
+            f"No operators are defined in namespace '{self.__ns}'." if not existing
+            else f"Did you mean {', '.join(close)}?" if close
+            else f"Operators in namespace '{self.__ns}': {', '.join(existing)}." if len(existing) <= 20
+            else f"Namespace '{self.__ns}' has {len(existing)} operators (python -m opdispatch ops {self.__ns})."
+        )
+        # No final period: Python's own ". Did you mean: ...?" may follow the message in a traceback.
+        return AttributeError(
+            f"'_OpNamespace' '{self.__ns}' object has no attribute '{op_name}': operator {qualified} is not "
+            f"defined. {listing} Define it with opdispatch.library.define / Library.define, or load the "
+            f"library that defines it (opdispatch.ops.load_library / opdispatch.ops.import_module)"
+        )
+
     def __getattr__(self, op_name: str) -> OpOverloadPacket:
         # Only called when op_name is not cached yet.
         if op_name.startswith("__"):
             raise AttributeError(f"'_OpNamespace' '{self.__ns}' object has no attribute '{op_name}'")
         qualified = f"{self.__ns}::{op_name}"
         if not _overload_names_of(qualified):
-            existing = sorted(self._op_names())
-            close = difflib.get_close_matches(op_name, existing, n=3)
-            listing = (
-                f"No operators are defined in namespace '{self.__ns}'." if not existing
-                else f"Did you mean {', '.join(close)}?" if close
-                else f"Operators in namespace '{self.__ns}': {', '.join(existing)}." if len(existing) <= 20
-                else f"Namespace '{self.__ns}' has {len(existing)} operators (python -m opdispatch ops {self.__ns})."
-            )
-            # No final period: Python's own ". Did you mean: ...?" may follow the message in a traceback.
-            raise AttributeError(
-                f"'_OpNamespace' '{self.__ns}' object has no attribute '{op_name}': operator {qualified} is not "
-                f"defined. {listing} Define it with opdispatch.library.define / Library.define, or load the "
-                f"library that defines it (opdispatch.ops.load_library / opdispatch.ops.import_module)"
-            )
-        packet = OpOverloadPacket(qualified, op_name, f"opdispatch.ops.{self.__ns}")
+            raise self._not_defined(op_name)
+        new = OpOverloadPacket(qualified, op_name, f"opdispatch.ops.{self.__ns}")
         # Into the instance dict itself (Note [Packets are cached without setattr]).
-        vars(self)[op_name] = packet
+        packet: OpOverloadPacket = vars(self).setdefault(op_name, new)
+        # A definition change between the packet's reading of the dispatcher and
+        # its caching is one _sync_packet could not see (Note [Packets under threads]).
+        packet._refresh_if_stale()
+        if not packet._overload_names:
+            if vars(self).get(op_name) is packet:
+                vars(self).pop(op_name, None)
+            raise self._not_defined(op_name)
         return packet
 
 
@@ -933,8 +973,8 @@ def _sync_packet(qualified_op_name: str) -> None:
     if not isinstance(packet, OpOverloadPacket):
         return
     packet._refresh()
-    if not packet._overload_names:
-        del vars(namespace)[op_name]  # (Note [Packets are cached without setattr])
+    if not packet._overload_names and vars(namespace).get(op_name) is packet:
+        vars(namespace).pop(op_name, None)  # (Note [Packets are cached without setattr])
 
 
 def _resolve_opoverload(name: str, overload_name: str) -> OpOverload:

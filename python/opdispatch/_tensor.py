@@ -924,10 +924,17 @@ def _is_int(x: Any) -> bool:
     return isinstance(x, numbers.Integral) and not isinstance(x, (bool, _C.TensorBase))
 
 
+_ALL = slice(None)
+
+
 def _shape_args(args: Sequence[Any]) -> list[int]:
     """Sizes given as varargs (``view(2, 3)``) or as one sequence (``view((2, 3))``)."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        return list(args[0])
+        seq = args[0]
+        if type(seq) is tuple or type(seq) is list:
+            return list(seq)
+        # (A subclass: copied by list.copy / tuple slicing, which read the items held, so its __len__ sizes nothing.)
+        return list.copy(seq) if isinstance(seq, list) else list(tuple.__getitem__(seq, _ALL))
     return list(args)
 
 

@@ -477,7 +477,10 @@ class Library:
 
     def _destroy(self) -> None:
         """Undoes every registration of this library now (idempotent)."""
-        self._finalizer()
+        # Directly, not through the finalizer: weakref.finalize marks itself
+        # dead before it calls, so an exception in between would leave the
+        # registrations for ever (Note [Destruction runs to completion]).
+        self._registrations.destroy()
         self.m = None
 
 

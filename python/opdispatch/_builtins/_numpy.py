@@ -98,18 +98,39 @@ def check_device(op: str, *tensors: _C.TensorBase) -> None:
                            f"{' and '.join(sorted(devices))}")
 
 
-def check_inplace(op: str, self: _C.TensorBase, result_shape: Sequence[int], result: Any = None) -> None:
-    """The rules of an in-place update of ``self`` by a result of
-    ``result_shape`` and dtype ``result`` (an opdispatch dtype; None: not
-    checked): the shape must not grow and the dtype must be castable
-    (_C._can_cast). RuntimeError naming ``op`` otherwise. PyTorch:
-    TensorIterator's "output with shape ... doesn't match the broadcast
-    shape" and "result type Float can't be cast to the desired output type Long"."""
+def check_no_internal_overlap(op: str, t: _C.TensorBase) -> None:
+    """RuntimeError naming ``op`` if ``t``, about to be written, has elements
+    sharing memory: a dimension of stride 0 and size > 1, as an expanded
+    tensor has (the write would land once per location). O(ndim): the case
+    where PyTorch's has_internal_overlap answers YES (it leaves the harder
+    cases alone too). PyTorch: assert_no_internal_overlap, and its message."""
+    strides = t.stride()
+    if 0 in strides and any(n > 1 for n, s in zip(t.shape, strides) if s == 0):
+        raise RuntimeError(f"{op}: unsupported operation: more than one element of the written-to tensor refers "
+                           f"to a single memory location. Please clone() the tensor before performing the "
+                           f"operation.")
+
+
+def check_fits(op: str, self: _C.TensorBase, result_shape: Sequence[int], result: Any = None) -> None:
+    """A result of ``result_shape`` and dtype ``result`` (an opdispatch
+    dtype; None: not checked) can be written to ``self``: the shape must not
+    grow and the dtype must be castable (_C._can_cast). RuntimeError naming
+    ``op`` otherwise. PyTorch: TensorIterator's "output with shape ...
+    doesn't match the broadcast shape" and "result type Float can't be cast
+    to the desired output type Long"."""
     if tuple(result_shape) != tuple(self.shape):
         raise RuntimeError(f"{op}: output with shape {list(self.shape)} doesn't match the broadcast shape "
                            f"{list(result_shape)}")
     if result is not None:
         _C._check_can_cast(op, result, self.dtype)
+
+
+def check_inplace(op: str, self: _C.TensorBase, result_shape: Sequence[int], result: Any = None) -> None:
+    """The rules of an in-place or out= write into ``self`` of a result of
+    ``result_shape`` and dtype ``result``: :func:`check_no_internal_overlap`
+    and :func:`check_fits`."""
+    check_no_internal_overlap(op, self)
+    check_fits(op, self, result_shape, result)
 
 
 #: MemoryFormat enum values (PyTorch's c10::MemoryFormat): contiguous_format, preserve_format.

@@ -259,7 +259,8 @@ def inplace(name: str, ufunc: np.ufunc, *, int_to_float: bool = False) -> Kernel
         return dtype.to_numpy()
 
     def cpu(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
-        if _needs_no_promotion(self, other, alpha):
+        # (A zero stride takes the checked path: check_inplace refuses a self with internal overlap.)
+        if _needs_no_promotion(self, other, alpha) and 0 not in self.stride():
             try:  # a shape NumPy refuses raises before anything is written; the checked path names it
                 if alpha == 1:
                     return call_numpy(ufunc, self, other, out=self)

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import _C
 from . import factories, reduction
-from ._numpy import broadcast_shape, call_numpy, check_inplace, check_memory_format, meta_like
+from ._numpy import broadcast_shape, call_numpy, check_fits, check_memory_format, check_no_internal_overlap, meta_like
 from ._registry import CORE, INPLACE, POINTWISE, PT2, Op, defop, no_derivative
 from .._tensor_type import Tensor
 
@@ -44,6 +44,8 @@ contiguous: Op = defop("contiguous(Tensor(a) self, *, MemoryFormat memory_format
 
 
 def _check_copy(self: Tensor, src: Tensor) -> None:
+    if 0 in self.stride():  # (only a zero stride can make elements share memory)
+        check_no_internal_overlap("od::copy_", self)
     try:
         fits = np.broadcast_shapes(tuple(self.shape), tuple(src.shape)) == tuple(self.shape)
     except ValueError:
@@ -194,7 +196,7 @@ fill: Op = defop("fill.Scalar(Tensor self, Scalar value) -> Tensor", tags=CORE,
 
 def _functional_copy_check(self: Tensor, src: Tensor) -> None:
     """RuntimeError unless ``src`` broadcasts to ``self``'s shape (PyTorch's message)."""
-    check_inplace("od::copy", self, broadcast_shape("od::copy", self.shape, src.shape))
+    check_fits("od::copy", self, broadcast_shape("od::copy", self.shape, src.shape))
 
 
 def _functional_copy_cpu(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:

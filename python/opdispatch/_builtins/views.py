@@ -333,11 +333,18 @@ def _placed_array(grad: np.ndarray, input_sizes: tuple[int, ...], where: tuple[A
 
 
 def _select_backward(grad_output: Tensor, input_sizes: Sequence[int], dim: int, index: int) -> Tensor:
+    """IndexError naming the operator for a ``dim`` or ``index`` out of range (PyTorch's select() message)."""
+    dim = wrap_dim("od::select_backward", dim, len(input_sizes))
+    size = input_sizes[dim]
+    if not -size <= index < size:
+        raise IndexError(f"od::select_backward: select(): index {index} out of range for tensor of size "
+                         f"{list(input_sizes)} at dimension {dim}")
     return _placed(grad_output, input_sizes, (slice(None),) * dim + (index,))
 
 
 def _slice_backward(grad_output: Tensor, input_sizes: Sequence[int], dim: int, start: int, end: int,
                     step: int) -> Tensor:
+    dim = wrap_dim("od::slice_backward", dim, len(input_sizes))
     return _placed(grad_output, input_sizes, (slice(None),) * dim + (slice(start, end, step),))
 
 

@@ -121,10 +121,14 @@ def custom_op(
                     )
         assert summary is not None
         result = CustomOpDef(namespace, opname, summary, fn, _tag_names(name, tags))
-        result._register_kernels(device_types, fn, result._site)
-        if not summary.mutates and summary.returns and not summary.returns_views:  # is_functional_schema
-            result._register_default_autograd()
-        return result
+        try:
+            result._register_kernels(device_types, fn, result._site)
+            if not summary.mutates and summary.returns and not summary.returns_views:  # is_functional_schema
+                result._register_default_autograd()
+            return result
+        except BaseException:  # (all or nothing: Note [Destruction runs to completion] in _library/registry.py)
+            result._destroy()
+            raise
 
     if fn is None:
         return inner

@@ -174,6 +174,24 @@ _CHECKED_KEYS = frozenset({"Meta"})
 _C._set_python_registry(defs, impls, _check_new_kernel, _CHECKED_KEYS)
 
 
+# Note [Destruction runs to completion]
+# A KeyboardInterrupt (or any exception a hook raises) may arrive at any
+# call of a destruction. Registrations.destroy therefore runs its steps
+# (reset the _C library, undo the handles newest first, drop the table
+# entries, drop the kernel slots and definitions) each to completion: a
+# step that raised runs again (each is idempotent: a handle is removed from
+# the list only after its undo returned, and an undo run twice does nothing
+# the second time), and the first exception is raised once every step is
+# done. ``m`` is cleared last, once every step has finished, so an
+# exception outside the steps (or in every attempt of one) leaves the owner
+# destroyable again: the next destroy, or the finalizer's, finishes it. Library._destroy calls it directly, not through
+# weakref.finalize, which marks itself dead before it calls. (issue 29, item 7)
+
+#: How often destroy runs a step that raised before giving up on it (each
+#: attempt can only be interrupted by a further signal).
+_ATTEMPTS = 3
+
+
 class RegistrationHandle:
     """Undoes one registration when destroyed; destroying it again does
     nothing. PyTorch: torch._library.utils.RegistrationHandle."""
@@ -184,9 +202,12 @@ class RegistrationHandle:
         self._on_destroy: Optional[Callable[[], None]] = on_destroy
 
     def destroy(self) -> None:
-        on_destroy, self._on_destroy = self._on_destroy, None
+        """Runs the undo step unless it ran to its end before (an undo that
+        raised runs again next time: Note [Destruction runs to completion])."""
+        on_destroy = self._on_destroy
         if on_destroy is not None:
             on_destroy()
+            self._on_destroy = None
 
 
 class Registrations:
@@ -216,7 +237,7 @@ class Registrations:
     Registering after :meth:`destroy` raises RuntimeError.
     """
 
-    __slots__ = ("ns", "dispatch_key", "m", "defs", "impls", "entries", "handles", "replacements")
+    __slots__ = ("ns", "dispatch_key", "m", "defs", "impls", "entries", "handles", "replacements", "_undefined")
 
     def __init__(self, kind: str, ns: str, dispatch_key: str = "", file: str = "/dev/null", line: int = 0) -> None:
         self.m: Any = _C._dispatch_library(kind, ns, dispatch_key, file, line)
@@ -227,6 +248,7 @@ class Registrations:
         self.entries: list[tuple[dict[str, Any], str, Any]] = []
         self.handles: list[RegistrationHandle] = []
         self.replacements: dict[str, RegistrationHandle] = {}
+        self._undefined: list[str] = []  # (destroy's, between its steps)
 
     def define(self, schema: str, alias_analysis: str = "", tags: Iterable[str] = (),
                site: Optional[str] = "") -> str:
@@ -341,22 +363,51 @@ class Registrations:
     def destroy(self) -> None:
         """Undoes every registration of this owner (idempotent): the
         dispatcher's (the _C library is reset), then the undo steps newest
-        first, then its kernel slots and definitions."""
-        m, self.m = self.m, None
+        first, then its kernel slots and definitions, then tells the
+        definition listener. Runs to completion even if an exception (a
+        KeyboardInterrupt) interrupts a step, and then raises it (Note
+        [Destruction runs to completion])."""
+        m = self.m
         if m is None:
             return
-        m.reset()
-        for handle in reversed(self.handles):
-            handle.destroy()
-        self.handles.clear()
+        first: Optional[BaseException] = None
+        done = 0
+        for step in (m.reset, self._undo_handles, self._drop_entries, self._drop_slots):
+            for _ in range(_ATTEMPTS):
+                try:
+                    step()
+                    done += 1
+                    break
+                except BaseException as e:  # (run the step again; raised after the rest)
+                    first = first or e
+        if done == 4:  # (else a later destroy, e.g. the finalizer's, finishes the steps)
+            self.m = None
+        undefined = self._undefined
+        self._undefined = []
+        if first is None:
+            _definitions_changed(undefined)
+        else:
+            try:
+                _definitions_changed(undefined)
+            finally:
+                raise first
+
+    def _undo_handles(self) -> None:
+        while self.handles:
+            self.handles[-1].destroy()  # (then removed: an interrupted undo runs again)
+            del self.handles[-1]
         self.replacements.clear()
-        for table, key, value in reversed(self.entries):
+
+    def _drop_entries(self) -> None:
+        while self.entries:
+            table, key, value = self.entries[-1]
             if table.get(key) is value:
                 del table[key]
-        self.entries.clear()
+            del self.entries[-1]
+
+    def _drop_slots(self) -> None:
         impls.difference_update(self.impls)
         self.impls.clear()
         defs.difference_update(self.defs)
-        undefined = list(self.defs)
+        self._undefined.extend(self.defs)
         self.defs.clear()
-        _definitions_changed(undefined)

@@ -71,12 +71,14 @@ def _sum_to(g: Any, shape: tuple[int, ...]) -> Any:
     return g.sum(list(range(lead))) if lead else g
 
 
-def _validate(node: graph.Node, nxt: graph.Node, nr: int, g: Any) -> Any:
-    """``g`` (from ``node``) as the gradient of input ``nr`` of ``nxt``: summed
-    down to that tensor's shape if the tensor broadcasts to it (a formula may
-    return the gradient of a broadcast input unreduced), cast to its dtype (a
-    float32 input of a float64 result gets a float32 gradient); RuntimeError
-    naming ``node`` for any other shape.
+def _validate(node: graph.Node, index: int, nxt: graph.Node, nr: int, g: Any) -> Any:
+    """``g`` (gradient ``index`` returned by ``node``) as the gradient of input
+    ``nr`` of ``nxt``: summed down to that tensor's shape if the tensor
+    broadcasts to it (a formula may return the gradient of a broadcast input
+    unreduced), cast to its dtype (a float32 input of a float64 result gets a
+    float32 gradient). RuntimeError naming ``node`` and ``index`` for any
+    other shape, or a device other than the tensor's (a meta gradient of a
+    CPU tensor), with PyTorch's messages.
     PyTorch: validate_outputs in torch/csrc/autograd/engine.cpp."""
     expected = nxt.input_metadata(nr)
     if expected is None:
@@ -85,10 +87,15 @@ def _validate(node: graph.Node, nxt: graph.Node, nr: int, g: Any) -> Any:
     if g.shape != shape:
         shape = tuple(shape)
         if not _expandable(shape, g.shape):
-            raise RuntimeError(f"Function {node.name()} returned an invalid gradient: got shape {list(g.shape)} but "
-                               f"expected shape compatible with {list(shape)}")
+            raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {index} - got "
+                               f"{list(g.shape)} but expected shape compatible with {list(shape)}")
         g = _sum_to(g, shape)
-    return g if g.dtype is dtype else g.to(dtype)
+    if g.dtype is not dtype:
+        g = g.to(dtype)
+    if len(expected) > 2 and g.device != expected[2]:
+        raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {index} - expected device "
+                           f"{expected[2]} but got {g.device}")
+    return g
 
 
 def _dependencies(roots: list[graph.Edge]) -> dict[graph.Node, int]:
@@ -170,11 +177,11 @@ def _run(
                 outs = node.apply(grads)
             if not retain_graph:
                 node.release()
-            for (nxt, nr), g in zip(node.next_functions, outs):
+            for index, ((nxt, nr), g) in enumerate(zip(node.next_functions, outs)):
                 if nxt is None:
                     continue
                 if g is not None:
-                    g = _validate(node, nxt, nr, g)
+                    g = _validate(node, index, nxt, nr, g)
                     pending = buffers.get(nxt)
                     if pending is None:
                         pending = [None] * nxt.num_outputs

@@ -94,8 +94,8 @@ class Node:
         raise NotImplementedError
 
     def input_metadata(self, output_nr: int) -> Optional[tuple[Any, ...]]:
-        """(shape, dtype, ...) of the tensor whose gradient arrives at ``output_nr``, if known (the
-        engine reads the first two)."""
+        """(shape, dtype[, device]) of the tensor whose gradient arrives at ``output_nr``, if known
+        (the engine checks each gradient against them)."""
         return None
 
     def release(self) -> None:
@@ -123,8 +123,8 @@ class AccumulateGrad(Node):
     def name(self) -> str:
         return "AccumulateGrad"
 
-    def input_metadata(self, output_nr: int) -> Optional[tuple[tuple[int, ...], Any]]:
-        return self.variable.shape, self.variable.dtype
+    def input_metadata(self, output_nr: int) -> Optional[tuple[Any, ...]]:
+        return self.variable.shape, self.variable.dtype, self.variable.device
 
 
 class NotImplementedNode(Node):

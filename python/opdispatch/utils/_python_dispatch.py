@@ -75,12 +75,14 @@ class TorchDispatchMode:
 
     supports_higher_order_operators = False
 
+    #: What ``with`` restores, one (mode key, stack length, in_mode, in_non_infra_mode, outer) link
+    #: per open block of this mode (Note [Entering and leaving a mode]).
+    _saved_mode_flags: tuple[Any, ...] = ()
+
     def __init__(self, _dispatch_key: Optional[_C.DispatchKey] = None) -> None:
         if _dispatch_key is not None:
             raise ValueError("TorchDispatchMode(_dispatch_key=...): opdispatch has no pre-dispatch mode stack; "
                              "modes run at the Python key only")
-        self.old_dispatch_mode_flags: list[bool] = []
-        self.old_non_infra_dispatch_mode_flags: list[bool] = []
 
     def __torch_dispatch__(self, func: Any, types: tuple[type, ...], args: tuple[Any, ...] = (),
                            kwargs: Optional[dict[str, Any]] = None) -> Any:
@@ -94,20 +96,34 @@ class TorchDispatchMode:
 
     def __enter__(self) -> Self:
         global _is_in_torch_dispatch_mode, _is_in_non_infra_torch_dispatch_mode
-        if not hasattr(self, "old_dispatch_mode_flags"):  # a subclass that did not call super().__init__()
-            self.old_dispatch_mode_flags, self.old_non_infra_dispatch_mode_flags = [], []
-        self.old_dispatch_mode_flags.append(_is_in_torch_dispatch_mode)
-        self.old_non_infra_dispatch_mode_flags.append(_is_in_non_infra_torch_dispatch_mode)
-        _is_in_torch_dispatch_mode = True
-        _is_in_non_infra_torch_dispatch_mode = _is_in_non_infra_torch_dispatch_mode or not self.is_infra_mode()
-        _push_mode(self)
-        return self
+        # (Note [Entering and leaving a mode])
+        in_non_infra = _is_in_non_infra_torch_dispatch_mode or not self.is_infra_mode()
+        key = self.__dict__.get("_mode_key", None)
+        saved = (key, _len_torch_dispatch_stack(), _is_in_torch_dispatch_mode, _is_in_non_infra_torch_dispatch_mode, self._saved_mode_flags)
+        try:
+            _push_on_torch_dispatch_stack(self)
+            self._saved_mode_flags = saved
+            _is_in_torch_dispatch_mode = True
+            _is_in_non_infra_torch_dispatch_mode = in_non_infra
+            return self
+        except BaseException:  # (a KeyboardInterrupt after the push): undo all of it
+            _unpush(self, saved[1])
+            _is_in_torch_dispatch_mode, _is_in_non_infra_torch_dispatch_mode, self._saved_mode_flags = saved[2:]
+            raise
 
     def __exit__(self, exc_type: Any, exc_val: Any, exc_tb: Any) -> None:
         global _is_in_torch_dispatch_mode, _is_in_non_infra_torch_dispatch_mode
-        _is_in_torch_dispatch_mode = self.old_dispatch_mode_flags.pop()
-        _is_in_non_infra_torch_dispatch_mode = self.old_non_infra_dispatch_mode_flags.pop()
-        _pop_mode(self.__dict__.get("_mode_key", None))
+        saved = self._saved_mode_flags
+        if not saved:
+            raise RuntimeError(f"{type(self).__name__}.__exit__ without a matching __enter__: the mode is not active")
+        key, depth, in_mode, in_non_infra, outer = saved
+        try:
+            _pop_torch_dispatch_stack(key)
+            while _len_torch_dispatch_stack() > depth:  # modes an inner block could not pop
+                _pop_torch_dispatch_stack(None)
+        finally:
+            _is_in_torch_dispatch_mode, _is_in_non_infra_torch_dispatch_mode, self._saved_mode_flags = (
+                in_mode, in_non_infra, outer)
 
     @classmethod
     def push(cls, *args: Any, **kwargs: Any) -> "TorchDispatchMode":
@@ -147,6 +163,40 @@ def _get_current_dispatch_mode_stack() -> list[TorchDispatchMode]:
 def _push_mode(mode: TorchDispatchMode) -> None:
     """Pushes ``mode`` (an infrastructure mode takes its ``_mode_key`` slot)."""
     _push_on_torch_dispatch_stack(mode)
+
+
+# Note [Entering and leaving a mode]
+# ``with mode:`` must leave the mode stack and the flags as they were,
+# whatever is raised wherever: an exception of the block, a RecursionError
+# (which Python raises at any call once the stack is deep, e.g. in a mode
+# whose handler re-enters itself), or a KeyboardInterrupt (raised at the
+# first call or loop boundary after the signal). So __enter__ and __exit__
+# make one C call each that changes the stack (a push or pop that happens
+# entirely or not at all), do every other call before it, and after it only
+# plain stores, which raise nothing: the flags the block restores are one
+# tuple link per open block (_saved_mode_flags), not a list to append to.
+# An __exit__ reached at the recursion limit cannot even make its call, so
+# each __exit__ also pops what is left above the stack length its block
+# began with: modes of inner blocks that could not leave.
+# What can still interrupt is the call's own return (Python checks for
+# signals right after a call): __enter__ then undoes the push (_unpush), and
+# __exit__ restores the flags in a finally. A block whose __exit__ is never
+# reached because a second interrupt lands inside the first one's handling
+# is beyond Python code's reach. (issue 29, items 8 and 9; PyTorch leaks a
+# mode in both cases.)
+
+
+def _unpush(mode: TorchDispatchMode, depth: int) -> None:
+    """Pops ``mode`` if __enter__ pushed it: the stack is longer than the
+    ``depth`` it had before, and the mode is in its slot or on top."""
+    if _len_torch_dispatch_stack() <= depth:
+        return
+    key = mode.__dict__.get("_mode_key", None)
+    if key is not None:
+        if _C._get_dispatch_mode(key) is mode:
+            _pop_torch_dispatch_stack(key)
+    elif _get_dispatch_stack_at(_len_torch_dispatch_stack() - 1) is mode:
+        _pop_torch_dispatch_stack(None)
 
 
 def _pop_mode(k: Optional[_C._TorchDispatchModeKey] = None) -> TorchDispatchMode:
