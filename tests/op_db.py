@@ -368,6 +368,17 @@ OPS: list[OpInfo] = [
                                                     np.int64 if x.dtype.kind in "biu" else x.dtype)
            if x.ndim else x.copy(),
            error_samples=[S(a(2, 3), 2)]),
+    OpInfo("prod", [S(a(2, 3)), S(np.array([[0.5, 0.0], [2.0, 3.0]])), S(np.array([0.0, 2.0, 0.0])), S(ints(4)),
+                    S(a()), S(a(0)), S(a(2, 2), dtype=opdispatch.float64)],
+           ref=lambda x, dtype=None: np.prod(x, dtype=dtype.to_numpy() if dtype else
+                                             np.int64 if x.dtype.kind in "biu" else x.dtype)),
+    OpInfo("prod.dim_int", [S(a(2, 3), 1), S(np.array([[0.5, 0.0, 2.0], [0.0, 0.0, 3.0], [1.0, 2.0, 0.5]]), 1),
+                            S(a(2, 3), -2, True), S(ints(2, 3), 0), S(a(), 0), S(a(0, 3), 0),
+                            S(ints(2, 2), 1, dtype=opdispatch.float64)],
+           ref=lambda x, dim, keepdim=False, dtype=None: np.prod(
+               x, axis=dim if x.ndim else None, keepdims=keepdim and x.ndim > 0,
+               dtype=dtype.to_numpy() if dtype else np.int64 if x.dtype.kind in "biu" else x.dtype),
+           error_samples=[S(a(2, 3), 2)]),
     OpInfo("var.correction", [S(a(2, 3)), S(a(2, 3), [1], correction=0, keepdim=True), S(a(2, 3), None, correction=2.5),
                               S(a(2, 3, 2), [0, 2])],
            ref=lambda x, dim=None, correction=1, keepdim=False: np.var(

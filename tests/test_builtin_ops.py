@@ -99,7 +99,7 @@ PYTORCH_TAGS = {
         "bitwise_and_.Tensor bitwise_and_.Scalar bitwise_or_.Tensor bitwise_or_.Scalar bitwise_xor_.Tensor "
         "bitwise_xor_.Scalar",
     ("core", "pt2_compliant_tag", "reduction"): "amax argmax max.dim mean mean.dim sum.dim_IntList amin argmin min.dim "
-        "any any.dim any.dims var.correction var.dim",
+        "any any.dim any.dims var.correction var.dim prod prod.dim_int",
     ("inplace", "pt2_compliant_tag"): "copy_ fill_.Scalar zero_ floor_divide_.Tensor floor_divide_.Scalar",
     ("core", "nondeterministic_seeded", "pt2_compliant_tag"): "rand randn native_dropout",
     ("pointwise", "pt2_compliant_tag"):

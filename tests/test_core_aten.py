@@ -32,8 +32,6 @@ EXPECTED_MISSING = """
     index_put
     masked_scatter
     nonzero
-    prod
-    prod.dim_int
     randperm
     resize_
     scatter.src

@@ -586,6 +586,14 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         dims = None if dim is None else _dims(dim)
         return _red.var_correction(self, dims, correction=correction, keepdim=keepdim)
 
+    def prod(self, dim: Optional[int] = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
+        """Product of every element, or along ``dim`` (an int); integer and bool
+        inputs give int64 unless ``dtype`` is given (od::prod, od::prod.dim_int)."""
+        kwargs = {} if dtype is None else {"dtype": dtype}
+        if dim is None:
+            return _red.prod(self, **kwargs)
+        return _red.prod_dim(self, dim, True, **kwargs) if keepdim else _red.prod_dim(self, dim, **kwargs)
+
     def cumsum(self, dim: int, *, dtype: Any = None) -> "Tensor":
         """Running sums along ``dim``; integer and bool inputs give int64 unless ``dtype`` is given (od::cumsum)."""
         return _red.cumsum(self, dim) if dtype is None else _red.cumsum(self, dim, dtype=dtype)
