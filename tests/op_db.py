@@ -379,6 +379,10 @@ OPS: list[OpInfo] = [
                x, axis=dim if x.ndim else None, keepdims=keepdim and x.ndim > 0,
                dtype=dtype.to_numpy() if dtype else np.int64 if x.dtype.kind in "biu" else x.dtype),
            error_samples=[S(a(2, 3), 2)]),
+    OpInfo("sort", [S(a(2, 3)), S(a(2, 3), 0, True), S(Const(np.array([1.0, np.nan, 1.0, 0.0, 1.0])), 0, True),
+                    S(Const(np.array([[2.0, 1.0, 2.0, np.nan, 1.0]]))), S(ints(3, 4), -2), S(np.array([True, False, True])),
+                    S(a()), S(a(0, 3), 0)],
+           differentiable_outputs=(0,), error_samples=[S(a(2, 3), 2), S(np.array([1j]))]),
     OpInfo("var.correction", [S(a(2, 3)), S(a(2, 3), [1], correction=0, keepdim=True), S(a(2, 3), None, correction=2.5),
                               S(a(2, 3, 2), [0, 2])],
            ref=lambda x, dim=None, correction=1, keepdim=False: np.var(

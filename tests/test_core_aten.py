@@ -37,7 +37,6 @@ EXPECTED_MISSING = """
     scatter.src
     scatter.value
     scatter_reduce.two
-    sort
     split_with_sizes
     sym_is_contiguous
     sym_numel

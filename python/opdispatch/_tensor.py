@@ -22,6 +22,7 @@ from ._builtins import factories as _fac
 from ._builtins import indexing as _indexing
 from ._builtins import linalg as _linalg
 from ._builtins import softmax as _softmax
+from ._builtins import sorting as _sorting
 from ._builtins import reduction as _red
 from ._builtins import shape as _shape
 from ._builtins import views as _views
@@ -594,6 +595,13 @@ class Tensor(PointwiseMethods, _C.TensorBase):
             return _red.prod(self, **kwargs)
         return _red.prod_dim(self, dim, True, **kwargs) if keepdim else _red.prod_dim(self, dim, **kwargs)
 
+    def sort(self, dim: int = -1, descending: bool = False, *, stable: Optional[bool] = None) -> "SortResult":
+        """The values along ``dim`` in ascending (or ``descending``) order, NaN
+        the largest, and the int64 indices they came from, as a named
+        ``(values, indices)`` (od::sort). Every od sort is stable (equal values
+        keep their order), so ``stable`` changes nothing."""
+        return SortResult(*_sorting.sort(self, dim, descending))
+
     def cumsum(self, dim: int, *, dtype: Any = None) -> "Tensor":
         """Running sums along ``dim``; integer and bool inputs give int64 unless ``dtype`` is given (od::cumsum)."""
         return _red.cumsum(self, dim) if dtype is None else _red.cumsum(self, dim, dtype=dtype)
@@ -923,6 +931,10 @@ class MaxResult(collections.namedtuple("MaxResult", ["values", "indices"])):
 
 class MinResult(collections.namedtuple("MinResult", ["values", "indices"])):
     """The (values, indices) result of ``Tensor.min(dim)``."""
+
+
+class SortResult(collections.namedtuple("SortResult", ["values", "indices"])):
+    """The (values, indices) result of ``Tensor.sort``."""
 
 
 def _is_int(x: Any) -> bool:
