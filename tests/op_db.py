@@ -383,6 +383,10 @@ OPS: list[OpInfo] = [
                     S(Const(np.array([[2.0, 1.0, 2.0, np.nan, 1.0]]))), S(ints(3, 4), -2), S(np.array([True, False, True])),
                     S(a()), S(a(0, 3), 0)],
            differentiable_outputs=(0,), error_samples=[S(a(2, 3), 2), S(np.array([1j]))]),
+    OpInfo("topk", [S(a(2, 5), 2), S(a(3, 4), 1, 0, False), S(Const(np.array([3.0, np.nan, 2.0, 5.0, 4.0])), 2),
+                    S(Const(np.array([3.0, np.nan, 2.0, 5.0, 4.0])), 2, 0, False), S(ints(3, 4), 3, -2),
+                    S(a(2, 3), 0), S(a(2, 3), 3), S(a(), 1), S(a(0, 3), 0)],
+           differentiable_outputs=(0,), error_samples=[S(a(2, 3), 4), S(a(2, 3), -1), S(a(2, 3), 1, 2)]),
     OpInfo("var.correction", [S(a(2, 3)), S(a(2, 3), [1], correction=0, keepdim=True), S(a(2, 3), None, correction=2.5),
                               S(a(2, 3, 2), [0, 2])],
            ref=lambda x, dim=None, correction=1, keepdim=False: np.var(

@@ -43,7 +43,6 @@ EXPECTED_MISSING = """
     sym_size.int
     sym_storage_offset
     sym_stride.int
-    topk
 """
 
 

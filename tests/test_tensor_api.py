@@ -137,6 +137,9 @@ def test_methods_call_the_od_operators():
     assert (r.values.tolist(), r.indices.tolist()) == ([[3.0, 3.0, 1.0]], [[0, 2, 1]]) and r[1] is r.indices
     assert opdispatch.sort(t, 0, stable=True).values.shape == (2, 3) and t.prod().item() == 0.0
     assert t.prod(1, keepdim=True).tolist() == [[0.0], [60.0]] and opdispatch.prod(t, 0, dtype=opdispatch.int64).dtype == opdispatch.int64
+    top = opdispatch.tensor([[3.0, 1.0, 5.0, 4.0]]).topk(2)  # from PyTorch 2.13
+    assert (top.values.tolist(), top.indices.tolist()) == ([[5.0, 4.0]], [[2, 3]])
+    assert opdispatch.topk(t, 1, 0, largest=False).indices.tolist() == [[0, 0, 0]]
     assert t.view(3, 2).shape == (3, 2) and t.view((6,)).shape == (6,) and t.reshape(-1, 2).shape == (3, 2)
     assert t.transpose(0, 1).shape == (3, 2) and t.t().shape == (3, 2) and t.permute(1, 0).shape == (3, 2)
     assert t.unsqueeze(0).squeeze().shape == (2, 3) and t.expand(4, 2, 3).shape == (4, 2, 3)

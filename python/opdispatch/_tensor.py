@@ -602,6 +602,13 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         keep their order), so ``stable`` changes nothing."""
         return SortResult(*_sorting.sort(self, dim, descending))
 
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> "TopkResult":
+        """The ``k`` largest (or smallest) values along ``dim``, NaN the
+        largest, and their int64 indices, as a named ``(values, indices)``
+        (od::topk). od always returns them in order; with ``sorted=False``
+        PyTorch's order is unspecified. RuntimeError unless 0 <= k <= size."""
+        return TopkResult(*_sorting.topk(self, k, dim, largest, sorted))
+
     def cumsum(self, dim: int, *, dtype: Any = None) -> "Tensor":
         """Running sums along ``dim``; integer and bool inputs give int64 unless ``dtype`` is given (od::cumsum)."""
         return _red.cumsum(self, dim) if dtype is None else _red.cumsum(self, dim, dtype=dtype)
@@ -935,6 +942,10 @@ class MinResult(collections.namedtuple("MinResult", ["values", "indices"])):
 
 class SortResult(collections.namedtuple("SortResult", ["values", "indices"])):
     """The (values, indices) result of ``Tensor.sort``."""
+
+
+class TopkResult(collections.namedtuple("TopkResult", ["values", "indices"])):
+    """The (values, indices) result of ``Tensor.topk``."""
 
 
 def _is_int(x: Any) -> bool:

@@ -1,6 +1,6 @@
 """Sorting: sort (the values along a dimension in order, and where each came
-from) and topk (the k largest or smallest of them), whose gradients put the
-values' gradients back where the values came from."""
+from) and topk (the k largest or smallest of them, in order), whose gradients
+put the values' gradients back where the values came from."""
 from __future__ import annotations
 
 from typing import Any, Callable, cast
@@ -78,3 +78,39 @@ def _selection_backward(ctx: Any, grad: Tensor, grad_indices: Any) -> tuple[Any,
 sort = cast(PairOp, defop(  # returns two tensors (defop's type says one)
     "sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)", tags=CORE,
     cpu=_sort_cpu, meta=_sort_meta, backward=_selection_backward, setup_context=_selection_setup(1)))
+
+
+def _topk_dim(self: Tensor, k: int, dim: int) -> int:
+    """``dim`` wrapped; RuntimeError unless 0 <= k <= the size along it (1 for a 0-d tensor)."""
+    d = _sort_dim("od::topk", self, dim)
+    size = self.shape[d] if self.ndim else 1
+    if not 0 <= k <= size:
+        raise RuntimeError(f"od::topk: selected index k out of range (k={k}, size {size} along dimension {dim})")
+    return d
+
+
+def _top(a: np.ndarray, k: int, axis: int, largest: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` largest (or smallest) values of ``a`` along ``axis`` in that
+    order, NaN the largest, and their int64 indices."""
+    if a.ndim == 0:
+        return a.copy(), np.zeros((), np.int64)
+    order = np.take(_order(a, axis, largest), np.arange(k), axis=axis)
+    return np.take_along_axis(a, order, axis), order.astype(np.int64, copy=False)
+
+
+def _topk_cpu(self: Tensor, k: int, dim: int = -1, largest: bool = True,
+              sorted: bool = True) -> tuple[Tensor, Tensor]:
+    d = _topk_dim(self, k, dim)
+    return call_numpy_pair(_top, self, k, d, largest)
+
+
+def _topk_meta(self: Tensor, k: int, dim: int = -1, largest: bool = True,
+               sorted: bool = True) -> tuple[Tensor, Tensor]:
+    d = _topk_dim(self, k, dim)
+    shape = [k if i == d else n for i, n in enumerate(self.shape)]
+    return meta_like(shape, self.dtype), meta_like(shape, _C.int64)
+
+
+topk = cast(PairOp, defop(
+    "topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)",
+    tags=CORE, cpu=_topk_cpu, meta=_topk_meta, backward=_selection_backward, setup_context=_selection_setup(2)))
