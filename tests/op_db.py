@@ -125,6 +125,9 @@ class OpInfo:
     #: Calls PyTorch rejects: tests/test_opinfo.py checks that PyTorch raises and od raises an exception of the
     #: same family, test_meta that meta raises what cpu raises; the value and gradcheck tests leave them out.
     error_samples: list[Sample] = field(default_factory=list)
+    #: The exception the Meta kernel raises for every sample instead of a result, as PyTorch's does where the
+    #: output's size depends on the data (nonzero): test_meta checks that instead of comparing metadata.
+    meta_raises: Optional[type] = None
     family: str = "op_db"
 
     def __post_init__(self) -> None:
@@ -519,6 +522,10 @@ OPS: list[OpInfo] = [
                            S(a(3, 4), 0, np.array([[0, 0, 2]]), a(1, 3)), S(a(), 0, np.array(0), a()),
                            S(a(4), 0, np.array([1, 1, 1]), a(3))],
            error_samples=[S(a(3, 4), 1, np.array([[0, 3], [1, 1]]), a(1, 2))]),
+    OpInfo("nonzero", [S(np.array([[0.0, 1.5, 0.0], [np.nan, 0.0, -2.0]])), S(ints(2, 3, 2)), S(np.array(3.0)),
+                       S(np.array(0.0)), S(np.array([True, False, True])), S(np.zeros((0, 3))), S(np.zeros((2, 2)))],
+           ref=lambda x: np.argwhere(x) if x.ndim else np.zeros((int(x != 0), 0), np.int64), grad=False,
+           meta_raises=NotImplementedError),
     OpInfo("select_scatter", [S(a(2, 3), a(3), 0, -1), S(a(2, 3, 2), a(2, 2), 1, 0), S(a(2, 3), a(2), 1, 2)],
            error_samples=[S(a(2, 3), a(2), 0, 0), S(a(2, 3), a(3), 0, 2)]),
     OpInfo("slice_scatter", [S(a(2, 3), a(2, 2), 1, 1), S(a(2, 3), a(2, 2), 1, 0, None, 2),

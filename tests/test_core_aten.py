@@ -31,7 +31,6 @@ EXPECTED_MISSING = """
     index.Tensor
     index_put
     masked_scatter
-    nonzero
     randperm
     resize_
     scatter.src

@@ -140,6 +140,10 @@ def test_methods_call_the_od_operators():
     top = opdispatch.tensor([[3.0, 1.0, 5.0, 4.0]]).topk(2)  # from PyTorch 2.13
     assert (top.values.tolist(), top.indices.tolist()) == ([[5.0, 4.0]], [[2, 3]])
     assert opdispatch.topk(t, 1, 0, largest=False).indices.tolist() == [[0, 0, 0]]
+    assert t.nonzero().tolist() == [[0, 1], [0, 2], [1, 0], [1, 1], [1, 2]] and t.nonzero().stride() == (1, 5)
+    assert [c.tolist() for c in opdispatch.nonzero(t, as_tuple=True)] == [[0, 0, 1, 1, 1], [1, 2, 0, 1, 2]]
+    assert [c.tolist() for c in opdispatch.tensor(3.0).nonzero(as_tuple=True)] == [[0]]
+    assert [c.tolist() for c in opdispatch.tensor(0.0).nonzero(as_tuple=True)] == [[]]
     assert t.view(3, 2).shape == (3, 2) and t.view((6,)).shape == (6,) and t.reshape(-1, 2).shape == (3, 2)
     assert t.transpose(0, 1).shape == (3, 2) and t.t().shape == (3, 2) and t.permute(1, 0).shape == (3, 2)
     assert t.unsqueeze(0).squeeze().shape == (2, 3) and t.expand(4, 2, 3).shape == (4, 2, 3)

@@ -609,6 +609,17 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         PyTorch's order is unspecified. RuntimeError unless 0 <= k <= size."""
         return TopkResult(*_sorting.topk(self, k, dim, largest, sorted))
 
+    def nonzero(self, *, as_tuple: bool = False) -> Any:
+        """The int64 coordinates of the nonzero elements (NaN counts) in C
+        order: an (n, ndim) tensor (od::nonzero), or with ``as_tuple`` one
+        1-D tensor of n per dimension (one for a 0-d tensor), as PyTorch's
+        nonzero(as_tuple=True). On meta it raises NotImplementedError: n depends on the data."""
+        if not as_tuple:
+            return _indexing.nonzero(self)
+        flat = _views.reshape(self, [1]) if self.ndim == 0 else self
+        coords = _indexing.nonzero(flat)
+        return tuple(_views.select(coords, 1, i) for i in range(flat.ndim))
+
     def cumsum(self, dim: int, *, dtype: Any = None) -> "Tensor":
         """Running sums along ``dim``; integer and bool inputs give int64 unless ``dtype`` is given (od::cumsum)."""
         return _red.cumsum(self, dim) if dtype is None else _red.cumsum(self, dim, dtype=dtype)

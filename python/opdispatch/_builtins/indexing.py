@@ -10,7 +10,7 @@ import numpy as np
 from .. import _C
 from . import factories
 from ._numpy import call_numpy, meta_like, wrap_dim
-from ._registry import CORE, PT2, Op, defop
+from ._registry import CORE, DYNAMIC_OUTPUT_SHAPE, PT2, Op, defop
 from .._tensor_type import Tensor
 
 
@@ -220,3 +220,34 @@ def _scatter_add_backward(ctx: Any, grad: Tensor) -> tuple[Any, None, None, Any]
 scatter_add: Op = defop("scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", tags=CORE,
                         cpu=_scatter_add_cpu, meta=_scatter_add_meta, backward=_scatter_add_backward,
                         setup_context=_scatter_add_setup)
+
+
+# --- nonzero ----------------------------------------------------------------------------------
+
+
+def _nonzero_of(a: np.ndarray) -> np.ndarray:
+    """The int64 coordinates of ``a``'s nonzero elements (NaN counts) in C
+    order, one row per dimension: (ndim, n). A 0-d array has 0 or 1 of them."""
+    coords = np.nonzero(a.reshape(1)) if a.ndim == 0 else np.nonzero(a)
+    return np.stack(coords[: a.ndim]).astype(np.int64) if a.ndim else np.zeros((0, len(coords[0])), np.int64)
+
+
+def _nonzero_cpu(self: Tensor) -> Tensor:
+    """An (n, ndim) tensor of coordinates with strides (1, n), as PyTorch lays
+    nonzero's result out (the transpose of a contiguous (ndim, n))."""
+    coords = call_numpy(_nonzero_of, self)
+    ndim, n = coords.shape
+    return _C._as_strided(coords, [n, ndim], [1, n], 0)
+
+
+def _nonzero_meta(self: Tensor) -> Tensor:
+    """NotImplementedError: the size depends on the data, which a meta tensor
+    lacks. PyTorch: the meta registration of nonzero raises NotImplementedError
+    unless told to assume every element nonzero (FakeTensorMode gives a
+    data-dependent size instead)."""
+    raise NotImplementedError("od::nonzero: the number of nonzero elements depends on the data, which a meta tensor "
+                              "does not have, so the result's size is unknown; run it on cpu")
+
+
+nonzero: Op = defop("nonzero(Tensor self) -> Tensor", tags=DYNAMIC_OUTPUT_SHAPE, cpu=_nonzero_cpu,
+                    meta=_nonzero_meta, differentiable=False)
