@@ -36,7 +36,6 @@ EXPECTED_MISSING = """
     scatter.src
     scatter.value
     scatter_reduce.two
-    split_with_sizes
     sym_is_contiguous
     sym_numel
     sym_size.int

@@ -144,6 +144,12 @@ def test_methods_call_the_od_operators():
     assert [c.tolist() for c in opdispatch.nonzero(t, as_tuple=True)] == [[0, 0, 1, 1, 1], [1, 2, 0, 1, 2]]
     assert [c.tolist() for c in opdispatch.tensor(3.0).nonzero(as_tuple=True)] == [[0]]
     assert [c.tolist() for c in opdispatch.tensor(0.0).nonzero(as_tuple=True)] == [[]]
+    assert [p.tolist() for p in t.split([1, 2], 1)] == [[[0.0], [3.0]], [[1.0, 2.0], [4.0, 5.0]]]
+    assert [p.shape for p in opdispatch.split(t, 2, 1)] == [(2, 2), (2, 1)] and len(t.split(2)) == 1
+    assert [p.shape for p in opdispatch.zeros(0, 3).split(2)] == [(0, 3)] and t.split([1, 1])[1].data_ptr() == t.data_ptr() + 12
+    for bad in (0, -1, [1, 1]):
+        with pytest.raises(RuntimeError, match="split"):
+            t.split(bad, 1)
     assert t.view(3, 2).shape == (3, 2) and t.view((6,)).shape == (6,) and t.reshape(-1, 2).shape == (3, 2)
     assert t.transpose(0, 1).shape == (3, 2) and t.t().shape == (3, 2) and t.permute(1, 0).shape == (3, 2)
     assert t.unsqueeze(0).squeeze().shape == (2, 3) and t.expand(4, 2, 3).shape == (4, 2, 3)
