@@ -530,6 +530,15 @@ OPS: list[OpInfo] = [
                                 S(a(0, 2), [0, 0])],
            ref=lambda x, sizes, dim=0: tuple(np.split(x, np.cumsum(sizes)[:-1], axis=dim)),
            error_samples=[S(a(2, 3), [1, 1], 1), S(a(2, 3), [-1, 4], 1), S(a(2, 3), [2], 2), S(a(), [1])]),
+    OpInfo("scatter.src", [S(a(3, 4), 1, np.array([[0, 3], [1, 2]]), a(2, 2)), S(a(3, 4), 0, np.array([[0, 2, 1]]), Const(a(2, 3))),
+                           S(a(), 0, np.array(0), a()), S(ints(4), 0, np.array([3, 0]), ints(2)),
+                           S(a(2, 3), 1, np.zeros((2, 0), np.int64), Const(a(2, 2)))],  # src larger than index: no
+           # gradient for src (PyTorch's engine rejects gather's index-shaped one, as od's does)
+           error_samples=[S(a(3, 4), 1, np.array([[0, 3]]), ints(1, 2)), S(a(3, 4), 1, np.array([[0, 3], [1, 1]]), a(1, 2)),
+                          S(a(3, 4), 1, np.array([0]), a(1))]),
+    OpInfo("scatter.value", [S(a(3, 4), 1, np.array([[0, 3], [1, 2]]), 2.5), S(ints(3), 0, np.array([1]), 2.7),
+                             S(a(), -1, np.array(0), -1), S(mask(2, 2), 0, np.array([[1, 0]]), True)],
+           error_samples=[S(a(3, 4), 2, np.array([[0]]), 1.0), S(a(3, 4), 1, np.array([[0.0]]), 1.0)]),
     OpInfo("select_scatter", [S(a(2, 3), a(3), 0, -1), S(a(2, 3, 2), a(2, 2), 1, 0), S(a(2, 3), a(2), 1, 2)],
            error_samples=[S(a(2, 3), a(2), 0, 0), S(a(2, 3), a(3), 0, 2)]),
     OpInfo("slice_scatter", [S(a(2, 3), a(2, 2), 1, 1), S(a(2, 3), a(2, 2), 1, 0, None, 2),

@@ -33,8 +33,6 @@ EXPECTED_MISSING = """
     masked_scatter
     randperm
     resize_
-    scatter.src
-    scatter.value
     scatter_reduce.two
     sym_is_contiguous
     sym_numel

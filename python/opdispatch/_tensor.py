@@ -730,6 +730,17 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         """A copy of ``self`` with ``src``'s entries added at ``index`` along ``dim`` (od::scatter_add)."""
         return _indexing.scatter_add(self, dim, index, src)
 
+    def scatter(self, dim: int, index: "Tensor", src: Any = None, *, value: Any = None) -> "Tensor":
+        """A copy of ``self`` with ``src``'s entries (a tensor of self's dtype,
+        od::scatter.src) or ``src`` / ``value`` (a number, od::scatter.value)
+        written at ``index`` along ``dim``; which of repeated indices wins is
+        unspecified, as in PyTorch."""
+        if src is None:
+            src = value
+        if isinstance(src, _C.TensorBase):
+            return _indexing.scatter_src(self, dim, index, src)
+        return _indexing.scatter_value(self, dim, index, src)
+
     def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> "Tensor":
         """A view of the diagonal ``offset`` above the main one of dims ``dim1``
         and ``dim2``, as the last dim (od::diagonal)."""

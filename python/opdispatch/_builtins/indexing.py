@@ -176,14 +176,22 @@ gather: Op = defop("gather(Tensor self, int dim, Tensor index, *, bool sparse_gr
                    cpu=_gather_cpu, meta=_gather_meta, backward=_gather_backward, setup_context=_gather_setup)
 
 
-def _scatter_added(a: np.ndarray, d: int, index: np.ndarray, src: np.ndarray) -> np.ndarray:
+def _scattered(a: np.ndarray, d: int, index: np.ndarray, src: Any, add: bool) -> np.ndarray:
+    """A copy of ``a`` with ``src`` (an array at least index's size, or a
+    scalar) written (or, with ``add``, added: np.add.at, so repeated indices
+    add up) at ``index`` along ``d``."""
     out = np.array(a, order="C", copy=True)
     flat = out.reshape(out.shape or (1,))
     shaped = index.reshape(index.shape or (1,))
     sizes: tuple[int, ...] = shaped.shape
-    leading = tuple(slice(0, n) for n in sizes)  # src may be larger than index
-    values = src.reshape(src.shape or (1,))[leading]
-    np.add.at(flat, _along(flat, shaped, d), values)
+    where = _along(flat, shaped, d)
+    if isinstance(src, np.ndarray):
+        leading = tuple(slice(0, n) for n in sizes)  # src may be larger than index
+        src = src.reshape(src.shape or (1,))[leading]
+    if add:
+        np.add.at(flat, where, src)
+    else:
+        flat[where] = src
     return out
 
 
@@ -198,7 +206,7 @@ def _check_scatter(op: str, self: Tensor, dim: int, index: Tensor, src: Tensor) 
 def _scatter_add_cpu(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     d = _check_scatter("od::scatter_add", self, dim, index, src)
     _check_gather_values("od::scatter_add", self, d, index)
-    return call_numpy(_scatter_added, self, d, index, src)
+    return call_numpy(_scattered, self, d, index, src, True)
 
 
 def _scatter_add_meta(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
@@ -220,6 +228,50 @@ def _scatter_add_backward(ctx: Any, grad: Tensor) -> tuple[Any, None, None, Any]
 scatter_add: Op = defop("scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", tags=CORE,
                         cpu=_scatter_add_cpu, meta=_scatter_add_meta, backward=_scatter_add_backward,
                         setup_context=_scatter_add_setup)
+
+
+def _scatter_src_cpu(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    d = _check_scatter("od::scatter.src", self, dim, index, src)
+    _check_gather_values("od::scatter.src", self, d, index)
+    return call_numpy(_scattered, self, d, index, src, False)
+
+
+def _scatter_src_meta(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    _check_scatter("od::scatter.src", self, dim, index, src)
+    return meta_like(self.shape, self.dtype)
+
+
+def _scatter_value_cpu(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+    d = wrap_dim("od::scatter.value", dim, self.ndim)
+    _check_gather_index("od::scatter.value", self, d, index)
+    _check_gather_values("od::scatter.value", self, d, index)
+    return call_numpy(_scattered, self, d, index, value, False)
+
+
+def _scatter_value_meta(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+    _check_gather_index("od::scatter.value", self, wrap_dim("od::scatter.value", dim, self.ndim), index)
+    return meta_like(self.shape, self.dtype)
+
+
+def _scatter_backward(ctx: Any, grad: Tensor) -> tuple[Any, None, None, Any]:
+    """self's gradient is grad with zeros where values were written; src's the
+    gradient gathered at index (scatter.src only). PyTorch: derivatives.yaml scatter."""
+    (index,) = ctx.saved_tensors
+    src_grad = gather(grad, ctx.dim, index) if ctx.src and ctx.needs_input_grad[3] else None
+    return scatter_value(grad, ctx.dim, index, 0), None, None, src_grad
+
+
+def _scatter_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+    _scatter_add_setup(ctx, inputs, output)
+    ctx.src = isinstance(inputs[3], Tensor)
+
+
+scatter_src: Op = defop("scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", tags=CORE,
+                        cpu=_scatter_src_cpu, meta=_scatter_src_meta, backward=_scatter_backward,
+                        setup_context=_scatter_setup)
+scatter_value: Op = defop("scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", tags=CORE,
+                          cpu=_scatter_value_cpu, meta=_scatter_value_meta, backward=_scatter_backward,
+                          setup_context=_scatter_setup)
 
 
 # --- nonzero ----------------------------------------------------------------------------------
