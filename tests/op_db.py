@@ -539,6 +539,12 @@ OPS: list[OpInfo] = [
     OpInfo("scatter.value", [S(a(3, 4), 1, np.array([[0, 3], [1, 2]]), 2.5), S(ints(3), 0, np.array([1]), 2.7),
                              S(a(), -1, np.array(0), -1), S(mask(2, 2), 0, np.array([[1, 0]]), True)],
            error_samples=[S(a(3, 4), 2, np.array([[0]]), 1.0), S(a(3, 4), 1, np.array([[0.0]]), 1.0)]),
+    OpInfo("scatter_reduce.two", [S(a(3), 0, np.array([0, 0, 2, 2]), a(4), reduce, include_self=include_self)
+                                  for reduce in ("sum", "prod", "mean", "amax", "amin") for include_self in (True, False)]
+           + [S(a(3, 4), 1, np.array([[0, 3, 0], [1, 1, 2]]), a(2, 3), "mean"), S(a(), 0, np.array(0), a(), "amax"),
+              S(ints(3), 0, np.array([1, 1]), ints(2), "mean"), S(ints(3), 0, np.array([2, 2]), ints(2), "amin", include_self=False),
+              S(Const(np.array([1.0, 2.0])), 0, np.array([0, 0, 1]), Const(np.array([1.0, 3.0, np.nan])), "amax")],
+           error_samples=[S(a(3), 0, np.array([0]), a(1), "median"), S(a(3), 0, np.array([0]), ints(1), "sum")]),
     OpInfo("select_scatter", [S(a(2, 3), a(3), 0, -1), S(a(2, 3, 2), a(2, 2), 1, 0), S(a(2, 3), a(2), 1, 2)],
            error_samples=[S(a(2, 3), a(2), 0, 0), S(a(2, 3), a(3), 0, 2)]),
     OpInfo("slice_scatter", [S(a(2, 3), a(2, 2), 1, 1), S(a(2, 3), a(2, 2), 1, 0, None, 2),

@@ -73,7 +73,7 @@ PYTORCH_TAGS = {
     ("core", "pt2_compliant_tag"):
         "_to_copy arange.start_step bmm cat empty.memory_format expand full mm permute select.int slice.Tensor "
         "squeeze.dim unsqueeze view "
-        "copy fill.Scalar alias flip full_like scalar_tensor cumsum squeeze.dims repeat diagonal index_select gather scatter_add scatter.src scatter.value select_scatter "
+        "copy fill.Scalar alias flip full_like scalar_tensor cumsum squeeze.dims repeat diagonal index_select gather scatter_add scatter.src scatter.value scatter_reduce.two select_scatter "
         "_log_softmax _native_batch_norm_legit _native_batch_norm_legit.no_stats _native_batch_norm_legit_no_training "
         "_softmax addmm constant_pad_nd convolution convolution_backward max_pool2d_with_indices "
         "max_pool2d_with_indices_backward max_pool3d_with_indices native_group_norm native_group_norm_backward "

@@ -33,7 +33,6 @@ EXPECTED_MISSING = """
     masked_scatter
     randperm
     resize_
-    scatter_reduce.two
     sym_is_contiguous
     sym_numel
     sym_size.int

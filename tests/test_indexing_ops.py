@@ -73,3 +73,18 @@ def test_scatter_writes_and_its_gradients():
     np.testing.assert_array_equal(src.grad.numpy(), [[0, 3], [5, 6]])
     ints = opdispatch.zeros(3, dtype=opdispatch.int64)
     assert opdispatch.scatter(ints, 0, opdispatch.tensor([1]), value=2.7).tolist() == [0, 2, 0]  # PyTorch: [0, 2, 0]
+
+
+@pytest.mark.parametrize("reduce,include_self,self_grad,src_grad", [
+    # PyTorch 2.13's gradients: ties share it evenly (self's 2 with src's first 2, src's two 3s)
+    ("amax", True, [0.5, 2.0, 0.0], [0.5, 0.0, 1.5, 1.5]),
+    ("mean", False, [0.0, 2.0, 0.0], [0.5, 0.5, 1.5, 1.5]),
+])
+def test_scatter_reduce_gradients(reduce, include_self, self_grad, src_grad):
+    x = opdispatch.tensor([2.0, 5.0, 1.0], requires_grad=True)
+    src = opdispatch.tensor([2.0, 1.0, 3.0, 3.0], requires_grad=True)
+    out = x.scatter_reduce(0, opdispatch.tensor([0, 0, 2, 2]), src, reduce, include_self=include_self)
+    out.backward(opdispatch.tensor([1.0, 2.0, 3.0]))
+    assert (x.grad.tolist(), src.grad.tolist()) == (self_grad, src_grad)
+    with pytest.raises(RuntimeError, match="od::scatter_reduce.two: index 3 is out of bounds for dimension 0"):
+        opdispatch.scatter_reduce(x, 0, opdispatch.tensor([3]), src, reduce)

@@ -202,6 +202,7 @@ topk = _method(Tensor.topk)
 nonzero = _method(Tensor.nonzero)
 split = _method(Tensor.split)
 scatter = _method(Tensor.scatter)
+scatter_reduce = _method(Tensor.scatter_reduce)
 var = _method(Tensor.var)
 flip = _method(Tensor.flip)
 diagonal = _method(Tensor.diagonal)
@@ -280,7 +281,7 @@ __all__ = [
     "rand", "randn", "stack", "tensor", "where", "zeros", "zeros_like",
     # functional forms of Tensor methods
     "add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "sqrt",
-    "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "amax", "max", "argmax", "amin", "min", "argmin", "any", "cumsum", "prod", "sort", "topk", "nonzero", "split", "var", "flip", "diagonal", "index_select", "gather", "scatter",
+    "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "amax", "max", "argmax", "amin", "min", "argmin", "any", "cumsum", "prod", "sort", "topk", "nonzero", "split", "var", "flip", "diagonal", "index_select", "gather", "scatter", "scatter_reduce",
     "scatter_add",
     "matmul", "mm",
     "bmm", "softmax", "log_softmax", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "select", "flatten",

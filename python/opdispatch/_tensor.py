@@ -741,6 +741,14 @@ class Tensor(PointwiseMethods, _C.TensorBase):
             return _indexing.scatter_src(self, dim, index, src)
         return _indexing.scatter_value(self, dim, index, src)
 
+    def scatter_reduce(self, dim: int, index: "Tensor", src: "Tensor", reduce: str, *,
+                       include_self: bool = True) -> "Tensor":
+        """A copy of ``self`` with ``src``'s entries reduced ("sum", "prod",
+        "mean", "amax" or "amin") into the positions ``index`` names along
+        ``dim``, self's own value taking part unless ``include_self`` is False
+        (od::scatter_reduce.two)."""
+        return _indexing.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
+
     def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> "Tensor":
         """A view of the diagonal ``offset`` above the main one of dims ``dim1``
         and ``dim2``, as the last dim (od::diagonal)."""

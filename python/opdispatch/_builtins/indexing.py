@@ -8,7 +8,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import _C
-from . import factories
+from . import comparison, elementwise, factories
 from ._numpy import call_numpy, meta_like, wrap_dim
 from ._registry import CORE, DYNAMIC_OUTPUT_SHAPE, PT2, Op, defop
 from .._tensor_type import Tensor
@@ -272,6 +272,118 @@ scatter_src: Op = defop("scatter.src(Tensor self, int dim, Tensor index, Tensor 
 scatter_value: Op = defop("scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", tags=CORE,
                           cpu=_scatter_value_cpu, meta=_scatter_value_meta, backward=_scatter_backward,
                           setup_context=_scatter_setup)
+
+
+# --- scatter_reduce ---------------------------------------------------------------------------
+
+#: scatter_reduce's reductions: the ufunc that combines values (mean sums, then divides).
+_SCATTER_REDUCTIONS = {"sum": np.add, "prod": np.multiply, "mean": np.add, "amax": np.maximum, "amin": np.minimum}
+
+
+def _check_scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str) -> int:
+    if reduce not in _SCATTER_REDUCTIONS:
+        raise RuntimeError(f"od::scatter_reduce.two: reduce argument must be either sum, prod, mean, amax or amin, "
+                           f"got {reduce}")
+    return _check_scatter("od::scatter_reduce.two", self, dim, index, src)
+
+
+def _identity(ufunc: np.ufunc, dtype: np.dtype) -> Any:
+    """The value that ``ufunc`` leaves any other unchanged (for a position whose own value is left out)."""
+    if ufunc is np.maximum:
+        return -np.inf if dtype.kind in "fc" else np.iinfo(dtype).min if dtype.kind in "iu" else False
+    if ufunc is np.minimum:
+        return np.inf if dtype.kind in "fc" else np.iinfo(dtype).max if dtype.kind in "iu" else True
+    return ufunc.identity
+
+
+def _scatter_reduced(a: np.ndarray, d: int, index: np.ndarray, src: np.ndarray, reduce: str,
+                     include_self: bool) -> np.ndarray:
+    """``a`` with each of ``src``'s entries reduced into the position ``index``
+    names along ``d`` (ufunc.at, so repeated positions all count); without
+    ``include_self`` a position that receives entries forgets its own value.
+    mean divides by the count (self counting once when included), flooring for integers."""
+    ufunc = _SCATTER_REDUCTIONS[reduce]
+    if a.dtype == np.float16:  # PyTorch's CPU kernel reduces float16 in float32 and rounds once
+        return _scatter_reduced(a.astype(np.float32), d, index, src.astype(np.float32), reduce,
+                                include_self).astype(np.float16)
+    out = np.array(a, order="C", copy=True)
+    flat = out.reshape(out.shape or (1,))
+    shaped = index.reshape(index.shape or (1,))
+    where = _along(flat, shaped, d)
+    sizes: tuple[int, ...] = shaped.shape
+    values = src.reshape(src.shape or (1,))[tuple(slice(0, n) for n in sizes)]  # src may be larger than index
+    touched = np.zeros(flat.shape, bool)
+    touched[where] = True
+    if not include_self:
+        flat[touched] = _identity(ufunc, flat.dtype)
+    ufunc.at(flat, where, values)
+    if reduce == "mean":
+        counts = np.where(touched & (not include_self), 0, 1)
+        np.add.at(counts, where, 1)
+        if flat.dtype.kind in "fc":
+            flat /= counts
+        else:
+            flat //= counts.astype(flat.dtype)
+    return out
+
+
+def _scatter_reduce_cpu(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+                        include_self: bool = True) -> Tensor:
+    d = _check_scatter_reduce(self, dim, index, src, reduce)
+    _check_gather_values("od::scatter_reduce.two", self, d, index)
+    return call_numpy(_scatter_reduced, self, d, index, src, reduce, include_self)
+
+
+def _scatter_reduce_meta(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+                         include_self: bool = True) -> Tensor:
+    _check_scatter_reduce(self, dim, index, src, reduce)
+    return meta_like(self.shape, self.dtype)
+
+
+def _scatter_reduce_setup(ctx: Any, inputs: tuple[Any, ...], keyword_only_inputs: dict[str, Any],
+                          output: Any) -> None:
+    self, ctx.dim, index, src, ctx.reduce = inputs
+    ctx.include_self = keyword_only_inputs.get("include_self", True)
+    ctx.save_for_backward(self, index, src, output)
+
+
+def _scatter_reduce_backward(ctx: Any, grad: Tensor) -> tuple[Any, None, None, Any, None]:
+    """PyTorch: scatter_reduce_backward (FunctionsManual.cpp): sum passes grad
+    to self and gathers it for src; mean divides it by the counts first; amax
+    / amin share it evenly among self and the src entries equal to the result;
+    prod gives each the result over its own value (no zeros: a zero gives
+    inf or nan there, where PyTorch's takes the product of the others). Without
+    include_self, self gets nothing where entries were reduced."""
+    self, index, src, out = ctx.saved_tensors
+    dim = ctx.dim
+    if ctx.reduce == "sum":
+        grad_self, grad_src = grad, gather(grad, dim, index)
+    elif ctx.reduce == "mean":
+        counts = factories.ones_like(self) if ctx.include_self else factories.zeros_like(self)
+        counts = scatter_add(counts, dim, index, factories.ones_like(src))
+        counts = elementwise.where(comparison.eq_scalar(counts, 0), factories.ones_like(counts), counts)
+        grad_self = elementwise.div(grad, counts)
+        grad_src = gather(grad_self, dim, index)
+    elif ctx.reduce == "prod":
+        scaled = elementwise.mul(grad, out)
+        grad_self = elementwise.div(scaled, self)
+        grad_src = elementwise.div(gather(scaled, dim, index), src)
+    else:
+        self_is_result = elementwise.as_dtype(comparison.eq(self, out), grad.dtype)
+        src_is_result = elementwise.as_dtype(comparison.eq(src, gather(out, dim, index)), grad.dtype)
+        shares = scatter_add(self_is_result, dim, index, src_is_result)
+        grad_distributed = elementwise.div(grad, shares)
+        grad_self = elementwise.mul(self_is_result, grad_distributed)
+        grad_src = elementwise.mul(src_is_result, gather(grad_distributed, dim, index))
+    if not ctx.include_self:
+        grad_self = scatter_value(grad_self, dim, index, 0)
+    return grad_self, None, None, grad_src if ctx.needs_input_grad[3] else None, None
+
+
+scatter_reduce: Op = defop(
+    "scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) "
+    "-> Tensor", tags=CORE, cpu=_scatter_reduce_cpu, meta=_scatter_reduce_meta, backward=_scatter_reduce_backward,
+    setup_context=_scatter_reduce_setup)
 
 
 # --- nonzero ----------------------------------------------------------------------------------
