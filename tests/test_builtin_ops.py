@@ -57,7 +57,7 @@ PYTORCH_TAGS = {
         "_log_softmax_backward_data _softmax_backward_data arange arange.start contiguous detach empty_like "
         "flatten.using_ints log_softmax.int matmul nll_loss nll_loss_backward nll_loss_forward ones ones_like reshape "
         "select_backward slice_backward softmax.int squeeze stack to.device to.dtype to.dtype_layout transpose.int "
-        "zeros zeros_like "
+        "zeros zeros_like masked_scatter_backward "
         "elu_backward hardtanh_backward leaky_relu_backward "
         "floor_divide floor_divide.Scalar hardswish hardsigmoid_backward hardswish_backward softplus_backward "
         "true_divide.Scalar divide.Tensor divide.Scalar divide.Tensor_mode multiply.Tensor subtract.Tensor "
@@ -73,7 +73,7 @@ PYTORCH_TAGS = {
     ("core", "pt2_compliant_tag"):
         "_to_copy arange.start_step bmm cat empty.memory_format expand full mm permute select.int slice.Tensor "
         "squeeze.dim unsqueeze view "
-        "copy fill.Scalar alias flip full_like scalar_tensor cumsum squeeze.dims repeat diagonal index_select gather scatter_add scatter.src scatter.value scatter_reduce.two select_scatter "
+        "copy fill.Scalar alias flip full_like scalar_tensor cumsum squeeze.dims repeat diagonal index_select gather scatter_add scatter.src scatter.value scatter_reduce.two masked_scatter select_scatter "
         "_log_softmax _native_batch_norm_legit _native_batch_norm_legit.no_stats _native_batch_norm_legit_no_training "
         "_softmax addmm constant_pad_nd convolution convolution_backward max_pool2d_with_indices "
         "max_pool2d_with_indices_backward max_pool3d_with_indices native_group_norm native_group_norm_backward "

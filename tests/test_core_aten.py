@@ -30,7 +30,6 @@ EXPECTED_MISSING = """
     empty_strided
     index.Tensor
     index_put
-    masked_scatter
     randperm
     resize_
     sym_is_contiguous

@@ -88,3 +88,23 @@ def test_scatter_reduce_gradients(reduce, include_self, self_grad, src_grad):
     assert (x.grad.tolist(), src.grad.tolist()) == (self_grad, src_grad)
     with pytest.raises(RuntimeError, match="od::scatter_reduce.two: index 3 is out of bounds for dimension 0"):
         opdispatch.scatter_reduce(x, 0, opdispatch.tensor([3]), src, reduce)
+
+
+def test_masked_scatter_needs_enough_source_elements_on_cpu_only():
+    x, mask = opdispatch.zeros(2, 3), opdispatch.tensor([True, False, True])
+    # PyTorch 2.13: RuntimeError: Number of elements of source < number of ones in mask
+    with pytest.raises(RuntimeError, match="od::masked_scatter: Number of elements of source < number of ones in mask"):
+        x.masked_scatter(mask, opdispatch.ones(3))
+    assert ops.od.masked_scatter(x.to("meta"), mask.to("meta"), opdispatch.ones(3, device="meta")).shape == (2, 3)
+    # PyTorch 2.13: RuntimeError: shape '[2]' is invalid for input of size 4
+    with pytest.raises(RuntimeError, match=r"od::masked_scatter_backward: shape '\[2\]' is invalid for input of size 4"):
+        ops.od.masked_scatter_backward(opdispatch.ones(2, 3), mask, [2])
+
+
+def test_masked_scatter_gradients():
+    x = opdispatch.zeros(2, 3, requires_grad=True)
+    source = opdispatch.zeros(7, requires_grad=True)
+    opdispatch.masked_scatter(x, opdispatch.tensor([True, False, True]), source).backward(opdispatch.arange(6.0).view(2, 3))
+    # PyTorch 2.13: [[0, 1, 0], [0, 4, 0]] and [0, 2, 3, 5, 0, 0, 0]
+    assert x.grad.tolist() == [[0.0, 1.0, 0.0], [0.0, 4.0, 0.0]]
+    assert source.grad.tolist() == [0.0, 2.0, 3.0, 5.0, 0.0, 0.0, 0.0]

@@ -203,6 +203,7 @@ nonzero = _method(Tensor.nonzero)
 split = _method(Tensor.split)
 scatter = _method(Tensor.scatter)
 scatter_reduce = _method(Tensor.scatter_reduce)
+masked_scatter = _method(Tensor.masked_scatter)
 var = _method(Tensor.var)
 flip = _method(Tensor.flip)
 diagonal = _method(Tensor.diagonal)
@@ -281,7 +282,7 @@ __all__ = [
     "rand", "randn", "stack", "tensor", "where", "zeros", "zeros_like",
     # functional forms of Tensor methods
     "add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "sqrt",
-    "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "amax", "max", "argmax", "amin", "min", "argmin", "any", "cumsum", "prod", "sort", "topk", "nonzero", "split", "var", "flip", "diagonal", "index_select", "gather", "scatter", "scatter_reduce",
+    "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "amax", "max", "argmax", "amin", "min", "argmin", "any", "cumsum", "prod", "sort", "topk", "nonzero", "split", "var", "flip", "diagonal", "index_select", "gather", "scatter", "scatter_reduce", "masked_scatter",
     "scatter_add",
     "matmul", "mm",
     "bmm", "softmax", "log_softmax", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "select", "flatten",

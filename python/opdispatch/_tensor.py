@@ -749,6 +749,13 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         (od::scatter_reduce.two)."""
         return _indexing.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
 
+    def masked_scatter(self, mask: "Tensor", source: "Tensor") -> "Tensor":
+        """A copy of ``self`` (broadcast with the bool ``mask``) with
+        ``source``'s first elements, in C order, where ``mask`` is True
+        (od::masked_scatter). RuntimeError for a non-bool mask, a source of
+        another dtype, or fewer source elements than set mask entries."""
+        return _indexing.masked_scatter(self, mask, source)
+
     def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> "Tensor":
         """A view of the diagonal ``offset`` above the main one of dims ``dim1``
         and ``dim2``, as the last dim (od::diagonal)."""

@@ -8,8 +8,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import _C
-from . import comparison, elementwise, factories
-from ._numpy import call_numpy, meta_like, wrap_dim
+from . import comparison, elementwise, factories, reduction
+from ._numpy import broadcast_shape, call_numpy, check_device, meta_like, wrap_dim
 from ._registry import CORE, DYNAMIC_OUTPUT_SHAPE, PT2, Op, defop
 from .._tensor_type import Tensor
 
@@ -384,6 +384,89 @@ scatter_reduce: Op = defop(
     "scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) "
     "-> Tensor", tags=CORE, cpu=_scatter_reduce_cpu, meta=_scatter_reduce_meta, backward=_scatter_reduce_backward,
     setup_context=_scatter_reduce_setup)
+
+
+# --- masked_scatter ---------------------------------------------------------------------------
+
+
+def _masked_scatter_shape(self: Tensor, mask: Tensor, source: Tensor) -> tuple[int, ...]:
+    """The result's shape (self's and mask's broadcast), after PyTorch's dtype checks."""
+    op = "od::masked_scatter"
+    if mask.dtype != _C.bool:
+        raise RuntimeError(f"{op}: masked_scatter_ only supports boolean masks, but got mask with dtype {mask.dtype}")
+    if source.dtype != self.dtype:
+        raise RuntimeError(f"{op}: masked_scatter: expected self and source to have same dtypes but got "
+                           f"{self.dtype} and {source.dtype}")
+    return broadcast_shape(op, self.shape, mask.shape)
+
+
+def _masked_scattered(a: np.ndarray, mask: np.ndarray, source: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """``a`` broadcast to ``shape`` with ``source``'s first elements (in C
+    order) at the positions ``mask`` (broadcast too) marks, in C order."""
+    out = np.array(np.broadcast_to(a, shape), order="C", copy=True)
+    where = np.broadcast_to(mask, shape)
+    out[where] = source.reshape(-1)[: np.count_nonzero(where)]
+    return out
+
+
+def _masked_scatter_cpu(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    shape = _masked_scatter_shape(self, mask, source)
+    check_device("od::masked_scatter", self, mask, source)
+    if int(np.count_nonzero(np.broadcast_to(mask.numpy(), shape))) > source.numel():
+        raise RuntimeError("od::masked_scatter: Number of elements of source < number of ones in mask")
+    return call_numpy(_masked_scattered, self, mask, source, shape)
+
+
+def _masked_scatter_meta(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    return meta_like(_masked_scatter_shape(self, mask, source), self.dtype)
+
+
+def _masked_scatter_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+    self, mask, source = inputs
+    ctx.self_shape, ctx.source_shape = tuple(self.shape), list(source.shape)
+    ctx.save_for_backward(mask)
+
+
+def _masked_scatter_grad(ctx: Any, grad: Tensor) -> tuple[Any, None, Any]:
+    """self's gradient is grad with zeros where the mask is set (summed back
+    to self's shape if it was broadcast); source's is masked_scatter_backward's.
+    PyTorch: derivatives.yaml masked_scatter."""
+    (mask,) = ctx.saved_tensors
+    grad_self = elementwise.where(mask, factories.zeros_like(grad), grad)
+    grad_source = masked_scatter_backward(grad, mask, ctx.source_shape) if ctx.needs_input_grad[2] else None
+    return reduction.sum_to(grad_self, ctx.self_shape), None, grad_source
+
+
+masked_scatter: Op = defop("masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor", tags=CORE,
+                           cpu=_masked_scatter_cpu, meta=_masked_scatter_meta, backward=_masked_scatter_grad,
+                           setup_context=_masked_scatter_setup)
+
+
+def _masked_selected(grad: np.ndarray, mask: np.ndarray, sizes: list[int]) -> np.ndarray:
+    """The elements of ``grad`` that ``mask`` (broadcast) marks, in C order,
+    zero-filled to ``sizes``' element count and shaped so."""
+    picked = grad[np.broadcast_to(mask, grad.shape)]
+    out = np.zeros(int(np.prod(sizes)), grad.dtype)
+    out[: picked.size] = picked
+    return out.reshape(sizes)
+
+
+def _masked_scatter_backward_cpu(grad_output: Tensor, mask: Tensor, sizes: Sequence[int]) -> Tensor:
+    """RuntimeError (as PyTorch's view) when the mask selects more elements than ``sizes`` holds (cpu only)."""
+    selected = int(np.count_nonzero(np.broadcast_to(mask.numpy(), grad_output.shape)))
+    if selected > int(np.prod(list(sizes))):
+        raise RuntimeError(f"od::masked_scatter_backward: shape '{list(sizes)}' is invalid for input of size "
+                           f"{selected}")
+    return call_numpy(_masked_selected, grad_output, mask, list(sizes))
+
+
+def _masked_scatter_backward_meta(grad_output: Tensor, mask: Tensor, sizes: Sequence[int]) -> Tensor:
+    return meta_like(list(sizes), grad_output.dtype)
+
+
+masked_scatter_backward: Op = defop(
+    "masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor", tags=PT2,
+    cpu=_masked_scatter_backward_cpu, meta=_masked_scatter_backward_meta, differentiable=False)
 
 
 # --- nonzero ----------------------------------------------------------------------------------
