@@ -125,6 +125,9 @@ class OpInfo:
     #: Calls PyTorch rejects: tests/test_opinfo.py checks that PyTorch raises and od raises an exception of the
     #: same family, test_meta that meta raises what cpu raises; the value and gradcheck tests leave them out.
     error_samples: list[Sample] = field(default_factory=list)
+    #: The exception the Meta kernel raises for every sample instead of a result, as PyTorch's does where the
+    #: output's size depends on the data (nonzero): test_meta checks that instead of comparing metadata.
+    meta_raises: Optional[type] = None
     family: str = "op_db"
 
     def __post_init__(self) -> None:
@@ -368,6 +371,25 @@ OPS: list[OpInfo] = [
                                                     np.int64 if x.dtype.kind in "biu" else x.dtype)
            if x.ndim else x.copy(),
            error_samples=[S(a(2, 3), 2)]),
+    OpInfo("prod", [S(a(2, 3)), S(np.array([[0.5, 0.0], [2.0, 3.0]])), S(np.array([0.0, 2.0, 0.0])), S(ints(4)),
+                    S(a()), S(a(0)), S(a(2, 2), dtype=opdispatch.float64)],
+           ref=lambda x, dtype=None: np.prod(x, dtype=dtype.to_numpy() if dtype else
+                                             np.int64 if x.dtype.kind in "biu" else x.dtype)),
+    OpInfo("prod.dim_int", [S(a(2, 3), 1), S(np.array([[0.5, 0.0, 2.0], [0.0, 0.0, 3.0], [1.0, 2.0, 0.5]]), 1),
+                            S(a(2, 3), -2, True), S(ints(2, 3), 0), S(a(), 0), S(a(0, 3), 0),
+                            S(ints(2, 2), 1, dtype=opdispatch.float64)],
+           ref=lambda x, dim, keepdim=False, dtype=None: np.prod(
+               x, axis=dim if x.ndim else None, keepdims=keepdim and x.ndim > 0,
+               dtype=dtype.to_numpy() if dtype else np.int64 if x.dtype.kind in "biu" else x.dtype),
+           error_samples=[S(a(2, 3), 2)]),
+    OpInfo("sort", [S(a(2, 3)), S(a(2, 3), 0, True), S(Const(np.array([1.0, np.nan, 1.0, 0.0, 1.0])), 0, True),
+                    S(Const(np.array([[2.0, 1.0, 2.0, np.nan, 1.0]]))), S(ints(3, 4), -2), S(np.array([True, False, True])),
+                    S(a()), S(a(0, 3), 0)],
+           differentiable_outputs=(0,), error_samples=[S(a(2, 3), 2), S(np.array([1j]))]),
+    OpInfo("topk", [S(a(2, 5), 2), S(a(3, 4), 1, 0, False), S(Const(np.array([3.0, np.nan, 2.0, 5.0, 4.0])), 2),
+                    S(Const(np.array([3.0, np.nan, 2.0, 5.0, 4.0])), 2, 0, False), S(ints(3, 4), 3, -2),
+                    S(a(2, 3), 0), S(a(2, 3), 3), S(a(), 1), S(a(0, 3), 0)],
+           differentiable_outputs=(0,), error_samples=[S(a(2, 3), 4), S(a(2, 3), -1), S(a(2, 3), 1, 2)]),
     OpInfo("var.correction", [S(a(2, 3)), S(a(2, 3), [1], correction=0, keepdim=True), S(a(2, 3), None, correction=2.5),
                               S(a(2, 3, 2), [0, 2])],
            ref=lambda x, dim=None, correction=1, keepdim=False: np.var(
@@ -500,6 +522,37 @@ OPS: list[OpInfo] = [
                            S(a(3, 4), 0, np.array([[0, 0, 2]]), a(1, 3)), S(a(), 0, np.array(0), a()),
                            S(a(4), 0, np.array([1, 1, 1]), a(3))],
            error_samples=[S(a(3, 4), 1, np.array([[0, 3], [1, 1]]), a(1, 2))]),
+    OpInfo("nonzero", [S(np.array([[0.0, 1.5, 0.0], [np.nan, 0.0, -2.0]])), S(ints(2, 3, 2)), S(np.array(3.0)),
+                       S(np.array(0.0)), S(np.array([True, False, True])), S(np.zeros((0, 3))), S(np.zeros((2, 2)))],
+           ref=lambda x: np.argwhere(x) if x.ndim else np.zeros((int(x != 0), 0), np.int64), grad=False,
+           meta_raises=NotImplementedError),
+    OpInfo("split_with_sizes", [S(a(2, 3), [1, 2], 1), S(a(4, 2), [2, 0, 2]), S(a(3, 2, 2), [3], -3), S(ints(3), [1, 1, 1]),
+                                S(a(0, 2), [0, 0])],
+           ref=lambda x, sizes, dim=0: tuple(np.split(x, np.cumsum(sizes)[:-1], axis=dim)),
+           error_samples=[S(a(2, 3), [1, 1], 1), S(a(2, 3), [-1, 4], 1), S(a(2, 3), [2], 2), S(a(), [1])]),
+    OpInfo("scatter.src", [S(a(3, 4), 1, np.array([[0, 3], [1, 2]]), a(2, 2)), S(a(3, 4), 0, np.array([[0, 2, 1]]), Const(a(2, 3))),
+                           S(a(), 0, np.array(0), a()), S(ints(4), 0, np.array([3, 0]), ints(2)),
+                           S(a(2, 3), 1, np.zeros((2, 0), np.int64), Const(a(2, 2)))],  # src larger than index: no
+           # gradient for src (PyTorch's engine rejects gather's index-shaped one, as od's does)
+           error_samples=[S(a(3, 4), 1, np.array([[0, 3]]), ints(1, 2)), S(a(3, 4), 1, np.array([[0, 3], [1, 1]]), a(1, 2)),
+                          S(a(3, 4), 1, np.array([0]), a(1))]),
+    OpInfo("scatter.value", [S(a(3, 4), 1, np.array([[0, 3], [1, 2]]), 2.5), S(ints(3), 0, np.array([1]), 2.7),
+                             S(a(), -1, np.array(0), -1), S(mask(2, 2), 0, np.array([[1, 0]]), True)],
+           error_samples=[S(a(3, 4), 2, np.array([[0]]), 1.0), S(a(3, 4), 1, np.array([[0.0]]), 1.0)]),
+    OpInfo("scatter_reduce.two", [S(a(3), 0, np.array([0, 0, 2, 2]), a(4), reduce, include_self=include_self)
+                                  for reduce in ("sum", "prod", "mean", "amax", "amin") for include_self in (True, False)]
+           + [S(a(3, 4), 1, np.array([[0, 3, 0], [1, 1, 2]]), a(2, 3), "mean"), S(a(), 0, np.array(0), a(), "amax"),
+              S(ints(3), 0, np.array([1, 1]), ints(2), "mean"), S(ints(3), 0, np.array([2, 2]), ints(2), "amin", include_self=False),
+              S(Const(np.array([1.0, 2.0])), 0, np.array([0, 0, 1]), Const(np.array([1.0, 3.0, np.nan])), "amax")],
+           error_samples=[S(a(3), 0, np.array([0]), a(1), "median"), S(a(3), 0, np.array([0]), ints(1), "sum")]),
+    OpInfo("masked_scatter", [S(a(2, 3), np.array([True, False, True]), a(7)), S(a(3), np.array([[True], [False]]), a(2, 3)),
+                              S(a(2, 2), np.zeros((2, 2), bool), a(1)), S(a(), np.array(True), a(1)),
+                              S(ints(2, 3), mask(2, 3), ints(6)), S(a(2, 3), mask(2, 3), a(2, 3))],
+           error_samples=[S(a(2, 3), np.array([1, 0, 1]), a(7)), S(a(2, 3), np.array([True, False, True]), ints(7)),
+                          S(a(2, 3), np.array([True, False]), a(7))]),
+    OpInfo("masked_scatter_backward", [S(a(2, 3), np.array([[True, False, True]] * 2), [2, 3]),
+                                       S(a(2, 3), mask(2, 3), [7]), S(a(2, 2), np.array([[True, True], [True, False]]), [3])],
+           grad=False),
     OpInfo("select_scatter", [S(a(2, 3), a(3), 0, -1), S(a(2, 3, 2), a(2, 2), 1, 0), S(a(2, 3), a(2), 1, 2)],
            error_samples=[S(a(2, 3), a(2), 0, 0), S(a(2, 3), a(3), 0, 2)]),
     OpInfo("slice_scatter", [S(a(2, 3), a(2, 2), 1, 1), S(a(2, 3), a(2, 2), 1, 0, None, 2),

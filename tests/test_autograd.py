@@ -54,7 +54,7 @@ def test_formulas_give_float32_inputs_float32_gradients(info, sample):
     if info.inplace:
         args = (args[0].clone(),) + args[1:]
     result = info.op(*args, **kwargs)
-    outs = list(result) if isinstance(result, tuple) else [result]
+    outs = list(result) if isinstance(result, (tuple, list)) else [result]
     if info.differentiable_outputs is not None:
         outs = [outs[i] for i in info.differentiable_outputs]
     recorded = [o for o in outs if o.grad_fn is not None]

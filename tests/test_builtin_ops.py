@@ -30,7 +30,7 @@ def test_values_and_dtypes_match_numpy(info, sample):
     ref_args = [_plain(a) for a in sample.args]
     ref_kwargs = {k: v for k, v in sample.kwargs.items() if k != "device"}
     expected = info.ref(*ref_args, **ref_kwargs)
-    outs = out if isinstance(out, tuple) else (out,)
+    outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)  # list: a Tensor[] return
     refs = expected if isinstance(expected, tuple) else (expected,)
     for o, e in zip(outs, refs):
         e = np.asarray(e)
@@ -57,7 +57,7 @@ PYTORCH_TAGS = {
         "_log_softmax_backward_data _softmax_backward_data arange arange.start contiguous detach empty_like "
         "flatten.using_ints log_softmax.int matmul nll_loss nll_loss_backward nll_loss_forward ones ones_like reshape "
         "select_backward slice_backward softmax.int squeeze stack to.device to.dtype to.dtype_layout transpose.int "
-        "zeros zeros_like "
+        "zeros zeros_like masked_scatter_backward "
         "elu_backward hardtanh_backward leaky_relu_backward "
         "floor_divide floor_divide.Scalar hardswish hardsigmoid_backward hardswish_backward softplus_backward "
         "true_divide.Scalar divide.Tensor divide.Scalar divide.Tensor_mode multiply.Tensor subtract.Tensor "
@@ -73,7 +73,7 @@ PYTORCH_TAGS = {
     ("core", "pt2_compliant_tag"):
         "_to_copy arange.start_step bmm cat empty.memory_format expand full mm permute select.int slice.Tensor "
         "squeeze.dim unsqueeze view "
-        "copy fill.Scalar alias flip full_like scalar_tensor cumsum squeeze.dims repeat diagonal index_select gather scatter_add select_scatter "
+        "copy fill.Scalar alias flip full_like scalar_tensor cumsum squeeze.dims repeat diagonal index_select gather scatter_add scatter.src scatter.value scatter_reduce.two masked_scatter select_scatter "
         "_log_softmax _native_batch_norm_legit _native_batch_norm_legit.no_stats _native_batch_norm_legit_no_training "
         "_softmax addmm constant_pad_nd convolution convolution_backward max_pool2d_with_indices "
         "max_pool2d_with_indices_backward max_pool3d_with_indices native_group_norm native_group_norm_backward "
@@ -81,7 +81,7 @@ PYTORCH_TAGS = {
         "replication_pad2d replication_pad3d "
         "_adaptive_avg_pool2d _adaptive_avg_pool2d_backward _adaptive_avg_pool3d _cdist_forward _pdist_forward "
         "adaptive_avg_pool1d avg_pool1d avg_pool2d avg_pool2d_backward avg_pool3d col2im embedding "
-        "embedding_dense_backward grid_sampler_2d upsample_bilinear2d.vec upsample_nearest2d.vec",
+        "embedding_dense_backward grid_sampler_2d upsample_bilinear2d.vec upsample_nearest2d.vec sort topk split_with_sizes",
     ("core", "pointwise", "pt2_compliant_tag"):
         "abs add.Scalar add.Tensor clone cos div.Scalar div.Tensor eq.Scalar eq.Tensor exp ge.Scalar ge.Tensor "
         "gt.Scalar gt.Tensor le.Scalar le.Tensor log lt.Scalar lt.Tensor maximum minimum mul.Scalar mul.Tensor "
@@ -99,7 +99,7 @@ PYTORCH_TAGS = {
         "bitwise_and_.Tensor bitwise_and_.Scalar bitwise_or_.Tensor bitwise_or_.Scalar bitwise_xor_.Tensor "
         "bitwise_xor_.Scalar",
     ("core", "pt2_compliant_tag", "reduction"): "amax argmax max.dim mean mean.dim sum.dim_IntList amin argmin min.dim "
-        "any any.dim any.dims var.correction var.dim",
+        "any any.dim any.dims var.correction var.dim prod prod.dim_int",
     ("inplace", "pt2_compliant_tag"): "copy_ fill_.Scalar zero_ floor_divide_.Tensor floor_divide_.Scalar",
     ("core", "nondeterministic_seeded", "pt2_compliant_tag"): "rand randn native_dropout",
     ("pointwise", "pt2_compliant_tag"):
@@ -110,6 +110,7 @@ PYTORCH_TAGS = {
     ("maybe_aliasing_or_mutating", "nondeterministic_seeded", "pt2_compliant_tag"): "dropout",
     ("pt2_compliant_tag", "reduction"): "sum",
     ("core", "pt2_compliant_tag", "view_copy"): "slice_scatter",
+    ("core", "dynamic_output_shape", "pt2_compliant_tag"): "nonzero",
 }
 
 

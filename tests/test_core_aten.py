@@ -30,23 +30,13 @@ EXPECTED_MISSING = """
     empty_strided
     index.Tensor
     index_put
-    masked_scatter
-    nonzero
-    prod
-    prod.dim_int
     randperm
     resize_
-    scatter.src
-    scatter.value
-    scatter_reduce.two
-    sort
-    split_with_sizes
     sym_is_contiguous
     sym_numel
     sym_size.int
     sym_storage_offset
     sym_stride.int
-    topk
 """
 
 

@@ -1,4 +1,4 @@
-"""index_select's, gather's and scatter_add's data-dependent checks, which the OpInfo error samples
+"""index_select's, gather's, scatter_add's and scatter's data-dependent checks, which the OpInfo error samples
 (tests/op_db.py) cannot hold because a Meta kernel never sees index values:
 on cpu an index out of range raises PyTorch 2.13's RuntimeError (negative
 indices too: index_select does not wrap them) and leaves nothing changed;
@@ -40,7 +40,12 @@ def test_gather_and_scatter_add_refuse_an_index_out_of_range_on_cpu_only(bad):
     before = x.numpy().copy()
     with pytest.raises(RuntimeError, match=f"od::scatter_add: {message}"):
         ops.od.scatter_add(x, 1, index, opdispatch.ones(1, 2))
+    with pytest.raises(RuntimeError, match=f"od::scatter.src: {message}"):
+        ops.od.scatter.src(x, 1, index, opdispatch.ones(1, 2))
+    with pytest.raises(RuntimeError, match=f"od::scatter.value: {message}"):
+        ops.od.scatter.value(x, 1, index, 1.0)
     np.testing.assert_array_equal(x.numpy(), before)
+    assert ops.od.scatter.value(x.to("meta"), 1, index.to("meta"), 1.0).shape == (3, 4)
     assert ops.od.gather(x.to("meta"), 1, index.to("meta")).shape == (1, 2)
 
 
@@ -55,3 +60,51 @@ def test_scatter_add_takes_the_leading_part_of_a_larger_src():
     out = ops.od.scatter_add(opdispatch.zeros(3, 4), 0, opdispatch.tensor([[0, 0, 2]]), opdispatch.ones(2, 3))
     # PyTorch 2.13: [[1, 1, 0, 0], [0, 0, 0, 0], [0, 0, 1, 0]] (its gradient for src of that shape raises there too)
     np.testing.assert_array_equal(out.numpy(), [[1, 1, 0, 0], [0, 0, 0, 0], [0, 0, 1, 0]])
+
+
+def test_scatter_writes_and_its_gradients():
+    x = opdispatch.zeros(3, 4, requires_grad=True)
+    src = opdispatch.arange(1.0, 5.0).view(2, 2).requires_grad_()
+    out = x.scatter(1, opdispatch.tensor([[0, 3], [1, 2]]), src)
+    # PyTorch 2.13: [[1, 0, 0, 2], [0, 3, 4, 0], [0, 0, 0, 0]]; x's gradient is 0 where src was written
+    np.testing.assert_array_equal(out.detach().numpy(), [[1, 0, 0, 2], [0, 3, 4, 0], [0, 0, 0, 0]])
+    (out * opdispatch.arange(12.0).view(3, 4)).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[0, 1, 2, 0], [4, 0, 0, 7], [8, 9, 10, 11]])
+    np.testing.assert_array_equal(src.grad.numpy(), [[0, 3], [5, 6]])
+    ints = opdispatch.zeros(3, dtype=opdispatch.int64)
+    assert opdispatch.scatter(ints, 0, opdispatch.tensor([1]), value=2.7).tolist() == [0, 2, 0]  # PyTorch: [0, 2, 0]
+
+
+@pytest.mark.parametrize("reduce,include_self,self_grad,src_grad", [
+    # PyTorch 2.13's gradients: ties share it evenly (self's 2 with src's first 2, src's two 3s)
+    ("amax", True, [0.5, 2.0, 0.0], [0.5, 0.0, 1.5, 1.5]),
+    ("mean", False, [0.0, 2.0, 0.0], [0.5, 0.5, 1.5, 1.5]),
+])
+def test_scatter_reduce_gradients(reduce, include_self, self_grad, src_grad):
+    x = opdispatch.tensor([2.0, 5.0, 1.0], requires_grad=True)
+    src = opdispatch.tensor([2.0, 1.0, 3.0, 3.0], requires_grad=True)
+    out = x.scatter_reduce(0, opdispatch.tensor([0, 0, 2, 2]), src, reduce, include_self=include_self)
+    out.backward(opdispatch.tensor([1.0, 2.0, 3.0]))
+    assert (x.grad.tolist(), src.grad.tolist()) == (self_grad, src_grad)
+    with pytest.raises(RuntimeError, match="od::scatter_reduce.two: index 3 is out of bounds for dimension 0"):
+        opdispatch.scatter_reduce(x, 0, opdispatch.tensor([3]), src, reduce)
+
+
+def test_masked_scatter_needs_enough_source_elements_on_cpu_only():
+    x, mask = opdispatch.zeros(2, 3), opdispatch.tensor([True, False, True])
+    # PyTorch 2.13: RuntimeError: Number of elements of source < number of ones in mask
+    with pytest.raises(RuntimeError, match="od::masked_scatter: Number of elements of source < number of ones in mask"):
+        x.masked_scatter(mask, opdispatch.ones(3))
+    assert ops.od.masked_scatter(x.to("meta"), mask.to("meta"), opdispatch.ones(3, device="meta")).shape == (2, 3)
+    # PyTorch 2.13: RuntimeError: shape '[2]' is invalid for input of size 4
+    with pytest.raises(RuntimeError, match=r"od::masked_scatter_backward: shape '\[2\]' is invalid for input of size 4"):
+        ops.od.masked_scatter_backward(opdispatch.ones(2, 3), mask, [2])
+
+
+def test_masked_scatter_gradients():
+    x = opdispatch.zeros(2, 3, requires_grad=True)
+    source = opdispatch.zeros(7, requires_grad=True)
+    opdispatch.masked_scatter(x, opdispatch.tensor([True, False, True]), source).backward(opdispatch.arange(6.0).view(2, 3))
+    # PyTorch 2.13: [[0, 1, 0], [0, 4, 0]] and [0, 2, 3, 5, 0, 0, 0]
+    assert x.grad.tolist() == [[0.0, 1.0, 0.0], [0.0, 4.0, 0.0]]
+    assert source.grad.tolist() == [0.0, 2.0, 3.0, 5.0, 0.0, 0.0, 0.0]

@@ -133,6 +133,23 @@ def test_methods_call_the_od_operators():
     assert opdispatch.flip(t, [1]).tolist()[0] == [2.0, 1.0, 0.0] and t.cumsum(1).tolist()[1] == [3.0, 7.0, 12.0]
     assert t.var().item() == 3.5 and t.var(1, keepdim=True).shape == (2, 1) and t.var(0, False).tolist() == [2.25] * 3
     assert abs(t.var(False).item() - np.var(np.arange(6.0))) < 1e-6 and opdispatch.var(t, correction=0).item() == t.var(False).item()
+    r = opdispatch.tensor([[3.0, 1.0, 3.0]]).sort(descending=True)  # values and indices from PyTorch 2.13
+    assert (r.values.tolist(), r.indices.tolist()) == ([[3.0, 3.0, 1.0]], [[0, 2, 1]]) and r[1] is r.indices
+    assert opdispatch.sort(t, 0, stable=True).values.shape == (2, 3) and t.prod().item() == 0.0
+    assert t.prod(1, keepdim=True).tolist() == [[0.0], [60.0]] and opdispatch.prod(t, 0, dtype=opdispatch.int64).dtype == opdispatch.int64
+    top = opdispatch.tensor([[3.0, 1.0, 5.0, 4.0]]).topk(2)  # from PyTorch 2.13
+    assert (top.values.tolist(), top.indices.tolist()) == ([[5.0, 4.0]], [[2, 3]])
+    assert opdispatch.topk(t, 1, 0, largest=False).indices.tolist() == [[0, 0, 0]]
+    assert t.nonzero().tolist() == [[0, 1], [0, 2], [1, 0], [1, 1], [1, 2]] and t.nonzero().stride() == (1, 5)
+    assert [c.tolist() for c in opdispatch.nonzero(t, as_tuple=True)] == [[0, 0, 1, 1, 1], [1, 2, 0, 1, 2]]
+    assert [c.tolist() for c in opdispatch.tensor(3.0).nonzero(as_tuple=True)] == [[0]]
+    assert [c.tolist() for c in opdispatch.tensor(0.0).nonzero(as_tuple=True)] == [[]]
+    assert [p.tolist() for p in t.split([1, 2], 1)] == [[[0.0], [3.0]], [[1.0, 2.0], [4.0, 5.0]]]
+    assert [p.shape for p in opdispatch.split(t, 2, 1)] == [(2, 2), (2, 1)] and len(t.split(2)) == 1
+    assert [p.shape for p in opdispatch.zeros(0, 3).split(2)] == [(0, 3)] and t.split([1, 1])[1].data_ptr() == t.data_ptr() + 12
+    for bad in (0, -1, [1, 1]):
+        with pytest.raises(RuntimeError, match="split"):
+            t.split(bad, 1)
     assert t.view(3, 2).shape == (3, 2) and t.view((6,)).shape == (6,) and t.reshape(-1, 2).shape == (3, 2)
     assert t.transpose(0, 1).shape == (3, 2) and t.t().shape == (3, 2) and t.permute(1, 0).shape == (3, 2)
     assert t.unsqueeze(0).squeeze().shape == (2, 3) and t.expand(4, 2, 3).shape == (4, 2, 3)

@@ -236,6 +236,14 @@ min = _method(Tensor.min)
 argmin = _method(Tensor.argmin)
 any = _method(Tensor.any)
 cumsum = _method(Tensor.cumsum)
+prod = _method(Tensor.prod)
+sort = _method(Tensor.sort)
+topk = _method(Tensor.topk)
+nonzero = _method(Tensor.nonzero)
+split = _method(Tensor.split)
+scatter = _method(Tensor.scatter)
+scatter_reduce = _method(Tensor.scatter_reduce)
+masked_scatter = _method(Tensor.masked_scatter)
 var = _method(Tensor.var)
 flip = _method(Tensor.flip)
 diagonal = _method(Tensor.diagonal)
@@ -314,7 +322,7 @@ __all__ = [
     "rand", "randn", "stack", "tensor", "where", "zeros", "zeros_like",
     # functional forms of Tensor methods
     "add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "sqrt",
-    "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "amax", "max", "argmax", "amin", "min", "argmin", "any", "cumsum", "var", "flip", "diagonal", "index_select", "gather",
+    "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "amax", "max", "argmax", "amin", "min", "argmin", "any", "cumsum", "prod", "sort", "topk", "nonzero", "split", "var", "flip", "diagonal", "index_select", "gather", "scatter", "scatter_reduce", "masked_scatter",
     "scatter_add",
     "matmul", "mm",
     "bmm", "softmax", "log_softmax", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "select", "flatten",

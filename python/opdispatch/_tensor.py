@@ -22,9 +22,11 @@ from ._builtins import factories as _fac
 from ._builtins import indexing as _indexing
 from ._builtins import linalg as _linalg
 from ._builtins import softmax as _softmax
+from ._builtins import sorting as _sorting
 from ._builtins import reduction as _red
 from ._builtins import shape as _shape
 from ._builtins import views as _views
+from ._builtins._numpy import wrap_dim as _wrap_dim
 from ._tensor_pointwise import PointwiseMethods
 from ._tensor_pointwise import binary as _binary
 from ._tensor_pointwise import is_scalar as _is_scalar
@@ -589,6 +591,60 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         dims = None if dim is None else _dims(dim)
         return _red.var_correction(self, dims, correction=correction, keepdim=keepdim)
 
+    def prod(self, dim: Optional[int] = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
+        """Product of every element, or along ``dim`` (an int); integer and bool
+        inputs give int64 unless ``dtype`` is given (od::prod, od::prod.dim_int)."""
+        kwargs = {} if dtype is None else {"dtype": dtype}
+        if dim is None:
+            return _red.prod(self, **kwargs)
+        return _red.prod_dim(self, dim, True, **kwargs) if keepdim else _red.prod_dim(self, dim, **kwargs)
+
+    def sort(self, dim: int = -1, descending: bool = False, *, stable: Optional[bool] = None) -> "SortResult":
+        """The values along ``dim`` in ascending (or ``descending``) order, NaN
+        the largest, and the int64 indices they came from, as a named
+        ``(values, indices)`` (od::sort). Every od sort is stable (equal values
+        keep their order), so ``stable`` changes nothing."""
+        return SortResult(*_sorting.sort(self, dim, descending))
+
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> "TopkResult":
+        """The ``k`` largest (or smallest) values along ``dim``, NaN the
+        largest, and their int64 indices, as a named ``(values, indices)``
+        (od::topk). od always returns them in order; with ``sorted=False``
+        PyTorch's order is unspecified. RuntimeError unless 0 <= k <= size."""
+        return TopkResult(*_sorting.topk(self, k, dim, largest, sorted))
+
+    def nonzero(self, *, as_tuple: bool = False) -> Any:
+        """The int64 coordinates of the nonzero elements (NaN counts) in C
+        order: an (n, ndim) tensor (od::nonzero), or with ``as_tuple`` one
+        1-D tensor of n per dimension (one for a 0-d tensor), as PyTorch's
+        nonzero(as_tuple=True). On meta it raises NotImplementedError: n depends on the data."""
+        if not as_tuple:
+            return _indexing.nonzero(self)
+        flat = _views.reshape(self, [1]) if self.ndim == 0 else self
+        coords = _indexing.nonzero(flat)
+        return tuple(_views.select(coords, 1, i) for i in range(flat.ndim))
+
+    def split(self, split_size: Any, dim: int = 0) -> tuple["Tensor", ...]:
+        """Views of consecutive pieces along ``dim``: of the sizes in
+        ``split_size`` (a sequence, od::split_with_sizes), or each of
+        ``split_size`` (an int) with a smaller last one, as PyTorch's
+        split.Tensor computes them. RuntimeError for a negative size, for 0
+        along a nonempty dimension, or for sizes not summing to the dimension's."""
+        if not _is_int(split_size):
+            return tuple(_views.split_with_sizes(self, list(split_size), dim))
+        if self.ndim == 0:
+            raise RuntimeError("od::split.Tensor: split expects at least a 1-dimensional tensor")
+        n = self.shape[_wrap_dim("od::split.Tensor", dim, self.ndim)]
+        if split_size < 0:
+            raise RuntimeError(f"od::split.Tensor: split expects split_size be non-negative, but got "
+                               f"split_size={split_size}")
+        if split_size == 0 and n:
+            raise RuntimeError(f"od::split.Tensor: split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {n}")
+        count = max(-(-n // split_size), 1) if split_size else 1
+        sizes = [split_size] * (count - 1) + [n - split_size * (count - 1)]
+        return tuple(_views.split_with_sizes(self, sizes, dim))
+
     def cumsum(self, dim: int, *, dtype: Any = None) -> "Tensor":
         """Running sums along ``dim``; integer and bool inputs give int64 unless ``dtype`` is given (od::cumsum)."""
         return _red.cumsum(self, dim) if dtype is None else _red.cumsum(self, dim, dtype=dtype)
@@ -676,6 +732,32 @@ class Tensor(PointwiseMethods, _C.TensorBase):
     def scatter_add(self, dim: int, index: "Tensor", src: "Tensor") -> "Tensor":
         """A copy of ``self`` with ``src``'s entries added at ``index`` along ``dim`` (od::scatter_add)."""
         return _indexing.scatter_add(self, dim, index, src)
+
+    def scatter(self, dim: int, index: "Tensor", src: Any = None, *, value: Any = None) -> "Tensor":
+        """A copy of ``self`` with ``src``'s entries (a tensor of self's dtype,
+        od::scatter.src) or ``src`` / ``value`` (a number, od::scatter.value)
+        written at ``index`` along ``dim``; which of repeated indices wins is
+        unspecified, as in PyTorch."""
+        if src is None:
+            src = value
+        if isinstance(src, _C.TensorBase):
+            return _indexing.scatter_src(self, dim, index, src)
+        return _indexing.scatter_value(self, dim, index, src)
+
+    def scatter_reduce(self, dim: int, index: "Tensor", src: "Tensor", reduce: str, *,
+                       include_self: bool = True) -> "Tensor":
+        """A copy of ``self`` with ``src``'s entries reduced ("sum", "prod",
+        "mean", "amax" or "amin") into the positions ``index`` names along
+        ``dim``, self's own value taking part unless ``include_self`` is False
+        (od::scatter_reduce.two)."""
+        return _indexing.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
+
+    def masked_scatter(self, mask: "Tensor", source: "Tensor") -> "Tensor":
+        """A copy of ``self`` (broadcast with the bool ``mask``) with
+        ``source``'s first elements, in C order, where ``mask`` is True
+        (od::masked_scatter). RuntimeError for a non-bool mask, a source of
+        another dtype, or fewer source elements than set mask entries."""
+        return _indexing.masked_scatter(self, mask, source)
 
     def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> "Tensor":
         """A view of the diagonal ``offset`` above the main one of dims ``dim1``
@@ -918,6 +1000,14 @@ class MaxResult(collections.namedtuple("MaxResult", ["values", "indices"])):
 
 class MinResult(collections.namedtuple("MinResult", ["values", "indices"])):
     """The (values, indices) result of ``Tensor.min(dim)``."""
+
+
+class SortResult(collections.namedtuple("SortResult", ["values", "indices"])):
+    """The (values, indices) result of ``Tensor.sort``."""
+
+
+class TopkResult(collections.namedtuple("TopkResult", ["values", "indices"])):
+    """The (values, indices) result of ``Tensor.topk``."""
 
 
 def _is_int(x: Any) -> bool:

@@ -31,6 +31,7 @@ from . import (  # noqa: F401  (registration)
     reduction,
     shape,
     softmax,
+    sorting,
     unary_math,
     upsampling,
     views,

@@ -58,6 +58,7 @@ LIB._op_impls = None
 # ``torch.ops.aten.<op>.<overload>``), in PyTorch's (alphabetical) order.
 PT2 = (Tag.pt2_compliant_tag,)
 CORE = (Tag.core, Tag.pt2_compliant_tag)
+DYNAMIC_OUTPUT_SHAPE = (Tag.core, Tag.dynamic_output_shape, Tag.pt2_compliant_tag)
 POINTWISE = (Tag.core, Tag.pointwise, Tag.pt2_compliant_tag)
 NONCORE_POINTWISE = (Tag.pointwise, Tag.pt2_compliant_tag)
 INPLACE = (Tag.inplace, Tag.pt2_compliant_tag)

@@ -8,9 +8,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import _C
-from . import factories
-from ._numpy import call_numpy, meta_like, wrap_dim
-from ._registry import CORE, PT2, Op, defop
+from . import comparison, elementwise, factories, reduction
+from ._numpy import broadcast_shape, call_numpy, check_device, meta_like, wrap_dim
+from ._registry import CORE, DYNAMIC_OUTPUT_SHAPE, PT2, Op, defop
 from .._tensor_type import Tensor
 
 
@@ -176,14 +176,22 @@ gather: Op = defop("gather(Tensor self, int dim, Tensor index, *, bool sparse_gr
                    cpu=_gather_cpu, meta=_gather_meta, backward=_gather_backward, setup_context=_gather_setup)
 
 
-def _scatter_added(a: np.ndarray, d: int, index: np.ndarray, src: np.ndarray) -> np.ndarray:
+def _scattered(a: np.ndarray, d: int, index: np.ndarray, src: Any, add: bool) -> np.ndarray:
+    """A copy of ``a`` with ``src`` (an array at least index's size, or a
+    scalar) written (or, with ``add``, added: np.add.at, so repeated indices
+    add up) at ``index`` along ``d``."""
     out = np.array(a, order="C", copy=True)
     flat = out.reshape(out.shape or (1,))
     shaped = index.reshape(index.shape or (1,))
     sizes: tuple[int, ...] = shaped.shape
-    leading = tuple(slice(0, n) for n in sizes)  # src may be larger than index
-    values = src.reshape(src.shape or (1,))[leading]
-    np.add.at(flat, _along(flat, shaped, d), values)
+    where = _along(flat, shaped, d)
+    if isinstance(src, np.ndarray):
+        leading = tuple(slice(0, n) for n in sizes)  # src may be larger than index
+        src = src.reshape(src.shape or (1,))[leading]
+    if add:
+        np.add.at(flat, where, src)
+    else:
+        flat[where] = src
     return out
 
 
@@ -198,7 +206,7 @@ def _check_scatter(op: str, self: Tensor, dim: int, index: Tensor, src: Tensor) 
 def _scatter_add_cpu(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     d = _check_scatter("od::scatter_add", self, dim, index, src)
     _check_gather_values("od::scatter_add", self, d, index)
-    return call_numpy(_scatter_added, self, d, index, src)
+    return call_numpy(_scattered, self, d, index, src, True)
 
 
 def _scatter_add_meta(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
@@ -220,3 +228,273 @@ def _scatter_add_backward(ctx: Any, grad: Tensor) -> tuple[Any, None, None, Any]
 scatter_add: Op = defop("scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", tags=CORE,
                         cpu=_scatter_add_cpu, meta=_scatter_add_meta, backward=_scatter_add_backward,
                         setup_context=_scatter_add_setup)
+
+
+def _scatter_src_cpu(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    d = _check_scatter("od::scatter.src", self, dim, index, src)
+    _check_gather_values("od::scatter.src", self, d, index)
+    return call_numpy(_scattered, self, d, index, src, False)
+
+
+def _scatter_src_meta(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    _check_scatter("od::scatter.src", self, dim, index, src)
+    return meta_like(self.shape, self.dtype)
+
+
+def _scatter_value_cpu(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+    d = wrap_dim("od::scatter.value", dim, self.ndim)
+    _check_gather_index("od::scatter.value", self, d, index)
+    _check_gather_values("od::scatter.value", self, d, index)
+    return call_numpy(_scattered, self, d, index, value, False)
+
+
+def _scatter_value_meta(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+    _check_gather_index("od::scatter.value", self, wrap_dim("od::scatter.value", dim, self.ndim), index)
+    return meta_like(self.shape, self.dtype)
+
+
+def _scatter_backward(ctx: Any, grad: Tensor) -> tuple[Any, None, None, Any]:
+    """self's gradient is grad with zeros where values were written; src's the
+    gradient gathered at index (scatter.src only). PyTorch: derivatives.yaml scatter."""
+    (index,) = ctx.saved_tensors
+    src_grad = gather(grad, ctx.dim, index) if ctx.src and ctx.needs_input_grad[3] else None
+    return scatter_value(grad, ctx.dim, index, 0), None, None, src_grad
+
+
+def _scatter_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+    _scatter_add_setup(ctx, inputs, output)
+    ctx.src = isinstance(inputs[3], Tensor)
+
+
+scatter_src: Op = defop("scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", tags=CORE,
+                        cpu=_scatter_src_cpu, meta=_scatter_src_meta, backward=_scatter_backward,
+                        setup_context=_scatter_setup)
+scatter_value: Op = defop("scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", tags=CORE,
+                          cpu=_scatter_value_cpu, meta=_scatter_value_meta, backward=_scatter_backward,
+                          setup_context=_scatter_setup)
+
+
+# --- scatter_reduce ---------------------------------------------------------------------------
+
+#: scatter_reduce's reductions: the ufunc that combines values (mean sums, then divides).
+_SCATTER_REDUCTIONS = {"sum": np.add, "prod": np.multiply, "mean": np.add, "amax": np.maximum, "amin": np.minimum}
+
+
+def _check_scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str) -> int:
+    if reduce not in _SCATTER_REDUCTIONS:
+        raise RuntimeError(f"od::scatter_reduce.two: reduce argument must be either sum, prod, mean, amax or amin, "
+                           f"got {reduce}")
+    return _check_scatter("od::scatter_reduce.two", self, dim, index, src)
+
+
+def _identity(ufunc: np.ufunc, dtype: np.dtype) -> Any:
+    """The value that ``ufunc`` leaves any other unchanged (for a position whose own value is left out)."""
+    if ufunc is np.maximum:
+        return -np.inf if dtype.kind in "fc" else np.iinfo(dtype).min if dtype.kind in "iu" else False
+    if ufunc is np.minimum:
+        return np.inf if dtype.kind in "fc" else np.iinfo(dtype).max if dtype.kind in "iu" else True
+    return ufunc.identity
+
+
+def _scatter_reduced(a: np.ndarray, d: int, index: np.ndarray, src: np.ndarray, reduce: str,
+                     include_self: bool) -> np.ndarray:
+    """``a`` with each of ``src``'s entries reduced into the position ``index``
+    names along ``d`` (ufunc.at, so repeated positions all count); without
+    ``include_self`` a position that receives entries forgets its own value.
+    mean divides by the count (self counting once when included), flooring for integers."""
+    ufunc = _SCATTER_REDUCTIONS[reduce]
+    if a.dtype == np.float16:  # PyTorch's CPU kernel reduces float16 in float32 and rounds once
+        return _scatter_reduced(a.astype(np.float32), d, index, src.astype(np.float32), reduce,
+                                include_self).astype(np.float16)
+    out = np.array(a, order="C", copy=True)
+    flat = out.reshape(out.shape or (1,))
+    shaped = index.reshape(index.shape or (1,))
+    where = _along(flat, shaped, d)
+    sizes: tuple[int, ...] = shaped.shape
+    values = src.reshape(src.shape or (1,))[tuple(slice(0, n) for n in sizes)]  # src may be larger than index
+    touched = np.zeros(flat.shape, bool)
+    touched[where] = True
+    if not include_self:
+        flat[touched] = _identity(ufunc, flat.dtype)
+    ufunc.at(flat, where, values)
+    if reduce == "mean":
+        counts = np.where(touched & (not include_self), 0, 1)
+        np.add.at(counts, where, 1)
+        if flat.dtype.kind in "fc":
+            flat /= counts
+        else:
+            flat //= counts.astype(flat.dtype)
+    return out
+
+
+def _scatter_reduce_cpu(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+                        include_self: bool = True) -> Tensor:
+    d = _check_scatter_reduce(self, dim, index, src, reduce)
+    _check_gather_values("od::scatter_reduce.two", self, d, index)
+    return call_numpy(_scatter_reduced, self, d, index, src, reduce, include_self)
+
+
+def _scatter_reduce_meta(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+                         include_self: bool = True) -> Tensor:
+    _check_scatter_reduce(self, dim, index, src, reduce)
+    return meta_like(self.shape, self.dtype)
+
+
+def _scatter_reduce_setup(ctx: Any, inputs: tuple[Any, ...], keyword_only_inputs: dict[str, Any],
+                          output: Any) -> None:
+    self, ctx.dim, index, src, ctx.reduce = inputs
+    ctx.include_self = keyword_only_inputs.get("include_self", True)
+    ctx.save_for_backward(self, index, src, output)
+
+
+def _scatter_reduce_backward(ctx: Any, grad: Tensor) -> tuple[Any, None, None, Any, None]:
+    """PyTorch: scatter_reduce_backward (FunctionsManual.cpp): sum passes grad
+    to self and gathers it for src; mean divides it by the counts first; amax
+    / amin share it evenly among self and the src entries equal to the result;
+    prod gives each the result over its own value (no zeros: a zero gives
+    inf or nan there, where PyTorch's takes the product of the others). Without
+    include_self, self gets nothing where entries were reduced."""
+    self, index, src, out = ctx.saved_tensors
+    dim = ctx.dim
+    if ctx.reduce == "sum":
+        grad_self, grad_src = grad, gather(grad, dim, index)
+    elif ctx.reduce == "mean":
+        counts = factories.ones_like(self) if ctx.include_self else factories.zeros_like(self)
+        counts = scatter_add(counts, dim, index, factories.ones_like(src))
+        counts = elementwise.where(comparison.eq_scalar(counts, 0), factories.ones_like(counts), counts)
+        grad_self = elementwise.div(grad, counts)
+        grad_src = gather(grad_self, dim, index)
+    elif ctx.reduce == "prod":
+        scaled = elementwise.mul(grad, out)
+        grad_self = elementwise.div(scaled, self)
+        grad_src = elementwise.div(gather(scaled, dim, index), src)
+    else:
+        self_is_result = elementwise.as_dtype(comparison.eq(self, out), grad.dtype)
+        src_is_result = elementwise.as_dtype(comparison.eq(src, gather(out, dim, index)), grad.dtype)
+        shares = scatter_add(self_is_result, dim, index, src_is_result)
+        grad_distributed = elementwise.div(grad, shares)
+        grad_self = elementwise.mul(self_is_result, grad_distributed)
+        grad_src = elementwise.mul(src_is_result, gather(grad_distributed, dim, index))
+    if not ctx.include_self:
+        grad_self = scatter_value(grad_self, dim, index, 0)
+    return grad_self, None, None, grad_src if ctx.needs_input_grad[3] else None, None
+
+
+scatter_reduce: Op = defop(
+    "scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) "
+    "-> Tensor", tags=CORE, cpu=_scatter_reduce_cpu, meta=_scatter_reduce_meta, backward=_scatter_reduce_backward,
+    setup_context=_scatter_reduce_setup)
+
+
+# --- masked_scatter ---------------------------------------------------------------------------
+
+
+def _masked_scatter_shape(self: Tensor, mask: Tensor, source: Tensor) -> tuple[int, ...]:
+    """The result's shape (self's and mask's broadcast), after PyTorch's dtype checks."""
+    op = "od::masked_scatter"
+    if mask.dtype != _C.bool:
+        raise RuntimeError(f"{op}: masked_scatter_ only supports boolean masks, but got mask with dtype {mask.dtype}")
+    if source.dtype != self.dtype:
+        raise RuntimeError(f"{op}: masked_scatter: expected self and source to have same dtypes but got "
+                           f"{self.dtype} and {source.dtype}")
+    return broadcast_shape(op, self.shape, mask.shape)
+
+
+def _masked_scattered(a: np.ndarray, mask: np.ndarray, source: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """``a`` broadcast to ``shape`` with ``source``'s first elements (in C
+    order) at the positions ``mask`` (broadcast too) marks, in C order."""
+    out = np.array(np.broadcast_to(a, shape), order="C", copy=True)
+    where = np.broadcast_to(mask, shape)
+    out[where] = source.reshape(-1)[: np.count_nonzero(where)]
+    return out
+
+
+def _masked_scatter_cpu(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    shape = _masked_scatter_shape(self, mask, source)
+    check_device("od::masked_scatter", self, mask, source)
+    if int(np.count_nonzero(np.broadcast_to(mask.numpy(), shape))) > source.numel():
+        raise RuntimeError("od::masked_scatter: Number of elements of source < number of ones in mask")
+    return call_numpy(_masked_scattered, self, mask, source, shape)
+
+
+def _masked_scatter_meta(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    return meta_like(_masked_scatter_shape(self, mask, source), self.dtype)
+
+
+def _masked_scatter_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+    self, mask, source = inputs
+    ctx.self_shape, ctx.source_shape = tuple(self.shape), list(source.shape)
+    ctx.save_for_backward(mask)
+
+
+def _masked_scatter_grad(ctx: Any, grad: Tensor) -> tuple[Any, None, Any]:
+    """self's gradient is grad with zeros where the mask is set (summed back
+    to self's shape if it was broadcast); source's is masked_scatter_backward's.
+    PyTorch: derivatives.yaml masked_scatter."""
+    (mask,) = ctx.saved_tensors
+    grad_self = elementwise.where(mask, factories.zeros_like(grad), grad)
+    grad_source = masked_scatter_backward(grad, mask, ctx.source_shape) if ctx.needs_input_grad[2] else None
+    return reduction.sum_to(grad_self, ctx.self_shape), None, grad_source
+
+
+masked_scatter: Op = defop("masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor", tags=CORE,
+                           cpu=_masked_scatter_cpu, meta=_masked_scatter_meta, backward=_masked_scatter_grad,
+                           setup_context=_masked_scatter_setup)
+
+
+def _masked_selected(grad: np.ndarray, mask: np.ndarray, sizes: list[int]) -> np.ndarray:
+    """The elements of ``grad`` that ``mask`` (broadcast) marks, in C order,
+    zero-filled to ``sizes``' element count and shaped so."""
+    picked = grad[np.broadcast_to(mask, grad.shape)]
+    out = np.zeros(int(np.prod(sizes)), grad.dtype)
+    out[: picked.size] = picked
+    return out.reshape(sizes)
+
+
+def _masked_scatter_backward_cpu(grad_output: Tensor, mask: Tensor, sizes: Sequence[int]) -> Tensor:
+    """RuntimeError (as PyTorch's view) when the mask selects more elements than ``sizes`` holds (cpu only)."""
+    selected = int(np.count_nonzero(np.broadcast_to(mask.numpy(), grad_output.shape)))
+    if selected > int(np.prod(list(sizes))):
+        raise RuntimeError(f"od::masked_scatter_backward: shape '{list(sizes)}' is invalid for input of size "
+                           f"{selected}")
+    return call_numpy(_masked_selected, grad_output, mask, list(sizes))
+
+
+def _masked_scatter_backward_meta(grad_output: Tensor, mask: Tensor, sizes: Sequence[int]) -> Tensor:
+    return meta_like(list(sizes), grad_output.dtype)
+
+
+masked_scatter_backward: Op = defop(
+    "masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor", tags=PT2,
+    cpu=_masked_scatter_backward_cpu, meta=_masked_scatter_backward_meta, differentiable=False)
+
+
+# --- nonzero ----------------------------------------------------------------------------------
+
+
+def _nonzero_of(a: np.ndarray) -> np.ndarray:
+    """The int64 coordinates of ``a``'s nonzero elements (NaN counts) in C
+    order, one row per dimension: (ndim, n). A 0-d array has 0 or 1 of them."""
+    coords = np.nonzero(a.reshape(1)) if a.ndim == 0 else np.nonzero(a)
+    return np.stack(coords[: a.ndim]).astype(np.int64) if a.ndim else np.zeros((0, len(coords[0])), np.int64)
+
+
+def _nonzero_cpu(self: Tensor) -> Tensor:
+    """An (n, ndim) tensor of coordinates with strides (1, n), as PyTorch lays
+    nonzero's result out (the transpose of a contiguous (ndim, n))."""
+    coords = call_numpy(_nonzero_of, self)
+    ndim, n = coords.shape
+    return _C._as_strided(coords, [n, ndim], [1, n], 0)
+
+
+def _nonzero_meta(self: Tensor) -> Tensor:
+    """NotImplementedError: the size depends on the data, which a meta tensor
+    lacks. PyTorch: the meta registration of nonzero raises NotImplementedError
+    unless told to assume every element nonzero (FakeTensorMode gives a
+    data-dependent size instead)."""
+    raise NotImplementedError("od::nonzero: the number of nonzero elements depends on the data, which a meta tensor "
+                              "does not have, so the result's size is unknown; run it on cpu")
+
+
+nonzero: Op = defop("nonzero(Tensor self) -> Tensor", tags=DYNAMIC_OUTPUT_SHAPE, cpu=_nonzero_cpu,
+                    meta=_nonzero_meta, differentiable=False)

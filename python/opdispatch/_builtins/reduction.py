@@ -1,5 +1,5 @@
 """Reductions: sum, mean, amax / amin, max.dim / min.dim, argmax / argmin, any (over all or some dimensions,
-with keepdim), var, the scan cumsum, and the sum_to helper that gradients of broadcasting use."""
+with keepdim), prod, var, the scan cumsum, and the sum_to helper that gradients of broadcasting use."""
 from __future__ import annotations
 
 import functools
@@ -441,6 +441,70 @@ def _cumsum_backward(ctx: Any, grad: Tensor) -> tuple[Any, None]:
 
 cumsum: Op = defop("cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", tags=CORE,
                    cpu=_cumsum_cpu, meta=_cumsum_meta, backward=_cumsum_backward, setup_context=_cumsum_setup)
+
+
+# --- prod -----------------------------------------------------------------------------------
+
+
+def _prod_of(a: np.ndarray, axis: Optional[int], keepdim: bool, dtype: np.dtype) -> np.ndarray:
+    """The product along ``axis`` (every element when None) in ``dtype``;
+    float16 multiplies in float32, as PyTorch's CPU kernel accumulates."""
+    accumulate = np.float32 if dtype == np.float16 else dtype
+    return np.asarray(np.prod(a, axis=axis, dtype=accumulate, keepdims=keepdim)).astype(dtype, copy=False)
+
+
+def _prod_cpu(self: Tensor, *, dtype: Any = None) -> Tensor:
+    return call_numpy(_prod_of, self, None, False, _sum_dtype(self, dtype))
+
+
+def _prod_meta(self: Tensor, *, dtype: Any = None) -> Tensor:
+    return meta_like((), _sum_dtype(self, dtype))
+
+
+def _prod_dim_cpu(self: Tensor, dim: int, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    d = wrap_dim("od::prod.dim_int", dim, self.ndim)
+    return call_numpy(_prod_of, self, d if self.ndim else None, keepdim, _sum_dtype(self, dtype))
+
+
+def _prod_dim_meta(self: Tensor, dim: int, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    d = wrap_dim("od::prod.dim_int", dim, self.ndim)
+    return meta_like(_reduced_shape(self.shape, (d,) if self.ndim else (), keepdim), _sum_dtype(self, dtype))
+
+
+def _prod_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+    _reduction_setup(ctx, inputs, output)
+    ctx.save_for_backward(inputs[0], output)
+
+
+def _prod_backward(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
+    """The product of the other elements of each element's slice: result / x
+    where the slice has no zero; at a slice's only zero, the product of the
+    rest; 0 elsewhere. PyTorch: prod_backward and prod_safe_zeros_backward
+    (FunctionsManual.cpp), which avoid dividing by zero the same way."""
+    self, out = ctx.saved_tensors
+    if not ctx.shape:
+        return (grad,) + _no_grads(ctx)
+    dims, keepdim = _reduced_dims(ctx)
+    restored_out = _restore(out, ctx.shape, dims, keepdim)
+    if len(dims) != 1:  # prod over every element: one slice, the flattened tensor
+        x, d = views.reshape(self, [-1]), 0
+        restored_out = views.reshape(restored_out, [1])
+    else:
+        x, d = self, dims[0]
+    zero = comparison.eq_scalar(x, 0)
+    safe = elementwise.where(zero, factories.ones_like(x), x)
+    only_zero = comparison.eq_scalar(sum_dim(zero, [d], True), 1)
+    rest = elementwise.mul(prod_dim(safe, d, True), only_zero)
+    others = elementwise.where(zero, rest, elementwise.div(restored_out, safe))
+    g = elementwise.mul(views.reshape(others, ctx.shape), _restore(grad, ctx.shape, dims, keepdim))
+    return (g,) + _no_grads(ctx)
+
+
+prod: Op = defop("prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", tags=REDUCTION, cpu=_prod_cpu,
+                 meta=_prod_meta, backward=_prod_backward, setup_context=_prod_setup)
+prod_dim: Op = defop("prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+                     tags=REDUCTION, cpu=_prod_dim_cpu, meta=_prod_dim_meta, backward=_prod_backward,
+                     setup_context=_prod_setup)
 
 
 # --- var ------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import _C
 from . import copy, factories, reduction
+from . import shape as shape_ops
 from ._numpy import call_numpy, contiguous_strides, meta_like, wrap_dim
 from ._registry import CORE, PT2, Op, defop
 from .._ops import Tag
@@ -486,3 +487,54 @@ slice_backward: Op = defop(
     "-> Tensor", tags=PT2,
     backend=_slice_backward, setup_context=lambda ctx, inputs, output: setattr(ctx, "args", inputs[2:]),
     backward=lambda ctx, grad: (slice_(grad, *ctx.args), None, None, None, None, None))
+
+
+# --- split_with_sizes -------------------------------------------------------------------------
+
+
+def _split_dim(self: Tensor, split_sizes: Sequence[int], dim: int) -> int:
+    """``dim`` wrapped, after PyTorch's checks: at least 1-D, sizes non-negative and summing to the size along it."""
+    op = "od::split_with_sizes"
+    if self.ndim == 0:
+        raise RuntimeError(f"{op}: split expects at least a 1-dimensional tensor")
+    d = wrap_dim(op, dim, self.ndim)
+    sizes = list(split_sizes)
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"{op}: split_with_sizes expects split_sizes have only non-negative entries, but got "
+                           f"split_sizes={sizes}")
+    if sum(sizes) != self.shape[d]:
+        raise RuntimeError(f"{op}: split_with_sizes expects split_sizes to sum exactly to {self.shape[d]} (input "
+                           f"tensor's size at dimension {d}), but got split_sizes={sizes}")
+    return d
+
+
+def _split_with_sizes(self: Tensor, split_sizes: Sequence[int], dim: int = 0) -> list[Tensor]:
+    d = _split_dim(self, split_sizes, dim)
+    pieces, start = [], 0
+    for size in split_sizes:
+        pieces.append(_slice(self, d, start, start + size))
+        start += size
+    return pieces
+
+
+def _split_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+    self, ctx.sizes = inputs[0], list(inputs[1])
+    ctx.shape, ctx.dtype, ctx.device = tuple(self.shape), self.dtype, self.device
+    ctx.dim = wrap_dim("od::split_with_sizes", inputs[2] if len(inputs) > 2 else 0, self.ndim)
+
+
+def _split_backward(ctx: Any, grads: Sequence[Optional[Tensor]]) -> tuple[Any, None, None]:
+    """The pieces' gradients side by side along dim, zeros for pieces that got
+    none. PyTorch: split_with_sizes_backward (FunctionsManual.cpp)."""
+    filled = []
+    for g, size in zip(grads, ctx.sizes):
+        if g is None:
+            shape = [size if i == ctx.dim else n for i, n in enumerate(ctx.shape)]
+            g = factories.zeros(shape, dtype=ctx.dtype, device=ctx.device)
+        filled.append(g)
+    return shape_ops.cat(filled, ctx.dim), None, None
+
+
+split_with_sizes: Op = defop("split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]",
+                             tags=CORE, backend=_split_with_sizes, backward=_split_backward,
+                             setup_context=_split_setup)
