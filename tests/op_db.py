@@ -394,6 +394,17 @@ OPS: list[OpInfo] = [
     # --- views -------------------------------------------------------------------------------------------
     OpInfo("view", [S(a(2, 3), [3, 2]), S(a(2, 3), [-1]), S(a(), [1, 1])], ref=lambda x, s: x.reshape(s)),
     OpInfo("detach", [S(a(2, 3)), S(a())], ref=lambda x: x, grad=False),
+    # --- scalars of a tensor: its first element, its metadata -----------------------------------------------
+    OpInfo("_local_scalar_dense", [S(a(2, 3)), S(a()), S(ints(1)), S(mask(2)), S(a(2, 3).T)],
+           ref=lambda x: x.item(0), grad=False),
+    OpInfo("sym_size.int", [S(a(2, 3), 1), S(a(2, 3), -2), S(a(0, 4), 1)], ref=lambda x, d: x.shape[d], grad=False,
+           error_samples=[S(a(2, 3), 2), S(a(), 0)]),
+    OpInfo("sym_stride.int", [S(a(2, 3), 0), S(a(2, 3, 4), -1)], grad=False, error_samples=[S(a(2), -2)]),
+    OpInfo("sym_numel", [S(a(2, 3)), S(a()), S(a(0, 3))], ref=lambda x: x.size, grad=False),
+    OpInfo("sym_storage_offset", [S(a(2, 3))], ref=lambda x: 0, grad=False),
+    OpInfo("sym_is_contiguous", [S(a(2, 3)), S(a(2, 3), 1), S(a(2, 3, 4, 5), 2), S(a(2, 4, 5, 3).transpose(0, 3, 1, 2), 2),
+                                 S(a(1, 3, 1, 1), 2), S(a(2, 4, 5, 6, 3).transpose(0, 4, 1, 2, 3), 3),
+                                 S(a(2, 3, 4), 3), S(a(0, 3, 2, 2), 2)], grad=False),
     OpInfo("alias", [S(a(2, 3)), S(a())], ref=lambda x: x),
     OpInfo("reshape", [S(a(2, 3), [6]), S(a(2, 3, 2), [2, -1])], ref=lambda x, s: x.reshape(s)),
     OpInfo("transpose.int", [S(a(2, 3), 0, 1), S(a(2, 3, 2), -1, 0)], ref=lambda x, d0, d1: np.swapaxes(x, d0, d1)),

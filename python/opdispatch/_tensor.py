@@ -23,6 +23,7 @@ from ._builtins import indexing as _indexing
 from ._builtins import linalg as _linalg
 from ._builtins import softmax as _softmax
 from ._builtins import reduction as _red
+from ._builtins import scalar_queries as _scalar_queries
 from ._builtins import shape as _shape
 from ._builtins import views as _views
 from ._tensor_pointwise import PointwiseMethods
@@ -245,15 +246,24 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         return int(self.item())  # type: ignore[arg-type]  # not complex: the dtype is checked above
 
     def item(self) -> Union[bool, int, float, complex]:
-        """The value of a one-element tensor as a Python number. RuntimeError
-        otherwise (and for meta tensors, which have no data)."""
+        """The value of a one-element tensor as a Python number, read by
+        od::_local_scalar_dense (so a subclass's __torch_dispatch__ and an
+        active dispatch mode see it, as in PyTorch; a plain tensor outside any
+        mode takes its CPU kernel directly). RuntimeError for any other number
+        of elements and for meta tensors, which have no data. PyTorch: at::item."""
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
-        value: Union[bool, int, float, complex] = self.numpy(force=True).reshape(()).item()
-        return value
+        if type(self) is Tensor and not _len_torch_dispatch_stack() and not self.is_meta:
+            return _scalar_queries.local_scalar_dense_cpu(self)
+        return _scalar_queries.local_scalar_dense(self)
 
     def tolist(self) -> Any:
-        """The values as (nested) Python lists of numbers; a number for a 0-d tensor."""
+        """The values as (nested) Python lists of numbers; a number for a 0-d
+        tensor. Read from the data without dispatch, as PyTorch's; RuntimeError
+        for a subclass that defines ``__torch_dispatch__`` (PyTorch:
+        THPVariable_tolist)."""
+        if type(self).__torch_dispatch__ is not _C._disabled_torch_dispatch_impl:
+            raise RuntimeError(f".tolist() is not supported for tensor subclasses, got {type(self).__name__}")
         return self.numpy(force=True).tolist()
 
     def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> np.ndarray:
