@@ -406,6 +406,11 @@ OPS: list[OpInfo] = [
                                  S(a(1, 3, 1, 1), 2), S(a(2, 4, 5, 6, 3).transpose(0, 4, 1, 2, 3), 3),
                                  S(a(2, 3, 4), 3), S(a(0, 3, 2, 2), 2)], grad=False),
     OpInfo("alias", [S(a(2, 3)), S(a())], ref=lambda x: x),
+    OpInfo("as_strided", [S(a(2, 3), [3, 2], [1, 2], 1), S(a(6), [2, 3], [1, 1]), S(a(2, 3), [2], [4]),
+                          S(a(4), [0], [1], 100), S(a(2, 3), [2, 2], [0, 1])],
+           ref=lambda x, size, stride, offset=0: np.lib.stride_tricks.as_strided(
+               np.ascontiguousarray(x).reshape(-1)[offset:], size, [s * x.itemsize for s in stride]),
+           error_samples=[S(a(4), [2], [-1]), S(a(4), [-1], [1]), S(a(4), [2], [1, 1]), S(a(4), [2], [1], -1)]),
     OpInfo("reshape", [S(a(2, 3), [6]), S(a(2, 3, 2), [2, -1])], ref=lambda x, s: x.reshape(s)),
     OpInfo("transpose.int", [S(a(2, 3), 0, 1), S(a(2, 3, 2), -1, 0)], ref=lambda x, d0, d1: np.swapaxes(x, d0, d1)),
     OpInfo("permute", [S(a(2, 3, 2), [2, 0, 1]), S(a(2, 3), [-1, 0])], ref=np.transpose),

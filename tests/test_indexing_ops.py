@@ -55,3 +55,23 @@ def test_scatter_add_takes_the_leading_part_of_a_larger_src():
     out = ops.od.scatter_add(opdispatch.zeros(3, 4), 0, opdispatch.tensor([[0, 0, 2]]), opdispatch.ones(2, 3))
     # PyTorch 2.13: [[1, 1, 0, 0], [0, 0, 0, 0], [0, 0, 1, 0]] (its gradient for src of that shape raises there too)
     np.testing.assert_array_equal(out.numpy(), [[1, 1, 0, 0], [0, 0, 0, 0], [0, 0, 1, 0]])
+
+
+def test_as_strided_checks_the_geometry_against_the_storage():
+    x = opdispatch.arange(6.0)
+    # PyTorch 2.13's message (checkInBoundsForStorage); a meta tensor has no storage here, so only cpu checks.
+    with pytest.raises(RuntimeError, match=r"^setStorage: sizes \[4\], strides \[2\], storage offset 0, and itemsize 4 "
+                                           r"requiring a storage size of 28 are out of bounds for storage of size 24$"):
+        x.as_strided([4], [2])
+    # The offset counts from the storage's start, not from a view's first element; an empty view may lie anywhere.
+    assert x[2:].as_strided([2], [1]).tolist() == [2.0, 3.0] and x[2:].as_strided([2], [1], 0).tolist() == [0.0, 1.0]
+    assert opdispatch.as_strided(x, [2, 0], [100, 1], 7).storage_offset() == 7
+
+
+def test_as_strided_gradient_accumulates_overlaps_and_shares_among_overlapping_inputs():
+    x = opdispatch.arange(6.0).requires_grad_()
+    (x.as_strided([2, 3], [1, 1]) * opdispatch.arange(1.0, 7.0).view(2, 3)).sum().backward()
+    assert x.grad.tolist() == [1.0, 6.0, 8.0, 6.0, 0.0, 0.0]  # PyTorch 2.13
+    e = opdispatch.arange(3.0).requires_grad_()
+    (e.expand(2, 3).as_strided([2], [1], 0) * opdispatch.tensor([1.0, 10.0])).sum().backward()
+    assert e.grad.tolist() == [1.0, 10.0, 0.0]  # PyTorch 2.13

@@ -199,6 +199,7 @@ cumsum = _method(Tensor.cumsum)
 var = _method(Tensor.var)
 flip = _method(Tensor.flip)
 diagonal = _method(Tensor.diagonal)
+as_strided = _method(Tensor.as_strided)
 index_select = _method(Tensor.index_select)
 gather = _method(Tensor.gather)
 scatter_add = _method(Tensor.scatter_add)
@@ -274,7 +275,7 @@ __all__ = [
     "rand", "randn", "stack", "tensor", "where", "zeros", "zeros_like",
     # functional forms of Tensor methods
     "add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "sqrt",
-    "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "amax", "max", "argmax", "amin", "min", "argmin", "any", "cumsum", "var", "flip", "diagonal", "index_select", "gather",
+    "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "amax", "max", "argmax", "amin", "min", "argmin", "any", "cumsum", "var", "flip", "diagonal", "as_strided", "index_select", "gather",
     "scatter_add",
     "matmul", "mm",
     "bmm", "softmax", "log_softmax", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "select", "flatten",

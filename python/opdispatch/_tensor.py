@@ -689,6 +689,17 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         and ``dim2``, as the last dim (od::diagonal)."""
         return _views.diagonal(self, offset, dim1, dim2)
 
+    def as_strided(self, size: Sequence[int], stride: Sequence[int], storage_offset: Optional[int] = None
+                   ) -> "Tensor":
+        """A view of this tensor's storage with ``size``, ``stride`` (in
+        elements) and ``storage_offset`` (in elements from the storage's
+        start; default this tensor's), od::as_strided. RuntimeError as
+        PyTorch's for mismatched lengths, negative sizes or strides, a
+        negative offset, or a geometry past the end of the storage."""
+        if storage_offset is None:
+            return _views.as_strided(self, size, stride)
+        return _views.as_strided(self, size, stride, storage_offset)
+
     def transpose(self, dim0: int, dim1: int) -> "Tensor":
         """A view with ``dim0`` and ``dim1`` swapped (od::transpose.int)."""
         return _views.transpose(self, dim0, dim1)
