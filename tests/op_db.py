@@ -266,6 +266,10 @@ OPS: list[OpInfo] = [
     # --- factories ----------------------------------------------------------------------------
     OpInfo("empty.memory_format", [S([2, 3], device=DEVICE), S([0, 2], dtype=opdispatch.int32, device=DEVICE)],
            grad=False),
+    OpInfo("empty_strided", [S([2, 3], [1, 2], device=DEVICE), S([2, 3], [3, 1], dtype=opdispatch.float64, device=DEVICE),
+                             S([2, 0, 3], [0, 7, 2], device=DEVICE), S([], [], dtype=opdispatch.int32, device=DEVICE)],
+           grad=False, error_samples=[S([-2], [1, 1], device=DEVICE), S([2], [1, 1], device=DEVICE),
+                                      S([2, 2], [-1, 1], device=DEVICE)]),
     OpInfo("zeros", [S([2, 3], device=DEVICE), S([3], dtype=opdispatch.int32, device=DEVICE)],
            ref=lambda size, dtype=opdispatch.float32, device=None: np.zeros(size, dtype.to_numpy()), grad=False),
     OpInfo("ones", [S([2, 3], device=DEVICE), S([], dtype=opdispatch.float64, device=DEVICE)],

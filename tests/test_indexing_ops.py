@@ -75,3 +75,11 @@ def test_as_strided_gradient_accumulates_overlaps_and_shares_among_overlapping_i
     e = opdispatch.arange(3.0).requires_grad_()
     (e.expand(2, 3).as_strided([2], [1], 0) * opdispatch.tensor([1.0, 10.0])).sum().backward()
     assert e.grad.tolist() == [1.0, 10.0, 0.0]  # PyTorch 2.13
+
+
+def test_empty_strided_allocates_what_the_geometry_reaches():
+    t = opdispatch.empty_strided((2, 3), (1, 2), dtype=opdispatch.float64, requires_grad=True)
+    # PyTorch 2.13: untyped_storage().nbytes() == 48 (1 + 1*1 + 2*2 = 6 elements)
+    assert (t.shape, t.stride(), t._storage_nbytes(), t.requires_grad) == ((2, 3), (1, 2), 48, True)
+    assert opdispatch.empty_strided([2, 0], [1, 2])._storage_nbytes() == 0
+    assert opdispatch.empty_strided([2, 3], [3, 1], device="meta").stride() == (3, 1)

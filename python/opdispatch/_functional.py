@@ -28,6 +28,14 @@ def empty(*size: Any, dtype: Any = None, layout: Any = None, device: Any = None,
     return _finish(factories.empty(_shape_args(size), dtype=dtype, layout=layout, device=device), requires_grad)
 
 
+def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: Any = None, layout: Any = None,
+                  device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """An uninitialised tensor of ``size`` with ``stride`` (sequences of ints, strides in elements) on cpu
+    or meta (od::empty_strided; its errors). PyTorch: torch.empty_strided."""
+    return _finish(factories.empty_strided(list(size), list(stride), dtype=dtype, layout=layout, device=device),
+                   requires_grad)
+
+
 def zeros(*size: Any, dtype: Any = None, layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of zeros of ``size`` (varargs or a sequence)."""
     return _finish(factories.zeros(_shape_args(size), dtype=dtype, layout=layout, device=device), requires_grad)
@@ -271,7 +279,7 @@ logical_or = _method(Tensor.logical_or)
 logical_xor = _method(Tensor.logical_xor)
 
 __all__ = [
-    "arange", "cat", "empty", "empty_like", "from_dlpack", "full", "is_tensor", "manual_seed", "nll_loss", "ones", "ones_like",
+    "arange", "cat", "empty", "empty_like", "empty_strided", "from_dlpack", "full", "is_tensor", "manual_seed", "nll_loss", "ones", "ones_like",
     "rand", "randn", "stack", "tensor", "where", "zeros", "zeros_like",
     # functional forms of Tensor methods
     "add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "sqrt",
