@@ -74,10 +74,11 @@ PYTORCH_TAGS = {
         "upsample_bilinear2d_backward upsample_nearest2d upsample_nearest2d_backward diagonal_backward "
         "index_select_backward",
     ("core", "data_dependent_output", "pt2_compliant_tag"): "_local_scalar_dense",
+    ("core", "dynamic_output_shape", "pt2_compliant_tag"): "index.Tensor",
     ("core", "pt2_compliant_tag"):
         "_to_copy arange.start_step bmm cat empty.memory_format expand full mm permute select.int slice.Tensor "
         "squeeze.dim unsqueeze view "
-        "as_strided empty_strided sym_size.int sym_stride.int sym_numel sym_storage_offset sym_is_contiguous "
+        "as_strided empty_strided index_put sym_size.int sym_stride.int sym_numel sym_storage_offset sym_is_contiguous "
         "copy fill.Scalar alias flip full_like scalar_tensor cumsum squeeze.dims repeat diagonal index_select gather scatter_add select_scatter "
         "_log_softmax _native_batch_norm_legit _native_batch_norm_legit.no_stats _native_batch_norm_legit_no_training "
         "_softmax addmm constant_pad_nd convolution convolution_backward max_pool2d_with_indices "

@@ -211,6 +211,7 @@ as_strided = _method(Tensor.as_strided)
 index_select = _method(Tensor.index_select)
 gather = _method(Tensor.gather)
 scatter_add = _method(Tensor.scatter_add)
+index_put = _method(Tensor.index_put)
 matmul = _method(Tensor.matmul)
 mm = _method(Tensor.mm)
 bmm = _method(Tensor.bmm)
@@ -284,7 +285,7 @@ __all__ = [
     # functional forms of Tensor methods
     "add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "sqrt",
     "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "amax", "max", "argmax", "amin", "min", "argmin", "any", "cumsum", "var", "flip", "diagonal", "as_strided", "index_select", "gather",
-    "scatter_add",
+    "scatter_add", "index_put",
     "matmul", "mm",
     "bmm", "softmax", "log_softmax", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "select", "flatten",
     "clone", "acos", "asin", "atan", "acosh", "asinh", "atanh", "cosh", "sinh",

@@ -680,6 +680,16 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         """``self``'s entries at ``index`` along ``dim`` (an int tensor shaped like the result) (od::gather)."""
         return _indexing.gather(self, dim, index)
 
+    def index_put(self, indices: Sequence[Optional["Tensor"]], values: "Tensor", accumulate: bool = False
+                  ) -> "Tensor":
+        """A copy of ``self`` with ``values`` (broadcast to the indexed shape)
+        written, or added when ``accumulate`` (repeats add up), at the
+        positions ``self[indices]`` reads: ``indices`` a list of int64/int32
+        index tensors, bool/uint8 masks or None (a whole dim) (od::index_put)."""
+        if accumulate:
+            return _indexing.index_put(self, list(indices), values, True)
+        return _indexing.index_put(self, list(indices), values)
+
     def scatter_add(self, dim: int, index: "Tensor", src: "Tensor") -> "Tensor":
         """A copy of ``self`` with ``src``'s entries added at ``index`` along ``dim`` (od::scatter_add)."""
         return _indexing.scatter_add(self, dim, index, src)

@@ -40,6 +40,10 @@ _DROPOUT_ALIAS = "train=False: PyTorch returns the input itself, od a copy"
 #: Case id (_cases.Case.id) -> (kinds of difference, why).
 KNOWN_DIFFERENCES: dict[str, tuple[str, str]] = {
     "add.Tensor#2/column_major": ("strides", _LAYOUT),
+    "index.Tensor#0/column_major": ("strides", _LAYOUT),
+    "index_put#2/column_major": ("strides", _COPY_STRIDES),
+    "index_put#3/column_major": ("strides", _COPY_STRIDES),
+    "index_put#4/column_major": ("strides", _COPY_STRIDES),
     "_softmax_backward_data#0/float16": ("dtype", _SOFTMAX_BACKWARD_DTYPE),
     "_softmax_backward_data#0/float32": ("dtype", _SOFTMAX_BACKWARD_DTYPE),
     "_softmax_backward_data#1/float16": ("dtype", _SOFTMAX_BACKWARD_DTYPE),
