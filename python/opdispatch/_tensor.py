@@ -26,6 +26,7 @@ from ._builtins import reduction as _red
 from ._builtins import scalar_queries as _scalar_queries
 from ._builtins import shape as _shape
 from ._builtins import views as _views
+from ._builtins import _numpy
 from ._tensor_pointwise import PointwiseMethods
 from ._tensor_pointwise import binary as _binary
 from ._tensor_pointwise import is_scalar as _is_scalar
@@ -380,19 +381,26 @@ class Tensor(PointwiseMethods, _C.TensorBase):
     def __getitem__(self, index: Any) -> "Tensor":
         """Basic indexing: ints (od::select.int), slices with a positive step
         (od::slice.Tensor), ``None`` (od::unsqueeze), ``...``, and tuples of
-        them; the result is a view. IndexError for an index out of range or
-        too many indices; TypeError for tensor, bool or list indices."""
+        them; the result is a view. Index tensors (int64/int32, or bool/uint8
+        masks covering as many dims as they have) and lists of ints (made
+        tensors) index advanced, after the basic items, through one
+        od::index.Tensor call whose list holds them at the dims they index
+        (None elsewhere), as PyTorch's applySlicing / dispatch_index do; the
+        result is a copy. IndexError for an index out of range or too many
+        indices; TypeError for other index types (bool among them)."""
         items = index if isinstance(index, tuple) else (index,)
+        items = tuple(_lift_index(item) for item in items)
         for item in items:
-            if not (item is None or item is Ellipsis or isinstance(item, slice) or _is_int(item)):
-                raise TypeError(f"only integers, slices (`:`), ellipsis (`...`) and None are valid indices, "
-                                f"got {type(item).__name__}")
-        used = sum(1 for item in items if item is not None and item is not Ellipsis)
+            if not (item is None or item is Ellipsis or isinstance(item, (slice, _TensorBase)) or _is_int(item)):
+                raise TypeError(f"only integers, slices (`:`), ellipsis (`...`), None, lists of integers and "
+                                f"integer or boolean tensors are valid indices, got {type(item).__name__}")
+        used = sum(_dims_indexed(item) for item in items if item is not None and item is not Ellipsis)
         if used > self.ndim:
             raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
         if sum(1 for item in items if item is Ellipsis) > 1:
             raise IndexError("an index can only have a single ellipsis ('...')")
         result, dim = self, 0
+        advanced: list[Optional[Tensor]] = []
         for item in items:
             if item is Ellipsis:
                 dim += self.ndim - used
@@ -405,8 +413,14 @@ class Tensor(PointwiseMethods, _C.TensorBase):
                     raise ValueError("step must be greater than zero")
                 result = _views.slice_(result, dim, item.start, item.stop, step)
                 dim += 1
+            elif isinstance(item, _TensorBase):
+                advanced.extend([None] * (dim - len(advanced)))
+                advanced.append(item)  # type: ignore[arg-type]  # a TensorBase is a Tensor
+                dim += _dims_indexed(item)
             else:
                 result = _views.select(result, dim, int(item))
+        if advanced:
+            return _indexing.index(result, advanced)
         return _views.view(result, list(result.shape)) if result is self else result
 
     # --- methods: arithmetic and elementwise ---------------------------------------------
@@ -946,6 +960,22 @@ class MaxResult(collections.namedtuple("MaxResult", ["values", "indices"])):
 
 class MinResult(collections.namedtuple("MinResult", ["values", "indices"])):
     """The (values, indices) result of ``Tensor.min(dim)``."""
+
+
+def _lift_index(item: Any) -> Any:
+    """A list index as the tensor PyTorch makes of it (int64; bool for bools; its lift_fresh), anything
+    else as it is."""
+    if isinstance(item, list):
+        values = np.asarray(item)
+        return _numpy.tensor(values if values.dtype.kind in "bi" else values.astype(np.int64))
+    return item
+
+
+def _dims_indexed(item: Any) -> int:
+    """How many dims an index item consumes: a mask as many as it has, anything else one."""
+    if isinstance(item, _TensorBase) and item.dtype in (_C.bool, _C.uint8):
+        return item.ndim
+    return 1
 
 
 def _is_int(x: Any) -> bool:
