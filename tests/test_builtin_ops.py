@@ -107,7 +107,7 @@ PYTORCH_TAGS = {
     ("core", "pt2_compliant_tag", "reduction"): "amax argmax max.dim mean mean.dim sum.dim_IntList amin argmin min.dim "
         "any any.dim any.dims var.correction var.dim",
     ("inplace", "pt2_compliant_tag"): "copy_ fill_.Scalar zero_ floor_divide_.Tensor floor_divide_.Scalar",
-    ("core", "nondeterministic_seeded", "pt2_compliant_tag"): "rand randn native_dropout",
+    ("core", "nondeterministic_seeded", "pt2_compliant_tag"): "rand randn randperm native_dropout",
     ("pointwise", "pt2_compliant_tag"):
         "rsub.Scalar threshold_backward gelu_backward clamp_min clamp_min.Tensor clamp_max clamp_max.Tensor exp2 "
         "silu silu_backward hardsigmoid softplus square true_divide.Tensor positive clip clip.Tensor relu6 selu "
@@ -457,6 +457,11 @@ def test_manual_seed_makes_random_factories_reproducible():
     values = a.numpy()
     assert a.dtype is opdispatch.float32 and (values >= 0).all() and (values < 1).all()
     assert opdispatch.randn(2, dtype=opdispatch.float16).dtype is opdispatch.float16
+    opdispatch.manual_seed(7)
+    p = opdispatch.randperm(50)
+    opdispatch.manual_seed(7)
+    assert opdispatch.randperm(50).tolist() == p.tolist() and sorted(p.tolist()) == list(range(50))
+    assert p.dtype is opdispatch.int64 and opdispatch.randperm(3, dtype=opdispatch.float64).dtype is opdispatch.float64
 
 
 def test_like_factories_keep_metadata_and_never_require_grad():

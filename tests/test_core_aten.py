@@ -29,7 +29,6 @@ EXPECTED_MISSING = """
     nonzero
     prod
     prod.dim_int
-    randperm
     resize_
     scatter.src
     scatter.value

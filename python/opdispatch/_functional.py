@@ -69,6 +69,14 @@ def rand(*size: Any, dtype: Any = None, layout: Any = None, device: Any = None, 
     return _finish(random.rand(_shape_args(size), dtype=dtype, layout=layout, device=device), requires_grad)
 
 
+def randperm(n: int, *, dtype: Any = None, layout: Any = None, device: Any = None, requires_grad: bool = False,
+             pin_memory: bool = False) -> Tensor:
+    """A random permutation of 0 .. n-1 (int64 unless ``dtype``; see manual_seed), od::randperm; its errors.
+    PyTorch: torch.randperm."""
+    kwargs = {} if dtype is None else {"dtype": dtype}
+    return _finish(random.randperm(n, layout=layout, device=device, **kwargs), requires_grad)
+
+
 def randn(*size: Any, dtype: Any = None, layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples (see manual_seed)."""
     return _finish(random.randn(_shape_args(size), dtype=dtype, layout=layout, device=device), requires_grad)
@@ -281,7 +289,7 @@ logical_xor = _method(Tensor.logical_xor)
 
 __all__ = [
     "arange", "cat", "empty", "empty_like", "empty_strided", "from_dlpack", "full", "is_tensor", "manual_seed", "nll_loss", "ones", "ones_like",
-    "rand", "randn", "stack", "tensor", "where", "zeros", "zeros_like",
+    "rand", "randn", "randperm", "stack", "tensor", "where", "zeros", "zeros_like",
     # functional forms of Tensor methods
     "add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "sqrt",
     "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "amax", "max", "argmax", "amin", "min", "argmin", "any", "cumsum", "var", "flip", "diagonal", "as_strided", "index_select", "gather",
