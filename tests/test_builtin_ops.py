@@ -33,6 +33,9 @@ def test_values_and_dtypes_match_numpy(info, sample):
     outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)  # list: a Tensor[] return
     refs = expected if isinstance(expected, tuple) else (expected,)
     for o, e in zip(outs, refs):
+        if not isinstance(o, opdispatch.Tensor):  # a Python scalar (-> Scalar, SymInt, SymBool)
+            assert type(o) is type(e) and o == e
+            continue
         e = np.asarray(e)
         want = sample.torch_dtype or e.dtype
         assert o.dtype.to_numpy() == want, f"dtype {o.dtype} but {want} expected"
@@ -70,9 +73,12 @@ PYTORCH_TAGS = {
         "avg_pool3d_backward cdist grid_sampler grid_sampler_2d_backward im2col pdist upsample_bilinear2d "
         "upsample_bilinear2d_backward upsample_nearest2d upsample_nearest2d_backward diagonal_backward "
         "index_select_backward",
+    ("core", "data_dependent_output", "pt2_compliant_tag"): "_local_scalar_dense",
+    ("core", "dynamic_output_shape", "pt2_compliant_tag"): "index.Tensor nonzero",
     ("core", "pt2_compliant_tag"):
         "_to_copy arange.start_step bmm cat empty.memory_format expand full mm permute select.int slice.Tensor "
         "squeeze.dim unsqueeze view "
+        "as_strided empty_strided index_put sym_size.int sym_stride.int sym_numel sym_storage_offset sym_is_contiguous "
         "copy fill.Scalar alias flip full_like scalar_tensor cumsum squeeze.dims repeat diagonal index_select gather scatter_add scatter.src scatter.value scatter_reduce.two masked_scatter select_scatter "
         "_log_softmax _native_batch_norm_legit _native_batch_norm_legit.no_stats _native_batch_norm_legit_no_training "
         "_softmax addmm constant_pad_nd convolution convolution_backward max_pool2d_with_indices "
@@ -101,7 +107,7 @@ PYTORCH_TAGS = {
     ("core", "pt2_compliant_tag", "reduction"): "amax argmax max.dim mean mean.dim sum.dim_IntList amin argmin min.dim "
         "any any.dim any.dims var.correction var.dim prod prod.dim_int",
     ("inplace", "pt2_compliant_tag"): "copy_ fill_.Scalar zero_ floor_divide_.Tensor floor_divide_.Scalar",
-    ("core", "nondeterministic_seeded", "pt2_compliant_tag"): "rand randn native_dropout",
+    ("core", "nondeterministic_seeded", "pt2_compliant_tag"): "rand randn randperm native_dropout",
     ("pointwise", "pt2_compliant_tag"):
         "rsub.Scalar threshold_backward gelu_backward clamp_min clamp_min.Tensor clamp_max clamp_max.Tensor exp2 "
         "silu silu_backward hardsigmoid softplus square true_divide.Tensor positive clip clip.Tensor relu6 selu "
@@ -110,7 +116,6 @@ PYTORCH_TAGS = {
     ("maybe_aliasing_or_mutating", "nondeterministic_seeded", "pt2_compliant_tag"): "dropout",
     ("pt2_compliant_tag", "reduction"): "sum",
     ("core", "pt2_compliant_tag", "view_copy"): "slice_scatter",
-    ("core", "dynamic_output_shape", "pt2_compliant_tag"): "nonzero",
 }
 
 
@@ -452,6 +457,11 @@ def test_manual_seed_makes_random_factories_reproducible():
     values = a.numpy()
     assert a.dtype is opdispatch.float32 and (values >= 0).all() and (values < 1).all()
     assert opdispatch.randn(2, dtype=opdispatch.float16).dtype is opdispatch.float16
+    opdispatch.manual_seed(7)
+    p = opdispatch.randperm(50)
+    opdispatch.manual_seed(7)
+    assert opdispatch.randperm(50).tolist() == p.tolist() and sorted(p.tolist()) == list(range(50))
+    assert p.dtype is opdispatch.int64 and opdispatch.randperm(3, dtype=opdispatch.float64).dtype is opdispatch.float64
 
 
 def test_like_factories_keep_metadata_and_never_require_grad():

@@ -25,18 +25,7 @@ EXPECTED_MISSING = """
     _fft_r2c
 
     # reductions, scans, sorting, indexing, views and shape, factories, copies, random, scalars and sizes
-    _local_scalar_dense
-    as_strided
-    empty_strided
-    index.Tensor
-    index_put
-    randperm
     resize_
-    sym_is_contiguous
-    sym_numel
-    sym_size.int
-    sym_storage_offset
-    sym_stride.int
 """
 
 

@@ -108,3 +108,61 @@ def test_masked_scatter_gradients():
     # PyTorch 2.13: [[0, 1, 0], [0, 4, 0]] and [0, 2, 3, 5, 0, 0, 0]
     assert x.grad.tolist() == [[0.0, 1.0, 0.0], [0.0, 4.0, 0.0]]
     assert source.grad.tolist() == [0.0, 2.0, 3.0, 5.0, 0.0, 0.0, 0.0]
+def test_as_strided_checks_the_geometry_against_the_storage():
+    x = opdispatch.arange(6.0)
+    # PyTorch 2.13's message (checkInBoundsForStorage); a meta tensor has no storage here, so only cpu checks.
+    with pytest.raises(RuntimeError, match=r"^setStorage: sizes \[4\], strides \[2\], storage offset 0, and itemsize 4 "
+                                           r"requiring a storage size of 28 are out of bounds for storage of size 24$"):
+        x.as_strided([4], [2])
+    # The offset counts from the storage's start, not from a view's first element; an empty view may lie anywhere.
+    assert x[2:].as_strided([2], [1]).tolist() == [2.0, 3.0] and x[2:].as_strided([2], [1], 0).tolist() == [0.0, 1.0]
+    assert opdispatch.as_strided(x, [2, 0], [100, 1], 7).storage_offset() == 7
+
+
+def test_as_strided_gradient_accumulates_overlaps_and_shares_among_overlapping_inputs():
+    x = opdispatch.arange(6.0).requires_grad_()
+    (x.as_strided([2, 3], [1, 1]) * opdispatch.arange(1.0, 7.0).view(2, 3)).sum().backward()
+    assert x.grad.tolist() == [1.0, 6.0, 8.0, 6.0, 0.0, 0.0]  # PyTorch 2.13
+    e = opdispatch.arange(3.0).requires_grad_()
+    (e.expand(2, 3).as_strided([2], [1], 0) * opdispatch.tensor([1.0, 10.0])).sum().backward()
+    assert e.grad.tolist() == [1.0, 10.0, 0.0]  # PyTorch 2.13
+
+
+def test_empty_strided_allocates_what_the_geometry_reaches():
+    t = opdispatch.empty_strided((2, 3), (1, 2), dtype=opdispatch.float64, requires_grad=True)
+    # PyTorch 2.13: untyped_storage().nbytes() == 48 (1 + 1*1 + 2*2 = 6 elements)
+    assert (t.shape, t.stride(), t._storage_nbytes(), t.requires_grad) == ((2, 3), (1, 2), 48, True)
+    assert opdispatch.empty_strided([2, 0], [1, 2])._storage_nbytes() == 0
+    assert opdispatch.empty_strided([2, 3], [3, 1], device="meta").stride() == (3, 1)
+
+
+def test_index_by_masks_and_its_data_dependent_errors():
+    x = opdispatch.arange(6.0).view(2, 3)
+    mask = opdispatch.tensor([[True, False, True], [False, False, True]])
+    assert ops.od.index.Tensor(x, [mask]).tolist() == [0.0, 2.0, 5.0]  # PyTorch 2.13
+    assert ops.od.index.Tensor(x, [None, opdispatch.tensor([1, 0, 1], dtype=opdispatch.uint8)]).tolist() == [[0.0, 2.0], [3.0, 5.0]]
+    # PyTorch 2.13 numbers the index tensors, not the dims: [None, tensor([-4])] is "dimension 0 with size 3".
+    with pytest.raises(IndexError, match="index -4 is out of bounds for dimension 0 with size 3"):
+        ops.od.index.Tensor(x, [None, opdispatch.tensor([-4])])
+    with pytest.raises(NotImplementedError, match="data-dependent shape"):  # PyTorch's meta nonzero raises too
+        ops.od.index.Tensor(x.to("meta"), [mask.to("meta")])
+    before = x.tolist()
+    with pytest.raises(IndexError, match="index 5 is out of bounds for dimension 0 with size 2"):
+        x.index_put([opdispatch.tensor([5])], opdispatch.tensor(1.0))
+    assert x.tolist() == before
+    assert opdispatch.index_put(x, [mask], opdispatch.tensor(-1.0)).tolist() == [[-1.0, 1.0, -1.0], [3.0, 4.0, -1.0]]
+
+
+def test_index_and_index_put_gradients():
+    a = opdispatch.arange(12.0).view(3, 4).requires_grad_()
+    w = opdispatch.arange(12.0).view(3, 4)
+    (ops.od.index.Tensor(a, [opdispatch.tensor([0, 0, 2]), None]) * w).sum().backward()
+    assert a.grad.tolist() == [[4.0, 6.0, 8.0, 10.0], [0.0, 0.0, 0.0, 0.0], [8.0, 9.0, 10.0, 11.0]]  # PyTorch 2.13
+    a.grad = None
+    v = opdispatch.tensor([5.0, 6.0]).requires_grad_()
+    (a.index_put([opdispatch.tensor([0, 1]), opdispatch.tensor([1, 1])], v) * w).sum().backward()
+    # PyTorch 2.13: the overwritten positions get no gradient; the values get the gradient there.
+    assert a.grad.tolist() == [[0.0, 0.0, 2.0, 3.0], [4.0, 0.0, 6.0, 7.0], [8.0, 9.0, 10.0, 11.0]]
+    assert v.grad.tolist() == [1.0, 5.0]
+    assert opdispatch.zeros(5).index_put([opdispatch.tensor([0, 0, 2])], opdispatch.tensor([1.0, 2.0, 3.0]),
+                                         accumulate=True).tolist() == [3.0, 0.0, 3.0, 0.0, 0.0]

@@ -83,13 +83,37 @@ def test_indexing_matches_numpy():
     assert t[1, 2, 3].item() == 23 and t[1, 2, 3].shape == ()
 
 
+def test_advanced_indexing_goes_through_index_tensor():
+    # The shapes and values are PyTorch 2.13's for the same indices.
+    x = opdispatch.arange(24.0).view(2, 3, 4)
+    i = opdispatch.tensor([0, 2])
+    assert x[:, i].shape == (2, 2, 4) and x[1, i].tolist() == [[12.0, 13.0, 14.0, 15.0], [20.0, 21.0, 22.0, 23.0]]
+    assert x[[1, 0], :, i[:, None]].shape == (2, 2, 3)  # indices not adjacent: their dims come first
+    assert x[0, :, opdispatch.tensor([3, 1])].tolist() == [[3.0, 1.0], [7.0, 5.0], [11.0, 9.0]]
+    assert x[1:, i, 1:3].shape == (1, 2, 2) and x[:, [True, False, True]].shape == (2, 2, 4)
+    assert x[x[:, :, 0] > 5].shape == (4, 4) and x[None, :, i].shape == (1, 2, 2, 4)
+    from opdispatch.utils._python_dispatch import TorchDispatchMode
+
+    class Log(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    seen: list = []
+    with Log():
+        x[opdispatch.tensor([1, 0])]
+        x[1, i]
+    assert seen == ["od.index.Tensor", "od.select.int", "od.index.Tensor"]  # PyTorch 2.13's aten ops
+
+
 @pytest.mark.parametrize("index,error,message", [
     (2, IndexError, "index 2 out of range"),
     ((0, 3), IndexError, "index 3 out of range"),
     ((0, 0, 0, 0), IndexError, "too many indices for tensor of dimension 3"),
     ((Ellipsis, Ellipsis), IndexError, "single ellipsis"),
     (slice(None, None, -1), ValueError, "step must be greater than zero"),
-    ([0, 1], TypeError, "only integers, slices"),
+    ([0, 5], IndexError, "index 5 is out of bounds for dimension 0 with size 2"),
+    (opdispatch.tensor([0.0]), IndexError, "tensors used as indices must be long, int, byte or bool tensors"),
     (True, TypeError, "only integers, slices"),
 ])
 def test_indexing_errors(index, error, message):

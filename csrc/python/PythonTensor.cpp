@@ -512,6 +512,13 @@ PyObject* methBumpVersion(PyObject* self, PyObject*) {
   Py_RETURN_NONE;
 }
 PyObject* methHasStorage(PyObject* self, PyObject*) { return PyBool_FromLong(selfImpl(self)->has_storage()); }
+PyObject* methStorageNbytes(PyObject* self, PyObject*) {
+  const auto* impl = selfImpl(self);
+  if (!impl->has_storage()) {
+    Py_RETURN_NONE;
+  }
+  return PyLong_FromSize_t(impl->storage()->nbytes());
+}
 PyObject* methIsSame(PyObject* self, PyObject* other) {
   return PyBool_FromLong(isTensor(other) && unpackImpl(other) == selfImpl(self));
 }
@@ -565,6 +572,9 @@ PyMethodDef kMethods[] = {
     {"data_ptr", methDataPtr, METH_NOARGS, "Address of element 0 (raises for meta tensors)."},
     {"_bump_version", methBumpVersion, METH_NOARGS, "Records an in-place modification."},
     {"_is_same", methIsSame, METH_O, "Whether both objects wrap the same TensorImpl."},
+    {"_storage_nbytes", methStorageNbytes, METH_NOARGS,
+     "The size in bytes of the tensor's storage; None if it has none (meta tensors, wrapper subclasses, fake "
+     "tensors). PyTorch: Tensor.untyped_storage().nbytes()."},
     {"_has_storage", methHasStorage, METH_NOARGS,
      "Whether the tensor has data (meta tensors, wrapper subclasses and fake tensors have none)."},
     {"_shares_storage", methSharesStorage, METH_O, "Whether both tensors use the same storage."},

@@ -97,6 +97,10 @@ class TensorBase:
         """
         Records an in-place modification.
         """
+    def _storage_nbytes(self) -> int | None:
+        """
+        The size in bytes of the tensor's storage; None if it has none (meta tensors, wrapper subclasses, fake tensors). PyTorch: Tensor.untyped_storage().nbytes().
+        """
     def _has_storage(self) -> builtins.bool:
         """
         Whether the tensor has data (meta tensors, wrapper subclasses and fake tensors have none).

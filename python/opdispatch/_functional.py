@@ -30,6 +30,14 @@ def empty(*size: Any, dtype: Any = None, layout: Any = None, device: Any = None,
     return _finish(factories.empty(_shape_args(size), dtype=dtype, layout=layout, device=device), requires_grad)
 
 
+def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: Any = None, layout: Any = None,
+                  device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """An uninitialised tensor of ``size`` with ``stride`` (sequences of ints, strides in elements) on cpu
+    or meta (od::empty_strided; its errors). PyTorch: torch.empty_strided."""
+    return _finish(factories.empty_strided(list(size), list(stride), dtype=dtype, layout=layout, device=device),
+                   requires_grad)
+
+
 def zeros(*size: Any, dtype: Any = None, layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of zeros of ``size`` (varargs or a sequence)."""
     return _finish(factories.zeros(_shape_args(size), dtype=dtype, layout=layout, device=device), requires_grad)
@@ -61,6 +69,14 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, lay
 def rand(*size: Any, dtype: Any = None, layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1) (see manual_seed)."""
     return _finish(random.rand(_shape_args(size), dtype=dtype, layout=layout, device=device), requires_grad)
+
+
+def randperm(n: int, *, dtype: Any = None, layout: Any = None, device: Any = None, requires_grad: bool = False,
+             pin_memory: bool = False) -> Tensor:
+    """A random permutation of 0 .. n-1 (int64 unless ``dtype``; see manual_seed), od::randperm; its errors.
+    PyTorch: torch.randperm."""
+    kwargs = {} if dtype is None else {"dtype": dtype}
+    return _finish(random.randperm(n, layout=layout, device=device, **kwargs), requires_grad)
 
 
 def randn(*size: Any, dtype: Any = None, layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
@@ -247,9 +263,11 @@ masked_scatter = _method(Tensor.masked_scatter)
 var = _method(Tensor.var)
 flip = _method(Tensor.flip)
 diagonal = _method(Tensor.diagonal)
+as_strided = _method(Tensor.as_strided)
 index_select = _method(Tensor.index_select)
 gather = _method(Tensor.gather)
 scatter_add = _method(Tensor.scatter_add)
+index_put = _method(Tensor.index_put)
 matmul = _method(Tensor.matmul)
 mm = _method(Tensor.mm)
 bmm = _method(Tensor.bmm)
@@ -318,12 +336,12 @@ logical_or = _method(Tensor.logical_or)
 logical_xor = _method(Tensor.logical_xor)
 
 __all__ = [
-    "arange", "cat", "empty", "empty_like", "from_dlpack", "full", "is_tensor", "manual_seed", "nll_loss", "ones", "ones_like",
-    "rand", "randn", "stack", "tensor", "where", "zeros", "zeros_like",
+    "arange", "cat", "empty", "empty_like", "empty_strided", "from_dlpack", "full", "is_tensor", "manual_seed", "nll_loss", "ones", "ones_like",
+    "rand", "randn", "randperm", "stack", "tensor", "where", "zeros", "zeros_like",
     # functional forms of Tensor methods
     "add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "sqrt",
-    "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "amax", "max", "argmax", "amin", "min", "argmin", "any", "cumsum", "prod", "sort", "topk", "nonzero", "split", "var", "flip", "diagonal", "index_select", "gather", "scatter", "scatter_reduce", "masked_scatter",
-    "scatter_add",
+    "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "amax", "max", "argmax", "amin", "min", "argmin", "any", "cumsum", "prod", "sort", "topk", "nonzero", "split", "var", "flip", "diagonal", "as_strided", "index_select", "gather", "scatter", "scatter_reduce", "masked_scatter",
+    "scatter_add", "index_put",
     "matmul", "mm",
     "bmm", "softmax", "log_softmax", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "select", "flatten",
     "clone", "acos", "asin", "atan", "acosh", "asinh", "atanh", "cosh", "sinh",

@@ -24,8 +24,10 @@ from ._builtins import linalg as _linalg
 from ._builtins import softmax as _softmax
 from ._builtins import sorting as _sorting
 from ._builtins import reduction as _red
+from ._builtins import scalar_queries as _scalar_queries
 from ._builtins import shape as _shape
 from ._builtins import views as _views
+from ._builtins import _numpy
 from ._builtins._numpy import wrap_dim as _wrap_dim
 from ._tensor_pointwise import PointwiseMethods
 from ._tensor_pointwise import binary as _binary
@@ -250,15 +252,24 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         return int(self.item())  # type: ignore[arg-type]  # not complex: the dtype is checked above
 
     def item(self) -> Union[bool, int, float, complex]:
-        """The value of a one-element tensor as a Python number. RuntimeError
-        otherwise (and for meta tensors, which have no data)."""
+        """The value of a one-element tensor as a Python number, read by
+        od::_local_scalar_dense (so a subclass's __torch_dispatch__ and an
+        active dispatch mode see it, as in PyTorch; a plain tensor outside any
+        mode takes its CPU kernel directly). RuntimeError for any other number
+        of elements and for meta tensors, which have no data. PyTorch: at::item."""
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
-        value: Union[bool, int, float, complex] = self.numpy(force=True).reshape(()).item()
-        return value
+        if type(self) is Tensor and not _len_torch_dispatch_stack() and not self.is_meta:
+            return _scalar_queries.local_scalar_dense_cpu(self)
+        return _scalar_queries.local_scalar_dense(self)
 
     def tolist(self) -> Any:
-        """The values as (nested) Python lists of numbers; a number for a 0-d tensor."""
+        """The values as (nested) Python lists of numbers; a number for a 0-d
+        tensor. Read from the data without dispatch, as PyTorch's; RuntimeError
+        for a subclass that defines ``__torch_dispatch__`` (PyTorch:
+        THPVariable_tolist)."""
+        if type(self).__torch_dispatch__ is not _C._disabled_torch_dispatch_impl:
+            raise RuntimeError(f".tolist() is not supported for tensor subclasses, got {type(self).__name__}")
         return self.numpy(force=True).tolist()
 
     def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> np.ndarray:
@@ -375,19 +386,26 @@ class Tensor(PointwiseMethods, _C.TensorBase):
     def __getitem__(self, index: Any) -> "Tensor":
         """Basic indexing: ints (od::select.int), slices with a positive step
         (od::slice.Tensor), ``None`` (od::unsqueeze), ``...``, and tuples of
-        them; the result is a view. IndexError for an index out of range or
-        too many indices; TypeError for tensor, bool or list indices."""
+        them; the result is a view. Index tensors (int64/int32, or bool/uint8
+        masks covering as many dims as they have) and lists of ints (made
+        tensors) index advanced, after the basic items, through one
+        od::index.Tensor call whose list holds them at the dims they index
+        (None elsewhere), as PyTorch's applySlicing / dispatch_index do; the
+        result is a copy. IndexError for an index out of range or too many
+        indices; TypeError for other index types (bool among them)."""
         items = index if isinstance(index, tuple) else (index,)
+        items = tuple(_lift_index(item) for item in items)
         for item in items:
-            if not (item is None or item is Ellipsis or isinstance(item, slice) or _is_int(item)):
-                raise TypeError(f"only integers, slices (`:`), ellipsis (`...`) and None are valid indices, "
-                                f"got {type(item).__name__}")
-        used = sum(1 for item in items if item is not None and item is not Ellipsis)
+            if not (item is None or item is Ellipsis or isinstance(item, (slice, _TensorBase)) or _is_int(item)):
+                raise TypeError(f"only integers, slices (`:`), ellipsis (`...`), None, lists of integers and "
+                                f"integer or boolean tensors are valid indices, got {type(item).__name__}")
+        used = sum(_dims_indexed(item) for item in items if item is not None and item is not Ellipsis)
         if used > self.ndim:
             raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
         if sum(1 for item in items if item is Ellipsis) > 1:
             raise IndexError("an index can only have a single ellipsis ('...')")
         result, dim = self, 0
+        advanced: list[Optional[Tensor]] = []
         for item in items:
             if item is Ellipsis:
                 dim += self.ndim - used
@@ -400,8 +418,14 @@ class Tensor(PointwiseMethods, _C.TensorBase):
                     raise ValueError("step must be greater than zero")
                 result = _views.slice_(result, dim, item.start, item.stop, step)
                 dim += 1
+            elif isinstance(item, _TensorBase):
+                advanced.extend([None] * (dim - len(advanced)))
+                advanced.append(item)  # type: ignore[arg-type]  # a TensorBase is a Tensor
+                dim += _dims_indexed(item)
             else:
                 result = _views.select(result, dim, int(item))
+        if advanced:
+            return _indexing.index(result, advanced)
         return _views.view(result, list(result.shape)) if result is self else result
 
     # --- methods: arithmetic and elementwise ---------------------------------------------
@@ -729,6 +753,16 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         """``self``'s entries at ``index`` along ``dim`` (an int tensor shaped like the result) (od::gather)."""
         return _indexing.gather(self, dim, index)
 
+    def index_put(self, indices: Sequence[Optional["Tensor"]], values: "Tensor", accumulate: bool = False
+                  ) -> "Tensor":
+        """A copy of ``self`` with ``values`` (broadcast to the indexed shape)
+        written, or added when ``accumulate`` (repeats add up), at the
+        positions ``self[indices]`` reads: ``indices`` a list of int64/int32
+        index tensors, bool/uint8 masks or None (a whole dim) (od::index_put)."""
+        if accumulate:
+            return _indexing.index_put(self, list(indices), values, True)
+        return _indexing.index_put(self, list(indices), values)
+
     def scatter_add(self, dim: int, index: "Tensor", src: "Tensor") -> "Tensor":
         """A copy of ``self`` with ``src``'s entries added at ``index`` along ``dim`` (od::scatter_add)."""
         return _indexing.scatter_add(self, dim, index, src)
@@ -763,6 +797,17 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         """A view of the diagonal ``offset`` above the main one of dims ``dim1``
         and ``dim2``, as the last dim (od::diagonal)."""
         return _views.diagonal(self, offset, dim1, dim2)
+
+    def as_strided(self, size: Sequence[int], stride: Sequence[int], storage_offset: Optional[int] = None
+                   ) -> "Tensor":
+        """A view of this tensor's storage with ``size``, ``stride`` (in
+        elements) and ``storage_offset`` (in elements from the storage's
+        start; default this tensor's), od::as_strided. RuntimeError as
+        PyTorch's for mismatched lengths, negative sizes or strides, a
+        negative offset, or a geometry past the end of the storage."""
+        if storage_offset is None:
+            return _views.as_strided(self, size, stride)
+        return _views.as_strided(self, size, stride, storage_offset)
 
     def transpose(self, dim0: int, dim1: int) -> "Tensor":
         """A view with ``dim0`` and ``dim1`` swapped (od::transpose.int)."""
@@ -1008,6 +1053,20 @@ class SortResult(collections.namedtuple("SortResult", ["values", "indices"])):
 
 class TopkResult(collections.namedtuple("TopkResult", ["values", "indices"])):
     """The (values, indices) result of ``Tensor.topk``."""
+def _lift_index(item: Any) -> Any:
+    """A list index as the tensor PyTorch makes of it (int64; bool for bools; its lift_fresh), anything
+    else as it is."""
+    if isinstance(item, list):
+        values = np.asarray(item)
+        return _numpy.tensor(values if values.dtype.kind in "bi" else values.astype(np.int64))
+    return item
+
+
+def _dims_indexed(item: Any) -> int:
+    """How many dims an index item consumes: a mask as many as it has, anything else one."""
+    if isinstance(item, _TensorBase) and item.dtype in (_C.bool, _C.uint8):
+        return item.ndim
+    return 1
 
 
 def _is_int(x: Any) -> bool:

@@ -29,6 +29,7 @@ from . import (  # noqa: F401  (registration)
     pointwise_decompositions,
     random,
     reduction,
+    scalar_queries,
     shape,
     softmax,
     sorting,

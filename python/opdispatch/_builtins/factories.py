@@ -157,3 +157,28 @@ arange_start: Op = defop(f"arange.start(Scalar start, Scalar end, {FACTORY_KW}) 
                          backend=_arange_start)
 arange_start_step: Op = defop(f"arange.start_step(Scalar start, Scalar end, Scalar step=1, {FACTORY_KW}) -> Tensor",
                               tags=CORE, backend=_arange)
+
+
+def _empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: Any = None, layout: Any = None,
+                   device: Any = None, pin_memory: Any = None) -> Tensor:
+    """An uninitialised tensor of ``size`` and ``stride`` (in elements) on cpu
+    (memory for exactly the elements the geometry reaches) or meta, dtype
+    default float32. RuntimeError as PyTorch's, in its order, for a negative
+    size, sizes and strides of different lengths, and a negative stride of a
+    dimension longer than 1; NotImplementedError for a device opdispatch
+    holds no memory for. PyTorch: empty_strided_generic, computeStorageNbytes
+    (aten/src/ATen/EmptyTensor.cpp)."""
+    if any(n < 0 for n in size):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(size)}")
+    if len(size) != len(stride):
+        raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality of strides ({len(stride)})")
+    if any(s < 0 and n > 1 for n, s in zip(size, stride)):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and strides={list(stride)}")
+    place = _CPU if device is None else _C.device(str(device))
+    if place.type not in ("cpu", "meta"):
+        raise NotImplementedError(f"od::empty_strided: device {place} has no memory in opdispatch; use cpu or meta")
+    return _C.empty_strided(list(size), list(stride), _C.float32 if dtype is None else dtype, place)
+
+
+empty_strided: Op = defop(f"empty_strided(SymInt[] size, SymInt[] stride, {FACTORY_KW}) -> Tensor", tags=CORE,
+                          backend=_empty_strided)

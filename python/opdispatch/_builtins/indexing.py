@@ -3,7 +3,7 @@ index_select_backward, gather and scatter_add (each the other's gradient);
 the adding ones use NumPy's np.add.at, so repeated indices add up."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
@@ -11,6 +11,7 @@ from .. import _C
 from . import comparison, elementwise, factories, reduction
 from ._numpy import broadcast_shape, call_numpy, check_device, meta_like, wrap_dim
 from ._registry import CORE, DYNAMIC_OUTPUT_SHAPE, PT2, Op, defop
+from .._ops import Tag
 from .._tensor_type import Tensor
 
 
@@ -498,3 +499,185 @@ def _nonzero_meta(self: Tensor) -> Tensor:
 
 nonzero: Op = defop("nonzero(Tensor self) -> Tensor", tags=DYNAMIC_OUTPUT_SHAPE, cpu=_nonzero_cpu,
                     meta=_nonzero_meta, differentiable=False)
+# --- index, index_put: advanced indexing by a list of optional index tensors -----------------------
+# PyTorch: index / index_put_ (aten/src/ATen/native/TensorAdvancedIndexing.cpp) and
+# the shape rules of expandTensors / AdvancedIndex (TensorAdvancedIndexingUtils.h).
+
+_INDEX_DTYPES = (_C.int64, _C.int32, _C.uint8, _C.bool)
+_MASK_DTYPES = (_C.uint8, _C.bool)
+
+
+def _check_indices(op: str, self: Tensor, indices: Sequence[Optional[Tensor]]) -> None:
+    """PyTorch's metadata checks of ``indices`` (IndexError), in its order:
+    at least one entry, index dtypes, no more indexed dims than ``self`` has
+    (a mask indexes as many as it has), each mask's shape equal to the dims
+    it covers. Broadcasting is checked by ``_numpy_index`` (masks: data)."""
+    if not indices:
+        raise IndexError(f"{op}: at least one index must be provided")
+    for t in indices:
+        if t is not None and t.dtype not in _INDEX_DTYPES:
+            raise IndexError(f"{op}: tensors used as indices must be long, int, byte or bool tensors")
+    used = sum(max(t.ndim, 1) if t is not None and t.dtype in _MASK_DTYPES else 1 for t in indices)
+    if used > self.ndim:
+        raise IndexError(f"{op}: too many indices for tensor of dimension {self.ndim} (got {used})")
+    d = 0
+    for t in indices:
+        if t is not None and t.dtype in _MASK_DTYPES:
+            for j, n in enumerate(t.shape):
+                if n != self.shape[d + j]:
+                    raise IndexError(f"{op}: The shape of the mask {list(t.shape)} at index {j} does not match the "
+                                     f"shape of the indexed tensor {list(self.shape)} at index {d + j}")
+            d += t.ndim
+        else:
+            d += 1
+    if all(t is None for t in indices):
+        raise RuntimeError(f"{op}: at least one index must be a tensor (every entry is None)")
+    if any(t is not None and t.dtype in _MASK_DTYPES and t.ndim == 0 for t in indices):
+        raise RuntimeError(f"{op}: a 0-dimensional bool or byte index is not supported (PyTorch 2.13 fails an "
+                           f"internal assert there)")
+
+
+def _numpy_index(op: str, shape: Sequence[int], arrays: Sequence[Optional[np.ndarray]]) -> tuple[Any, ...]:
+    """The NumPy index equal to PyTorch's: None a full slice, a mask its
+    nonzero() positions, integer indices checked against their dim's size
+    (IndexError numbering the index tensors as PyTorch does) and broadcast
+    together. NumPy's placement of the indexed dims is PyTorch's: in place
+    when the index tensors are adjacent, first otherwise."""
+    items: list[Any] = []
+    for a in arrays:
+        if a is None:
+            items.append(slice(None))
+        elif a.dtype in (np.bool_, np.uint8):
+            items.extend(np.nonzero(a.astype(bool)))
+        else:
+            items.append(a.astype(np.intp))
+    tensors = [i for i in items if not isinstance(i, slice)]
+    for k, (dim, item) in enumerate((d, i) for d, i in enumerate(items) if not isinstance(i, slice)):
+        bad = item[(item < -shape[dim]) | (item >= shape[dim])]
+        if bad.size:
+            raise IndexError(f"{op}: index {bad.flat[0]} is out of bounds for dimension {k} with size {shape[dim]}")
+    try:
+        np.broadcast_shapes(*(i.shape for i in tensors))
+    except ValueError:
+        shapes = ", ".join(str(list(i.shape)) for i in tensors)
+        raise IndexError(f"{op}: shape mismatch: indexing tensors could not be broadcast together with shapes "
+                         f"{shapes}") from None
+    return tuple(items)
+
+
+def _indexed_shape(op: str, self: Tensor, indices: Sequence[Optional[Tensor]]) -> tuple[int, ...]:
+    """The result shape of integer ``indices`` (a mask's count is data: NotImplementedError on meta, as
+    PyTorch's meta nonzero)."""
+    if any(t is not None and t.dtype in _MASK_DTYPES for t in indices):
+        raise NotImplementedError(f"{op}: a bool or byte mask index gives a data-dependent shape, which a meta "
+                                  f"tensor cannot have")
+    dims = [d for d, t in enumerate(indices) if t is not None]
+    try:
+        broadcast = np.broadcast_shapes(*(tuple(indices[d].shape) for d in dims))  # type: ignore[union-attr]
+    except ValueError:
+        shapes = ", ".join(str(list(indices[d].shape)) for d in dims)  # type: ignore[union-attr]
+        raise IndexError(f"{op}: shape mismatch: indexing tensors could not be broadcast together with shapes "
+                         f"{shapes}") from None
+    rest = [n for d, n in enumerate(self.shape) if d not in dims]
+    if dims == list(range(dims[0], dims[-1] + 1)):
+        return tuple(rest[:dims[0]]) + broadcast + tuple(rest[dims[0]:])
+    return broadcast + tuple(rest)
+
+
+def _arrays(indices: Sequence[Optional[Tensor]]) -> list[Optional[np.ndarray]]:
+    return [None if t is None else t.numpy(force=True) for t in indices]
+
+
+def _index_cpu(self: Tensor, indices: Sequence[Optional[Tensor]]) -> Tensor:
+    _check_indices("od::index.Tensor", self, indices)
+    items = _numpy_index("od::index.Tensor", self.shape, _arrays(indices))
+    return call_numpy(lambda a: np.asarray(a[items]), self)
+
+
+def _index_meta(self: Tensor, indices: Sequence[Optional[Tensor]]) -> Tensor:
+    _check_indices("od::index.Tensor", self, indices)
+    return meta_like(_indexed_shape("od::index.Tensor", self, indices), self.dtype)
+
+
+def _index_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+    ctx.indices = list(inputs[1])
+    ctx.self = factories.empty_like(inputs[0])
+
+
+def _index_backward(ctx: Any, grad: Tensor) -> tuple[Any, None]:
+    """The gradient added into zeros at the indexed positions (repeats add up). PyTorch: index_backward."""
+    return index_put(factories.zeros_like(ctx.self, dtype=grad.dtype), ctx.indices, grad, True), None
+
+
+index: Op = defop("index.Tensor(Tensor self, Tensor?[] indices) -> Tensor",
+                  tags=(Tag.core, Tag.dynamic_output_shape, Tag.pt2_compliant_tag),
+                  cpu=_index_cpu, meta=_index_meta, backward=_index_backward, setup_context=_index_setup)
+
+
+def _check_index_put(op: str, self: Tensor, indices: Sequence[Optional[Tensor]], values: Tensor) -> None:
+    if values.dtype != self.dtype:
+        from .linalg import _TYPE_NAMES  # linalg imports elementwise, which imports this module
+
+        raise RuntimeError(f"{op}: Index put requires the source and destination dtypes match, got "
+                           f"{_TYPE_NAMES[self.dtype.name][0]} for the destination and "
+                           f"{_TYPE_NAMES[values.dtype.name][0]} for the source.")
+    _check_indices(op, self, indices)
+
+
+def _check_values_shape(values_shape: Sequence[int], target_shape: Sequence[int]) -> None:
+    try:
+        ok = np.broadcast_shapes(tuple(values_shape), tuple(target_shape)) == tuple(target_shape)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise RuntimeError(f"od::index_put: shape mismatch: value tensor of shape {list(values_shape)} cannot be "
+                           f"broadcast to indexing result of shape {list(target_shape)}")
+
+
+def _put(a: np.ndarray, values: np.ndarray, items: tuple[Any, ...], accumulate: bool) -> np.ndarray:
+    out = np.array(a, order="C", copy=True)
+    target_shape = out[items].shape
+    _check_values_shape(values.shape, target_shape)
+    values = np.broadcast_to(values, target_shape)
+    if accumulate:
+        np.add.at(out, items, values)
+    else:
+        out[items] = values
+    return out
+
+
+def _index_put_cpu(self: Tensor, indices: Sequence[Optional[Tensor]], values: Tensor, accumulate: bool = False
+                   ) -> Tensor:
+    _check_index_put("od::index_put", self, indices, values)
+    items = _numpy_index("od::index_put", self.shape, _arrays(indices))
+    return call_numpy(_put, self, values, items, accumulate)
+
+
+def _index_put_meta(self: Tensor, indices: Sequence[Optional[Tensor]], values: Tensor, accumulate: bool = False
+                    ) -> Tensor:
+    _check_index_put("od::index_put", self, indices, values)
+    if not any(t is not None and t.dtype in _MASK_DTYPES for t in indices):  # a mask's count is data
+        _check_values_shape(values.shape, _indexed_shape("od::index_put", self, indices))
+    return meta_like(self.shape, self.dtype)
+
+
+def _index_put_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+    ctx.indices = list(inputs[1])
+    ctx.values_shape = tuple(inputs[2].shape)
+    ctx.accumulate = inputs[3] if len(inputs) > 3 else False
+
+
+def _index_put_backward(ctx: Any, grad: Tensor) -> tuple[Any, None, Any, None]:
+    """self: the gradient, with the overwritten positions zeroed unless
+    accumulating; values: the gradient at the indexed positions, summed to
+    values' shape. PyTorch: derivatives.yaml (index_put)."""
+    from .reduction import sum_to  # reduction imports views, which imports this module
+
+    self_grad = grad if ctx.accumulate else index_put(grad, ctx.indices, factories.zeros([], dtype=grad.dtype))
+    values_grad = sum_to(index(grad, ctx.indices), ctx.values_shape) if ctx.needs_input_grad[2] else None
+    return self_grad, None, values_grad, None
+
+
+index_put: Op = defop("index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor",
+                      tags=CORE, cpu=_index_put_cpu, meta=_index_put_meta, backward=_index_put_backward,
+                      setup_context=_index_put_setup)

@@ -1,4 +1,4 @@
-"""Random factories (rand, randn) drawing from one module-level NumPy
+"""Random factories (rand, randn, randperm) drawing from one module-level NumPy
 Generator, reseeded by opdispatch.manual_seed. The Generator is made on first
 use: numpy.random costs a third of `import opdispatch`."""
 from __future__ import annotations
@@ -51,3 +51,20 @@ def _random(name: str, draw: str) -> Any:
 
 rand: Op = defop(f"rand(SymInt[] size, {FACTORY_KW}) -> Tensor", tags=RANDOM, backend=_random("od::rand", "random"))
 randn: Op = defop(f"randn(SymInt[] size, {FACTORY_KW}) -> Tensor", tags=RANDOM, backend=_random("od::randn", "standard_normal"))
+
+
+def _randperm(n: int, *, dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: Any = None
+              ) -> Tensor:
+    """A random permutation of 0 .. n-1 drawn from the generator (dtype default int64). RuntimeError for a
+    negative n or an integer dtype that cannot hold n - 1; NotImplementedError for bool, as PyTorch's."""
+    dtype = _C.int64 if dtype is None else dtype
+    if dtype == _C.bool:
+        raise NotImplementedError("od::randperm: \"randperm\" not implemented for 'Bool'")
+    if n > 1 and not (dtype.is_floating_point or dtype.is_complex) and n - 1 > np.iinfo(dtype.to_numpy()).max:
+        raise RuntimeError(f"od::randperm: n - 1 = {n - 1} cannot be converted to {dtype} without overflow")
+    return make("od::randperm", [n], dtype, device, lambda shape, dt: _rng().permutation(shape[0]).astype(dt))
+
+
+# dtype=4: PyTorch's default, ScalarType Long (int64), as its schema prints it.
+randperm: Op = defop("randperm(SymInt n, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, "
+                     "bool? pin_memory=None) -> Tensor", tags=RANDOM, backend=_randperm)

@@ -8,9 +8,9 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from .. import _C
-from . import copy, factories, reduction
+from . import copy, elementwise, factories, indexing, reduction
 from . import shape as shape_ops
-from ._numpy import call_numpy, contiguous_strides, meta_like, wrap_dim
+from ._numpy import call_numpy, contiguous_strides, meta_like, tensor, wrap_dim
 from ._registry import CORE, PT2, Op, defop
 from .._ops import Tag
 from .._tensor_type import Tensor
@@ -538,3 +538,72 @@ def _split_backward(ctx: Any, grads: Sequence[Optional[Tensor]]) -> tuple[Any, N
 split_with_sizes: Op = defop("split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]",
                              tags=CORE, backend=_split_with_sizes, backward=_split_backward,
                              setup_context=_split_setup)
+# --- as_strided ---------------------------------------------------------------------------
+
+
+def _as_strided_offset(self: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: Optional[int]) -> int:
+    """The storage offset of ``as_strided(self, size, stride, storage_offset)`` after PyTorch's checks, in
+    its order and words (RuntimeError): equal lengths, no negative stride, no negative size, within the
+    storage (when self has one: meta tensors and wrapper subclasses have none), offset >= 0.
+    PyTorch: setStrided and checkInBoundsForStorage (aten/src/ATen/native/Resize.h)."""
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}")
+    offset = self.storage_offset() if storage_offset is None else storage_offset
+    if any(n < 0 for n in size):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and strides={list(stride)}")
+    itemsize = self.dtype.itemsize
+    needed = 0 if 0 in size else itemsize * (1 + sum((n - 1) * s for n, s in zip(size, stride)))
+    available = self._storage_nbytes()
+    if needed and available is not None and needed + offset * itemsize > available:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
+                           f"itemsize {itemsize} requiring a storage size of {needed + offset * itemsize} are out of "
+                           f"bounds for storage of size {available}")
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    return offset
+
+
+def _as_strided(self: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: Optional[int] = None
+                ) -> Tensor:
+    return _C._as_strided(self, list(size), list(stride), _as_strided_offset(self, size, stride, storage_offset))
+
+
+def _geometry(t: Tensor) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    return tuple(t.shape), tuple(t.stride()), t.storage_offset()
+
+
+def _as_strided_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+    ctx.input, ctx.output = _geometry(inputs[0]), _geometry(output)
+
+
+def _positions(geometry: tuple[tuple[int, ...], tuple[int, ...], int], base: int) -> np.ndarray:
+    """The storage positions (less ``base``) of a geometry's elements, in index order, flat."""
+    size, stride, offset = geometry
+    pos = np.full(size, offset - base, dtype=np.int64)
+    for d, (n, s) in enumerate(zip(size, stride)):
+        pos += (np.arange(n, dtype=np.int64) * s).reshape([n if k == d else 1 for k in range(len(size))])
+    return pos.reshape(-1)
+
+
+def _as_strided_backward(ctx: Any, grad: Tensor) -> tuple[Any, None, None, None]:
+    """The input's gradient over the storage both geometries touch: the output
+    gradient summed into the storage positions it came from (overlapping
+    outputs accumulate), read back at the input's positions, divided by how
+    many input elements share each position. PyTorch: as_strided_backward
+    (FunctionsManual.cpp)."""
+    base = min(ctx.input[2], ctx.output[2])
+    into, out_of = _positions(ctx.input, base), _positions(ctx.output, base)
+    extent = 1 + max(int(into.max(initial=-1)), int(out_of.max(initial=-1)))
+    storage = factories.zeros([extent], dtype=grad.dtype, device=grad.device)
+    storage = indexing.scatter_add(storage, 0, tensor(out_of), reshape(grad, [-1]))
+    shared = np.bincount(into, minlength=extent)
+    if shared.max(initial=0) > 1:
+        storage = elementwise.div(storage, tensor(np.maximum(shared, 1).astype(grad.dtype.to_numpy())))
+    return view(indexing.gather(storage, 0, tensor(into)), list(ctx.input[0])), None, None, None
+
+
+as_strided: Op = defop(
+    "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)",
+    tags=CORE, backend=_as_strided, backward=_as_strided_backward, setup_context=_as_strided_setup)
