@@ -10,7 +10,8 @@ import numpy as np
 from .. import _C
 from . import comparison, elementwise, factories, reduction
 from ._numpy import broadcast_shape, call_numpy, check_device, meta_like, wrap_dim
-from ._registry import CORE, DYNAMIC_OUTPUT_SHAPE, PT2, Op, defop
+from ._pointwise import _names
+from ._registry import CORE, DYNAMIC_OUTPUT_SHAPE, PT2, Kernels, Op, defop
 from .._ops import Tag
 from .._tensor_type import Tensor
 
@@ -204,15 +205,21 @@ def _check_scatter(op: str, self: Tensor, dim: int, index: Tensor, src: Tensor) 
     return d
 
 
-def _scatter_add_cpu(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
-    d = _check_scatter("od::scatter_add", self, dim, index, src)
-    _check_gather_values("od::scatter_add", self, d, index)
-    return call_numpy(_scattered, self, d, index, src, True)
+def _scatter_kernels(name: str, add: bool) -> Kernels:
+    """Kernels of scatter_add (``add``) and scatter.src: ``src`` added or
+    written at ``index`` along ``dim`` into a copy of ``self``, after
+    PyTorch's shape and dtype checks (index values on cpu only)."""
 
+    def cpu(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+        d = _check_scatter(name, self, dim, index, src)
+        _check_gather_values(name, self, d, index)
+        return call_numpy(_scattered, self, d, index, src, add)
 
-def _scatter_add_meta(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
-    _check_scatter("od::scatter_add", self, dim, index, src)
-    return meta_like(self.shape, self.dtype)
+    def meta(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+        _check_scatter(name, self, dim, index, src)
+        return meta_like(self.shape, self.dtype)
+
+    return _names(name, cpu, meta)
 
 
 def _scatter_add_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
@@ -227,19 +234,8 @@ def _scatter_add_backward(ctx: Any, grad: Tensor) -> tuple[Any, None, None, Any]
 
 
 scatter_add: Op = defop("scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", tags=CORE,
-                        cpu=_scatter_add_cpu, meta=_scatter_add_meta, backward=_scatter_add_backward,
+                        **_scatter_kernels("od::scatter_add", True), backward=_scatter_add_backward,
                         setup_context=_scatter_add_setup)
-
-
-def _scatter_src_cpu(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
-    d = _check_scatter("od::scatter.src", self, dim, index, src)
-    _check_gather_values("od::scatter.src", self, d, index)
-    return call_numpy(_scattered, self, d, index, src, False)
-
-
-def _scatter_src_meta(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
-    _check_scatter("od::scatter.src", self, dim, index, src)
-    return meta_like(self.shape, self.dtype)
 
 
 def _scatter_value_cpu(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
@@ -268,7 +264,7 @@ def _scatter_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
 
 
 scatter_src: Op = defop("scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", tags=CORE,
-                        cpu=_scatter_src_cpu, meta=_scatter_src_meta, backward=_scatter_backward,
+                        **_scatter_kernels("od::scatter.src", False), backward=_scatter_backward,
                         setup_context=_scatter_setup)
 scatter_value: Op = defop("scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", tags=CORE,
                           cpu=_scatter_value_cpu, meta=_scatter_value_meta, backward=_scatter_backward,
