@@ -34,9 +34,10 @@ def _local_scalar_dense_meta(self: Tensor) -> Scalar:
     raise RuntimeError("Tensor.item() cannot be called on meta tensors")
 
 
-local_scalar_dense = cast(ScalarOp, defop(
-    "_local_scalar_dense(Tensor self) -> Scalar", tags=(Tag.core, Tag.data_dependent_output, Tag.pt2_compliant_tag),
-    cpu=local_scalar_dense_cpu, meta=_local_scalar_dense_meta, differentiable=False))
+local_scalar_dense = cast(ScalarOp, defop("_local_scalar_dense(Tensor self) -> Scalar",
+                                          tags=(Tag.core, Tag.data_dependent_output, Tag.pt2_compliant_tag),
+                                          cpu=local_scalar_dense_cpu, meta=_local_scalar_dense_meta,
+                                          differentiable=False))
 
 
 # --- metadata ------------------------------------------------------------------------
