@@ -86,13 +86,10 @@ int tensorClear(PyObject* self) {
 // unless its finalizer keeps it (a list, C++ again), which keeps it whole.
 // The check must come before CPython runs the object's finalizer and clears
 // its __slots__ and attributes, so each subclass gets subclassDealloc as its
-// tp_dealloc when it is made: the check, then CPython's subtype_dealloc (Note
-// [The instance dict of tensor subclasses]). opdispatch.Tensor keeps
-// CPython's slot (its objects are never preserved; a second call of this
-// slot per plain tensor costs ~3% of `x + y`), so CPython refuses
-// `obj.__class__ = cls` between Tensor and a subclass (compatible_for_
-// assignment: their tp_dealloc differ), where PyTorch allows it; use
-// as_subclass or _make_subclass. Classes
+// tp_dealloc when it is made, and opdispatch.Tensor too (its own objects are
+// never preserved; one slot for all, as CPython's `obj.__class__ = cls`
+// needs): the check, then CPython's subtype_dealloc (Note [The instance dict
+// of tensor subclasses]). Classes
 // made otherwise than by a class statement (static types of extensions) keep
 // their own slots and their objects are not preserved. PyTorch:
 // THPVariable_tryResurrect, THPVariable_subclass_dealloc and PyObject
@@ -230,29 +227,62 @@ void clearSkippedDict(PyObject* self) {
 #endif
 }
 
+/// Stands in `shape` of a plain tensor object while CPython's subtype_dealloc
+/// runs on it, so subclassDealloc knows the call back; never dereferenced.
+/// Nothing else reads the field meanwhile: the object has no references, no
+/// finalizer runs, and weak references give None.
+char gPlainDeallocMark;
+
+PyObject* plainDeallocMark() { return reinterpret_cast<PyObject*>(&gPlainDeallocMark); }
+
+/// The end of a deallocation, when CPython's subtype_dealloc calls the slot
+/// back as its base's tp_dealloc.
+void finishDealloc(PyObject* self, PyTypeObject* type) {
+  clearSlots(self);
+  clearSkippedDict(self);
+  tensorDealloc(self);
+  Py_DECREF(type);  // an instance of a heap type owns a reference to it
+}
+
 } // namespace
 
-/// tp_dealloc of tensor subclasses: the preservation check, then CPython's
-/// subtype_dealloc, which calls this slot back as its base's tp_dealloc.
+/// tp_dealloc of opdispatch.Tensor and its subclasses: the preservation check
+/// (subclasses only), then CPython's subtype_dealloc, which calls this slot
+/// back as its base's tp_dealloc. CPython's trashcan bounds nested
+/// deallocation (a long chain of objects freeing the next one) by deferring
+/// the deeper ones; subtype_dealloc applies it only as the class's own
+/// tp_dealloc, so this slot does.
 void subclassDealloc(PyObject* self) {
-  thread_local PyObject* base_call = nullptr;  // the object whose subtype_dealloc is running here
   PyTypeObject* type = Py_TYPE(self);
-  if (base_call == self) {
-    base_call = nullptr;
-    clearSlots(self);
-    clearSkippedDict(self);
-    tensorDealloc(self);
-    Py_DECREF(type);  // an instance of a heap type owns a reference to it
+  auto* obj = reinterpret_cast<TensorObject*>(self);
+  if (type == gTensorClass && type->tp_finalize == nullptr) {
+    // A plain tensor: never preserved, and marked by its `shape` (cheaper than the thread-local below, which
+    // every plain tensor would otherwise pay for).
+    if (obj->shape == plainDeallocMark()) {
+      obj->shape = nullptr;
+      finishDealloc(self, type);
+      return;
+    }
+    PyObject_GC_UnTrack(self);
+    Py_TRASHCAN_BEGIN(self, subclassDealloc)
+      Py_CLEAR(obj->shape);
+      obj->shape = plainDeallocMark();
+      gSubtypeDealloc(self);
+    Py_TRASHCAN_END
     return;
   }
-  if (tryResurrect(reinterpret_cast<TensorObject*>(self))) {
+  thread_local PyObject* base_call = nullptr;  // the object whose subtype_dealloc is running here
+  if (base_call == self) {
+    base_call = nullptr;
+    finishDealloc(self, type);
+    return;
+  }
+  if (type != gTensorClass && tryResurrect(obj)) {
     if (!PyObject_GC_IsTracked(self)) {
       PyObject_GC_Track(self);  // a deallocation the trashcan deferred (below) untracked it
     }
     return;
   }
-  // CPython's trashcan bounds nested deallocation (a long chain of objects freeing the next one), deferring the
-  // deeper ones; subtype_dealloc applies it only when it is the class's tp_dealloc, so this slot does.
   PyObject_GC_UnTrack(self);
   Py_TRASHCAN_BEGIN(self, subclassDealloc)
     PyObject* outer = base_call;
@@ -342,12 +372,10 @@ PyObject* existingObject(TensorImpl* impl, TensorImpl* impl_ref) {
 /// and again before an object is made (a subclass whose own
 /// __init_subclass__ does not call super()'s).
 void preparePreservingClass(PyTypeObject* cls) {
-  if (cls->tp_dealloc == subclassDealloc || cls == gTensorClass || !(cls->tp_flags & Py_TPFLAGS_HEAPTYPE) ||
-      !(gTensorClass->tp_flags & Py_TPFLAGS_HEAPTYPE) || cls->tp_dealloc != gTensorClass->tp_dealloc ||
-      cls->tp_traverse != gTensorClass->tp_traverse) {
+  if (gSubtypeDealloc == nullptr || cls->tp_dealloc != gSubtypeDealloc || cls == gTensorClass ||
+      !(cls->tp_flags & Py_TPFLAGS_HEAPTYPE) || cls->tp_traverse != gTensorClass->tp_traverse) {
     return;
   }
-  gSubtypeDealloc = cls->tp_dealloc;
   gSubtypeTraverse = cls->tp_traverse;
   cls->tp_dealloc = subclassDealloc;
   cls->tp_traverse = subclassTraverse;  // See Note [Subclass objects and the garbage collector]
@@ -360,7 +388,8 @@ void preparePreservingClass(PyTypeObject* cls) {
 /// allocated directly (its attributes then go to a dict).
 PyObject* allocateObject(PyTypeObject* cls) {
   static PyObject* no_args = PyTuple_New(0);  // never freed; null if it could not be made
-  if (cls->tp_dealloc != subclassDealloc || (cls->tp_flags & Py_TPFLAGS_IS_ABSTRACT) || no_args == nullptr) {
+  if (cls == gTensorClass || cls->tp_dealloc != subclassDealloc || (cls->tp_flags & Py_TPFLAGS_IS_ABSTRACT) ||
+      no_args == nullptr) {
     return cls->tp_alloc(cls, 0);
   }
   return PyBaseObject_Type.tp_new(cls, no_args, nullptr);
@@ -904,8 +933,7 @@ PyObject* makeSubclass(PyObject*, PyObject* const* argv, Py_ssize_t nargsf, PyOb
 /// that nothing else has seen yet (a fresh alias) to `cls`, as
 /// Tensor.as_subclass needs. The object was made by newWrapper for
 /// gTensorClass without inline attribute values (allocateObject), so only its
-/// type changes; CPython's own __class__ assignment refuses subclasses (Note
-/// [Preserving tensor subclass objects]).
+/// type changes.
 PyObject* setSubclass(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return pythonEntry([&]() -> PyObject* {
     OPDISPATCH_CHECK_TYPE(nargs == 2 && isTensor(args[0]), "_set_subclass(tensor: Tensor, cls: type)");
@@ -1033,7 +1061,14 @@ void initTensorBindings(py::module_& m) {
         OPDISPATCH_CHECK_TYPE(PyType_Check(cls.ptr()) &&
                                   PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls.ptr()), TensorBaseType),
                               "_set_tensor_class needs a subclass of TensorBase");
-        gTensorClass = reinterpret_cast<PyTypeObject*>(cls.release().ptr());
+        auto* type = reinterpret_cast<PyTypeObject*>(cls.release().ptr());
+        gTensorClass = type;
+        if ((type->tp_flags & Py_TPFLAGS_HEAPTYPE) && type->tp_dealloc != subclassDealloc) {
+          // Tensor and its subclasses share one tp_dealloc, so CPython allows `obj.__class__ = cls` between
+          // them (compatible_for_assignment); Tensor's own objects are never preserved.
+          gSubtypeDealloc = type->tp_dealloc;
+          type->tp_dealloc = subclassDealloc;
+        }
       },
       "Sets the class that wraps tensors created in C++ (opdispatch.Tensor).");
   initSubclassConstructors(m);
