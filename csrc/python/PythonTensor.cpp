@@ -893,7 +893,9 @@ PyObject* makeWrapperSubclass(PyObject*, PyObject* const* argv, Py_ssize_t nargs
                            " sizes but ", stride_values.size(), " strides; give one stride per dimension");
     int64_t storage_offset = 0;
     if (offset != Py_None) {
-      storage_offset = py::cast<int64_t>(offset);
+      OPDISPATCH_CHECK_TYPE(toInt64(offset, storage_offset),
+                            "_make_wrapper_subclass(): storage_offset must be an int or None, not ",
+                            pyTypeName(offset));
       OPDISPATCH_CHECK_VALUE(storage_offset >= 0, "_make_wrapper_subclass(): storage_offset = ", storage_offset,
                              " is negative");
     }
