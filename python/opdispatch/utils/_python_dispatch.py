@@ -1,6 +1,8 @@
 """Dispatch modes: Python objects whose ``__torch_dispatch__`` intercepts every
 operator call made on this thread while they are active (``with Mode():``),
-and the helpers for the mode stack. PyTorch: torch/utils/_python_dispatch.py.
+and the helpers for the mode stack; and the traceable wrapper subclass
+protocol (``__tensor_flatten__`` / ``__tensor_unflatten__``) with its helpers.
+PyTorch: torch/utils/_python_dispatch.py.
 
 The stack itself lives in C++ (``_C._push_on_torch_dispatch_stack`` and
 friends, Note [The dispatch mode stack] in csrc/python/TorchDispatchModeTLS.h);
@@ -27,6 +29,9 @@ __all__ = [
     "BaseTorchDispatchMode",
     "TorchDispatchMode",
     "is_in_torch_dispatch_mode",
+    "is_traceable_wrapper_subclass",
+    "is_traceable_wrapper_subclass_type",
+    "transform_subclass",
 ]
 
 # {"ns::op[.overload]": {mode or subclass type: rule}}: the rules
@@ -232,3 +237,52 @@ def _get_dispatch_mode(key: _C._TorchDispatchModeKey) -> Optional[TorchDispatchM
     """The infrastructure mode in slot ``key`` (``_C._TorchDispatchModeKey.FAKE``
     or ``PROXY``) on this thread, or None. PyTorch: same name."""
     return _C._get_dispatch_mode(key)
+
+
+# --- the traceable wrapper subclass protocol --------------------------------------------------------
+
+
+def _has_traceable_wrapper_subclass_protocol(t: object) -> bool:
+    return hasattr(t, "__tensor_flatten__") and hasattr(t, "__tensor_unflatten__")
+
+
+def is_traceable_wrapper_subclass(t: object) -> bool:
+    """Whether ``t`` is an instance of a tensor subclass (not opdispatch.Tensor
+    itself) with ``__tensor_flatten__`` (returning the names of its inner
+    tensor attributes and a context) and ``__tensor_unflatten__`` (a static
+    method rebuilding an instance from ``{name: tensor}``, the context, the
+    outer size and the outer stride). PyTorch: same name."""
+    from .._tensor import Tensor
+
+    return isinstance(t, Tensor) and type(t) is not Tensor and _has_traceable_wrapper_subclass_protocol(t)
+
+
+def is_traceable_wrapper_subclass_type(t: type) -> bool:
+    """``is_traceable_wrapper_subclass`` for a class instead of an instance.
+    PyTorch: same name."""
+    from .._tensor import Tensor
+
+    return issubclass(t, Tensor) and t is not Tensor and _has_traceable_wrapper_subclass_protocol(t)
+
+
+def transform_subclass(t: Any, callback: Callable[[str, Any], Any], outer_size: Optional[Any] = None,
+                       outer_stride: Optional[Any] = None) -> Any:
+    """A new instance of ``type(t)``, a traceable wrapper subclass, whose inner
+    tensors are ``callback(name, inner)`` of ``t``'s (in the order
+    ``t.__tensor_flatten__()`` names them), rebuilt by ``__tensor_unflatten__``
+    with ``t``'s context and ``outer_size`` / ``outer_stride`` (default:
+    ``t``'s sizes and strides, in elements). Autograd and aliasing metadata
+    are not carried over. Raises AssertionError if the new instance's shape or
+    strides are not the outer ones. PyTorch: same name."""
+    outer_size = outer_size if outer_size is not None else t.size()
+    outer_stride = outer_stride if outer_stride is not None else t.stride()
+    attrs, ctx = t.__tensor_flatten__()
+    inner = {attr: callback(attr, getattr(t, attr)) for attr in attrs}
+    sub = type(t).__tensor_unflatten__(inner, ctx, outer_size, outer_stride)
+    if sub.shape != outer_size:
+        raise AssertionError(f"Expected return value from {type(t)}__tensor_unflatten__() to have shape equal to "
+                             f"{outer_size}, but got: {sub.shape}")
+    if sub.stride() != outer_stride:
+        raise AssertionError(f"Expected return value from {type(t)}__tensor_unflatten__() to have stride equal to "
+                             f"{outer_stride}, but got: {sub.stride()}")
+    return sub
