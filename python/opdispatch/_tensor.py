@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import builtins
 import collections
+import copy
+import copyreg
 import types
 import numbers
 import warnings
@@ -34,6 +36,7 @@ from ._tensor_pointwise import binary as _binary
 from ._tensor_pointwise import is_scalar as _is_scalar
 from ._tensor_pointwise import scalar_tensor
 from .autograd import engine, graph
+from .autograd.grad_mode import no_grad as _no_grad
 from .types import Number
 
 # Note [Calling operators from methods]
@@ -850,6 +853,40 @@ class Tensor(PointwiseMethods, _C.TensorBase):
     def clone(self) -> "Tensor":
         """A contiguous copy (od::clone)."""
         return _copy.clone(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "Tensor":
+        """``copy.deepcopy(t)``: a leaf with its own memory (``clone()``, made
+        without recording), the same class, ``requires_grad``, a deep copy of
+        ``grad``, and deep copies of the object's ``__slots__`` and
+        attributes, once per object in ``memo``. A subclass's copy goes
+        through its ``__torch_function__`` / ``__torch_dispatch__`` (clone),
+        which must give the same class. Raises RuntimeError for a tensor that
+        is not a graph leaf, or if the copy is of another class. Unlike
+        PyTorch, which copies storages (so that views copied together stay
+        views of one copy), each tensor is copied on its own, C-contiguous.
+        PyTorch: Tensor.__deepcopy__."""
+        if not graph.is_leaf(self):
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               "protocol at the moment.")
+        if id(self) in memo:
+            result: Tensor = memo[id(self)]
+            return result
+        with _no_grad():
+            new = self.clone()
+            if type(new) is not type(self):
+                raise RuntimeError(f"The default implementation of __deepcopy__() copies with clone(), which gave "
+                                   f"{type(new).__name__} for {type(self).__name__}: make clone() return the same "
+                                   f"class, or override __deepcopy__()")
+            if self.requires_grad:
+                new.requires_grad_()
+            if self.grad is not None:
+                new.grad = copy.deepcopy(self.grad, memo)
+            for slot in copyreg._slotnames(type(self)):  # type: ignore[attr-defined]
+                if hasattr(self, slot):
+                    setattr(new, slot, copy.deepcopy(getattr(self, slot), memo))
+            new.__dict__ = copy.deepcopy(self.__dict__, memo)
+        memo[id(self)] = new
+        return new
 
     def contiguous(self) -> "Tensor":
         """Self if C-contiguous, else a contiguous copy (od::contiguous)."""
