@@ -161,9 +161,23 @@ def test_from_numpy_of_read_only_array_warns():
     np.testing.assert_array_equal(t.numpy(), a)
 
 
-def test_tensors_cannot_be_constructed_directly():
-    with pytest.raises(TypeError, match="cannot be constructed directly; use opdispatch.tensor"):
-        opdispatch.Tensor()
+def test_the_tensor_class_constructor_is_pytorchs_legacy_one():
+    # Issue 28, item 1: subclasses call Tensor.__new__(cls, tensor); PyTorch 2.13 gives each result below.
+    Sub = type("Sub", (opdispatch.Tensor,), {})
+    t = opdispatch.ones(2)
+    s = opdispatch.Tensor.__new__(Sub, t)
+    s.add_(1)
+    assert type(s) is Sub and t.tolist() == [2.0, 2.0] and not s.requires_grad  # an alias
+    leaf = opdispatch.ones(2, requires_grad=True)
+    alias = opdispatch.Tensor.__new__(Sub, leaf)
+    assert alias.requires_grad and not alias.is_leaf
+    alias.sum().backward()
+    assert leaf.grad.tolist() == [1.0, 1.0]
+    assert opdispatch.Tensor.__new__(Sub, [1, 2]).dtype == opdispatch.float32
+    assert opdispatch.Tensor.__new__(Sub, 2, 3).shape == (2, 3) and opdispatch.Tensor().shape == (0,)
+    assert type(opdispatch.Tensor(t)) is opdispatch.Tensor
+    with pytest.raises(TypeError, match="takes a tensor"):
+        opdispatch.Tensor.__new__(Sub, t, t)
 
 
 # --- factories ----------------------------------------------------------------------

@@ -86,6 +86,30 @@ class Tensor(PointwiseMethods, _C.TensorBase):
     _make_subclass = _C._make_subclass
     _make_wrapper_subclass = _C._make_wrapper_subclass
 
+    def __new__(cls, *args: Any, device: Any = None) -> "Tensor":
+        """``Tensor.__new__(cls, t)``, as a subclass's ``__new__`` may call it
+        (and ``Tensor(t)``): an instance of ``cls`` aliasing the tensor ``t``
+        as ``t.as_subclass(cls)`` does (memory, version counter, autograd
+        graph). PyTorch's legacy constructor otherwise: ``Tensor(*sizes)`` an
+        uninitialised float32 tensor, ``Tensor(sequence)`` a float32 tensor of
+        the data, ``Tensor()`` an empty one, on ``device`` (default cpu).
+        TypeError for other arguments. PyTorch: torch.Tensor.__new__
+        (legacy_tensor_ctor)."""
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            if device is not None:
+                raise TypeError("Tensor.__new__(cls, tensor) takes no device: the result aliases the tensor")
+            source = args[0]
+            return source.as_subclass(cls) if cls is not Tensor else _views.view(source, list(source.shape))
+        if all(_is_int(a) for a in args):
+            out = _fac.empty(list(args) if args else [0], dtype=_C.float32, device=device)
+        elif len(args) == 1 and isinstance(args[0], (list, tuple)):
+            out = _numpy.tensor(np.asarray(args[0], dtype=np.float32))
+            out = out if device is None else out.to(device)
+        else:
+            raise TypeError(f"{cls.__name__}.__new__() takes a tensor (to alias), sizes (ints) or a sequence of "
+                            f"numbers, not ({', '.join(type(a).__name__ for a in args)})")
+        return out.as_subclass(cls) if cls is not Tensor else out
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """A subclass that handles dispatch (its ``__torch_dispatch__`` is not
         Tensor's) and keeps Tensor's ``__torch_function__`` gets
