@@ -503,6 +503,9 @@ def test_make_wrapper_subclass_rejects_bad_sizes_and_strides():
     # Issue 29, item 13: pybind11's "Unable to cast ... to C++ type '?'" named neither the API nor the argument.
     with pytest.raises(TypeError, match=r"_make_wrapper_subclass\(\): storage_offset must be an int or None, not float"):
         mk(WrapperTensor, (2,), storage_offset=1.5)
+    with pytest.raises(OverflowError, match=r"_make_wrapper_subclass\(\): storage_offset: the value 1180591620717411303424 "
+                                            r"does not fit in int64"):  # PyTorch 2.13: "Overflow when unpacking long long"
+        mk(WrapperTensor, (2,), storage_offset=2**70)
     with pytest.raises(TypeError, match="cls must be a subclass of opdispatch.Tensor"):
         mk(int, (2,))
     # A class deriving from TensorBase alone would make tensors without the Python methods.

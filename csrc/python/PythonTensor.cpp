@@ -634,16 +634,22 @@ Tensor fromNumpy(py::handle obj) {
   return tensorOfArray(obj.ptr());
 }
 
+/// toInt64 of `obj`, the argument `what` (e.g. "empty(): shape[1]"): false if
+/// `obj` is not an integer; an int beyond int64 is an OverflowError naming `what`.
+bool toNamedInt64(PyObject* obj, int64_t& out, const std::string& what) {
+  try {
+    return toInt64(obj, out);
+  } catch (const OverflowError& e) {
+    throw OverflowError(detail::str(what, ": ", e.what()));
+  }
+}
+
 /// The ints of `value` (an int, or a sequence of ints), the argument `what`
 /// (e.g. "empty(): shape"). Throws TypeError / OverflowError naming it.
 std::vector<int64_t> toInts(py::handle value, const char* what) {
   int64_t one = 0;
   if (PyLong_Check(value.ptr())) {
-    try {
-      toInt64(value.ptr(), one);
-    } catch (const OverflowError& e) {
-      throw OverflowError(detail::str(what, ": ", e.what()));
-    }
+    toNamedInt64(value.ptr(), one, what);
     return {one};
   }
   OPDISPATCH_CHECK_TYPE(py::isinstance<py::sequence>(value), what, " must be an int or a sequence of ints, not ",
@@ -656,11 +662,7 @@ std::vector<int64_t> toInts(py::handle value, const char* what) {
   for (size_t i = 0; i < out.size(); ++i) {
     PyObject* item = PyList_GET_ITEM(items.ptr(), i);
     OPDISPATCH_CHECK_TYPE(PyLong_Check(item), what, " must contain ints, not ", pyTypeName(item));
-    try {
-      toInt64(item, out[i]);
-    } catch (const OverflowError& e) {
-      throw OverflowError(detail::str(what, "[", i, "]: ", e.what()));
-    }
+    toNamedInt64(item, out[i], detail::str(what, "[", i, "]"));
   }
   return out;
 }
@@ -893,7 +895,7 @@ PyObject* makeWrapperSubclass(PyObject*, PyObject* const* argv, Py_ssize_t nargs
                            " sizes but ", stride_values.size(), " strides; give one stride per dimension");
     int64_t storage_offset = 0;
     if (offset != Py_None) {
-      OPDISPATCH_CHECK_TYPE(toInt64(offset, storage_offset),
+      OPDISPATCH_CHECK_TYPE(toNamedInt64(offset, storage_offset, "_make_wrapper_subclass(): storage_offset"),
                             "_make_wrapper_subclass(): storage_offset must be an int or None, not ",
                             pyTypeName(offset));
       OPDISPATCH_CHECK_VALUE(storage_offset >= 0, "_make_wrapper_subclass(): storage_offset = ", storage_offset,
