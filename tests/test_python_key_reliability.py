@@ -203,3 +203,58 @@ head = None
 print("freed")
 """)
     assert out == "freed\n"
+
+
+UNLOADABLE_EXTENSION = r"""
+#include <opdispatch/library.h>
+
+#include <memory>
+#include <string>
+
+namespace {
+// A kernel with state: its destructor is code of this module.
+struct Tagged {
+  std::shared_ptr<std::string> tag = std::make_shared<std::string>("kernel state");
+  opdispatch::Tensor operator()(const opdispatch::Tensor& x) const { return x; }
+};
+} // namespace
+
+OPDISPATCH_LIBRARY(rel_unload, m) {
+  m.def("ident(Tensor x) -> Tensor");
+  m.impl("ident", opdispatch::kCPU, Tagged{});
+}
+"""
+
+
+def test_unloading_an_extension_then_churning_the_registry(tmp_path):
+    # Item 6: before the fix, dlclose unmapped the module while its retired kernel waited in the Reclaimer, and the
+    # next reclamation ran the kernel's destructor there (SIGSEGV). PyTorch 2.13 survives the same sequence.
+    source = tmp_path / "rel_unload.cpp"
+    source.write_text(UNLOADABLE_EXTENSION)
+    out = run(f"""
+import _ctypes, ctypes, os
+os.environ["OPDISPATCH_EXTENSIONS_DIR"] = {str(tmp_path / "cache")!r}
+import opdispatch as od
+from opdispatch import cpp_extension
+from opdispatch.library import Library
+
+# -fno-gnu-unique: a module GCC would otherwise mark as never unloadable.
+ext = cpp_extension.load("rel_unload", [{str(source)!r}], extra_cflags=["-fno-gnu-unique"])
+x = od.ones(2)
+print(od.ops.rel_unload.ident(x).tolist())
+handle = ctypes.CDLL(ext.path)._handle
+_ctypes.dlclose(handle)  # (this load's reference)
+_ctypes.dlclose(handle)  # (load_library's: the module is unmapped now)
+print(str(ext.path) in open("/proc/self/maps").read())
+try:
+    od.ops.rel_unload.ident(x)
+except RuntimeError as e:
+    print("RuntimeError")
+for i in range(200):  # registry churn: each destroy retires kernels and reclaims
+    lib = Library(f"rel_churn{{i}}", "DEF")
+    lib.define("f(Tensor x) -> Tensor")
+    lib.impl("f", lambda t: t, "CPU")
+    lib._destroy()
+print("survived")
+""")
+    assert out == "[1.0, 1.0]\nFalse\nRuntimeError\nsurvived\n"

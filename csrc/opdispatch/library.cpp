@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include <opdispatch/core/Exception.h>
+#include <opdispatch/dispatch/Reclaimer.h>
 
 namespace opdispatch {
 
@@ -196,8 +197,10 @@ Library& Library::_fallback(CppFunction&& f) & {
   return *this;
 }
 
-void Library::reset() {
-  while (!registrars_.empty()) {
+void Library::reset() { _undoTo(0); }
+
+void Library::_undoTo(size_t mark) {
+  while (registrars_.size() > mark) {
     registrars_.pop_back();
   }
 }
@@ -225,6 +228,26 @@ LibraryInit::LibraryInit(Library::Kind kind, InitFn* fn, const char* ns, std::op
     std::lock_guard<std::mutex> g(errorsMutex());
     staticErrors().push_back(str(toString(kind), "(", ns, ") at ", file, ":", line, " failed: ", e.what()));
   }
+}
+
+// Note [Unloading an extension]
+// A library block (OPDISPATCH_LIBRARY and the others) is a static object of
+// the module that holds it; dlclose of an unloadable module (built with
+// -fno-gnu-unique, say) runs its destructor and then unmaps the module's
+// code. Undoing the registrations retires their kernels to the Reclaimer
+// (Note [Reclaiming retired kernels]), whose later reclaim() would run the
+// kernels' destructors -- code of the module, gone by then. So the block's
+// destructor drains the Reclaimer: it waits (briefly) for the calls that
+// may still use a retired kernel to return and frees it now; what it cannot
+// free in time it abandons, leaking it rather than running unmapped code.
+// PyTorch frees a deregistered kernel at once (its calls hold no lock-free
+// references), so unloading is safe there too.
+LibraryInit::~LibraryInit() {
+  if (!lib_) {
+    return;
+  }
+  lib_.reset();
+  Reclaimer::singleton().drain(std::chrono::milliseconds(200));
 }
 
 std::vector<std::string> takeStaticRegistrationErrors() {

@@ -278,6 +278,12 @@ class Library final {
 
   /// Undoes every registration of this library now, newest first.
   void reset();
+  /// How many registrations the library holds now: a mark for _undoTo.
+  size_t _registrationCount() const { return registrars_.size(); }
+  /// Undoes the registrations made since _registrationCount() was `mark`,
+  /// newest first: a caller whose own step after a registration failed
+  /// takes the registration back (all-or-nothing).
+  void _undoTo(size_t mark);
 
   Kind kind() const { return kind_; }
   const std::string& ns() const { return ns_; }
@@ -315,6 +321,11 @@ class LibraryInit final {
   using InitFn = void(Library&);
   LibraryInit(Library::Kind kind, InitFn* fn, const char* ns, std::optional<DispatchKey> k, const char* file,
               uint32_t line);
+  /// Undoes the block's registrations and frees what they retired before the
+  /// code of the module holding the block can be unmapped (Note [Unloading an extension]).
+  ~LibraryInit();
+  LibraryInit(const LibraryInit&) = delete;
+  LibraryInit& operator=(const LibraryInit&) = delete;
 
  private:
   std::optional<Library> lib_;

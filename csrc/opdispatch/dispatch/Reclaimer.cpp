@@ -3,6 +3,7 @@
 #include <opdispatch/dispatch/Reclaimer.h>
 
 #include <algorithm>
+#include <thread>
 
 #if defined(__linux__)
 #include <linux/membarrier.h>
@@ -134,6 +135,23 @@ size_t Reclaimer::reclaim() {
     r.deleter(r.object);
   }
   return freeable.size();
+}
+
+void Reclaimer::drain(std::chrono::milliseconds patience) {
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  while (true) {
+    reclaim();
+    if (pending() == 0) {
+      return;
+    }
+    if (drain_gave_up_.load(std::memory_order_relaxed) || std::chrono::steady_clock::now() >= deadline) {
+      break;
+    }
+    std::this_thread::yield();
+  }
+  drain_gave_up_.store(true, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(mutex_);
+  retired_.clear();  // (abandoned: a leak, never a deleter run after its code is gone)
 }
 
 size_t Reclaimer::pending() const {

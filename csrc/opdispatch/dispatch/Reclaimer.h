@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -121,6 +122,15 @@ class Reclaimer final {
   size_t reclaim();
   /// reclaim() if at least kBatch objects are pending.
   void reclaimIfDue();
+  /// Frees everything retired so far before returning: reclaims until nothing
+  /// is pending, waiting (yielding) for running calls to return; a call still
+  /// running after `patience` (or one on this thread) gets what is left
+  /// abandoned — leaked, never freed later. For code about to be unmapped
+  /// (Note [Unloading an extension]): once this returns, no deleter of an
+  /// object retired before the call runs. After one wait that ran out,
+  /// later drains do not wait (process exit with a thread stuck in a call
+  /// is not slowed once per library). Thread-safe; hold no lock a deleter takes.
+  void drain(std::chrono::milliseconds patience);
   /// Number of retired objects not freed yet.
   size_t pending() const;
 
@@ -137,6 +147,8 @@ class Reclaimer final {
     uint64_t epoch;
   };
 
+  /// Whether a drain() ran out of patience (then later ones do not wait).
+  std::atomic<bool> drain_gave_up_{false};
   mutable std::mutex mutex_;
   std::vector<Retired> retired_;
   /// The epoch slots of the threads that ever called (each removed at its thread's exit).
