@@ -299,6 +299,30 @@ def test_a_keyboard_interrupt_anywhere_in_custom_op_leaves_no_registration(ns):
     assert runs > 50
 
 
+def test_a_define_whose_packet_refresh_raises_is_taken_back(ns, monkeypatch):
+    lib = library.Library(ns, "FRAGMENT")
+    lib.define("f.a(Tensor x) -> Tensor")
+    getattr(opdispatch.ops, ns).f  # (a cached packet: the next define refreshes it)
+    refresh = _ops.OpOverloadPacket._refresh
+    calls = []
+
+    def refresh_raising_once(packet):
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return refresh(packet)
+
+    monkeypatch.setattr(_ops.OpOverloadPacket, "_refresh", refresh_raising_once)
+    with pytest.raises(KeyboardInterrupt):
+        lib.define("f.b(Tensor x) -> Tensor")
+    assert [d for d in registry.defs if d.startswith(ns + "::")] == [f"{ns}::f.a"]
+    assert sorted(getattr(opdispatch.ops, ns).f.overloads()) == ["a"]
+    lib.define("f.b(Tensor x) -> Tensor")  # the name is free
+    assert sorted(getattr(opdispatch.ops, ns).f.overloads()) == ["a", "b"]
+    lib._destroy()
+    assert _registry_leftovers(ns) == ([], [], [], [])
+
+
 def test_destroy_finishes_when_an_undo_step_raises(ns):
     lib = library.Library(ns, "FRAGMENT")
     lib.define("f(Tensor x) -> Tensor")
@@ -538,3 +562,14 @@ def test_sizes_in_a_sequence_with_a_lying_len_are_read_as_held():
     # PyTorch 2.13: ones(4).view(a list subclass whose __len__ says 2**40) views as the items held.
     assert opdispatch.ones(4).view(_LyingList([4])).shape == (4,)
     assert opdispatch.ones(4).view(_LyingTuple([2, 2])).shape == (2, 2)
+
+
+def test_the_thread_stress_script_runs_clean():
+    # tests/stress/python_key_threads.py is what .ci/sanitizers.sh runs under ThreadSanitizer; briefly here.
+    import subprocess
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent / "stress" / "python_key_threads.py"
+    done = subprocess.run([sys.executable, str(script), "--seconds", "3"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.endswith(" 0 errors\n")

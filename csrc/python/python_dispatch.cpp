@@ -463,6 +463,38 @@ void addToTables(PyObject* owner, PyObject* global, PyObject* item) {
   }
 }
 
+/// Undoes addToTables(owner, global, item), keeping any error already set.
+void discardFromTables(PyObject* owner, PyObject* global, PyObject* item) {
+  PyObject *type = nullptr, *value = nullptr, *traceback = nullptr;
+  PyErr_Fetch(&type, &value, &traceback);
+  if (PySet_Discard(owner, item) < 0 || (global != nullptr && PySet_Discard(global, item) < 0)) {
+    PyErr_Clear();  // (a str in a set: discarding it cannot fail but for a MemoryError, which the error below wins)
+  }
+  PyErr_Restore(type, value, traceback);
+}
+
+/// Calls the registry's definition listener (the packet refresh of _ops.py) with `qualname` if `lib`'s namespace
+/// is watched; throws the error it raised.
+void tellDefinitionListener(const PythonRegistry& registry, const Library& lib, PyObject* qualname) {
+  if (registry.listener == nullptr) {
+    return;
+  }
+  int watched = registry.watched == nullptr ? 1 : PyDict_Contains(registry.watched, namespaceStr(lib).ptr());
+  if (watched < 0 ||
+      (watched == 1 && !py::reinterpret_steal<py::object>(PyObject_CallOneArg(registry.listener, qualname)))) {
+    throw py::error_already_set();
+  }
+}
+
+/// tellDefinitionListener after a definition was taken back, so a packet that saw it forgets it; an error it
+/// raises is dropped (the packet still refreshes at its next call: its generation is stale).
+void retellDefinitionListener(const PythonRegistry& registry, const Library& lib, PyObject* qualname) {
+  try {
+    tellDefinitionListener(registry, lib, qualname);
+  } catch (const py::error_already_set&) {
+  }
+}
+
 /// RuntimeError unless `kind` is "", "FROM_SCHEMA" or "CONSERVATIVE": the
 /// alias_analysis values Library.define accepts. PyTorch: torch.library.Library.define.
 void checkAliasAnalysis(PyObject* kind, std::string_view text) {
@@ -499,16 +531,23 @@ PyObject* libraryDefine(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); ++i) {
       tags.push_back(strArg(PySequence_Fast_GET_ITEM(seq, i), "a tag"));
     }
+    const size_t mark = lib._registrationCount();
     OperatorName name = defineFromPython(lib, strView(args[1], "schema"), alias_analysis, tags, args[4]);
-    py::object qualname = qualifiedStr(lib, name);
     const PythonRegistry& registry = pythonRegistry();
-    addToTables(args[5], registry.defs, qualname.ptr());
-    if (registry.listener != nullptr) {
-      int watched = registry.watched == nullptr ? 1 : PyDict_Contains(registry.watched, namespaceStr(lib).ptr());
-      if (watched < 0 || (watched == 1 &&
-                          !py::reinterpret_steal<py::object>(PyObject_CallOneArg(registry.listener, qualname.ptr())))) {
-        throw py::error_already_set();
+    py::object qualname;
+    try {
+      qualname = qualifiedStr(lib, name);
+      addToTables(args[5], registry.defs, qualname.ptr());
+      tellDefinitionListener(registry, lib, qualname.ptr());
+    } catch (...) {
+      // All-or-nothing (issue 29, item 7): a failure after the definition (a KeyboardInterrupt in the packet's
+      // refresh, a MemoryError in the tables) takes it back before the error propagates.
+      lib._undoTo(mark);
+      if (qualname) {
+        discardFromTables(args[5], registry.defs, qualname.ptr());
+        retellDefinitionListener(registry, lib, qualname.ptr());
       }
+      throw;
     }
     return qualname.release().ptr();
   });
