@@ -16,6 +16,7 @@
 #include <opdispatch/dispatch/Dispatcher.h>
 #include <opdispatch/dispatch/LocalDispatchKeySet.h>
 
+#include "DispatchKeyCaster.h"
 #include "Exceptions.h"
 #include "IValueConversion.h"
 #include "PythonCall.h"
