@@ -1137,6 +1137,10 @@ def _dispatch_tls_set_dispatch_key_excluded(arg0: DispatchKey | str, arg1: built
     ...
 def _dispatch_tls_set_dispatch_key_included(arg0: DispatchKey | str, arg1: builtins.bool) -> None:
     ...
+def _functionalize_unsafe_set(dst: TensorBase, src: TensorBase, /) -> None:
+    """
+    _functionalize_unsafe_set(dst, src): dst uses src's storage from now on, keeping its own sizes, strides, offset and dtype (IndexError if they reach past it); if src has no storage (a wrapper subclass), dst shares its version counter instead, so both count as one memory (_shares_memory). No operator runs. PyTorch: torch._functionalize_unsafe_set.
+    """
 def _get_dispatch_mode(mode_key: _TorchDispatchModeKey | None) -> TorchDispatchMode | None:
     """
     The infrastructure mode of mode_key, or None.
