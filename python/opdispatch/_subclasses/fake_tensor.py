@@ -136,11 +136,13 @@ class FakeTensor(Tensor):
         """Raises RuntimeError: a fake tensor has no data."""
         raise self._no_data("item()")
 
-    def __repr__(self) -> str:
+    # (mypy erases the names of a dunder method's keyword-only arguments and then finds the two signatures unequal)
+    def __repr__(self, *, tensor_contents: Optional[str] = None) -> str:  # type: ignore[override]
         size = ", ".join(str(s) for s in self.shape)
         size = f"({size},)" if len(self.shape) == 1 else f"({size})"
         grad = ", requires_grad=True" if self.requires_grad and self.grad_fn is None else ""
-        return f"FakeTensor(..., device='{self.device}', size={size}, dtype={self.dtype!r}{grad})"
+        contents = "..." if tensor_contents is None else tensor_contents
+        return f"FakeTensor({contents}, device='{self.device}', size={size}, dtype={self.dtype!r}{grad})"
 
     @classmethod
     def __torch_dispatch__(cls, func: OpOverload, types: tuple[type, ...], args: tuple[Any, ...] = (),
