@@ -799,6 +799,10 @@ class _AutoDispatchBelowAutograd(metaclass=_pybind11_type):
         ...
 class SchemaParseError(ValueError, RuntimeError):
     """A function schema that does not parse (the message gives the position)."""
+class ArgumentTypeError(TypeError, RuntimeError):
+    """An operator call whose arguments do not fit the schema (a TypeError, and a RuntimeError as PyTorch raises it)."""
+class ArgumentValueError(ValueError, RuntimeError):
+    """An argument value PyTorch rejects with RuntimeError, e.g. a bad device string (also a ValueError)."""
 class _OperatorHandle(metaclass=_pybind11_type):
     """
     A handle to a defined operator.
