@@ -15,9 +15,14 @@ od = torch.ops.od
 
 
 @pytest.fixture(scope="module")
-def TwoTensor():
+def tt():
     with loaded("two_tensor") as module:
-        yield module.TwoTensor
+        yield module
+
+
+@pytest.fixture(scope="module")
+def TwoTensor(tt):
+    return tt.TwoTensor
 
 
 @pytest.fixture
@@ -66,3 +71,19 @@ def test_flatten_and_unflatten_round_trip(TwoTensor, t):
     names, ctx = t.__tensor_flatten__()
     u = TwoTensor.__tensor_unflatten__({n: getattr(t, n) for n in names}, ctx, t.size(), t.stride())
     assert type(u) is TwoTensor and u.get_elem_a() is t.a
+
+
+def test_the_mode_makes_constructed_tensors_two_tensors(tt):
+    from opdispatch._subclasses.fake_tensor import _is_tensor_constructor
+
+    assert [_is_tensor_constructor(op) for op in (od.ones.default, od.empty.memory_format, od.add.Tensor,
+                                                   od.arange.default, od.zeros_like.default,
+                                                   od.split_with_sizes.default)] == [True, True, False, True,
+                                                                                     False, False]
+    with tt.TwoTensorMode():
+        x = torch.ones(2, 3)
+        y = torch.arange(3.0)
+        z = x + 1
+    assert [type(v) for v in (x, y, z)] == [tt.TwoTensor] * 3
+    assert x.a.tolist() == x.b.tolist() == [[1.0] * 3] * 2 and x.a is not x.b
+    assert z.b.tolist() == [[2.0] * 3] * 2

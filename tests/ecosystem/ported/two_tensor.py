@@ -7,9 +7,12 @@
 # torch._disable_dynamo and mark_subclass_constructor_exportable_experimental
 # decorators are left out (opdispatch has no compiler or exporter), and so
 # is the check for cond_op, whose results the original returns unchanged.
+# TwoTensorMode, after the same file, makes every tensor a constructor
+# returns a TwoTensor.
 import opdispatch as torch
 import opdispatch.utils._pytree as pytree
-from opdispatch.utils._python_dispatch import return_and_correct_aliasing
+from opdispatch._subclasses.fake_tensor import _is_tensor_constructor
+from opdispatch.utils._python_dispatch import TorchDispatchMode, return_and_correct_aliasing
 
 
 class TwoTensor(torch.Tensor):
@@ -66,3 +69,11 @@ class TwoTensor(torch.Tensor):
 
     def get_elem_a(self):
         return self.a
+
+
+class TwoTensorMode(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **kwargs)
+        if _is_tensor_constructor(func):
+            out = TwoTensor(out, out.clone())
+        return out
