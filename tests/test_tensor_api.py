@@ -312,6 +312,60 @@ def test_repr():
     assert repr(opdispatch.tensor([[1, 2], [3, 4]])) == "tensor([[1, 2],\n        [3, 4]], dtype=opdispatch.int64)"
 
 
+class _Wrapper(opdispatch.Tensor):
+    """A LoggingTensor-style wrapper (PyTorch's torch/testing/_internal/logging_tensor.py): its own __repr__
+    passes the inner tensor's text as tensor_contents."""
+
+    calls: list = []
+
+    @staticmethod
+    def __new__(cls, elem, requires_grad=False):
+        r = opdispatch.Tensor._make_wrapper_subclass(cls, elem.size(), strides=elem.stride(), dtype=elem.dtype,
+                                                     requires_grad=requires_grad)
+        r.elem = elem
+        return r
+
+    def __repr__(self):
+        return super().__repr__(tensor_contents=f"{self.elem}")
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        cls.calls.append(str(func))
+        return func(*[a.elem if isinstance(a, _Wrapper) else a for a in args], **(kwargs or {}))
+
+
+def test_subclass_repr_with_tensor_contents_runs_no_operator():
+    # PyTorch 2.13 prints the same structure ("W(tensor([1., 1.]), requires_grad=True)", its dtype rule aside)
+    # and dispatches nothing: _str runs with the modes disabled and the contents given.
+    from opdispatch.utils._python_dispatch import TorchDispatchMode
+
+    class Log(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            _Wrapper.calls.append("mode " + str(func))
+            return func(*args, **(kwargs or {}))
+
+    w = _Wrapper(opdispatch.ones(2, dtype=opdispatch.float64), requires_grad=True)
+    _Wrapper.calls = []
+    with Log():
+        text = repr(w)
+        assert str(w) == format(w) == text
+    assert text == ("_Wrapper(tensor([1., 1.], dtype=opdispatch.float64), dtype=opdispatch.float64, "
+                    "requires_grad=True)")
+    assert _Wrapper.calls == []
+    meta = opdispatch.ones(2, device="meta")
+    assert opdispatch.Tensor.__repr__(meta, tensor_contents="<x>") == \
+        "tensor(<x>, device='meta', size=(2,), dtype=opdispatch.float32)"
+
+
+def test_subclass_repr_without_contents_reads_no_storage():
+    # PyTorch 2.13 reads a wrapper's values through its operators here (tolist() refuses subclasses, so a 1-D
+    # wrapper fails to print); opdispatch shows what a tensor without data shows.
+    w = _Wrapper(opdispatch.ones(2))
+    _Wrapper.calls = []
+    assert opdispatch.Tensor.__repr__(w) == "_Wrapper(..., device='cpu', size=(2,), dtype=opdispatch.float32)"
+    assert _Wrapper.calls == []
+
+
 # --- top-level functions ---------------------------------------------------------------------------------
 
 def test_top_level_functions():

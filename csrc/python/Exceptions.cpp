@@ -28,8 +28,24 @@ void setError(PyObject* type, std::string_view message) {
   Py_DECREF(text);
 }
 
-// opdispatch._C.SchemaParseError, made by initExceptionTranslation (owned by the module).
+// opdispatch._C.SchemaParseError, ArgumentTypeError and ArgumentValueError,
+// made by initExceptionTranslation (owned by the module).
 PyObject* schema_parse_error = nullptr;
+PyObject* argument_type_error = nullptr;
+PyObject* argument_value_error = nullptr;
+
+/// A new exception class opdispatch._C.<name> deriving from `base` and
+/// RuntimeError, added to `m`.
+PyObject* addRuntimeErrorAlso(py::module_& m, const char* name, PyObject* base, const char* doc) {
+  py::object bases = py::make_tuple(py::handle(base), py::handle(PyExc_RuntimeError));
+  std::string qualified = std::string("opdispatch._C.") + name;
+  PyObject* type = PyErr_NewExceptionWithDoc(qualified.c_str(), doc, bases.ptr(), nullptr);
+  if (type == nullptr) {
+    throw py::error_already_set();
+  }
+  m.add_object(name, py::reinterpret_steal<py::object>(type));  // the module owns it; `type` is borrowed
+  return type;
+}
 
 } // namespace
 
@@ -42,10 +58,14 @@ void setPythonErrorFromCurrentException() {
     e.set_error();
   } catch (const NotImplementedError& e) {
     setError(PyExc_NotImplementedError, e.msg());
+  } catch (const ArgumentTypeError& e) {
+    setError(argument_type_error != nullptr ? argument_type_error : PyExc_TypeError, e.msg());
   } catch (const TypeError& e) {
     setError(PyExc_TypeError, e.msg());
   } catch (const SchemaParseError& e) {
     setError(schema_parse_error != nullptr ? schema_parse_error : PyExc_ValueError, e.msg());
+  } catch (const ArgumentValueError& e) {
+    setError(argument_value_error != nullptr ? argument_value_error : PyExc_ValueError, e.msg());
   } catch (const ValueError& e) {
     setError(PyExc_ValueError, e.msg());
   } catch (const IndexError& e) {
@@ -64,16 +84,19 @@ void setPythonErrorFromCurrentException() {
 }
 
 void initExceptionTranslation(py::module_& m) {
-  py::object bases = py::make_tuple(py::handle(PyExc_ValueError), py::handle(PyExc_RuntimeError));
-  schema_parse_error = PyErr_NewExceptionWithDoc(
-      "opdispatch._C.SchemaParseError",
+  schema_parse_error = addRuntimeErrorAlso(
+      m, "SchemaParseError", PyExc_ValueError,
       "A function schema that does not parse (the message gives the position). A ValueError, as Python's "
-      "convention has it for a bad argument value, and a RuntimeError, as PyTorch raises it.",
-      bases.ptr(), nullptr);
-  if (schema_parse_error == nullptr) {
-    throw py::error_already_set();
-  }
-  m.add_object("SchemaParseError", py::reinterpret_steal<py::object>(schema_parse_error));
+      "convention has it for a bad argument value, and a RuntimeError, as PyTorch raises it.");
+  argument_type_error = addRuntimeErrorAlso(
+      m, "ArgumentTypeError", PyExc_TypeError,
+      "An operator call whose arguments do not fit the schema (a wrong type, a missing, extra or unknown "
+      "argument; the message names the operator and argument). A TypeError, as Python's convention has it, and a "
+      "RuntimeError, as PyTorch's torch.ops raises it.");
+  argument_value_error = addRuntimeErrorAlso(
+      m, "ArgumentValueError", PyExc_ValueError,
+      "An argument value that PyTorch rejects with RuntimeError (a device string or index that does not parse). "
+      "A ValueError, as Python's convention has it, and a RuntimeError, as PyTorch raises it.");
   py::register_exception_translator([](std::exception_ptr p) {
     if (!p) {
       return;

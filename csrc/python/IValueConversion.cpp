@@ -479,10 +479,12 @@ std::string exceptionText(const py::error_already_set& e) {
     throw;
   } catch (const OverflowError& e) {
     throw OverflowError(detail::str(where, ": ", e.what()));
+  } catch (const ArgumentValueError& e) {
+    throw ArgumentValueError(detail::str(where, ": ", e.what()));
   } catch (const ValueError& e) {
     throw ValueError(detail::str(where, ": ", e.what()));
   } catch (const TypeError& e) {
-    throw TypeError(detail::str(where, ": ", e.what()));
+    throw ArgumentTypeError(detail::str(where, ": ", e.what()));
   } catch (py::error_already_set& e) {
     if (!e.matches(PyExc_Exception) || e.matches(PyExc_MemoryError) || e.matches(PyExc_RecursionError)) {
       throw;
@@ -545,8 +547,8 @@ void checkKeywordsKnown(const FunctionSchema& schema, PyObject* kwnames, size_t 
     std::string name = displayText(PyTuple_GET_ITEM(kwnames, k));
     if (!schema.argumentIndexWithName(name)) {
       std::string hint = suggestArgument(schema, name);
-      throw TypeError(detail::str(opLabel(schema), "() got an unexpected keyword argument '", abbreviated(name), "'",
-                                  hint.empty() ? "." : hint, " Declaration: ", schema));
+      throw ArgumentTypeError(detail::str(opLabel(schema), "() got an unexpected keyword argument '", abbreviated(name),
+                                          "'", hint.empty() ? "." : hint, " Declaration: ", schema));
     }
   }
 }
@@ -635,8 +637,8 @@ IValue toIValue(PyObject* obj, const Argument& arg, const FunctionSchema& schema
   } catch (...) {
     rethrowNaming(argumentLabel(schema, arg, position), expectedType(arg), obj);
   }
-  throw TypeError(detail::str(argumentLabel(schema, arg, position), " must be ", expectedType(arg), ", not ",
-                              pyTypeName(obj), element));
+  throw ArgumentTypeError(detail::str(argumentLabel(schema, arg, position), " must be ", expectedType(arg), ", not ",
+                                      pyTypeName(obj), element));
 }
 
 PyObject* toPyObject(const IValue& v, TypePtr type) {

@@ -83,9 +83,9 @@ BoundArguments::BoundArguments(const AnnotatedSchema& s, PyCallArguments call) :
   const auto& arguments = schema.arguments();
   const size_t num_positional = s.num_positional;
   if (call.nargs > num_positional) {
-    throw TypeError(detail::str(schema.operator_name(), "() takes ", num_positional, " positional argument",
-                                num_positional == 1 ? "" : "s", " but ", call.nargs,
-                                " were given. Declaration: ", schema));
+    throw ArgumentTypeError(detail::str(schema.operator_name(), "() takes ", num_positional, " positional argument",
+                                        num_positional == 1 ? "" : "s", " but ", call.nargs,
+                                        " were given. Declaration: ", schema));
   }
   const size_t num_kw = call.kwnames ? static_cast<size_t>(PyTuple_GET_SIZE(call.kwnames)) : 0;
   size_t kw_used = 0;
@@ -99,7 +99,8 @@ BoundArguments::BoundArguments(const AnnotatedSchema& s, PyCallArguments call) :
         const std::string& name = arguments[i].name();
         if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(call.kwnames, k), name.c_str()) == 0) {
           if (value != nullptr) {
-            throw TypeError(detail::str(schema.operator_name(), "() got multiple values for argument '", name, "'"));
+            throw ArgumentTypeError(
+                detail::str(schema.operator_name(), "() got multiple values for argument '", name, "'"));
           }
           value = call.args[call.nargs + k];
           ++kw_used;
@@ -122,8 +123,8 @@ BoundArguments::BoundArguments(const AnnotatedSchema& s, PyCallArguments call) :
       } else {
         // A misspelled keyword explains the missing value: report it first (as Python does).
         checkKeywordsKnown(schema, call.kwnames, num_kw);
-        throw TypeError(detail::str(schema.operator_name(), "() missing value for argument '", arguments[i].name(),
-                                    "'. Declaration: ", schema));
+        throw ArgumentTypeError(detail::str(schema.operator_name(), "() missing value for argument '",
+                                            arguments[i].name(), "'. Declaration: ", schema));
       }
     }
     if (kw_used != num_kw) {

@@ -970,6 +970,24 @@ PyObject* setVersionCounterOf(PyObject*, PyObject* const* args, Py_ssize_t nargs
   });
 }
 
+/// _functionalize_unsafe_set(dst, src): dst uses src's storage from now on,
+/// keeping its own sizes, strides, offset and dtype; a src without storage
+/// (a wrapper subclass, meta) has its version counter as its memory's
+/// identity (TensorImpl::sharesMemoryWith), so dst shares that instead.
+PyObject* functionalizeUnsafeSet(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  return pythonEntry([&] {
+    OPDISPATCH_CHECK_TYPE(nargs == 2 && isTensor(args[0]) && isTensor(args[1]),
+                          "_functionalize_unsafe_set(dst: Tensor, src: Tensor)");
+    TensorImpl* dst = unpackImpl(args[0]);
+    TensorImpl* src = unpackImpl(args[1]);
+    dst->set_storage_keep_dtype(src->storage());
+    if (!src->has_storage()) {
+      dst->set_version_counter(src->version_counter());
+    }
+    Py_RETURN_NONE;
+  });
+}
+
 PyObject* prepareSubclass(PyObject*, PyObject* cls) {
   return pythonEntry([&]() -> PyObject* {
     OPDISPATCH_CHECK_TYPE(PyType_Check(cls) && gTensorClass != nullptr &&
@@ -1009,6 +1027,12 @@ PyMethodDef kSubclassConstructors[] = {
      METH_FASTCALL,
      "_set_version_counter_of(dst, src): dst shares src's version counter, so it counts as a view of src "
      "(_shares_memory, in-place updates): how a wrapper subclass (a FakeTensor) aliases what it stands for."},
+    {"_functionalize_unsafe_set", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(functionalizeUnsafeSet)),
+     METH_FASTCALL,
+     "_functionalize_unsafe_set(dst, src): dst uses src's storage from now on, keeping its own sizes, strides, "
+     "offset and dtype (IndexError if they reach past it); if src has no storage (a wrapper subclass), dst shares "
+     "its version counter instead, so both count as one memory (_shares_memory). No operator runs. PyTorch: "
+     "torch._functionalize_unsafe_set."},
     {nullptr, nullptr, 0, nullptr},
 };
 

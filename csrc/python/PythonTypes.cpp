@@ -112,11 +112,11 @@ Device toDevice(py::handle obj, const char* what) {
   if (py::isinstance<py::str>(obj)) {
     try {
       return Device(utf8String(obj.ptr()));
-    } catch (const ValueError& e) {
-      throw ValueError(detail::str(what, *what ? ": " : "", e.what()));
+    } catch (const ArgumentValueError& e) {
+      throw ArgumentValueError(detail::str(what, *what ? ": " : "", e.what()));
     }
   }
-  throw TypeError(
+  throw ArgumentTypeError(
       detail::str(what, " must be a device or a string such as 'cpu' or 'meta', not ", Py_TYPE(obj.ptr())->tp_name));
 }
 
@@ -140,8 +140,9 @@ void initTypeBindings(py::module_& m) {
       .def(py::init([](const std::string& spec) { return Device(spec); }), py::arg("type"))
       .def(py::init([](const std::string& type, int index) {
              Device d(type);
-             OPDISPATCH_CHECK_VALUE(!d.has_index(), "device type '", type, "' already has an index");
-             OPDISPATCH_CHECK_VALUE(index >= 0 && index < 128, "device index must be in [0, 127], got ", index);
+             OPDISPATCH_CHECK_WITH(ArgumentValueError, !d.has_index(), "device type '", type, "' already has an index");
+             OPDISPATCH_CHECK_WITH(ArgumentValueError, index >= 0 && index < 128,
+                                   "device index must be in [0, 127], got ", index);
              return Device(d.type(), static_cast<DeviceIndex>(index));
            }),
            py::arg("type"), py::arg("index"))

@@ -799,6 +799,10 @@ class _AutoDispatchBelowAutograd(metaclass=_pybind11_type):
         ...
 class SchemaParseError(ValueError, RuntimeError):
     """A function schema that does not parse (the message gives the position)."""
+class ArgumentTypeError(TypeError, RuntimeError):
+    """An operator call whose arguments do not fit the schema (a TypeError, and a RuntimeError as PyTorch raises it)."""
+class ArgumentValueError(ValueError, RuntimeError):
+    """An argument value PyTorch rejects with RuntimeError, e.g. a bad device string (also a ValueError)."""
 class _OperatorHandle(metaclass=_pybind11_type):
     """
     A handle to a defined operator.
@@ -1137,6 +1141,10 @@ def _dispatch_tls_set_dispatch_key_excluded(arg0: DispatchKey | str, arg1: built
     ...
 def _dispatch_tls_set_dispatch_key_included(arg0: DispatchKey | str, arg1: builtins.bool) -> None:
     ...
+def _functionalize_unsafe_set(dst: TensorBase, src: TensorBase, /) -> None:
+    """
+    _functionalize_unsafe_set(dst, src): dst uses src's storage from now on, keeping its own sizes, strides, offset and dtype (IndexError if they reach past it); if src has no storage (a wrapper subclass), dst shares its version counter instead, so both count as one memory (_shares_memory). No operator runs. PyTorch: torch._functionalize_unsafe_set.
+    """
 def _get_dispatch_mode(mode_key: _TorchDispatchModeKey | None) -> TorchDispatchMode | None:
     """
     The infrastructure mode of mode_key, or None.

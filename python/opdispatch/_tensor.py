@@ -231,16 +231,28 @@ class Tensor(PointwiseMethods, _C.TensorBase):
 
     __hash__ = _C.TensorBase.__hash__
 
-    def __repr__(self) -> str:
+    def __repr__(self, *, tensor_contents: Optional[builtins.str] = None) -> builtins.str:
         """NumPy-style text with the dtype, device and autograd state:
         ``tensor([[1., 2.]], dtype=opdispatch.float32, grad_fn=<od::mul.TensorBackward>)``;
-        a meta tensor shows ``...`` and its size instead of values."""
-        if self.is_meta or not self._has_storage():
+        a subclass's starts with its class name instead of ``tensor``. A
+        tensor without data (meta, a wrapper subclass) shows ``...`` and its
+        size instead of values. ``tensor_contents`` (a str) replaces the
+        values part, as a wrapper subclass's own ``__repr__`` passes its inner
+        tensor's text (``super().__repr__(tensor_contents=f"{self.elem}")``):
+        then the data is never read and no operator runs. Nothing printed is
+        seen by a dispatch mode. PyTorch: Tensor.__repr__ / _tensor_str._str
+        (whose default reads a wrapper subclass's values through its
+        operators, which fails for most of them)."""
+        cpu = str(self.device) == "cpu"
+        device = [] if cpu and not self.is_meta else [f"device='{self.device}'"]
+        if tensor_contents is not None:
+            parts = [tensor_contents, *device] + ([f"size={tuple(self.shape)}"] if self.is_meta else [])
+        elif self.is_meta or not self._has_storage():
             parts = ["...", f"device='{self.device}'", f"size={tuple(self.shape)}"]
         else:
             data = self.numpy(force=True)
             text = np.array2string(data, separator=", ", prefix="tensor(", threshold=1000) if data.size else "[]"
-            parts = [text] if str(self.device) == "cpu" else [text, f"device='{self.device}'"]
+            parts = [text, *device]
         parts.append(f"dtype={self.dtype!r}")
         if self.grad_fn is not None:
             parts.append(f"grad_fn=<{self.grad_fn.name()}>")

@@ -36,8 +36,8 @@ std::string gPrivateUse1Name;
 std::atomic<bool> gPrivateUse1Registered{false};
 
 void checkIndex(int index, const std::string& what) {
-  OPDISPATCH_CHECK_VALUE(index >= -1 && index < 128, "invalid device index ", index, " for ", what,
-                         ": expected a number from 0 to 127 (or -1 for none)");
+  OPDISPATCH_CHECK_WITH(ArgumentValueError, index >= -1 && index < 128, "invalid device index ", index, " for ", what,
+                        ": expected a number from 0 to 127 (or -1 for none)");
 }
 } // namespace
 
@@ -57,13 +57,13 @@ Device::Device(const std::string& spec) {
     type_ = DeviceType::PrivateUse1;
     found = true;
   }
-  OPDISPATCH_CHECK_VALUE(found, "unknown device '", spec, "'. Expected one of ", validTypes(),
-                         ", optionally followed by :<index>");
+  OPDISPATCH_CHECK_WITH(ArgumentValueError, found, "unknown device '", spec, "'. Expected one of ", validTypes(),
+                        ", optionally followed by :<index>");
   if (colon != std::string::npos) {
     std::string idx = spec.substr(colon + 1);
     bool digits = !idx.empty() && idx.size() <= 3 && idx.find_first_not_of("0123456789") == std::string::npos;
-    OPDISPATCH_CHECK_VALUE(digits && std::stoi(idx) < 128, "invalid device index in '", spec,
-                           "'; expected a number from 0 to 127 after ':'");
+    OPDISPATCH_CHECK_WITH(ArgumentValueError, digits && std::stoi(idx) < 128, "invalid device index in '", spec,
+                          "'; expected a number from 0 to 127 after ':'");
     index_ = static_cast<DeviceIndex>(std::stoi(idx));
   }
 }
@@ -101,10 +101,10 @@ void register_privateuse1_backend(const std::string& backend_name) {
   for (const auto& n : kNames) {
     valid = valid && backend_name != n.name;
   }
-  OPDISPATCH_CHECK_VALUE(valid, "rename_privateuse1_backend: '", backend_name,
-                         "' cannot name a device type: "
-                         "it must be non-empty, without ':', and none of ",
-                         validTypes());
+  OPDISPATCH_CHECK_WITH(ArgumentValueError, valid, "rename_privateuse1_backend: '", backend_name,
+                        "' cannot name a device type: "
+                        "it must be non-empty, without ':', and none of ",
+                        validTypes());
   gPrivateUse1Name = backend_name;
   gPrivateUse1Registered.store(true, std::memory_order_release);
 }

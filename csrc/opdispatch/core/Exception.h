@@ -39,6 +39,19 @@ class ValueError : public Error {
 class SchemaParseError : public ValueError {
   using ValueError::ValueError;
 };
+/// An argument that does not fit an operator's schema (a wrong type, a
+/// missing, extra or unknown argument); Python opdispatch._C.ArgumentTypeError,
+/// a TypeError that is also a RuntimeError (PyTorch's torch.ops raises
+/// RuntimeError, which code ported from it catches).
+class ArgumentTypeError : public TypeError {
+  using TypeError::TypeError;
+};
+/// An argument value PyTorch rejects with RuntimeError (a device string or
+/// index that does not parse); Python opdispatch._C.ArgumentValueError, a
+/// ValueError that is also a RuntimeError.
+class ArgumentValueError : public ValueError {
+  using ValueError::ValueError;
+};
 /// An index out of range; Python IndexError.
 class IndexError : public Error {
   using Error::Error;

@@ -46,6 +46,17 @@ TensorImpl::TensorImpl(intrusive_ptr<StorageImpl> storage, ScalarType dtype, Dev
   refreshContiguous();
 }
 
+void TensorImpl::set_storage_keep_dtype(intrusive_ptr<StorageImpl> storage) {
+  if (storage.defined()) {
+    int64_t nbytes = computeStorageNbytes(sizes(), strides(), storage_offset_, dtype_);
+    OPDISPATCH_CHECK_INDEX(static_cast<uint64_t>(nbytes) <= storage->nbytes(), "a tensor with sizes ",
+                           listString(sizes()), ", strides ", listString(strides()), " and storage_offset ",
+                           storage_offset_, " (dtype ", toPythonName(dtype_), ") reaches byte ", nbytes,
+                           " of the new storage, which has ", storage->nbytes(), " bytes");
+  }
+  storage_ = std::move(storage);
+}
+
 bool TensorImpl::handOffLastReference() {
   if (!owns_pyobj_ || pyobj_ == nullptr) {
     return false;

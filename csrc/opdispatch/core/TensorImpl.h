@@ -65,6 +65,10 @@ class TensorImpl final : public intrusive_ptr_target {
   size_t itemsize() const { return elementSize(dtype_); }
   bool has_storage() const { return storage_.defined(); }
   const intrusive_ptr<StorageImpl>& storage() const { return storage_; }
+  /// Uses `storage` (null: none) from now on, keeping the sizes, strides,
+  /// offset and dtype. Throws IndexError if the elements reach past it (as
+  /// the constructor does). PyTorch: TensorImpl::set_storage_keep_dtype.
+  void set_storage_keep_dtype(intrusive_ptr<StorageImpl> storage);
   /// Address of element 0. Throws on a tensor with no storage (meta, wrapper subclasses).
   void* data_ptr() const;
   bool is_contiguous() const { return is_contiguous_; }

@@ -16,7 +16,7 @@ from typing import Any, Iterator, Optional
 from .. import _C
 from .._ops import OpOverload
 from .._tensor import Tensor
-from .._library.utils import can_generate_trivial_fake_impl, generate_trivial_fake_impl
+from .._library.utils import can_generate_trivial_fake_impl, generate_trivial_fake_impl, has_tensor_arg
 from ..utils._python_dispatch import TorchDispatchMode
 from ..utils._pytree import tree_flatten, tree_map_only, tree_unflatten
 from .symbolic_shapes import ShapeEnv
@@ -136,11 +136,13 @@ class FakeTensor(Tensor):
         """Raises RuntimeError: a fake tensor has no data."""
         raise self._no_data("item()")
 
-    def __repr__(self) -> str:
+    # (mypy erases the names of a dunder method's keyword-only arguments and then finds the two signatures unequal)
+    def __repr__(self, *, tensor_contents: Optional[str] = None) -> str:  # type: ignore[override]
         size = ", ".join(str(s) for s in self.shape)
         size = f"({size},)" if len(self.shape) == 1 else f"({size})"
         grad = ", requires_grad=True" if self.requires_grad and self.grad_fn is None else ""
-        return f"FakeTensor(..., device='{self.device}', size={size}, dtype={self.dtype!r}{grad})"
+        contents = "..." if tensor_contents is None else tensor_contents
+        return f"FakeTensor({contents}, device='{self.device}', size={size}, dtype={self.dtype!r}{grad})"
 
     @classmethod
     def __torch_dispatch__(cls, func: OpOverload, types: tuple[type, ...], args: tuple[Any, ...] = (),
@@ -405,6 +407,18 @@ class FakeTensorMode(TorchDispatchMode):
 
 
 _device_argument: dict[OpOverload, bool] = {}
+
+
+def _is_tensor_constructor(func: OpOverload) -> bool:
+    """Whether ``func`` makes a tensor from no tensor: none of its arguments
+    holds tensors and it returns one Tensor (``ones``, ``empty``, ``arange``;
+    not ``zeros_like``). AssertionError if ``func`` is not an OpOverload.
+    PyTorch: torch._subclasses.fake_impls._is_tensor_constructor (imported
+    into fake_tensor, where modes such as TwoTensorMode take it from)."""
+    if not isinstance(func, OpOverload):
+        raise AssertionError(f"func must be an OpOverload, got {type(func)}")
+    schema = func._schema
+    return not has_tensor_arg(schema) and len(schema.returns) == 1 and schema.returns[0].type == _C.TensorType.get()
 
 
 def _has_device_argument(func: OpOverload) -> bool:

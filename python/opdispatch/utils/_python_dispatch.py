@@ -12,6 +12,8 @@ in csrc/python/PythonFallbackKernel.cpp).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import functools
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
 
 if TYPE_CHECKING:
@@ -31,6 +33,7 @@ __all__ = [
     "is_in_torch_dispatch_mode",
     "is_traceable_wrapper_subclass",
     "is_traceable_wrapper_subclass_type",
+    "return_and_correct_aliasing",
     "transform_subclass",
 ]
 
@@ -286,3 +289,149 @@ def transform_subclass(t: Any, callback: Callable[[str, Any], Any], outer_size: 
         raise AssertionError(f"Expected return value from {type(t)}__tensor_unflatten__() to have stride equal to "
                              f"{outer_stride}, but got: {sub.stride()}")
     return sub
+
+
+# --- return_and_correct_aliasing --------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class AliasInfo:
+    """One argument or return of a schema as aliasing sees it: its alias set
+    (``{"a"}`` for ``Tensor(a)``), whether it is written (``Tensor(a!)``) and
+    its name (None for an unnamed return). PyTorch: same name."""
+
+    alias_set: set[str]
+    is_write: bool
+    name: Optional[str]
+
+
+@dataclasses.dataclass
+class SchemaInfo:
+    """The aliasing facts of one operator, computed once (get_alias_info).
+    ``outs_write_aliases``: the write alias of each return, or None when no
+    return is written; ``read_only_alias_match_indexes``: (argument index,
+    return index) pairs where a return aliases an argument it does not write
+    (a view). PyTorch: same name."""
+
+    args: list[AliasInfo]
+    outs: list[AliasInfo]
+    is_inplace_view_op: bool
+    outs_write_aliases: Optional[list[str]]
+    read_only_alias_match_indexes: list[tuple[int, int]]
+
+
+def _alias_info(a: Any) -> AliasInfo:
+    """The AliasInfo of a schema Argument; a list's element annotation
+    (``Tensor(a)[]``) counts as the list's, as torchgen reads it."""
+    info = a.alias_info
+    if info is None:
+        return AliasInfo(alias_set=set(), is_write=False, name=a.name or None)
+    infos = [info, *info.contained_types]
+    return AliasInfo(alias_set={name for i in infos for name in i.before_set},
+                     is_write=any(i.is_write for i in infos), name=a.name or None)
+
+
+def _get_write_alias(x: AliasInfo) -> Optional[str]:
+    """The one alias ``x`` writes, or None if it writes none."""
+    if not x.alias_set or not x.is_write:
+        return None
+    if len(x.alias_set) != 1:
+        raise AssertionError(f"expected one alias in a written alias set, got {sorted(x.alias_set)}")
+    return next(iter(x.alias_set))
+
+
+@functools.cache
+def get_alias_info(func: Any) -> SchemaInfo:
+    """The :class:`SchemaInfo` of ``func`` (an OpOverload), read from the alias
+    annotations of its schema (``func._schema``). RuntimeError for a schema
+    where some returns are written aliases and others are not, which
+    return_and_correct_aliasing cannot handle. PyTorch: same name (which
+    parses aten schemas with torchgen; opdispatch has one schema parser)."""
+    from .. import _ops
+
+    schema = func._schema
+    args = [_alias_info(a) for a in schema.arguments]
+    outs = [_alias_info(r) for r in schema.returns]
+    read_only = [(i, j) for i, a in enumerate(args) for j, r in enumerate(outs)
+                 if a.alias_set & r.alias_set and not a.is_write]
+    writes = [_get_write_alias(r) for r in outs]
+    n_written = sum(w is not None for w in writes)
+    if 0 < n_written < len(writes):
+        raise RuntimeError(f"Unsupported schema: {schema}")
+    return SchemaInfo(args=args, outs=outs, is_inplace_view_op=_ops.Tag.inplace_view in func.tags,
+                      outs_write_aliases=[w for w in writes if w is not None] if n_written else None,
+                      read_only_alias_match_indexes=read_only)
+
+
+def _correct_storage_aliasing(func: Any, schema_info: SchemaInfo, args: tuple[Any, ...],
+                              outs: tuple[Any, ...] | list[Any]) -> None:
+    """For each return of ``func`` that its schema says is a view of an
+    argument (``Tensor(a) self -> Tensor(a)``), makes the returned tensor (or
+    each tensor of a returned list) alias that argument's memory, without
+    running an operator and without changing the return's sizes or strides
+    (``_C._functionalize_unsafe_set``). AssertionError if ``func`` is not an
+    OpOverload, ``args`` not a tuple, ``outs`` not a list or tuple, or an
+    argument and its view differ in type where one is a traceable wrapper
+    subclass. PyTorch: same name."""
+    from .._ops import OpOverload
+    from .._tensor import Tensor
+
+    if not isinstance(func, OpOverload):
+        raise AssertionError(f"func must be an OpOverload, got {type(func)}")
+    if not isinstance(args, tuple):
+        raise AssertionError(f"args must be a tuple, got {type(args)}")
+    if not isinstance(outs, (list, tuple)):
+        raise AssertionError(f"outs must be a list or tuple, got {type(outs)}")
+
+    def alias_non_inplace_storage(arg: Any, ret: Any) -> None:
+        rets = ret if isinstance(ret, list) else [ret]
+        if type(arg) is not type(ret) and (is_traceable_wrapper_subclass_type(type(arg))
+                                           or is_traceable_wrapper_subclass_type(type(ret))):
+            for r in rets:
+                if type(arg) is not type(r):
+                    raise AssertionError(f"Called {func} with input of type {type(arg)}\n"
+                                         f"and output of type {type(ret)}. But expected types to match.")
+        for r in rets:
+            if not isinstance(r, Tensor):
+                raise AssertionError(f"expected a Tensor, got {type(r)}")
+            _C._functionalize_unsafe_set(r, arg)
+
+    for arg_idx, return_idx in schema_info.read_only_alias_match_indexes:
+        alias_non_inplace_storage(args[arg_idx], outs[return_idx])
+
+
+def return_and_correct_aliasing(func: Any, args: tuple[Any, ...], kwargs: Optional[dict[str, Any]], out: Any) -> Any:
+    """What a wrapper subclass's ``__torch_dispatch__`` returns for a call of
+    ``func`` (an OpOverload) with ``args`` / ``kwargs`` whose result, computed
+    on the inner tensors and wrapped again, is ``out``, so that aliasing is as
+    the schema says: a return that is a view of an argument (``Tensor(a)``)
+    is made to alias that argument's memory (``_shares_memory``, its version
+    counter) with its own sizes and strides kept; a written return
+    (``Tensor(a!)``: an in-place or ``out=`` operator) is replaced by the
+    argument it writes, ``self`` or ``out`` itself (a tuple of them for
+    several). AssertionError for a view whose type differs from its base's
+    (one being a traceable wrapper subclass); RuntimeError for an
+    ``inplace_view``-tagged operator, whose metadata update opdispatch's
+    tensors cannot take (they have no resizable metadata); TypeError if the
+    arguments do not fit the schema. PyTorch: same name."""
+    schema_info = get_alias_info(func)
+    _correct_storage_aliasing(func, schema_info, args, out if isinstance(out, tuple) else (out,))
+    if schema_info.is_inplace_view_op:
+        raise RuntimeError(f"return_and_correct_aliasing({func}): operators tagged inplace_view change a tensor's "
+                           "sizes in place, which opdispatch tensors do not support")
+    write_aliases = schema_info.outs_write_aliases
+    if write_aliases is None:
+        return out
+    from .._library.utils import bind_arguments
+
+    bound = bind_arguments(func._schema, args, kwargs or {})
+
+    def arg_from_alias(alias: str) -> Any:
+        names = [a.name for a in schema_info.args if alias in a.alias_set and a.name is not None]
+        if len(names) != 1:
+            raise AssertionError(f"{func}: expected exactly one argument with alias {alias!r}, got {names}")
+        return bound[names[0]]
+
+    if len(write_aliases) == 1:
+        return arg_from_alias(write_aliases[0])
+    return type(out)(arg_from_alias(alias) for alias in write_aliases)

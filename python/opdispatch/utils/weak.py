@@ -7,7 +7,7 @@ import weakref
 from collections.abc import Iterator, MutableMapping
 from typing import Any, Generic, TypeVar
 
-__all__ = ["WeakIdKeyDictionary", "WeakIdRef"]
+__all__ = ["WeakIdKeyDictionary", "WeakIdRef", "WeakTensorKeyDictionary"]
 
 _K = TypeVar("_K")
 _V = TypeVar("_V")
@@ -75,3 +75,8 @@ class WeakIdKeyDictionary(MutableMapping[_K, _V], Generic[_K, _V]):
 
     def __len__(self) -> int:
         return sum(1 for ref in list(self.data) if ref() is not None)
+
+
+#: A dictionary with tensor keys held weakly, by identity (tensors' ``==``
+#: is elementwise). PyTorch: torch.utils.weak.WeakTensorKeyDictionary.
+WeakTensorKeyDictionary = WeakIdKeyDictionary
