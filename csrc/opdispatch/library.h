@@ -39,6 +39,7 @@
 #include <opdispatch/core/StringView.h>
 #include <opdispatch/core/Tag.h>
 #include <opdispatch/core/TensorUtils.h>
+#include <opdispatch/core/Warning.h>
 #include <opdispatch/dispatch/Dispatcher.h>
 #include <opdispatch/schema/InferSchema.h>
 #include <opdispatch/schema/SchemaParser.h>
