@@ -31,6 +31,7 @@
 #include <variant>
 #include <vector>
 
+#include <opdispatch/Dispatch.h>
 #include <opdispatch/Functions.h>
 #include <opdispatch/Macros.h>
 #include <opdispatch/core/Device.h>
