@@ -184,7 +184,7 @@ def test_coverage_text_and_html(lib, tmp_path):
     page = tmp_path / "coverage.html"
     r = run("coverage", "myext", "--html", str(page), "--load", str(lib))
     assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith(f"wrote {page}: 6 operators x ")
+    assert r.stdout.startswith(f"wrote {page}: 7 operators x ")
     text = page.read_text()
     assert "<th title=\"myext::fma(Tensor a, Tensor b, Tensor c) -&gt; Tensor\">myext::fma</th>" in text
     assert str(EXAMPLE / "cpu_kernels.cpp") in text

@@ -16,6 +16,7 @@ import sys
 import textwrap
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +25,7 @@ import pytest
 import opdispatch
 import opdispatch.cpp_extension as cpp_extension
 from opdispatch import _C
+from opdispatch.utils._python_dispatch import TorchDispatchMode
 
 from _extension_build import EXAMPLE, cmake_build
 
@@ -151,6 +153,49 @@ def test_rowsum(ext, dtype):
     np.testing.assert_array_equal(ext.op("rowsum")(t(np.zeros((2, 0), dtype))).numpy(), np.zeros(2, dtype))
     with pytest.raises(ValueError, match=rf"{ext.ns}::rowsum: expected a 2-D tensor \(N, M\), got shape \[7\]"):
         ext.op("rowsum")(t(x[0]))
+
+
+# --- normalize_rows: the ATen-style API ------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_normalize_rows(ext, dtype):
+    x = np.abs(rand((3, 5), dtype, 7)) + 0.1
+    out = ext.op("normalize_rows")(t(x))
+    assert out.dtype == t(x).dtype and out.shape == (3, 5)  # x.options(): x's dtype and device
+    np.testing.assert_allclose(out.numpy(), x / x.sum(axis=1, keepdims=True), rtol=1e-6)
+
+
+def test_normalize_rows_calls_rowsum_and_the_builtin_operators_through_the_dispatcher(ext):
+    seen = []
+
+    class Record(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    # Requiring grad runs the CompositeImplicitAutograd kernel above the Python key, so the mode sees its calls.
+    x = opdispatch.ones(2, 3, requires_grad=True)
+    with Record():
+        ext.op("normalize_rows")(x)
+    for name in (f"{ext.ns}.rowsum.default", "od._to_copy.default", "od.unsqueeze.default", "od.empty.memory_format",
+                 "od.div.Tensor", "od.copy_.default"):
+        assert name in seen, (name, seen)
+
+
+def test_normalize_rows_checks_and_warnings(ext):
+    with pytest.raises(RuntimeError, match=r"Expected 2-dimensional tensor, but got 1-dimensional tensor for argument "
+                                           r"#1 'x' \(while checking arguments for normalize_rows\)"):
+        ext.op("normalize_rows")(t(np.ones(3, np.float32)))
+    with pytest.raises(RuntimeError, match=r"Expected tensor for argument #1 'x' to have one of the following scalar "
+                                           r"types: Float, Double; but got CPUIntType instead"):
+        ext.op("normalize_rows")(t(np.ones((2, 2), np.int32)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = ext.op("normalize_rows")(t(np.array([[1.0, -1.0], [1.0, 3.0]], np.float32)))
+    assert [str(w.message).split(" (Triggered")[0] for w in caught] == [
+        "normalize_rows: 1 of 2 rows sum to zero; they become inf or nan"]
+    np.testing.assert_allclose(out.numpy()[1], [0.25, 0.75])
 
 
 # --- meta kernels -------------------------------------------------------------------------------

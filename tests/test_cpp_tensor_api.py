@@ -60,6 +60,12 @@ OPDISPATCH_LIBRARY(tapi, m) {
   m.def("describe(Tensor x) -> Tensor");
 }
 
+// An operator registered at CatchAll, C++'s older name of CompositeImplicitAutograd.
+OPDISPATCH_LIBRARY_FRAGMENT(tapi, m) { m.def("catchall_double(Tensor x) -> Tensor"); }
+OPDISPATCH_LIBRARY_IMPL(tapi, CatchAll, m) {
+  m.impl("catchall_double", [](const Tensor& x) { return x * 2.0; });
+}
+
 OPDISPATCH_LIBRARY_IMPL(tapi, CompositeImplicitAutograd, m) {
   m.impl("affine_colsum", affine_colsum);
   m.impl("head_as_double", head_as_double);
@@ -130,3 +136,16 @@ def test_metadata_and_options(tapi):
         tapi.describe(opdispatch.ones(2, 5, dtype=opdispatch.float64))
     assert str(e.value).startswith(
         "2 1 TensorOptions(dtype=float64, device=cpu, layout=Strided, requires_grad=false) [2, 5]")
+
+
+def test_catchall_registers_at_composite_implicit_autograd(tapi):
+    # PyTorch 2.13 (TORCH_LIBRARY_IMPL(ns, CatchAll, m)): the dump names the kernel
+    # "CompositeImplicitAutograd[alias]", and it runs for CPU and under autograd.
+    dump = opdispatch._C._dispatch_dump("tapi::catchall_double")
+    assert "CompositeImplicitAutograd[alias]: registered at " in dump
+    assert "CatchAll" not in dump
+    x = opdispatch.ones(3, requires_grad=True)
+    out = tapi.catchall_double(x)
+    np.testing.assert_array_equal(out.detach().numpy(), [2.0, 2.0, 2.0])
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0, 2.0])

@@ -31,6 +31,7 @@
 #include <variant>
 #include <vector>
 
+#include <opdispatch/Dispatch.h>
 #include <opdispatch/Functions.h>
 #include <opdispatch/Macros.h>
 #include <opdispatch/core/Device.h>
@@ -39,6 +40,7 @@
 #include <opdispatch/core/StringView.h>
 #include <opdispatch/core/Tag.h>
 #include <opdispatch/core/TensorUtils.h>
+#include <opdispatch/core/Warning.h>
 #include <opdispatch/dispatch/Dispatcher.h>
 #include <opdispatch/schema/InferSchema.h>
 #include <opdispatch/schema/SchemaParser.h>

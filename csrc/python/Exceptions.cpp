@@ -1,6 +1,7 @@
 // C++ -> Python exception translation.
 #include "Exceptions.h"
 
+#include <stdexcept>
 #include <string_view>
 
 #include <opdispatch/core/Exception.h>
@@ -72,6 +73,8 @@ void setPythonErrorFromCurrentException() {
     setError(PyExc_IndexError, e.msg());
   } catch (const OverflowError& e) {
     setError(PyExc_OverflowError, e.msg());
+  } catch (const std::out_of_range& e) {  // PyTorch: CATCH_CORE_ERRORS (a kernel's std::map::at, vector::at)
+    setError(PyExc_IndexError, e.what());
   } catch (const std::bad_alloc&) {
     PyErr_NoMemory();
   } catch (const Error& e) {

@@ -10,6 +10,8 @@
 
 #include <opdispatch/dispatch/Reclaimer.h>
 
+#include "PyWarningHandler.h"
+
 namespace opdispatch::python {
 
 /// Sets the Python error for the C++ exception being handled (call inside a
@@ -19,15 +21,20 @@ void setPythonErrorFromCurrentException();
 /// Runs `f` (returning a new reference or null); converts any C++ exception
 /// into a Python error and returns null. For raw C-API entry points; `f`
 /// runs as a call (CallGuard): the schemas and kernels it reads stay alive.
+/// The C++ warnings `f` issues become Python warnings as it returns (Note
+/// [C++ warnings reach Python when the call returns]).
 template <class F>
 PyObject* pythonEntry(F&& f) noexcept {
   CallGuard guard;
+  PyWarningHandler warnings;
+  PyObject* result;
   try {
-    return f();
+    result = f();
   } catch (...) {
     setPythonErrorFromCurrentException();
-    return nullptr;
+    result = nullptr;
   }
+  return warnings.flush(result);
 }
 
 void initExceptionTranslation(pybind11::module_& m);

@@ -4,6 +4,8 @@
 //   meta_kernels.cpp       Meta kernels (output shape, dtype and device only)
 //   inplace_or_view.cpp    an ADInplaceOrView kernel for relu_ that redispatches
 //   call_op.cpp            kernels that call other operators by name (and from a thread)
+//   normalize_rows.cpp     a kernel written with the ATen-style API (TensorOptions, a
+//                          factory, argument checks, a typed call of rowsum)
 #include "myext.h"
 
 OPDISPATCH_LIBRARY(OPDISPATCH_EXAMPLE_NS, m) {
@@ -19,4 +21,6 @@ OPDISPATCH_LIBRARY(OPDISPATCH_EXAMPLE_NS, m) {
   m.def("call_op(Tensor x, str name) -> Tensor");
   // The same, from a new std::thread, with the GIL released while waiting.
   m.def("call_op_in_thread(Tensor x, str name) -> Tensor");
+  // Each row of a 2-D tensor divided by its sum (computed in float64).
+  m.def("normalize_rows(Tensor x) -> Tensor");
 }

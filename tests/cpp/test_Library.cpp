@@ -206,3 +206,23 @@ TEST(Library, MakeFromBoxedFunctionTakesAKeysetFunctionAsPyTorchDoes) {
   EXPECT_TRUE(f.call(x).is_same(x));
   EXPECT_EQ(keysetCalls, 1);
 }
+
+// PyTorch: TORCH_LIBRARY_IMPL(ns, CatchAll, m), an alias of CompositeImplicitAutograd.
+OPDISPATCH_LIBRARY(lib_catchall, m) { m.def("f(Tensor x) -> Tensor"); }
+OPDISPATCH_LIBRARY_IMPL(lib_catchall, CatchAll, m) { m.impl("f", &twice); }
+
+TEST(Library, CatchAllRegistersAtCompositeImplicitAutograd) {
+  EXPECT_EQ(DispatchKey::CatchAll, DispatchKey::CompositeImplicitAutograd);
+  EXPECT_STREQ(toString(DispatchKey::CatchAll), "CompositeImplicitAutograd");
+  EXPECT_TRUE(op("lib_catchall::f").hasKernelForDispatchKey(DispatchKey::CompositeImplicitAutograd));
+  EXPECT_NE(op("lib_catchall::f").dumpState().find("CompositeImplicitAutograd[alias]: registered at "),
+            std::string::npos)
+      << op("lib_catchall::f").dumpState();
+  Tensor x = on(DeviceType::CPU);
+  x.data_ptr<float>()[0] = 1.5f;
+  x.data_ptr<float>()[1] = -2.0f;
+  Tensor y = op("lib_catchall::f").typed<Tensor(const Tensor&)>().call(x);  // CPU runs the CatchAll kernel
+  EXPECT_EQ(y.data_ptr<float>()[0], 3.0f);
+  EXPECT_EQ(y.data_ptr<float>()[1], -4.0f);
+  EXPECT_THROW(parseDispatchKey("CatchAll"), ValueError);  // PyTorch: "could not parse dispatch key: CatchAll"
+}

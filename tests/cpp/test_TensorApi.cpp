@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <type_traits>
 
 #include <opdispatch/library.h>
 
@@ -180,4 +181,22 @@ TEST(TensorApi, AccessorAndItem) {
   EXPECT_NE(errorOf([&] { empty({1}, kFloat, Device(kMeta)).item<float>(); }).find("meta"), std::string::npos);
   optional<int64_t> none = nullopt;  // ATen's c10::optional / c10::nullopt names
   EXPECT_FALSE(none.has_value());
+}
+
+TEST(TensorApi, DispatchMacrosRunTheLambdaWithScalarT) {
+  auto bytes = [](ScalarType t) {
+    return OPDISPATCH_DISPATCH_ALL_TYPES(t, "bytes", [&] { return static_cast<int>(sizeof(scalar_t)); });
+  };
+  EXPECT_EQ(bytes(kDouble), 8);
+  EXPECT_EQ(bytes(kFloat), 4);
+  EXPECT_EQ(bytes(kShort), 2);
+  EXPECT_EQ(bytes(kByte), 1);
+  bool is_signed = false;
+  OPDISPATCH_DISPATCH_INTEGRAL_TYPES(kChar, "signedness", [&] { is_signed = std::is_signed_v<scalar_t>; });
+  EXPECT_TRUE(is_signed);
+  // PyTorch: AT_DISPATCH_FLOATING_TYPES(kInt, "my_kernel", ...) -> NotImplementedError
+  // "\"my_kernel\" not implemented for 'Int'".
+  EXPECT_EQ(errorOf([] { OPDISPATCH_DISPATCH_FLOATING_TYPES(kInt, "my_kernel", [&] {}); }),
+            "\"my_kernel\" not implemented for 'Int'");
+  EXPECT_THROW(OPDISPATCH_DISPATCH_INTEGRAL_TYPES(kBool, "k", [&] {}), NotImplementedError);
 }

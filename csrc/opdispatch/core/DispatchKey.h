@@ -53,6 +53,11 @@ enum class DispatchKey : uint8_t {
   OPDISPATCH_FORALL_DISPATCH_KEYS(OPDISPATCH_DEFINE_KEY)
 #undef OPDISPATCH_DEFINE_KEY
       NumDispatchKeys, ///< Sentinel, not a key.
+  /// The older name of CompositeImplicitAutograd, which C++ registrations
+  /// still use (OPDISPATCH_LIBRARY_IMPL(ns, CatchAll, m)); the same key, so
+  /// it is named and shown as CompositeImplicitAutograd and, as in PyTorch
+  /// 2.13, not parsed from the string "CatchAll". PyTorch: DispatchKey::CatchAll.
+  CatchAll = CompositeImplicitAutograd,
 };
 
 constexpr DispatchKey kFirstBackendKey = DispatchKey::CPU;

@@ -139,6 +139,8 @@ class Tensor {
   Tensor select(int64_t dim, int64_t index) const;
   /// Elements start .. start+length-1 of dimension `dim`, a view (od::slice.Tensor).
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  /// The entries of dimension `dim` at the positions in the 1-D int32/int64 `index`, a copy (od::index_select).
+  Tensor index_select(int64_t dim, const Tensor& index) const;
   Tensor sum() const;
   Tensor sum(IntArrayRef dim, bool keepdim = false) const;
   Tensor neg() const;

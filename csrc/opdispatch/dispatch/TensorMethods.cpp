@@ -115,6 +115,11 @@ Tensor Tensor::select(int64_t dim, int64_t index) const {
   return op.call(*this, dim, index);
 }
 
+Tensor Tensor::index_select(int64_t dim, const Tensor& index) const {
+  static const auto op = builtin<Tensor(const Tensor&, int64_t, const Tensor&)>("index_select", "");
+  return op.call(*this, dim, index);
+}
+
 Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length) const {
   OPDISPATCH_CHECK_INDEX(length >= 0, "narrow(): length must be non-negative, got ", length);
   static const auto op =
