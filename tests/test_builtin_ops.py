@@ -72,7 +72,7 @@ PYTORCH_TAGS = {
         "_adaptive_avg_pool3d_backward _cdist_backward _pdist_backward adaptive_avg_pool2d adaptive_avg_pool3d "
         "avg_pool3d_backward cdist grid_sampler grid_sampler_2d_backward im2col pdist upsample_bilinear2d "
         "upsample_bilinear2d_backward upsample_nearest2d upsample_nearest2d_backward diagonal_backward "
-        "index_select_backward",
+        "index_select_backward lift_fresh",
     ("core", "data_dependent_output", "pt2_compliant_tag"): "_local_scalar_dense",
     ("core", "dynamic_output_shape", "pt2_compliant_tag"): "index.Tensor nonzero",
     ("core", "pt2_compliant_tag"):
@@ -106,7 +106,8 @@ PYTORCH_TAGS = {
         "bitwise_xor_.Scalar",
     ("core", "pt2_compliant_tag", "reduction"): "amax argmax max.dim mean mean.dim sum.dim_IntList amin argmin min.dim "
         "any any.dim any.dims var.correction var.dim prod prod.dim_int",
-    ("inplace", "pt2_compliant_tag"): "copy_ fill_.Scalar zero_ floor_divide_.Tensor floor_divide_.Scalar",
+    ("inplace", "pt2_compliant_tag"): "copy_ fill_.Scalar fill_.Tensor index_put_ zero_ floor_divide_.Tensor "
+        "floor_divide_.Scalar",
     ("core", "nondeterministic_seeded", "pt2_compliant_tag"): "rand randn randperm native_dropout",
     ("pointwise", "pt2_compliant_tag"):
         "rsub.Scalar threshold_backward gelu_backward clamp_min clamp_min.Tensor clamp_max clamp_max.Tensor exp2 "
