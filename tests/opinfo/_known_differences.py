@@ -43,9 +43,6 @@ _DROPOUT_ALIAS = "train=False: PyTorch returns the input itself, od a copy"
 #: Case id (_cases.Case.id) -> (kinds of difference, why).
 KNOWN_DIFFERENCES: dict[str, tuple[str, str]] = {
     "add.Tensor#2/column_major": ("strides", _LAYOUT),
-    "sort#0/column_major": ("strides", _LAYOUT),
-    "sort#1/column_major": ("strides", _LAYOUT),
-    "sort#4/column_major": ("strides", _LAYOUT),
     "index.Tensor#0/column_major": ("strides", _LAYOUT),
     "index_put#2/column_major": ("strides", _COPY_STRIDES),
     "index_put#3/column_major": ("strides", _COPY_STRIDES),
