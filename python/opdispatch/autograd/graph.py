@@ -449,16 +449,32 @@ def _geometry(t: _C.TensorBase, offset: int) -> tuple[list[int], list[int], int]
     return list(t.shape), list(t.stride()), t.storage_offset() - offset
 
 
-class CopySlices(Node):
+class _OverBase(Node):
+    """A node whose gradient has a base's geometry, holding a view's place in
+    it (Note [In-place updates of views])."""
+
+    def __init__(self, next_functions: Sequence[Edge], base: Tensor, view: Tensor) -> None:
+        super().__init__(next_functions)
+        self.base_meta = (tuple(base.shape), base.dtype, base.device)
+        self.base_stride = list(base.stride())
+        self.view_geometry = _geometry(view, base.storage_offset())
+
+    def _base_and_slice(self) -> tuple[Tensor, Tensor]:
+        """A new uninitialised tensor of the base's geometry, and the view's place in it."""
+        from .._builtins import factories, views  # the built-ins import this module
+
+        shape, dtype, device = self.base_meta
+        result = factories.empty_strided(list(shape), self.base_stride, dtype=dtype, device=device)
+        return result, views.as_strided(result, *self.view_geometry)
+
+
+class CopySlices(_OverBase):
     """The node of a base whose view was updated in place (Note [In-place
     updates of views]). Inputs: the base's previous history, then the wrapped
     node's inputs other than self. PyTorch: torch::autograd::CopySlices."""
 
     def __init__(self, base: Tensor, view: Tensor, fn: Node, base_edge: Edge) -> None:
-        super().__init__((base_edge,) + tuple(fn.next_functions[1:]))
-        self.base_meta = (tuple(base.shape), base.dtype, base.device)
-        self.base_stride = list(base.stride())
-        self.view_geometry = _geometry(view, base.storage_offset())
+        super().__init__((base_edge,) + tuple(fn.next_functions[1:]), base, view)
         self.fn = fn
 
     def name(self) -> str:
@@ -468,15 +484,13 @@ class CopySlices(Node):
         return self.base_meta
 
     def apply(self, grad_outputs: list[Any]) -> list[Any]:
-        from .._builtins import copy, factories, views  # the built-ins import this module
+        from .._builtins import copy  # the built-ins import this module
 
         grad = grad_outputs[0]
         if grad is None:
             return [None] * len(self.next_functions)
-        shape, dtype, device = self.base_meta
-        result = factories.empty_strided(list(shape), self.base_stride, dtype=dtype, device=device)
+        result, grad_slice = self._base_and_slice()
         copy.copy_(result, grad)
-        grad_slice = views.as_strided(result, *self.view_geometry)
         res = self.fn.apply([copy.clone(grad_slice)])
         if res[0] is None:
             copy.zero_(grad_slice)
@@ -488,17 +502,14 @@ class CopySlices(Node):
         self.fn.release()
 
 
-class ViewOfBase(Node):
+class ViewOfBase(_OverBase):
     """The node of a view whose base was rebased (Note [In-place updates of
     views]): the view's gradient, embedded at its place in zeros of the
     base's geometry. PyTorch: AsStridedBackward0, as a rebased view's grad_fn."""
 
     def __init__(self, base: Tensor, view: Tensor) -> None:
-        super().__init__((gradient_edge(base),))
-        self.base_meta = (tuple(base.shape), base.dtype, base.device)
-        self.base_stride = list(base.stride())
+        super().__init__((gradient_edge(base),), base, view)
         self.view_meta = (tuple(view.shape), view.dtype, view.device)
-        self.view_geometry = _geometry(view, base.storage_offset())
 
     def name(self) -> str:
         return "AsStridedBackward0"
@@ -507,15 +518,14 @@ class ViewOfBase(Node):
         return self.view_meta
 
     def apply(self, grad_outputs: list[Any]) -> list[Any]:
-        from .._builtins import copy, factories, views  # the built-ins import this module
+        from .._builtins import copy  # the built-ins import this module
 
         grad = grad_outputs[0]
         if grad is None:
             return [None]
-        shape, dtype, device = self.base_meta
-        result = factories.empty_strided(list(shape), self.base_stride, dtype=dtype, device=device)
+        result, grad_slice = self._base_and_slice()
         copy.zero_(result)
-        copy.copy_(views.as_strided(result, *self.view_geometry), grad)
+        copy.copy_(grad_slice, grad)
         return [result]
 
 
