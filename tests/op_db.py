@@ -424,6 +424,7 @@ OPS: list[OpInfo] = [
     # --- views -------------------------------------------------------------------------------------------
     OpInfo("view", [S(a(2, 3), [3, 2]), S(a(2, 3), [-1]), S(a(), [1, 1])], ref=lambda x, s: x.reshape(s)),
     OpInfo("detach", [S(a(2, 3)), S(a())], ref=lambda x: x, grad=False),
+    OpInfo("lift_fresh", [S(a(2, 3)), S(a())], ref=lambda x: x, grad=False),
     # --- scalars of a tensor: its first element, its metadata -----------------------------------------------
     OpInfo("_local_scalar_dense", [S(a(2, 3)), S(a()), S(ints(1)), S(mask(2)), S(a(2, 3).T)],
            ref=lambda x: x.item(0), grad=False),
@@ -497,6 +498,8 @@ OPS: list[OpInfo] = [
            inplace=True),
     OpInfo("zero_", [S(a(2, 3)), S(ints(3))], ref=np.zeros_like, inplace=True),
     OpInfo("fill_.Scalar", [S(a(2, 3), 2.5), S(ints(3), 7)], ref=lambda x, v: np.full_like(x, v), inplace=True),
+    OpInfo("fill_.Tensor", [S(a(2, 3), a()), S(ints(3), a()), S(a(), a().astype(np.float32))],
+           ref=lambda x, v: np.full_like(x, v), inplace=True, error_samples=[S(a(2, 3), a(1))]),
     # --- nn ----------------------------------------------------------------------------------------------------
     OpInfo("softmax.int", [S(a(2, 3), 1), S(a(2, 3), 0), S(a(3).astype(np.float32), -1, opdispatch.float64)],
            ref=lambda x, d, dtype=None: _softmax(x.astype(dtype.to_numpy()) if dtype else x, d)),
@@ -547,6 +550,13 @@ OPS: list[OpInfo] = [
     OpInfo("index_put", [S(a(5), [np.array([0, 2])], a(2)), S(a(5), [np.array([0, 0, 2])], a(3), True),
                          S(a(3, 4), [np.array([0, 1]), np.array([1, 1])], a(2)), S(a(3, 4), [None, np.array([3])], a(3, 1), True),
                          S(a(3, 4), [np.array([2, 0])], a(4), True)],
+           error_samples=[S(a(2, 3), [np.array([0])], a(2)), S(a(2, 3), [np.array([0])], ints(3)),
+                          S(a(2, 3), [np.array([0.0])], a(3))]),
+    OpInfo("index_put_", [S(a(5), [np.array([0, 2])], a(2)), S(a(5), [np.array([0, 0, 2])], a(3), True),
+                          S(a(3, 4), [np.array([0, 1]), np.array([1, 1])], a(2)),
+                          S(a(3, 4), [None, np.array([3])], a(3, 1), True),
+                          S(a(3, 4), [np.array([True, False, True])], a().astype(np.float32))],
+           inplace=True,
            error_samples=[S(a(2, 3), [np.array([0])], a(2)), S(a(2, 3), [np.array([0])], ints(3)),
                           S(a(2, 3), [np.array([0.0])], a(3))]),
     OpInfo("gather", [S(a(3, 4), 1, np.array([[0, 3], [1, 1]])), S(a(3, 4), 0, np.array([[0], [2]])),

@@ -344,11 +344,45 @@ def test_inplace_on_a_computed_tensor_is_differentiated():
     assert gradcheck(lambda a, b: (a * 1).mul_(b).sub_(a), (x, w))
 
 
-def test_inplace_on_a_recorded_view_is_refused():
+def test_inplace_on_a_recorded_view_rebases_the_base_and_the_view():
+    # Expected values and node names from PyTorch 2.13 (CopySlices / AsStridedBackward0).
     x = opdispatch.ones(2, 3, requires_grad=True)
+    w = opdispatch.tensor([1.0, 2.0, 3.0], requires_grad=True)
     y = x * 2
+    v = y[0]
+    v.mul_(w)
+    assert (y.grad_fn.name(), v.grad_fn.name()) == ("CopySlices", "AsStridedBackward0")
+    assert y._version == v._version == 1
+    (y * opdispatch.arange(6.0).reshape(2, 3)).sum().backward()
+    assert x.grad.tolist() == [[0, 4, 12], [6, 8, 10]] and w.grad.tolist() == [0, 2, 4]
+    x.grad = None
+    y = x * 2
+    v = y[0]
+    v.mul_(w)
+    (v * opdispatch.arange(3.0)).sum().backward()  # through the view: the rest of the base gets zeros
+    assert x.grad.tolist() == [[0, 4, 12], [0, 0, 0]]
+    assert gradcheck(lambda a, b: _select_mul_(a * 1, b), (x.double(), w.double()))
+
+
+def _select_mul_(a, b):
+    a[:, 1].t().mul_(b[:2])
+    return a
+
+
+def test_function_marking_a_recorded_view_dirty_is_refused():
+    class MulTwo(opdispatch.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            ctx.mark_dirty(t)
+            return t.mul_(2)
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    y = opdispatch.ones(2, 3, requires_grad=True) * 2
     with pytest.raises(RuntimeError, match=r"in-place update of a view \(an output of od::select.int\)"):
-        y[0].mul_(opdispatch.ones(3))
+        MulTwo.apply(y[0])
     y[0].detach().zero_()
     assert y.tolist() == [[0, 0, 0], [2, 2, 2]]
 

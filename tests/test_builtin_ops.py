@@ -72,7 +72,7 @@ PYTORCH_TAGS = {
         "_adaptive_avg_pool3d_backward _cdist_backward _pdist_backward adaptive_avg_pool2d adaptive_avg_pool3d "
         "avg_pool3d_backward cdist grid_sampler grid_sampler_2d_backward im2col pdist upsample_bilinear2d "
         "upsample_bilinear2d_backward upsample_nearest2d upsample_nearest2d_backward diagonal_backward "
-        "index_select_backward",
+        "index_select_backward lift_fresh _embedding_bag_backward _embedding_bag_per_sample_weights_backward",
     ("core", "data_dependent_output", "pt2_compliant_tag"): "_local_scalar_dense",
     ("core", "dynamic_output_shape", "pt2_compliant_tag"): "index.Tensor nonzero",
     ("core", "pt2_compliant_tag"):
@@ -87,7 +87,7 @@ PYTORCH_TAGS = {
         "replication_pad2d replication_pad3d "
         "_adaptive_avg_pool2d _adaptive_avg_pool2d_backward _adaptive_avg_pool3d _cdist_forward _pdist_forward "
         "adaptive_avg_pool1d avg_pool1d avg_pool2d avg_pool2d_backward avg_pool3d col2im embedding "
-        "embedding_dense_backward grid_sampler_2d upsample_bilinear2d.vec upsample_nearest2d.vec sort topk split_with_sizes",
+        "embedding_dense_backward _embedding_bag _fft_r2c _fft_c2r grid_sampler_2d upsample_bilinear2d.vec upsample_nearest2d.vec sort topk split_with_sizes",
     ("core", "pointwise", "pt2_compliant_tag"):
         "abs add.Scalar add.Tensor clone cos div.Scalar div.Tensor eq.Scalar eq.Tensor exp ge.Scalar ge.Tensor "
         "gt.Scalar gt.Tensor le.Scalar le.Tensor log lt.Scalar lt.Tensor maximum minimum mul.Scalar mul.Tensor "
@@ -106,7 +106,8 @@ PYTORCH_TAGS = {
         "bitwise_xor_.Scalar",
     ("core", "pt2_compliant_tag", "reduction"): "amax argmax max.dim mean mean.dim sum.dim_IntList amin argmin min.dim "
         "any any.dim any.dims var.correction var.dim prod prod.dim_int",
-    ("inplace", "pt2_compliant_tag"): "copy_ fill_.Scalar zero_ floor_divide_.Tensor floor_divide_.Scalar",
+    ("inplace", "pt2_compliant_tag"): "copy_ fill_.Scalar fill_.Tensor index_put_ zero_ floor_divide_.Tensor "
+        "floor_divide_.Scalar",
     ("core", "nondeterministic_seeded", "pt2_compliant_tag"): "rand randn randperm native_dropout",
     ("pointwise", "pt2_compliant_tag"):
         "rsub.Scalar threshold_backward gelu_backward clamp_min clamp_min.Tensor clamp_max clamp_max.Tensor exp2 "

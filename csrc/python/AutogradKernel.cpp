@@ -289,7 +289,7 @@ PyObject* plainCall(PyObject* self, PyObject* const* argv, size_t nargsf, PyObje
         !markedNonDifferentiable(node.ptr(), out.ptr())) {
       setHistory(out.ptr(), node.ptr(), 0);
       if (k->view_name != nullptr) {
-        setViewOf(out.ptr(), k->view_name);
+        setViewOf(out.ptr(), k->view_name, n_args > 0 ? args[0] : nullptr);
       }
     }
     PyObject* outs[] = {out.ptr()};

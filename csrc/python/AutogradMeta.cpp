@@ -22,6 +22,7 @@ struct AutogradMetaObject {
   PyObject* grad_fn; ///< the node that computed the tensor, or null (None): a leaf
   PyObject* grad_accumulator; ///< weak reference to a leaf's AccumulateGrad node, or null (None)
   PyObject* view_of; ///< name of the view operator that made the tensor while recording, or null (None)
+  PyObject* view_base; ///< the tensor a recorded view views (never itself a recorded view), or null (None)
   long long output_nr; ///< which output of grad_fn the tensor is
   char retains_grad; ///< keeps .grad although not a leaf
   PyObject* weakrefs;
@@ -65,6 +66,7 @@ int metaTraverse(PyObject* obj, visitproc visit, void* arg) {
   Py_VISIT(self->grad_fn);
   Py_VISIT(self->grad_accumulator);
   Py_VISIT(self->view_of);
+  Py_VISIT(self->view_base);
   return 0;
 }
 
@@ -74,6 +76,7 @@ int metaClear(PyObject* obj) {
   Py_CLEAR(self->grad_fn);
   Py_CLEAR(self->grad_accumulator);
   Py_CLEAR(self->view_of);
+  Py_CLEAR(self->view_base);
   return 0;
 }
 
@@ -94,6 +97,8 @@ PyMemberDef kMembers[] = {
      "A weak reference to the leaf's AccumulateGrad node, or None."},
     {"view_of", T_OBJECT, offsetof(AutogradMetaObject, view_of), 0,
      "The view operator that made the tensor while recording, or None."},
+    {"view_base", T_OBJECT, offsetof(AutogradMetaObject, view_base), 0,
+     "The tensor a recorded view views (the base of a chain of views), or None. PyTorch: DifferentiableViewMeta."},
     {"output_nr", T_LONGLONG, offsetof(AutogradMetaObject, output_nr), 0, "Which output of grad_fn the tensor is."},
     {"retains_grad", T_BOOL, offsetof(AutogradMetaObject, retains_grad), 0, "Whether a non-leaf keeps .grad."},
     {nullptr, 0, 0, 0, nullptr},
@@ -117,7 +122,7 @@ AutogradMetaObject* newMeta(PyObject* grad_fn, long long output_nr) {
   if (meta == nullptr) {
     throw py::error_already_set();
   }
-  meta->grad = meta->grad_accumulator = meta->view_of = meta->weakrefs = nullptr;
+  meta->grad = meta->grad_accumulator = meta->view_of = meta->view_base = meta->weakrefs = nullptr;
   meta->retains_grad = 0;
   Py_XINCREF(grad_fn);
   meta->grad_fn = grad_fn;
@@ -156,11 +161,18 @@ PyObject* gradFnOf(PyObject* tensor) {
   return meta == nullptr || meta->grad_fn == Py_None ? nullptr : meta->grad_fn;
 }
 
-void setViewOf(PyObject* tensor, PyObject* name) {
+void setViewOf(PyObject* tensor, PyObject* name, PyObject* input) {
   AutogradMetaObject* meta = metaOf(unpackImpl(tensor));
   OPDISPATCH_CHECK(meta != nullptr, "setViewOf: the tensor has no autograd state");
   Py_INCREF(name);
   Py_XSETREF(meta->view_of, name);
+  if (input != nullptr && isTensor(input)) {
+    // A view of a view views the first one's base (PyTorch: the base of a DifferentiableViewMeta is never a view).
+    AutogradMetaObject* input_meta = metaOf(unpackImpl(input));
+    PyObject* base = input_meta != nullptr && input_meta->view_base != nullptr ? input_meta->view_base : input;
+    Py_INCREF(base);
+    Py_XSETREF(meta->view_base, base);
+  }
 }
 
 PyObject* gradientEdge(PyObject* value) {

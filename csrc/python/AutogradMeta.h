@@ -15,8 +15,9 @@ PyObject* gradientEdge(PyObject* value);
 void setHistory(PyObject* tensor, PyObject* node, long long output_nr);
 /// Borrowed: the grad_fn of tensor object `tensor`, or null if it has none (a leaf).
 PyObject* gradFnOf(PyObject* tensor);
-/// Sets the view_of of tensor object `tensor` (which has autograd state) to `name` (a str).
-void setViewOf(PyObject* tensor, PyObject* name);
+/// Sets the view_of of tensor object `tensor` (which has autograd state) to `name` (a str), and its view_base to
+/// the base of tensor object `input` (the view operator's self; may be null): input's view_base, else input.
+void setViewOf(PyObject* tensor, PyObject* name, PyObject* input);
 
 void initAutogradMetaBindings(pybind11::module_& m);
 

@@ -194,6 +194,7 @@ class _AutogradMeta:
     """The node that computed the tensor (None: a leaf)."""
     grad_accumulator: typing.Any
     view_of: typing.Any
+    view_base: typing.Any
     output_nr: int
     """Which output of grad_fn the tensor is."""
     retains_grad: builtins.bool

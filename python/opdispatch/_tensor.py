@@ -17,6 +17,8 @@ import numpy as np
 
 from . import _C, _layout, overrides
 from ._builtins import binary_math as _bm
+from .autograd import graph as _graph
+from .autograd.grad_mode import is_grad_enabled as _is_grad_enabled
 from ._builtins import comparison as _cmp
 from ._builtins import copy as _copy
 from ._builtins import elementwise as _ew
@@ -432,40 +434,50 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         (None elsewhere), as PyTorch's applySlicing / dispatch_index do; the
         result is a copy. IndexError for an index out of range or too many
         indices; TypeError for other index types (bool among them)."""
-        items = index if isinstance(index, tuple) else (index,)
-        items = tuple(_lift_index(item) for item in items)
-        for item in items:
-            if not (item is None or item is Ellipsis or isinstance(item, (slice, _TensorBase)) or _is_int(item)):
-                raise TypeError(f"only integers, slices (`:`), ellipsis (`...`), None, lists of integers and "
-                                f"integer or boolean tensors are valid indices, got {type(item).__name__}")
-        used = sum(_dims_indexed(item) for item in items if item is not None and item is not Ellipsis)
-        if used > self.ndim:
-            raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
-        if sum(1 for item in items if item is Ellipsis) > 1:
-            raise IndexError("an index can only have a single ellipsis ('...')")
-        result, dim = self, 0
-        advanced: list[Optional[Tensor]] = []
-        for item in items:
-            if item is Ellipsis:
-                dim += self.ndim - used
-            elif item is None:
-                result = _views.unsqueeze(result, dim)
-                dim += 1
-            elif isinstance(item, slice):
-                step = 1 if item.step is None else item.step
-                if step <= 0:
-                    raise ValueError("step must be greater than zero")
-                result = _views.slice_(result, dim, item.start, item.stop, step)
-                dim += 1
-            elif isinstance(item, _TensorBase):
-                advanced.extend([None] * (dim - len(advanced)))
-                advanced.append(item)  # type: ignore[arg-type]  # a TensorBase is a Tensor
-                dim += _dims_indexed(item)
-            else:
-                result = _views.select(result, dim, int(item))
+        result, advanced = _apply_slicing(self, index, skip_full_slices=not isinstance(index, slice))
         if advanced:
             return _indexing.index(result, advanced)
         return _views.view(result, list(result.shape)) if result is self else result
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        """Writes ``value`` (a Tensor broadcasting to the indexed part, or a
+        bool, int, float or complex) into the part of ``self`` that
+        ``self[index]`` selects (the indices as __getitem__ takes them), in
+        place, as PyTorch 2.13's THPVariable_setitem / at::indexing::set_item
+        do, through the same operators: a number becomes a 0-d tensor of
+        self's dtype (od::lift_fresh); the basic items make a view
+        (od::select.int, od::slice.Tensor, od::unsqueeze), which receives
+        the value by od::copy_ (same shape), od::fill_.Tensor (a 0-d value)
+        or od::copy_ of the value without its leading 1-sized dims expanded
+        (od::view, od::expand); advanced items write through one
+        od::index_put_ call. So autograd records the update (a view's base is
+        rebased: Note [In-place updates of views]) and version counters bump.
+
+        Raises TypeError for a value of another type ("can't assign a str to
+        a Float tensor"), RuntimeError for a number self's dtype cannot hold
+        ("value cannot be converted to type int8_t without overflow"), a
+        value that does not broadcast, or an update of a leaf that requires
+        grad; ValueError for an int beyond int64; and what __getitem__
+        raises for the index."""
+        value = _value_to_tensor(self, value)
+        sliced, advanced = _apply_slicing(self, index)
+        if sliced is not self and value.requires_grad and not sliced.requires_grad and _is_grad_enabled():
+            # The view was not recorded (self does not require grad): name its base, so
+            # that the update gives self its history too, as PyTorch's views always know theirs.
+            _graph.meta_for_write(sliced).view_base = self
+        if advanced:
+            stripped = _strip_leading_ones(value.shape)
+            _indexing.index_put_(sliced, advanced,
+                                 value if stripped == list(value.shape) else _views.view(value, stripped))
+        elif sliced.shape == value.shape:
+            _copy.copy_(sliced, value)
+        elif value.ndim == 0 and value.device.type == "cpu":
+            _copy.fill_tensor_(sliced, value)
+        else:
+            src = _views.view(value, _strip_leading_ones(value.shape))
+            if src.shape != sliced.shape:
+                src = _views.expand(src, list(sliced.shape))
+            _copy.copy_(sliced, src)
 
     # --- methods: arithmetic and elementwise ---------------------------------------------
 
@@ -1126,18 +1138,123 @@ class SortResult(collections.namedtuple("SortResult", ["values", "indices"])):
 
 class TopkResult(collections.namedtuple("TopkResult", ["values", "indices"])):
     """The (values, indices) result of ``Tensor.topk``."""
-def _lift_index(item: Any) -> Any:
-    """A list index as the tensor PyTorch makes of it (int64; bool for bools; its lift_fresh), anything
-    else as it is."""
+def _apply_slicing(self: Tensor, index: Any, skip_full_slices: bool = True) -> tuple[Tensor, list[Optional[Tensor]]]:
+    """The view of ``self`` that the basic items of ``index`` (ints, slices,
+    None, ...) select, and the advanced items (index tensors, masks, lists)
+    as the index list of od::index / od::index_put_ over that view (None at
+    dims they do not index; empty if there are none). The one index parser of
+    __getitem__ and __setitem__. A slice's missing start is 0 and missing
+    stop int64's maximum; a slice of a whole dim (start 0, step 1, stop at
+    or past its size) makes no od::slice.Tensor call unless
+    ``skip_full_slices`` is false (PyTorch's getitem of one slice).
+    PyTorch: applySlicing and applySlice (TensorIndexing.h)."""
+    items = index if isinstance(index, tuple) else (index,)
+    items = tuple(_list_index(item) for item in items)
+    for item in items:
+        if not (item is None or item is Ellipsis or isinstance(item, (slice, _TensorBase, np.ndarray))
+                or _is_int(item)):
+            raise TypeError(f"only integers, slices (`:`), ellipsis (`...`), None, lists of integers and "
+                            f"integer or boolean tensors are valid indices, got {type(item).__name__}")
+    used = sum(_dims_indexed(item) for item in items if item is not None and item is not Ellipsis)
+    if used > self.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
+    if sum(1 for item in items if item is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    result, dim = self, 0
+    advanced: list[Optional[Tensor]] = []
+    for item in items:
+        if item is Ellipsis:
+            dim += self.ndim - used
+        elif item is None:
+            result = _views.unsqueeze(result, dim)
+            dim += 1
+        elif isinstance(item, slice):
+            step = 1 if item.step is None else item.step
+            if step <= 0:
+                raise ValueError("step must be greater than zero")
+            start = 0 if item.start is None else item.start
+            stop = _INT64_MAX if item.stop is None else item.stop
+            if not (skip_full_slices and step == 1 and start == 0 and stop >= result.shape[dim]):
+                result = _views.slice_(result, dim, start, stop, step)
+            dim += 1
+        elif isinstance(item, (_TensorBase, np.ndarray)):
+            advanced.extend([None] * (dim - len(advanced)))
+            # A list's tensor is made here, in index order, and lifted as PyTorch's (an operator modes see).
+            advanced.append(_views.lift_fresh(_numpy.tensor(item)) if isinstance(item, np.ndarray) else item)  # type: ignore[arg-type]  # a TensorBase is a Tensor
+            dim += _dims_indexed(item)
+        else:
+            result = _views.select(result, dim, int(item))
+    return result, advanced
+
+
+def _strip_leading_ones(shape: Sequence[int]) -> list[int]:
+    """``shape`` without its leading 1-sized dims (how __setitem__ fits a
+    value of shape [1, 1, n] to a part of shape [n]). PyTorch: slicePrefix1sDims."""
+    first = next((i for i, size in enumerate(shape) if size != 1), len(shape))
+    return list(shape[first:])
+
+
+def _value_to_tensor(self: Tensor, value: Any) -> Tensor:
+    """The value of ``self[index] = value`` as a tensor: a tensor as it is; a
+    bool, int, float or complex (Python's or NumPy's) as a 0-d tensor of
+    self's dtype, passed through od::lift_fresh. TypeError for anything else,
+    RuntimeError for a number self's dtype cannot hold, ValueError for an int
+    beyond int64. PyTorch: valueToTensor (python_variable_indexing.cpp) and
+    c10::checked_convert."""
+    if isinstance(value, _TensorBase):
+        return value  # type: ignore[return-value]  # a TensorBase is a Tensor
+    if not isinstance(value, numbers.Number) or isinstance(value, np.ndarray):
+        kind = type(value)
+        name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+        raise TypeError(f"can't assign a {name} to a tensor of dtype {self.dtype} (Tensor.__setitem__ takes a "
+                        f"Tensor, a bool, an int, a float or a complex)")
+    if isinstance(value, numbers.Integral) and not -(2**63) <= int(value) < 2**63:
+        raise ValueError("Overflow when unpacking long long")
+    np_dtype = self.dtype.to_numpy()
+    if _overflows(value, np_dtype):
+        cpp = f"{np_dtype.name}_t" if np_dtype.kind in "iu" else {"float32": "float"}.get(np_dtype.name, np_dtype.name)
+        raise RuntimeError(f"value cannot be converted to type {cpp} without overflow")
+    if np_dtype.kind not in "cb" and isinstance(value, numbers.Complex):
+        value = value.real
+    if np_dtype.kind == "u" and value < 0:
+        value += np.iinfo(np_dtype).max + 1  # a negative int wraps, as C++'s conversion
+    with np.errstate(over="ignore"):
+        scalar = np.asarray(value).astype(np_dtype)
+    return _views.lift_fresh(_numpy.tensor(scalar))
+
+
+def _overflows(value: Any, np_dtype: np.dtype) -> bool:
+    """Whether ``value`` (a number) overflows ``np_dtype``: a complex with an
+    imaginary part for a real dtype, a NaN or out-of-range number for an
+    integer dtype (an unsigned one takes negative values down to -max), an
+    out-of-range finite number for float32. PyTorch: c10::overflows."""
+    if np_dtype.kind in "cb":
+        return False
+    if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
+        if value.imag != 0:
+            return True
+        value = value.real
+    if np_dtype.kind in "iu":
+        info = np.iinfo(np_dtype)
+        low = -int(info.max) if np_dtype.kind == "u" else int(info.min)
+        return bool(np.isnan(value)) or not low <= value <= int(info.max)
+    return np_dtype == np.float32 and bool(np.isfinite(value)) and abs(value) > float(np.finfo(np.float32).max)
+
+
+def _list_index(item: Any) -> Any:
+    """A list index as the array of the tensor PyTorch makes of it (int64;
+    bool for bools), anything else as it is."""
     if isinstance(item, list):
         values = np.asarray(item)
-        return _numpy.tensor(values if values.dtype.kind in "bi" else values.astype(np.int64))
+        return values if values.dtype.kind in "bi" else values.astype(np.int64)
     return item
 
 
 def _dims_indexed(item: Any) -> int:
     """How many dims an index item consumes: a mask as many as it has, anything else one."""
     if isinstance(item, _TensorBase) and item.dtype in (_C.bool, _C.uint8):
+        return item.ndim
+    if isinstance(item, np.ndarray) and item.dtype.kind == "b":
         return item.ndim
     return 1
 
@@ -1147,6 +1264,7 @@ def _is_int(x: Any) -> bool:
 
 
 _ALL = slice(None)
+_INT64_MAX = 2**63 - 1
 
 
 def _shape_args(args: Sequence[Any]) -> list[int]:

@@ -16,6 +16,7 @@ from . import (  # noqa: F401  (registration)
     elementwise,
     embedding,
     factories,
+    fft,
     fold,
     grid_sampler,
     indexing,

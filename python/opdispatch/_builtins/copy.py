@@ -182,6 +182,42 @@ fill_: Op = defop("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", t
                   meta=lambda self, value: self, backward=lambda ctx, grad: (factories.zeros_like(grad), None))
 
 
+
+def _check_fill_value(value: Tensor) -> None:
+    if value.ndim != 0:
+        raise RuntimeError(f"od::fill_.Tensor: fill_ only supports 0-dimension value tensor but got tensor with "
+                           f"{value.ndim} dimensions.")
+
+
+def _fill_tensor_cpu(self: Tensor, value: Tensor) -> Tensor:
+    _check_fill_value(value)
+    return call_numpy(_fill, self, value)
+
+
+def _fill_tensor_meta(self: Tensor, value: Tensor) -> Tensor:
+    _check_fill_value(value)
+    return self
+
+
+def _fill_tensor_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+    ctx.value_dtype = inputs[1].dtype
+
+
+def _fill_tensor_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
+    """self's old values are overwritten (zeros); value fills every element:
+    the sum of the gradient, in value's dtype. PyTorch: derivatives.yaml (fill_.Tensor)."""
+    value_grad = reduction.sum_to(grad, ()) if ctx.needs_input_grad[1] else None
+    if value_grad is not None and value_grad.dtype != ctx.value_dtype:
+        value_grad = to_copy(value_grad, dtype=ctx.value_dtype)
+    return factories.zeros_like(grad), value_grad
+
+
+#: The fill with a 0-d tensor that Tensor.__setitem__ uses for a scalar (PyTorch: aten::fill_.Tensor).
+fill_tensor_: Op = defop("fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)", tags=INPLACE,
+                         cpu=_fill_tensor_cpu, meta=_fill_tensor_meta, backward=_fill_tensor_backward,
+                         setup_context=_fill_tensor_setup)
+
+
 def _fill_functional(a: np.ndarray, value: Any) -> np.ndarray:
     return np.full(a.shape, value, dtype=a.dtype)
 

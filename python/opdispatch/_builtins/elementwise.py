@@ -347,7 +347,7 @@ def inplace_autograd(name: str, functional: Callable[..., Tensor]) -> Callable[[
         def kernel(keyset: _C.DispatchKeySet, self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
             if not is_grad_enabled() or not (self.requires_grad or any(t.requires_grad for t in operands(args))):
                 return op._redispatch_below_autograd(keyset, self, *args, **kwargs)
-            check_inplace_autograd(name, self)
+            check_inplace_autograd(name, self, rebases_views=True)  # copy_ rebases a view's history
             result = functional(copy.clone(self), *args, **kwargs)
             check_inplace(name, self, result.shape, result.dtype)
             return copy.copy_(self, result)

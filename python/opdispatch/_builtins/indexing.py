@@ -11,7 +11,7 @@ from .. import _C
 from . import comparison, elementwise, factories, reduction
 from ._numpy import broadcast_shape, call_numpy, check_device, meta_like, wrap_dim
 from ._pointwise import _names
-from ._registry import CORE, DYNAMIC_OUTPUT_SHAPE, PT2, Kernels, Op, defop
+from ._registry import CORE, DYNAMIC_OUTPUT_SHAPE, INPLACE, PT2, Kernels, Op, defop
 from .._ops import Tag
 from .._tensor_type import Tensor
 
@@ -610,8 +610,17 @@ index: Op = defop("index.Tensor(Tensor self, Tensor?[] indices) -> Tensor",
                   cpu=_index_cpu, meta=_index_meta, backward=_index_backward, setup_context=_index_setup)
 
 
-def _check_index_put(op: str, self: Tensor, indices: Sequence[Optional[Tensor]], values: Tensor) -> None:
-    if values.dtype != self.dtype:
+def _is_masked_fill(indices: Sequence[Optional[Tensor]], values: Tensor) -> bool:
+    """Whether index_put without accumulate writes a 0-d value through one
+    mask, which PyTorch runs as masked_fill_ (the value is cast to self's
+    dtype). PyTorch: canDispatchToMaskedFill (TensorAdvancedIndexing.cpp)."""
+    given = [t for t in indices if t is not None]
+    return values.ndim == 0 and len(given) == 1 and given[0].dtype in _MASK_DTYPES
+
+
+def _check_index_put(op: str, self: Tensor, indices: Sequence[Optional[Tensor]], values: Tensor,
+                     accumulate: bool = False) -> None:
+    if values.dtype != self.dtype and not (not accumulate and _is_masked_fill(indices, values)):
         from .linalg import _TYPE_NAMES  # linalg imports elementwise, which imports this module
 
         raise RuntimeError(f"{op}: Index put requires the source and destination dtypes match, got "
@@ -631,7 +640,10 @@ def _check_values_shape(values_shape: Sequence[int], target_shape: Sequence[int]
 
 
 def _put(a: np.ndarray, values: np.ndarray, items: tuple[Any, ...], accumulate: bool) -> np.ndarray:
-    out = np.array(a, order="C", copy=True)
+    return _put_into(np.array(a, order="C", copy=True), values, items, accumulate)
+
+
+def _put_into(out: np.ndarray, values: np.ndarray, items: tuple[Any, ...], accumulate: bool) -> np.ndarray:
     target_shape = out[items].shape
     _check_values_shape(values.shape, target_shape)
     values = np.broadcast_to(values, target_shape)
@@ -644,16 +656,21 @@ def _put(a: np.ndarray, values: np.ndarray, items: tuple[Any, ...], accumulate: 
 
 def _index_put_cpu(self: Tensor, indices: Sequence[Optional[Tensor]], values: Tensor, accumulate: bool = False
                    ) -> Tensor:
-    _check_index_put("od::index_put", self, indices, values)
+    _check_index_put("od::index_put", self, indices, values, accumulate)
     items = _numpy_index("od::index_put", self.shape, _arrays(indices))
     return call_numpy(_put, self, values, items, accumulate)
 
 
+def _check_index_put_meta(op: str, self: Tensor, indices: Sequence[Optional[Tensor]], values: Tensor,
+                          accumulate: bool) -> None:
+    _check_index_put(op, self, indices, values, accumulate)
+    if not any(t is not None and t.dtype in _MASK_DTYPES for t in indices):  # a mask's count is data
+        _check_values_shape(values.shape, _indexed_shape(op, self, indices))
+
+
 def _index_put_meta(self: Tensor, indices: Sequence[Optional[Tensor]], values: Tensor, accumulate: bool = False
                     ) -> Tensor:
-    _check_index_put("od::index_put", self, indices, values)
-    if not any(t is not None and t.dtype in _MASK_DTYPES for t in indices):  # a mask's count is data
-        _check_values_shape(values.shape, _indexed_shape("od::index_put", self, indices))
+    _check_index_put_meta("od::index_put", self, indices, values, accumulate)
     return meta_like(self.shape, self.dtype)
 
 
@@ -677,3 +694,22 @@ def _index_put_backward(ctx: Any, grad: Tensor) -> tuple[Any, None, Any, None]:
 index_put: Op = defop("index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor",
                       tags=CORE, cpu=_index_put_cpu, meta=_index_put_meta, backward=_index_put_backward,
                       setup_context=_index_put_setup)
+
+
+def _index_put__cpu(self: Tensor, indices: Sequence[Optional[Tensor]], values: Tensor, accumulate: bool = False
+                    ) -> Tensor:
+    _check_index_put("od::index_put_", self, indices, values, accumulate)
+    items = _numpy_index("od::index_put_", self.shape, _arrays(indices))
+    return call_numpy(_put_into, self, values, items, accumulate)
+
+
+def _index_put__meta(self: Tensor, indices: Sequence[Optional[Tensor]], values: Tensor, accumulate: bool = False
+                     ) -> Tensor:
+    _check_index_put_meta("od::index_put_", self, indices, values, accumulate)
+    return self
+
+
+#: index_put in place, as Tensor.__setitem__ writes through advanced indices (PyTorch: aten::index_put_).
+index_put_: Op = defop("index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) "
+                       "-> Tensor(a!)", tags=INPLACE, cpu=_index_put__cpu, meta=_index_put__meta,
+                       backward=_index_put_backward, setup_context=_index_put_setup)

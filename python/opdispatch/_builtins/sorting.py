@@ -3,13 +3,13 @@ from) and topk (the k largest or smallest of them, in order), whose gradients
 put the values' gradients back where the values came from."""
 from __future__ import annotations
 
-from typing import Any, Callable, cast
+from typing import Any, Callable, Optional, cast
 
 import numpy as np
 
 from .. import _C
 from . import factories, indexing
-from ._numpy import call_numpy_pair, meta_like, wrap_dim
+from ._numpy import call_numpy_pair, contiguous_strides, meta_like, wrap_dim
 from ._registry import CORE, PairOp, defop
 from .._tensor_type import Tensor
 
@@ -40,14 +40,39 @@ def _sorted(a: np.ndarray, axis: int, descending: bool) -> tuple[np.ndarray, np.
     return np.take_along_axis(a, order, axis), order.astype(np.int64, copy=False)
 
 
+def _dense_order(self: Tensor) -> Optional[list[int]]:
+    """The dims of ``self`` from the largest stride to the smallest if its
+    elements fill its memory without overlap in some order other than
+    C-contiguous (a transposed or column-major tensor), else None. Results
+    made like it (PyTorch's empty_like, preserve_format) take its strides."""
+    shape, strides = list(self.shape), list(self.stride())
+    order = sorted(range(len(shape)), key=lambda d: -strides[d])
+    if order == list(range(len(shape))):
+        return None
+    packed = contiguous_strides([shape[d] for d in order])
+    dense = all(shape[d] == 1 or strides[d] == stride for d, stride in zip(order, packed))
+    return order if dense else None
+
+
 def _sort_cpu(self: Tensor, dim: int = -1, descending: bool = False) -> tuple[Tensor, Tensor]:
+    """values and indices, laid out as ``self`` when it is dense (PyTorch's sort makes them with empty_like)."""
     d = _sort_dim("od::sort", self, dim)
-    return call_numpy_pair(_sorted, self, d, descending)
+    order = _dense_order(self)
+    if order is None:
+        return call_numpy_pair(_sorted, self, d, descending)
+    values, indices = call_numpy_pair(
+        lambda a: tuple(np.ascontiguousarray(r.transpose(order)) for r in _sorted(a, d, descending)), self)
+    shape, strides = tuple(self.shape), tuple(self.stride())
+    return _C._as_strided(values, shape, strides, 0), _C._as_strided(indices, shape, strides, 0)
 
 
 def _sort_meta(self: Tensor, dim: int = -1, descending: bool = False) -> tuple[Tensor, Tensor]:
     _sort_dim("od::sort", self, dim)
-    return meta_like(self.shape, self.dtype), meta_like(self.shape, _C.int64)
+    values, indices = meta_like(self.shape, self.dtype), meta_like(self.shape, _C.int64)
+    if _dense_order(self) is None:
+        return values, indices
+    shape, strides = tuple(self.shape), tuple(self.stride())
+    return _C._as_strided(values, shape, strides, 0), _C._as_strided(indices, shape, strides, 0)
 
 
 def _selection_setup(dim_position: int) -> Callable[..., None]:

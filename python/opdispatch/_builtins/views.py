@@ -478,6 +478,12 @@ alias: Op = defop("alias(Tensor(a) self) -> Tensor(a)", tags=CORE, backend=_alia
 #: and FakeTensorMode see it (PyTorch: aten::detach). Tensor.detach calls it.
 detach: Op = defop("detach(Tensor(a) self) -> Tensor(a)", tags=PT2, backend=_detach, differentiable=False)
 
+#: Marks a tensor just made from Python data (a scalar assigned by
+#: Tensor.__setitem__) as an input of the program: the tensor itself, an
+#: operator so that modes and make_fx see the constant. PyTorch: aten::lift_fresh.
+lift_fresh: Op = defop("lift_fresh(Tensor(a) self) -> Tensor(a)", tags=PT2, backend=lambda self: self,
+                       differentiable=False)
+
 select_backward: Op = defop(
     "select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor", tags=PT2,
     backend=_select_backward, setup_context=lambda ctx, inputs, output: setattr(ctx, "args", inputs[2:]),

@@ -131,7 +131,7 @@ def _requires_grad(x: Any) -> bool:
 def _check_inplace_on_leaf(info: _SchemaInfo, inputs: tuple[Any, ...], kw_inputs: dict[str, Any]) -> None:
     values = list(inputs) + [kw_inputs.get(a.name) for a in info.kwarg_only]
     for i in info.mutated:
-        check_inplace(info.name, values[i])
+        check_inplace(info.name, values[i], rebases_views=True)
 
 
 def _wants_keyword_only(setup_context: SetupContextFn) -> bool:
@@ -149,13 +149,14 @@ def _wants_keyword_only(setup_context: SetupContextFn) -> bool:
         return False
 
 
-def _record_outputs(info: _SchemaInfo, node: graph.OpNode, flat: list[Any]) -> None:
-    """Makes the floating-point tensors among the flattened outputs outputs of ``node``."""
+def _record_outputs(info: _SchemaInfo, node: graph.OpNode, flat: list[Any], base: Any) -> None:
+    """Makes the floating-point tensors among the flattened outputs outputs of
+    ``node``; for a view operator, views of ``base`` (its self)."""
     for nr, o in enumerate(flat):
         if _is_float_tensor(o) and not (node._non_differentiable and node._is_non_differentiable(o)):
             graph.set_history(o, node, nr)
             if info.is_view:
-                o._autograd_meta.view_of = info.name
+                graph.mark_view(o, info.name, base)
 
 
 def make_autograd_kernel(op: Any, backward: BackwardFn, setup_context: Optional[SetupContextFn] = None, *,
@@ -239,6 +240,8 @@ def _general_kernel(op: Any, info: _SchemaInfo, formula: graph.Formula, setup_co
     make_node = graph.OpNode
     set_history = graph.set_history
     TENSOR = graph.TENSOR
+    # An in-place update of self (the first input, the node's first edge) rebases a view's history.
+    rebases_self = 0 in info.mutated and bool(tensor_positions) and tensor_positions[0][0] == 0
 
     def autograd_kernel(keyset: _C.DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
         # The gradient edges of the tensors among the positional args (as the
@@ -291,15 +294,17 @@ def _general_kernel(op: Any, info: _SchemaInfo, formula: graph.Formula, setup_co
             if dtype in _DIFFERENTIABLE_DTYPES and not (node._non_differentiable and node._is_non_differentiable(out)):
                 set_history(out, node, 0)
                 if info.is_view:
-                    out._autograd_meta.view_of = op_name
+                    graph.mark_view(out, op_name, args[0] if args else None)
         else:
             flat = _flat_outputs(out)
             node.outputs_meta = tuple((o.shape, o.dtype, o.device) if isinstance(o, Tensor) else None
                                       for o in flat)
             node.output_layout = _output_layout(info, out)
-            _record_outputs(info, node, flat)
+            _record_outputs(info, node, flat, args[0] if args else None)
         if node._saved:
             graph.unsave_outputs(node, flat)
+        if rebases_self and graph.grad_fn(inputs[0]) is node:
+            graph.rebase_view(inputs[0], node)  # Note [In-place updates of views]
         return out
 
     return autograd_kernel

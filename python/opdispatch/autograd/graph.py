@@ -387,11 +387,11 @@ def _bad_grad(op_name: str, name: str, g: Any) -> None:
 _C._set_accumulate_grad_class(AccumulateGrad)
 
 
-def check_inplace(op_name: str, t: Any) -> None:
+def check_inplace(op_name: str, t: Any, *, rebases_views: bool = False) -> None:
     """RuntimeError if recording an in-place update of ``t`` by ``op_name``
-    is not allowed: ``t`` is a leaf that requires grad, or a recorded view
-    (PyTorch rebases the viewed tensor's history with CopySlices; opdispatch
-    refuses instead). PyTorch: check_inplace in
+    is not allowed: ``t`` is a leaf that requires grad, or (unless the
+    caller rebases a view's history with rebase_view, as operators' autograd
+    kernels do) a recorded view. PyTorch: check_inplace in
     torch/csrc/autograd/VariableTypeUtils.h."""
     if not isinstance(t, _C.TensorBase) or not t.requires_grad:
         return
@@ -403,9 +403,142 @@ def check_inplace(op_name: str, t: Any) -> None:
     meta = t._autograd_meta
     assert meta is not None  # not a leaf: it has a grad_fn
     view_of = meta.view_of
-    if view_of is not None:
+    base = meta.view_base
+    if view_of is not None and base is not None and base.requires_grad and is_leaf(base):
+        raise RuntimeError(
+            f"{op_name}: a view of a leaf tensor that requires grad is being used in an in-place operation; "
+            f"do the update under opdispatch.autograd.no_grad(), or clone the tensor first."
+        )
+    if view_of is not None and not rebases_views:
         raise RuntimeError(
             f"{op_name}: in-place update of a view (an output of {view_of}) that requires grad is not supported: "
             f"the gradient of the tensor it views would be wrong. Clone the view first, or use the out-of-place "
             f"operator."
         )
+
+
+def mark_view(t: _C.TensorBase, op_name: str, input: Any) -> None:
+    """Records that ``t`` (which has history) is a view made by ``op_name``
+    of the tensor ``input``: its view_base is input's base (a view of a view
+    views the first one's base). In C for plain schemas (setViewOf)."""
+    meta = t._autograd_meta
+    assert meta is not None
+    meta.view_of = op_name
+    if isinstance(input, _C.TensorBase):
+        input_meta = input._autograd_meta
+        base = input_meta.view_base if input_meta is not None else None
+        meta.view_base = input if base is None else base
+
+
+# Note [In-place updates of views]
+# A recorded view shares memory with its base, so an in-place operator on the
+# view changes the base too: the base's history must include the update, and
+# the view's must pass through the base's. As PyTorch's rebase_history does,
+# rebase_view makes the base the output of a CopySlices node that wraps the
+# in-place operator's node (given the gradient of the whole base, it runs the
+# operator's formula on the viewed part and puts the result for self back in
+# place), and gives the view a ViewOfBase node (the gradient of the view,
+# embedded at its place in a zero gradient of the base) leading to it. The
+# geometry of both is kept (sizes, strides, storage offsets), so any view —
+# a select, a slice, a transpose, a view of a view — is handled as
+# as_strided. Unlike PyTorch, other views of the same base taken before the
+# update keep their old history (PyTorch regenerates it from version counters).
+
+
+def _geometry(t: _C.TensorBase, offset: int) -> tuple[list[int], list[int], int]:
+    return list(t.shape), list(t.stride()), t.storage_offset() - offset
+
+
+class _OverBase(Node):
+    """A node whose gradient has a base's geometry, holding a view's place in
+    it (Note [In-place updates of views])."""
+
+    def __init__(self, next_functions: Sequence[Edge], base: Tensor, view: Tensor) -> None:
+        super().__init__(next_functions)
+        self.base_meta = (tuple(base.shape), base.dtype, base.device)
+        self.base_stride = list(base.stride())
+        self.view_geometry = _geometry(view, base.storage_offset())
+
+    def _base_and_slice(self) -> tuple[Tensor, Tensor]:
+        """A new uninitialised tensor of the base's geometry, and the view's place in it."""
+        from .._builtins import factories, views  # the built-ins import this module
+
+        shape, dtype, device = self.base_meta
+        result = factories.empty_strided(list(shape), self.base_stride, dtype=dtype, device=device)
+        return result, views.as_strided(result, *self.view_geometry)
+
+
+class CopySlices(_OverBase):
+    """The node of a base whose view was updated in place (Note [In-place
+    updates of views]). Inputs: the base's previous history, then the wrapped
+    node's inputs other than self. PyTorch: torch::autograd::CopySlices."""
+
+    def __init__(self, base: Tensor, view: Tensor, fn: Node, base_edge: Edge) -> None:
+        super().__init__((base_edge,) + tuple(fn.next_functions[1:]), base, view)
+        self.fn = fn
+
+    def name(self) -> str:
+        return "CopySlices"
+
+    def input_metadata(self, output_nr: int) -> Optional[tuple[Any, ...]]:
+        return self.base_meta
+
+    def apply(self, grad_outputs: list[Any]) -> list[Any]:
+        from .._builtins import copy  # the built-ins import this module
+
+        grad = grad_outputs[0]
+        if grad is None:
+            return [None] * len(self.next_functions)
+        result, grad_slice = self._base_and_slice()
+        copy.copy_(result, grad)
+        res = self.fn.apply([copy.clone(grad_slice)])
+        if res[0] is None:
+            copy.zero_(grad_slice)
+        else:
+            copy.copy_(grad_slice, res[0])
+        return [result] + list(res[1:])
+
+    def release(self) -> None:
+        self.fn.release()
+
+
+class ViewOfBase(_OverBase):
+    """The node of a view whose base was rebased (Note [In-place updates of
+    views]): the view's gradient, embedded at its place in zeros of the
+    base's geometry. PyTorch: AsStridedBackward0, as a rebased view's grad_fn."""
+
+    def __init__(self, base: Tensor, view: Tensor) -> None:
+        super().__init__((gradient_edge(base),), base, view)
+        self.view_meta = (tuple(view.shape), view.dtype, view.device)
+
+    def name(self) -> str:
+        return "AsStridedBackward0"
+
+    def input_metadata(self, output_nr: int) -> Optional[tuple[Any, ...]]:
+        return self.view_meta
+
+    def apply(self, grad_outputs: list[Any]) -> list[Any]:
+        from .._builtins import copy  # the built-ins import this module
+
+        grad = grad_outputs[0]
+        if grad is None:
+            return [None]
+        result, grad_slice = self._base_and_slice()
+        copy.zero_(result)
+        copy.copy_(grad_slice, grad)
+        return [result]
+
+
+def rebase_view(view: Tensor, node: Node) -> None:
+    """After ``node`` (whose first input is self) recorded an in-place update
+    of the recorded view ``view`` (``view``'s history is now ``node``):
+    rebases the history of view's base and of ``view`` (Note [In-place
+    updates of views]). Nothing for a tensor that is not a recorded view.
+    PyTorch: rebase_history (VariableTypeUtils.h)."""
+    meta = view._autograd_meta
+    base = None if meta is None else meta.view_base
+    if base is None:
+        return
+    copy_slices = CopySlices(base, view, node, gradient_edge(base))
+    set_history(base, copy_slices, 0)
+    set_history(view, ViewOfBase(base, view), 0)

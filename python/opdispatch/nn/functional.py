@@ -14,6 +14,8 @@ from .._builtins import (
     convolution,
     dropout as _dropout,
     elementwise,
+    embedding as _embedding,
+    factories,
     linear as _linear,
     loss,
     max_pooling,
@@ -281,6 +283,54 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None
     return loss.cross_entropy_loss(input, target, weight, _reduction(reduction), ignore_index, label_smoothing)
 
 
+#: embedding_bag's ``mode`` names and _embedding_bag's codes.
+_BAG_MODES = {"sum": 0, "mean": 1, "max": 2}
+
+
+def embedding_bag(input: Tensor, weight: Tensor, offsets: Optional[Tensor] = None, max_norm: Optional[float] = None,
+                  norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                  per_sample_weights: Optional[Tensor] = None, include_last_offset: bool = False,
+                  padding_idx: Optional[int] = None) -> Tensor:
+    """The sums, means or maxima (``mode``) of bags of rows of ``weight``
+    (num_embeddings, embedding_dim) picked by ``input``: a 2-D (B, N)
+    ``input`` is B bags of N indices; a 1-D one is split into bags where
+    ``offsets`` (1-D) start them. Returns (bags, embedding_dim), through one
+    od::_embedding_bag call. ``padding_idx`` may be negative (counted from
+    the end); its rows are left out. ValueError for the argument combinations
+    PyTorch refuses (its messages); ``max_norm`` (which renormalises weight
+    in place) is not supported (NotImplementedError).
+    PyTorch: torch.nn.functional.embedding_bag."""
+    if max_norm is not None:
+        raise NotImplementedError("embedding_bag: max_norm is not supported in opdispatch")
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError(f"if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             f"fixed length sequences. However, found offsets of type {type(offsets)}")
+        offsets = factories.arange_start_step(0, input.numel(), input.shape[1], dtype=input.dtype,
+                                              device=input.device)
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.ndim == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.ndim != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
+    if mode not in _BAG_MODES:
+        raise ValueError("mode has to be one of sum, mean or max")
+    if padding_idx is None:
+        padding_idx = -1
+    elif not -weight.shape[0] <= padding_idx < weight.shape[0]:
+        raise ValueError("padding_idx must be within the number of embeddings")
+    elif padding_idx < 0:
+        padding_idx += weight.shape[0]
+    output: Tensor = _embedding._embedding_bag(weight, input, offsets, scale_grad_by_freq, _BAG_MODES[mode], sparse,
+                                               per_sample_weights, include_last_offset, padding_idx)[0]
+    return output
+
+
 def _no_legacy(size_average: Any, reduce: Any) -> None:
     if size_average is not None or reduce is not None:
         raise ValueError("size_average and reduce are deprecated in PyTorch and not supported: use reduction=")
@@ -288,7 +338,7 @@ def _no_legacy(size_average: Any, reduce: Any) -> None:
 
 __all__ = [
     "batch_norm", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-    "cross_entropy", "dropout", "group_norm", "layer_norm", "linear", "log_softmax", "max_pool1d", "max_pool2d",
+    "cross_entropy", "dropout", "embedding_bag", "group_norm", "layer_norm", "linear", "log_softmax", "max_pool1d", "max_pool2d",
     "max_pool3d", "nll_loss", "pad", "relu", "softmax",
 ]
 
