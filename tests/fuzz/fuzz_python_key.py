@@ -23,7 +23,6 @@ Interface (tests/fuzz/run.py): ``test_one_input(data)`` and ``seed_corpus()``.
 from __future__ import annotations
 
 import gc
-import itertools
 from typing import Any, Callable
 
 import atheris
@@ -38,7 +37,8 @@ from opdispatch.utils import _python_dispatch
 from opdispatch.utils._python_dispatch import TorchDispatchMode
 from opdispatch.utils._pytree import tree_map_only
 
-_namespaces = itertools.count()
+#: The namespace every program defines its operators in (free again after each program: it is checked).
+NAMESPACE = "fuzz_python_key"
 #: How many handler calls deep a re-entering handler goes before it passes through.
 MAX_DEPTH = 4
 #: Steps per program.
@@ -54,7 +54,7 @@ class _Program:
 
     def __init__(self, data: bytes) -> None:
         self.fdp = atheris.FuzzedDataProvider(data)
-        self.ns = f"fuzz_pk{next(_namespaces)}"
+        self.ns = NAMESPACE
         self.libs: list[Library] = []
         self.depth = 0
         self.blocks = 0  # mode blocks open
