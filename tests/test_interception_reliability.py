@@ -18,6 +18,7 @@ import signal
 import sys
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -31,32 +32,8 @@ from opdispatch.utils import _python_dispatch
 from opdispatch.utils._python_dispatch import TorchDispatchMode
 
 
-def _storm(seconds, *workers):
-    """Runs each worker in a loop in its own thread for ``seconds`` with a
-    tiny switch interval; returns the exceptions the workers raised."""
-    errors: list[BaseException] = []
-    stop = threading.Event()
-
-    def loop(work):
-        while not stop.is_set():
-            try:
-                work()
-            except BaseException as e:  # noqa: BLE001 (collected and asserted on)
-                errors.append(e)
-
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    threads = [threading.Thread(target=loop, args=(w,)) for w in workers]
-    try:
-        for t in threads:
-            t.start()
-        time.sleep(seconds)
-    finally:
-        stop.set()
-        for t in threads:
-            t.join()
-        sys.setswitchinterval(interval)
-    return errors
+sys.path.insert(0, str(Path(__file__).resolve().parent / "stress"))
+from python_key_threads import storm as _storm  # noqa: E402 (the thread runner .ci/sanitizers.sh's stress uses)
 
 
 # --- item 10: packets under threads (Note [Packets under threads]) ---

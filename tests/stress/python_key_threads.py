@@ -149,9 +149,9 @@ WORKERS: list[Callable[[], None]] = [
 ]
 
 
-def run(seconds: float) -> list[BaseException]:
-    """Runs every worker on its own thread for ``seconds``; returns what they raised."""
-    hop_register_worker()
+def storm(seconds: float, *workers: Callable[[], None]) -> list[BaseException]:
+    """Runs each worker in a loop on its own thread for ``seconds``, with a
+    tiny switch interval; returns the exceptions the workers raised."""
     errors: list[BaseException] = []
     stop = threading.Event()
 
@@ -159,12 +159,12 @@ def run(seconds: float) -> list[BaseException]:
         while not stop.is_set():
             try:
                 work()
-            except BaseException as e:  # noqa: BLE001 (reported)
+            except BaseException as e:  # noqa: BLE001 (returned)
                 errors.append(e)
 
     interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)
-    threads = [threading.Thread(target=loop, args=(w,), name=w.__name__) for w in WORKERS]
+    threads = [threading.Thread(target=loop, args=(w,), name=w.__name__) for w in workers]
     try:
         for t in threads:
             t.start()
@@ -174,6 +174,13 @@ def run(seconds: float) -> list[BaseException]:
         for t in threads:
             t.join()
         sys.setswitchinterval(interval)
+    return errors
+
+
+def run(seconds: float) -> list[BaseException]:
+    """The worker mix for ``seconds``; returns what the workers raised and any state left behind."""
+    hop_register_worker()
+    errors = storm(seconds, *WORKERS)
     if _C._len_torch_dispatch_stack() != 0:
         errors.append(AssertionError(f"{_C._len_torch_dispatch_stack()} modes left on the main thread's stack"))
     _C._dispatch_check_all_invariants()
