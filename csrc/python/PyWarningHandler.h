@@ -19,17 +19,19 @@
 
 #include <opdispatch/Macros.h>
 #include <opdispatch/core/Warning.h>
+#include <opdispatch/dispatch/ThreadCallState.h>
 
 namespace opdispatch::python {
 
 class PyWarningHandler {
  public:
-  PyWarningHandler() noexcept : prev_handler_(WarningUtils::get_warning_handler()) {
-    WarningUtils::set_warning_handler(&buffer_);
+  // (The handler slot itself, not WarningUtils' calls: two accesses of the block CallGuard has reached.)
+  PyWarningHandler() noexcept : prev_handler_(tls_call_state.warning_handler) {
+    tls_call_state.warning_handler = &buffer_;
   }
   PyWarningHandler(const PyWarningHandler&) = delete;
   PyWarningHandler& operator=(const PyWarningHandler&) = delete;
-  ~PyWarningHandler() { WarningUtils::set_warning_handler(prev_handler_); }
+  ~PyWarningHandler() { tls_call_state.warning_handler = prev_handler_; }
 
   /// Issues the buffered warnings (the GIL held); returns `result` (a new
   /// reference, or null with a Python error set), or null with the error

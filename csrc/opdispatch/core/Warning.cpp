@@ -1,5 +1,7 @@
 #include <opdispatch/core/Warning.h>
 
+#include <opdispatch/dispatch/ThreadCallState.h>
+
 #include <atomic>
 #include <iostream>
 
@@ -10,7 +12,6 @@ WarningHandler* baseHandler() {
   static WarningHandler base;
   return &base;
 }
-thread_local WarningHandler* thread_handler = nullptr;
 std::atomic<bool> warn_always{false};
 } // namespace
 
@@ -25,9 +26,12 @@ void warn(const Warning& warning) { WarningUtils::get_warning_handler()->process
 
 namespace WarningUtils {
 
-void set_warning_handler(WarningHandler* handler) noexcept { thread_handler = handler; }
+void set_warning_handler(WarningHandler* handler) noexcept { tls_call_state.warning_handler = handler; }
 
-WarningHandler* get_warning_handler() noexcept { return thread_handler != nullptr ? thread_handler : baseHandler(); }
+WarningHandler* get_warning_handler() noexcept {
+  WarningHandler* handler = tls_call_state.warning_handler;
+  return handler != nullptr ? handler : baseHandler();
+}
 
 void set_warnAlways(bool setting) noexcept { warn_always.store(setting, std::memory_order_relaxed); }
 

@@ -1,6 +1,6 @@
 // ThreadCallState: the one thread-local block a call reads and writes — the
-// include/exclude key sets (LocalDispatchKeySet.h) and the thread's epoch
-// announcement (Reclaimer.h). See Note [The call's thread-local block].
+// include/exclude key sets (LocalDispatchKeySet.h), the thread's epoch
+// announcement (Reclaimer.h) and its warning handler (core/Warning.h). See Note [The call's thread-local block].
 #pragma once
 
 #include <atomic>
@@ -25,7 +25,7 @@ namespace opdispatch {
 // carved from the small surplus glibc reserves at start-up
 // (glibc.rtld.optional_static_tls, 512 bytes by default); when it runs out,
 // dlopen fails with "cannot allocate memory in static TLS block". So the
-// library's whole TLS segment must stay small: this block is 24 bytes, and
+// library's whole TLS segment must stay small: this block is 32 bytes, and
 // libopdispatch's other thread-locals (grad mode, the Python TLS snapshot)
 // add a few dozen more. Anything sizeable per thread belongs behind a
 // pointer or in _C, not here.
@@ -43,6 +43,8 @@ struct PODLocalDispatchKeySet {
 /// the Reclaimer does not know the thread yet (never a real epoch).
 inline constexpr uint64_t kUnregisteredEpoch = ~uint64_t{0};
 
+class WarningHandler;
+
 /// A thread's call state; POD (no TLS initialisation check on access).
 struct ThreadCallState {
   /// The thread's included and excluded key sets.
@@ -50,8 +52,13 @@ struct ThreadCallState {
   /// The thread's announcement: 0 when in no call, the epoch read on entry
   /// of its outermost call while in one, kUnregisteredEpoch before its first call.
   std::atomic<uint64_t> epoch;
+  /// The thread's warning handler (WarningUtils; null: the base handler).
+  /// Here because every Python entry swaps it (Note [C++ warnings reach
+  /// Python when the call returns]): beside the epoch, that costs two plain
+  /// accesses of a block the entry's CallGuard has reached already.
+  WarningHandler* warning_handler;
 };
-static_assert(sizeof(ThreadCallState) == 24, "the call's TLS block takes static TLS space: keep it small");
+static_assert(sizeof(ThreadCallState) == 32, "the call's TLS block takes static TLS space: keep it small");
 
 extern __thread ThreadCallState tls_call_state __attribute__((tls_model("initial-exec")));
 
