@@ -3,6 +3,6 @@
 
 namespace opdispatch {
 
-__thread ThreadCallState tls_call_state __attribute__((tls_model("initial-exec"))) = {{0, 0}, {kUnregisteredEpoch}};
+__thread ThreadCallState tls_call_state __attribute__((tls_model("initial-exec"))) = {{0, 0}, {kUnregisteredEpoch}, nullptr};
 
 } // namespace opdispatch
