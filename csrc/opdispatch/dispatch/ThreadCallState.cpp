@@ -3,6 +3,7 @@
 
 namespace opdispatch {
 
-__thread ThreadCallState tls_call_state __attribute__((tls_model("initial-exec"))) = {{0, 0}, {kUnregisteredEpoch}, nullptr};
+__thread ThreadCallState tls_call_state
+    __attribute__((tls_model("initial-exec"))) = {{0, 0}, {kUnregisteredEpoch}, nullptr};
 
 } // namespace opdispatch
