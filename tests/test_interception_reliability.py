@@ -322,7 +322,7 @@ def test_destroy_finishes_when_an_undo_step_raises(ns):
     lib2._destroy()
 
 
-@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="SIGINT reaches the main thread")
+@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="Python runs signal handlers only in the main thread, and this test is running in another")
 def test_a_sigint_storm_over_registration_cycles_leaves_no_registration(ns):
     # Real signals, every ~0.3 ms for 1.5 s (up to 10 s on a loaded machine). They raise KeyboardInterrupt only
     # inside a cycle (armed), so that this test's own loop is not interrupted.
