@@ -193,14 +193,6 @@ def test_a_keyboard_interrupt_anywhere_in_a_mode_leaves_nothing_behind(case):
     runs = 0
     for n, where in _interrupt_at_each_boundary(fn):
         runs += 1
-        if where == ("call", "__exit__"):
-            # The one point Python code cannot guard: the entry of __exit__ itself
-            # (Note [Entering and leaving a mode]). Reset and go on.
-            while _C._len_torch_dispatch_stack():
-                _C._pop_torch_dispatch_stack(None)
-            _python_dispatch._is_in_torch_dispatch_mode = False
-            _python_dispatch._is_in_non_infra_torch_dispatch_mode = False
-            continue
         if _mode_state() != before:
             left.append((n, where, _mode_state()))
             while _C._len_torch_dispatch_stack():

@@ -2,6 +2,7 @@
 #include "TorchDispatchModeTLS.h"
 
 #include <array>
+#include <exception>
 #include <vector>
 
 #include <pybind11/stl.h>
@@ -208,6 +209,53 @@ struct DisableTorchDispatch {
       DispatchKeySet({DispatchKey::Python, DispatchKey::PythonTLSSnapshot, DispatchKey::PreDispatch})};
 };
 
+/// TorchDispatchMode.__exit__: undoes what the mode's __enter__ recorded in
+/// its newest `_saved_mode_flags` link, a tuple (live, mode key, stack length
+/// before, previous infrastructure mode or None, in_mode, in_non_infra_mode,
+/// outer link). When live, pops the mode (its slot or the top), then whatever
+/// inner blocks left above the recorded length, and gives the slot back to
+/// the previous mode; then, even if a pop failed, restores the two flags in
+/// `flags` (the globals of opdispatch.utils._python_dispatch) and the outer
+/// link. All in C, so no signal check can stop it half way
+/// (Note [Entering and leaving a mode]). RuntimeError without an open block.
+void leaveMode(const py::dict& flags, py::handle self) {
+  namespace tls = TorchDispatchModeTLS;
+  py::object saved = py::getattr(self, "_saved_mode_flags", py::none());
+  OPDISPATCH_CHECK(PyTuple_Check(saved.ptr()) && PyTuple_GET_SIZE(saved.ptr()) == 7, Py_TYPE(self.ptr())->tp_name,
+                   ".__exit__ without a matching __enter__: the mode is not active");
+  auto link = py::reinterpret_borrow<py::tuple>(saved);
+  std::exception_ptr failure;
+  if (link[0].ptr() == Py_True) {
+    try {
+      std::optional<TorchDispatchModeKey> key;
+      if (!link[1].is_none()) {
+        key = link[1].cast<TorchDispatchModeKey>();
+      }
+      const auto depth = link[2].cast<int64_t>();
+      if (key) {
+        OPDISPATCH_CHECK(tls::unsetMode(*key), "Attempted to unset ", toString(*key), ", but there wasn't one active.");
+      } else {
+        tls::popStack();
+      }
+      while (tls::stackLen() > depth) { // modes of inner blocks that could not leave
+        tls::popStack();
+      }
+      py::handle previous = link[3];
+      if (key && !previous.is_none() && !tls::getMode(*key)) {
+        tls::setMode(previous, *key);
+      }
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }
+  flags["_is_in_torch_dispatch_mode"] = link[4];
+  flags["_is_in_non_infra_torch_dispatch_mode"] = link[5];
+  py::setattr(self, "_saved_mode_flags", link[6]);
+  if (failure) {
+    std::rethrow_exception(failure);
+  }
+}
+
 } // namespace
 
 void initTorchDispatchModeBindings(py::module_& m) {
@@ -269,6 +317,22 @@ void initTorchDispatchModeBindings(py::module_& m) {
         return mode ? *mode : py::none();
       },
       py::arg("mode_key"), "Unsets the infrastructure mode of mode_key and returns it (None if none was set).");
+  m.def(
+      "_torch_dispatch_mode_exit",
+      [](const py::dict& flags) {
+        py::cpp_function exit([flags](py::handle self, const py::args&) { leaveMode(flags, self); },
+                              py::name("__exit__"),
+                              py::doc("Leaves the mode's newest `with` block: pops it and restores the stack and "
+                                      "the flags as they were before (Note [Entering and leaving a mode])."));
+        PyObject* method = PyInstanceMethod_New(exit.ptr());
+        if (method == nullptr) {
+          throw py::error_already_set();
+        }
+        return py::reinterpret_steal<py::object>(method);
+      },
+      py::arg("flags"),
+      "TorchDispatchMode.__exit__ as a method written in C, writing the mode flags into the dict `flags` (the "
+      "globals of opdispatch.utils._python_dispatch).");
   bindHeldGuard<DisableTorchDispatch>(
       m, "_DisableTorchDispatch",
       "_DisableTorchDispatch(): neither dispatch modes nor tensor subclasses intercept calls from its construction "

@@ -1294,6 +1294,10 @@ def _set_version_counter_of(dst: TensorBase, src: TensorBase, /) -> None:
     """
     _set_version_counter_of(dst, src): dst shares src's version counter, so it counts as a view of src (_shares_memory, in-place updates): how a wrapper subclass (a FakeTensor) aliases what it stands for.
     """
+def _torch_dispatch_mode_exit(flags: dict[str, typing.Any]) -> collections.abc.Callable[..., None]:
+    """
+    TorchDispatchMode.__exit__ as a method written in C, writing the mode flags into the dict `flags` (the globals of opdispatch.utils._python_dispatch).
+    """
 def _unsave_outputs(node: object, outputs: collections.abc.Sequence[object], /) -> None:
     """
     _unsave_outputs(node, outputs): replaces the outputs of node (those whose grad_fn it is) among the tensors it saved (node._saved) by detached aliases (same memory and version counter, no history), and records where they are and which output each is in node._saved_outputs, so that no reference cycle output -> node -> output forms. BackwardContext.saved_tensors gives them their history back when backward is differentiated. PyTorch: SavedVariable's is_output (it saves outputs without their grad_fn).

@@ -271,7 +271,6 @@ class FakeTensorMode(TorchDispatchMode):
         self.shape_env = ShapeEnv() if shape_env is None else shape_env
         self.fake_tensor_converter = FakeTensorConverter()
         self.in_kernel_invocation = False
-        self._enter_stack: list[tuple[bool, Optional[TorchDispatchMode]]] = []
 
     @classmethod
     def is_infra_mode(cls) -> bool:
@@ -280,34 +279,20 @@ class FakeTensorMode(TorchDispatchMode):
     def __enter__(self) -> FakeTensorMode:
         # The FAKE slot holds one mode: entering replaces the active one until exit (re-entering the active
         # mode changes nothing). PyTorch: FakeTensorMode.__enter__ / __exit__. An exception at any point
-        # (a KeyboardInterrupt) undoes what was done (Note [Entering and leaving a mode]).
+        # (a KeyboardInterrupt) undoes what was done; TorchDispatchMode.__exit__, in C, gives the slot back
+        # to the displaced mode (Note [Entering and leaving a mode]).
         key = self._mode_key
         previous = _C._get_dispatch_mode(key)
-        depth = len(self._enter_stack)
+        if previous is self:
+            return self._enter_again()
         try:
-            if previous is self:
-                self._enter_stack.append((False, None))
-                return self
             if previous is not None:
                 _C._unset_dispatch_mode(key)
-            self._enter_stack.append((True, previous))
-            super().__enter__()
-            return self
+            return self._enter_mode(previous)
         except BaseException:
-            del self._enter_stack[depth:]
-            if previous is not None and previous is not self and _C._get_dispatch_mode(key) is None:
+            if previous is not None and _C._get_dispatch_mode(key) is None:
                 _C._set_dispatch_mode(previous)
             raise
-
-    def __exit__(self, exc_type: Any, exc_val: Any, exc_tb: Any) -> None:
-        live, previous = self._enter_stack[-1]
-        try:
-            if live:
-                super().__exit__(exc_type, exc_val, exc_tb)
-        finally:
-            del self._enter_stack[-1]
-            if live and previous is not None and _C._get_dispatch_mode(self._mode_key) is None:
-                _C._set_dispatch_mode(previous)
 
     def from_tensor(self, t: Tensor, *, static_shapes: Optional[bool] = None, source: Any = None,
                     symbolic_context: Any = None, trace: bool = True) -> FakeTensor:

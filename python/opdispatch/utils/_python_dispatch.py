@@ -83,8 +83,8 @@ class TorchDispatchMode:
 
     supports_higher_order_operators = False
 
-    #: What ``with`` restores, one (mode key, stack length, in_mode, in_non_infra_mode, outer) link
-    #: per open block of this mode (Note [Entering and leaving a mode]).
+    #: What ``with`` restores, one (live, mode key, stack length, previous slot mode, in_mode,
+    #: in_non_infra_mode, outer) link per open block of this mode (Note [Entering and leaving a mode]).
     _saved_mode_flags: tuple[Any, ...] = ()
 
     def __init__(self, _dispatch_key: Optional[_C.DispatchKey] = None) -> None:
@@ -103,11 +103,17 @@ class TorchDispatchMode:
         raise NotImplementedError
 
     def __enter__(self) -> Self:
+        return self._enter_mode(None)
+
+    def _enter_mode(self, previous: Optional["TorchDispatchMode"]) -> Self:
+        """Pushes this mode and records what __exit__ restores, with
+        ``previous``, the infrastructure mode this one displaced from its slot
+        (Note [Entering and leaving a mode])."""
         global _is_in_torch_dispatch_mode, _is_in_non_infra_torch_dispatch_mode
-        # (Note [Entering and leaving a mode])
         in_non_infra = _is_in_non_infra_torch_dispatch_mode or not self.is_infra_mode()
         key = self.__dict__.get("_mode_key", None)
-        saved = (key, _len_torch_dispatch_stack(), _is_in_torch_dispatch_mode, _is_in_non_infra_torch_dispatch_mode, self._saved_mode_flags)
+        saved = (True, key, _len_torch_dispatch_stack(), previous, _is_in_torch_dispatch_mode,
+                 _is_in_non_infra_torch_dispatch_mode, self._saved_mode_flags)
         try:
             _push_on_torch_dispatch_stack(self)
             self._saved_mode_flags = saved
@@ -115,23 +121,20 @@ class TorchDispatchMode:
             _is_in_non_infra_torch_dispatch_mode = in_non_infra
             return self
         except BaseException:  # (a KeyboardInterrupt after the push): undo all of it
-            _unpush(self, saved[1])
-            _is_in_torch_dispatch_mode, _is_in_non_infra_torch_dispatch_mode, self._saved_mode_flags = saved[2:]
+            _unpush(self, saved[2])
+            _is_in_torch_dispatch_mode, _is_in_non_infra_torch_dispatch_mode, self._saved_mode_flags = saved[4:]
             raise
 
-    def __exit__(self, exc_type: Any, exc_val: Any, exc_tb: Any) -> None:
-        global _is_in_torch_dispatch_mode, _is_in_non_infra_torch_dispatch_mode
-        saved = self._saved_mode_flags
-        if not saved:
-            raise RuntimeError(f"{type(self).__name__}.__exit__ without a matching __enter__: the mode is not active")
-        key, depth, in_mode, in_non_infra, outer = saved
-        try:
-            _pop_torch_dispatch_stack(key)
-            while _len_torch_dispatch_stack() > depth:  # modes an inner block could not pop
-                _pop_torch_dispatch_stack(None)
-        finally:
-            _is_in_torch_dispatch_mode, _is_in_non_infra_torch_dispatch_mode, self._saved_mode_flags = (
-                in_mode, in_non_infra, outer)
+    def _enter_again(self) -> Self:
+        """Records a ``with`` block of a mode already in its slot: its __exit__
+        leaves the stack as it is."""
+        self._saved_mode_flags = (False, None, 0, None, _is_in_torch_dispatch_mode,
+                                  _is_in_non_infra_torch_dispatch_mode, self._saved_mode_flags)
+        return self
+
+    #: Pops the mode and restores what its __enter__ recorded, written in C so that no KeyboardInterrupt
+    #: can land half way (Note [Entering and leaving a mode]). PyTorch: TorchDispatchMode.__exit__.
+    __exit__ = _C._torch_dispatch_mode_exit(globals())
 
     @classmethod
     def push(cls, *args: Any, **kwargs: Any) -> "TorchDispatchMode":
@@ -178,19 +181,22 @@ def _push_mode(mode: TorchDispatchMode) -> None:
 # whatever is raised wherever: an exception of the block, a RecursionError
 # (which Python raises at any call once the stack is deep, e.g. in a mode
 # whose handler re-enters itself), or a KeyboardInterrupt (raised at the
-# first call or loop boundary after the signal). So __enter__ and __exit__
-# make one C call each that changes the stack (a push or pop that happens
-# entirely or not at all), do every other call before it, and after it only
-# plain stores, which raise nothing: the flags the block restores are one
-# tuple link per open block (_saved_mode_flags), not a list to append to.
-# An __exit__ reached at the recursion limit cannot even make its call, so
-# each __exit__ also pops what is left above the stack length its block
-# began with: modes of inner blocks that could not leave.
-# What can still interrupt is the call's own return (Python checks for
-# signals right after a call): __enter__ then undoes the push (_unpush), and
-# __exit__ restores the flags in a finally. A block whose __exit__ is never
-# reached because a second interrupt lands inside the first one's handling
-# is beyond Python code's reach. (issue 29, items 8 and 9; PyTorch leaks a
+# first function entry, loop boundary or C call return after the signal).
+# __enter__ makes one C call that changes the stack (a push that happens
+# entirely or not at all), every other call before it, and after it only
+# plain stores, which raise nothing: what the block restores is one tuple
+# link per open block (_saved_mode_flags), not a list to append to. An
+# interrupt at the push's own return makes __enter__ undo it (_unpush).
+# __exit__ is written in C (_C._torch_dispatch_mode_exit): a Python
+# __exit__ can be interrupted at its entry, before its first line, while a
+# C one runs to completion, and an interrupt at its return finds the state
+# already restored. So a mode that must undo more than its push records it
+# in the link at __enter__ (FakeTensorMode: the mode it displaced from its
+# slot) instead of overriding __exit__; a user mode that overrides __exit__
+# in Python gives up the guarantee at its entry. An __exit__ reached at the
+# recursion limit cannot even make its call, so each __exit__ also pops
+# what is left above the stack length its block began with: modes of inner
+# blocks that could not leave. (issue 29, items 8 and 9; PyTorch leaks a
 # mode in both cases.)
 
 
