@@ -2,6 +2,7 @@
 downstream project would (shared by test_cpp_extension.py and test_cli.py)."""
 from __future__ import annotations
 
+import fcntl
 import functools
 import os
 import shutil
@@ -55,8 +56,13 @@ def cmake_configure_and_build(source: Path, build_dir: Path) -> None:
 
 @functools.cache
 def cmake_build() -> Path:
-    """Builds the example (incrementally) with CMake and Ninja; returns libmyext.so."""
-    cmake_configure_and_build(EXAMPLE, BUILD)
+    """Builds the example (incrementally) with CMake and Ninja; returns libmyext.so.
+    One process at a time (a lock file beside the build directory): several test
+    files build it, and pytest-xdist may run them at once."""
+    BUILD.parent.mkdir(parents=True, exist_ok=True)
+    with open(BUILD.parent / "example-extension.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        cmake_configure_and_build(EXAMPLE, BUILD)
     lib = BUILD / "libmyext.so"
     assert lib.is_file(), f"the CMake build did not produce {lib}"
     return lib

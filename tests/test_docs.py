@@ -40,7 +40,7 @@ def test_the_readme_has_two_setup_commands_without_sudo():
                                                                           "ninja"].index))
     assert demo == f'{prepare} && pip install --no-build-isolation ".[demo]" && python -m opdispatch demo'
     assert tests == (f'tests/cpp/get-googletest.sh && {prepare} && pip install --no-build-isolation ".[test]" && '
-                     "python -m pytest tests")
+                     "python -m pytest tests -n auto --dist loadfile")
     assert "sudo" not in demo + tests
 
 
