@@ -12,7 +12,7 @@ from .. import _C
 from . import comparison, elementwise, factories, shape, views
 from ._numpy import call_numpy, call_numpy_pair, meta_like, wrap_dim
 from ._pointwise import _names
-from ._registry import CORE, NONCORE_REDUCTION, REDUCTION, Kernels, Op, PairOp, defop
+from ._registry import CORE, NONCORE_REDUCTION, PT2, REDUCTION, Kernels, Op, PairOp, defop
 from .._tensor_type import Tensor
 
 
@@ -441,6 +441,63 @@ def _cumsum_backward(ctx: Any, grad: Tensor) -> tuple[Any, None]:
 
 cumsum: Op = defop("cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", tags=CORE,
                    cpu=_cumsum_cpu, meta=_cumsum_meta, backward=_cumsum_backward, setup_context=_cumsum_setup)
+
+
+# --- cumprod -----------------------------------------------------------------------------------
+
+
+def _cumprod_of(a: np.ndarray, axis: int, dtype: np.dtype) -> np.ndarray:
+    """Running products in ``dtype``; float16 multiplies in float32, as PyTorch's CPU kernel accumulates."""
+    if a.ndim == 0:
+        return a.astype(dtype)
+    accumulate = np.float32 if dtype == np.float16 else dtype
+    return np.cumprod(a, axis=axis, dtype=accumulate).astype(dtype, copy=False)
+
+
+def _cumprod_cpu(self: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    d = wrap_dim("od::cumprod", dim, self.ndim)
+    return call_numpy(_cumprod_of, self, d, _sum_dtype(self, dtype))
+
+
+def _cumprod_meta(self: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    wrap_dim("od::cumprod", dim, self.ndim)
+    return meta_like(self.shape, _sum_dtype(self, dtype))
+
+
+def _cumprod_setup(ctx: Any, inputs: tuple[Any, ...], keyword_only_inputs: dict[str, Any], output: Any) -> None:
+    ctx.ndim, ctx.dtype = inputs[0].ndim, inputs[0].dtype
+    ctx.dim = wrap_dim("od::cumprod", inputs[1], inputs[0].ndim) if inputs[0].ndim else 0
+    ctx.save_for_backward(inputs[0], output)
+
+
+def _reversed_cumsum(t: Tensor, d: int) -> Tensor:
+    return shape.flip(cumsum(shape.flip(t, [d]), d), [d])
+
+
+def _cumprod_backward(ctx: Any, grad: Tensor) -> tuple[Any, None]:
+    """d out[j] / d x[k] is the product of x[0..j] but x[k]. Before a slice's
+    first zero that is out[j] / x[k]; at the first zero, the running product
+    with that zero taken as 1; after it, 0. PyTorch: cumprod_backward
+    (FunctionsManual.cpp), which splits at the first zero the same way."""
+    self, out = ctx.saved_tensors
+    if ctx.ndim == 0:
+        return elementwise.as_dtype(grad, ctx.dtype), None
+    d = ctx.dim
+    x = elementwise.as_dtype(self, out.dtype)
+    zero = comparison.eq_scalar(x, 0)
+    zeros_so_far = cumsum(zero, d)
+    before = comparison.eq_scalar(zeros_so_far, 0)
+    first = elementwise.where(zero, comparison.eq_scalar(zeros_so_far, 1), zero)
+    ones = factories.ones_like(x)
+    safe = elementwise.where(before, x, ones)
+    before_first = elementwise.div(_reversed_cumsum(elementwise.mul(grad, out), d), safe)
+    at_first = _reversed_cumsum(elementwise.mul(grad, cumprod(elementwise.where(first, ones, x), d)), d)
+    g = elementwise.where(before, before_first, elementwise.where(first, at_first, factories.zeros_like(x)))
+    return elementwise.as_dtype(g, ctx.dtype), None
+
+
+cumprod: Op = defop("cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", tags=PT2, cpu=_cumprod_cpu,
+                    meta=_cumprod_meta, backward=_cumprod_backward, setup_context=_cumprod_setup)
 
 
 # --- prod -----------------------------------------------------------------------------------
