@@ -34,6 +34,7 @@
 #include <opdispatch/Dispatch.h>
 #include <opdispatch/Functions.h>
 #include <opdispatch/Macros.h>
+#include <opdispatch/Parallel.h>
 #include <opdispatch/core/Device.h>
 #include <opdispatch/core/GradMode.h>
 #include <opdispatch/core/InternedString.h>
