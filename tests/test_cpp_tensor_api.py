@@ -212,8 +212,16 @@ def test_tensor_utils_and_check_messages_are_atens(tapi):
     with pytest.raises(RuntimeError, match=r"Check failed: n <= x.size\(0\) \(5 vs. 4\). asked for more rows"):
         tapi.head_as_double(opdispatch.ones(4, 3), 5)
     with pytest.raises(RuntimeError, match=r"Expected tensor for argument #1 'x' to have the same type as tensor for "
-                                           r"argument #2 'w'; but type CPUFloatType does not equal CPUDoubleType"):
+                                           r"argument #2 'w'; but type opdispatch.FloatTensor does not equal "
+                                           r"opdispatch.DoubleTensor \(while checking arguments for checked_mm\)$"):
         tapi.checked_mm(opdispatch.ones(2, 2), opdispatch.ones(2, 2, dtype=opdispatch.float64))
+    # PyTorch 2.13 names the eight types with a legacy tensor class by it (torch.HalfTensor, under the name map
+    # opdispatch.HalfTensor) and the others by ATen's C++ name (CPUBoolType, CPUComplexFloatType).
+    with pytest.raises(RuntimeError, match=r"but type opdispatch.HalfTensor does not equal CPUBoolType \(while"):
+        tapi.checked_mm(opdispatch.ones(2, 2, dtype=opdispatch.float16), opdispatch.ones(2, 2, dtype=opdispatch.bool))
+    with pytest.raises(RuntimeError, match=r"but type opdispatch.DoubleTensor does not equal CPUComplexFloatType"):
+        tapi.checked_mm(opdispatch.ones(2, 2, dtype=opdispatch.float64),
+                        opdispatch.ones(2, 2, dtype=opdispatch.complex64))
     with pytest.raises(RuntimeError, match=r"Expected contiguous tensor, but got non-contiguous tensor for "
                                            r"argument #1 'x'"):
         tapi.checked_mm(opdispatch.ones(3, 2).t(), opdispatch.ones(3, 2))
