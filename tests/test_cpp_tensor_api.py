@@ -181,22 +181,27 @@ def test_methods_operators_and_factories_compute_as_numpy(tapi):
     np.testing.assert_array_equal(head.numpy(), np.arange(6).reshape(2, 3))
 
 
+class Record(TorchDispatchMode):
+    """Records the name of each operator call it sees in ``seen``."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.seen.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+
 def test_methods_are_dispatcher_calls_a_mode_sees(tapi):
-    seen = []
-
-    class Record(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            seen.append(str(func))
-            return func(*args, **(kwargs or {}))
-
     # contiguous() of a transposed tensor shows as od.clone: od::contiguous decomposes into it, as in PyTorch.
     # An input that requires grad: the CompositeImplicitAutograd kernel then runs at the autograd key, above the
     # Python key, so its calls reach the mode (on plain tensors it runs below the mode, which sees tapi's call).
-    with Record():
+    with Record() as mode:
         tapi.affine_colsum(opdispatch.ones(2, 3, requires_grad=True))
     for name in ("od.transpose.int", "od.clone.default", "od.mul.Scalar", "od.add.Scalar", "od.sub.Tensor",
                  "od.zeros.default", "od.sum.dim_IntList", "od.copy_.default"):  # += records copy_ under autograd
-        assert name in seen, (name, seen)
+        assert name in mode.seen, (name, mode.seen)
 
 
 def test_gradients_flow_through_the_methods(tapi):
@@ -305,17 +310,10 @@ def test_all_types_and2_refuses_the_others(tapi):
 
 
 def test_the_new_methods_are_dispatcher_calls(tapi):
-    seen = []
-
-    class Record(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            seen.append(str(func))
-            return func(*args, **(kwargs or {}))
-
     pos = opdispatch.ones(3, 2, requires_grad=True)
-    with Record():
+    with Record() as mode:
         tapi.voxel_index(pos, opdispatch.tensor([1.5, 2.0]))
         tapi.extreme_indices(opdispatch.ones(2, 2, requires_grad=True))
     for name in ("od.min.dim", "od.max.dim", "od.div.Tensor_mode", "od.cumprod.default", "od.cat.default",
                  "od.div.Tensor", "od._to_copy.default", "od.argmax.default", "od.cumsum.default"):
-        assert name in seen, (name, seen)
+        assert name in mode.seen, (name, mode.seen)
