@@ -379,6 +379,12 @@ OPS: list[OpInfo] = [
                                                     np.int64 if x.dtype.kind in "biu" else x.dtype)
            if x.ndim else x.copy(),
            error_samples=[S(a(2, 3), 2)]),
+    OpInfo("cumprod", [S(a(2, 3), 1), S(a(2, 3, 2), -3), S(ints(4), 0), S(np.array([[2.0, 0.0, 3.0], [0.0, 1.5, 0.0]]), 1),
+                       S(a(), 0), S(ints(2, 2), 1, dtype=opdispatch.float64)],
+           ref=lambda x, dim, dtype=None: np.cumprod(x, axis=dim, dtype=dtype.to_numpy() if dtype else
+                                                     np.int64 if x.dtype.kind in "biu" else x.dtype)
+           if x.ndim else x.copy(),
+           error_samples=[S(a(2, 3), 2)]),
     OpInfo("prod", [S(a(2, 3)), S(np.array([[0.5, 0.0], [2.0, 3.0]])), S(np.array([0.0, 2.0, 0.0])), S(ints(4)),
                     S(a()), S(a(0)), S(a(2, 2), dtype=opdispatch.float64)],
            ref=lambda x, dtype=None: np.prod(x, dtype=dtype.to_numpy() if dtype else

@@ -34,6 +34,7 @@
 #include <opdispatch/Dispatch.h>
 #include <opdispatch/Functions.h>
 #include <opdispatch/Macros.h>
+#include <opdispatch/Parallel.h>
 #include <opdispatch/core/Device.h>
 #include <opdispatch/core/GradMode.h>
 #include <opdispatch/core/InternedString.h>
@@ -312,8 +313,34 @@ class Library final {
 
 const char* toString(Library::Kind kind);
 
-namespace detail {
+/// The older registration API, kept by libraries written before
+/// TORCH_LIBRARY: `static auto registry = RegisterOperators().op("ns::name",
+/// &fn);` defines `ns::name` with the schema inferred from fn's signature and
+/// registers fn as its catch-all (CompositeImplicitAutograd) kernel, as
+/// Library::def(name, fn) does; a full schema may replace the name. The
+/// registrations last as long as the object. Throws Error for a name without
+/// a namespace, and as Library::def does. PyTorch: c10::RegisterOperators
+/// (ATen/core/op_registration/op_registration.h), torch::RegisterOperators.
+class RegisterOperators final {
+ public:
+  RegisterOperators() = default;
 
+  template <class FuncType>
+  RegisterOperators&& op(const std::string& schemaOrName, FuncType* func) && {
+    const size_t ns_end = schemaOrName.find("::");
+    OPDISPATCH_CHECK(ns_end != std::string::npos, "RegisterOperators().op(\"", schemaOrName,
+                     "\"): the operator needs a namespace, as 'ns::", schemaOrName, "'");
+    libraries_.push_back(
+        std::make_unique<Library>(Library::FRAGMENT, schemaOrName.substr(0, ns_end), std::nullopt, __FILE__, __LINE__));
+    libraries_.back()->def(schemaOrName, func);
+    return std::move(*this);
+  }
+
+ private:
+  std::vector<std::unique_ptr<Library>> libraries_;
+};
+
+namespace detail {
 /// Runs a library block at static-initialisation time. An error is caught,
 /// the block's registrations are undone, and the message is recorded for
 /// takeStaticRegistrationErrors() (so loading a bad extension raises in

@@ -2,6 +2,7 @@
 #include "Exceptions.h"
 
 #include <stdexcept>
+#include <string>
 #include <string_view>
 
 #include <opdispatch/core/Exception.h>
@@ -28,6 +29,34 @@ void setError(PyObject* type, std::string_view message) {
   PyErr_SetObject(type, text);
   Py_DECREF(text);
 }
+
+// Note [Legacy type names in error messages]
+// ATen's messages name a tensor's type by its C++ name, "CPUFloatType"
+// (TensorBase::toString, which TensorUtils' checkSameType / checkScalarType
+// print). PyTorch's Python bindings rewrite the eight of them that have a
+// legacy tensor class to that class's name, "torch.FloatTensor", before
+// raising (torch::processErrorMsg, applied to every c10::Error); the others
+// ("CPUBoolType", "MetaFloatType") stay. Under the name map that is
+// "opdispatch.FloatTensor", the rewrite done here for every opdispatch::Error.
+std::string processErrorMsg(std::string_view message) {
+  std::string text(message);
+  if (text.find("CPU") == std::string::npos) {
+    return text;
+  }
+  static constexpr std::string_view kLegacyTypes[] = {"Byte", "Char", "Double", "Float",
+                                                      "Int",  "Long", "Short",  "Half"};
+  for (std::string_view type : kLegacyTypes) {
+    const std::string from = detail::str("CPU", type, "Type");
+    const std::string to = detail::str("opdispatch.", type, "Tensor");
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+      text.replace(at, from.size(), to);
+    }
+  }
+  return text;
+}
+
+/// setError for an opdispatch::Error's message (legacy type names rewritten).
+void setCoreError(PyObject* type, std::string_view message) { setError(type, processErrorMsg(message)); }
 
 // opdispatch._C.SchemaParseError, ArgumentTypeError and ArgumentValueError,
 // made by initExceptionTranslation (owned by the module).
@@ -58,27 +87,27 @@ void setPythonErrorFromCurrentException() {
   } catch (const py::builtin_exception& e) {
     e.set_error();
   } catch (const NotImplementedError& e) {
-    setError(PyExc_NotImplementedError, e.msg());
+    setCoreError(PyExc_NotImplementedError, e.msg());
   } catch (const ArgumentTypeError& e) {
-    setError(argument_type_error != nullptr ? argument_type_error : PyExc_TypeError, e.msg());
+    setCoreError(argument_type_error != nullptr ? argument_type_error : PyExc_TypeError, e.msg());
   } catch (const TypeError& e) {
-    setError(PyExc_TypeError, e.msg());
+    setCoreError(PyExc_TypeError, e.msg());
   } catch (const SchemaParseError& e) {
-    setError(schema_parse_error != nullptr ? schema_parse_error : PyExc_ValueError, e.msg());
+    setCoreError(schema_parse_error != nullptr ? schema_parse_error : PyExc_ValueError, e.msg());
   } catch (const ArgumentValueError& e) {
-    setError(argument_value_error != nullptr ? argument_value_error : PyExc_ValueError, e.msg());
+    setCoreError(argument_value_error != nullptr ? argument_value_error : PyExc_ValueError, e.msg());
   } catch (const ValueError& e) {
-    setError(PyExc_ValueError, e.msg());
+    setCoreError(PyExc_ValueError, e.msg());
   } catch (const IndexError& e) {
-    setError(PyExc_IndexError, e.msg());
+    setCoreError(PyExc_IndexError, e.msg());
   } catch (const OverflowError& e) {
-    setError(PyExc_OverflowError, e.msg());
+    setCoreError(PyExc_OverflowError, e.msg());
   } catch (const std::out_of_range& e) {  // PyTorch: CATCH_CORE_ERRORS (a kernel's std::map::at, vector::at)
     setError(PyExc_IndexError, e.what());
   } catch (const std::bad_alloc&) {
     PyErr_NoMemory();
   } catch (const Error& e) {
-    setError(PyExc_RuntimeError, e.msg());
+    setCoreError(PyExc_RuntimeError, e.msg());
   } catch (const std::exception& e) {
     setError(PyExc_RuntimeError, e.what());
   } catch (...) {

@@ -252,6 +252,7 @@ min = _method(Tensor.min)
 argmin = _method(Tensor.argmin)
 any = _method(Tensor.any)
 cumsum = _method(Tensor.cumsum)
+cumprod = _method(Tensor.cumprod)
 prod = _method(Tensor.prod)
 sort = _method(Tensor.sort)
 topk = _method(Tensor.topk)
@@ -340,7 +341,7 @@ __all__ = [
     "rand", "randn", "randperm", "stack", "tensor", "where", "zeros", "zeros_like",
     # functional forms of Tensor methods
     "add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "sqrt",
-    "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "amax", "max", "argmax", "amin", "min", "argmin", "any", "cumsum", "prod", "sort", "topk", "nonzero", "split", "var", "flip", "diagonal", "as_strided", "index_select", "gather", "scatter", "scatter_reduce", "masked_scatter",
+    "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "amax", "max", "argmax", "amin", "min", "argmin", "any", "cumsum", "cumprod", "prod", "sort", "topk", "nonzero", "split", "var", "flip", "diagonal", "as_strided", "index_select", "gather", "scatter", "scatter_reduce", "masked_scatter",
     "scatter_add", "index_put",
     "matmul", "mm",
     "bmm", "softmax", "log_softmax", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "select", "flatten",

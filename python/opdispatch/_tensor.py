@@ -724,6 +724,10 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         """Running sums along ``dim``; integer and bool inputs give int64 unless ``dtype`` is given (od::cumsum)."""
         return _red.cumsum(self, dim) if dtype is None else _red.cumsum(self, dim, dtype=dtype)
 
+    def cumprod(self, dim: int, *, dtype: Any = None) -> "Tensor":
+        """Running products along ``dim``; integer and bool inputs give int64 unless ``dtype`` is given (od::cumprod)."""
+        return _red.cumprod(self, dim) if dtype is None else _red.cumprod(self, dim, dtype=dtype)
+
     def amin(self, dim: Any = (), keepdim: bool = False) -> "Tensor":
         """Minimum over ``dim`` (an int, a sequence, or () for all) (od::amin)."""
         return _red.amin(self, _dims(dim), True) if keepdim else _red.amin(self, _dims(dim))

@@ -226,3 +226,38 @@ TEST(Library, CatchAllRegistersAtCompositeImplicitAutograd) {
   EXPECT_EQ(y.data_ptr<float>()[1], -4.0f);
   EXPECT_THROW(parseDispatchKey("CatchAll"), ValueError);  // PyTorch: "could not parse dispatch key: CatchAll"
 }
+
+namespace {
+Tensor registeredTheOldWay(Tensor x, std::optional<Tensor> y) { return y.has_value() ? *y : x; }
+} // namespace
+
+TEST(Library, RegisterOperatorsDefinesWithTheInferredSchemaForItsLifetime) {
+  // PyTorch 2.13 infers "lib_old::pick(Tensor _0, Tensor? _1) -> Tensor _0" and registers a catch-all kernel.
+  {
+    auto registry = RegisterOperators().op("lib_old::pick", &registeredTheOldWay);
+    EXPECT_EQ(op("lib_old::pick").schema().toString(), "lib_old::pick(Tensor _0, Tensor? _1) -> Tensor _0");
+    Tensor x = empty({1}, kFloat);
+    Tensor y = empty({1}, kFloat);
+    auto pick = op("lib_old::pick").typed<Tensor(Tensor, std::optional<Tensor>)>();
+    EXPECT_TRUE(pick.call(x, std::nullopt).is_same(x));
+    EXPECT_TRUE(pick.call(x, y).is_same(y));
+  }
+  EXPECT_FALSE(Dispatcher::singleton().findSchema(OperatorName("lib_old::pick", "")).has_value());
+  EXPECT_THROW(RegisterOperators().op("pick", &registeredTheOldWay), Error);
+}
+
+TEST(Library, AtenOlderErrorMacros) {
+  try {
+    OPDISPATCH_ERROR("Not compiled with CUDA support");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "Not compiled with CUDA support");
+  }
+  try {
+    OPDISPATCH_ASSERTM(1 + 1 == 3, "Input mismatch");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("INTERNAL ASSERT FAILED at "), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("1 + 1 == 3. Input mismatch"), std::string::npos);
+  }
+}

@@ -3,8 +3,12 @@
 // TensorUtils' argument checks with ATen's messages.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include <opdispatch/library.h>
 
@@ -118,6 +122,10 @@ TEST(TensorApi, ComputingMethodsNeedTheBuiltinOperatorsAndSaySo) {
   EXPECT_NE(errorOf([&] { t.contiguous(); }).find("import opdispatch"), std::string::npos);
   EXPECT_NE(errorOf([&] { (void)(t + t); }).find("od::add.Tensor is not registered"), std::string::npos);
   EXPECT_NE(errorOf([&] { t *= 2.0; }).find("od::mul_.Scalar is not registered"), std::string::npos);
+  EXPECT_NE(errorOf([&] { t.max(0); }).find("od::max.dim is not registered"), std::string::npos);
+  EXPECT_NE(errorOf([&] { t.div(t, "floor"); }).find("od::div.Tensor_mode is not registered"), std::string::npos);
+  EXPECT_NE(errorOf([&] { cat({t, t}); }).find("od::cat is not registered"), std::string::npos);
+  EXPECT_NE(errorOf([&] { randperm(3); }).find("od::randperm is not registered"), std::string::npos);
 }
 
 TEST(TensorApi, InferenceModeTurnsGradModeOffForItsScope) {
@@ -199,4 +207,86 @@ TEST(TensorApi, DispatchMacrosRunTheLambdaWithScalarT) {
   EXPECT_EQ(errorOf([] { OPDISPATCH_DISPATCH_FLOATING_TYPES(kInt, "my_kernel", [&] {}); }),
             "\"my_kernel\" not implemented for 'Int'");
   EXPECT_THROW(OPDISPATCH_DISPATCH_INTEGRAL_TYPES(kBool, "k", [&] {}), NotImplementedError);
+}
+
+TEST(TensorApi, DispatchAndFormsAddTheListedTypes) {
+  auto bytes = [](ScalarType t) {
+    return OPDISPATCH_DISPATCH_ALL_TYPES_AND2(kHalf, ScalarType::Bool, t, "bytes",
+                                              [&] { return static_cast<int>(sizeof(scalar_t)); });
+  };
+  EXPECT_EQ(bytes(kHalf), 2);
+  EXPECT_EQ(bytes(kBool), 1);
+  EXPECT_EQ(bytes(kLong), 8);
+  EXPECT_THROW(bytes(kComplexFloat), NotImplementedError);
+  bool half = false;
+  OPDISPATCH_DISPATCH_FLOATING_TYPES_AND_HALF(kHalf, "f", [&] { half = std::is_same_v<scalar_t, Half>; });
+  EXPECT_TRUE(half);
+  EXPECT_EQ(errorOf([] { OPDISPATCH_DISPATCH_FLOATING_TYPES_AND_HALF(kInt, "my_kernel", [&] {}); }),
+            "\"my_kernel\" not implemented for 'Int'");
+  int seen = 0;
+  OPDISPATCH_DISPATCH_FLOATING_TYPES_AND3(kHalf, kBool, kByte, kByte, "f", [&] { seen = sizeof(scalar_t); });
+  EXPECT_EQ(seen, 1);
+  OPDISPATCH_DISPATCH_INTEGRAL_TYPES_AND(kBool, kBool, "f", [&] { seen = std::is_same_v<scalar_t, bool> ? 7 : 0; });
+  EXPECT_EQ(seen, 7);
+  // The case-list style: OPDISPATCH_DISPATCH_SWITCH with OPDISPATCH_DISPATCH_CASE (PyTorch: AT_DISPATCH_CASE).
+  auto is_double = [](ScalarType t) {
+    return OPDISPATCH_DISPATCH_SWITCH(t, "is_double", OPDISPATCH_DISPATCH_CASE(ScalarType::Double, [&] {
+                                        return std::is_same_v<scalar_t, double>;
+                                      }) OPDISPATCH_DISPATCH_CASE(kShort, [&] { return false; }));
+  };
+  EXPECT_TRUE(is_double(kDouble));
+  EXPECT_FALSE(is_double(kShort));
+  EXPECT_THROW(is_double(kFloat), NotImplementedError);
+}
+
+TEST(TensorApi, HalfRoundsToNearestEvenAndReadsExactly) {
+  // The bits numpy.float16 gives for the same floats.
+  EXPECT_EQ(Half(1.0f).x, 0x3c00);
+  EXPECT_EQ(Half(-2.0f).x, 0xc000);
+  EXPECT_EQ(Half(65504.0f).x, 0x7bff);
+  EXPECT_EQ(Half(65520.0f).x, 0x7c00);  // halfway to the next: rounds to even, which is inf
+  EXPECT_EQ(Half(65519.0f).x, 0x7bff);
+  EXPECT_EQ(Half(1.0f + 1.0f / 2048).x, 0x3c00);  // a tie: to the even mantissa
+  EXPECT_EQ(Half(1.0f + 3.0f / 2048).x, 0x3c02);
+  EXPECT_EQ(Half(5.960464477539063e-08f).x, 0x0001);  // 2^-24, the smallest subnormal
+  EXPECT_EQ(Half(2.98023223876953125e-08f).x, 0x0000);  // 2^-25: a tie, to zero
+  EXPECT_EQ(Half(1e-7f).x, 0x0002);
+  EXPECT_EQ(Half(6.097555160522461e-05f).x, 0x03ff);  // the largest subnormal
+  EXPECT_EQ(Half(std::numeric_limits<float>::infinity()).x, 0x7c00);
+  EXPECT_EQ(Half(std::numeric_limits<float>::quiet_NaN()).x & 0x7e00, 0x7e00);
+  EXPECT_EQ(static_cast<float>(Half(0x0001, Half::from_bits())), 5.960464477539063e-08f);
+  EXPECT_EQ(static_cast<float>(Half(0xfbff, Half::from_bits())), -65504.0f);
+  EXPECT_EQ(static_cast<float>(Half(0x3555, Half::from_bits())), 0.333251953125f);
+  EXPECT_TRUE(std::isnan(static_cast<float>(Half(0x7e00, Half::from_bits()))));
+  Half h = 1.5f;
+  h += Half(2.0f);
+  h *= Half(2.0f);
+  EXPECT_EQ(static_cast<float>(h), 7.0f);
+}
+
+TEST(TensorApi, ParallelForRunsTheRangeAsOneChunkInARegion) {
+  std::vector<std::pair<int64_t, int64_t>> chunks;
+  EXPECT_FALSE(in_parallel_region());
+  parallel_for(3, 10, 2, [&](int64_t begin, int64_t end) {
+    EXPECT_TRUE(in_parallel_region());
+    EXPECT_EQ(get_thread_num(), 0);
+    chunks.emplace_back(begin, end);
+  });
+  EXPECT_FALSE(in_parallel_region());
+  ASSERT_EQ(chunks.size(), 1u);
+  EXPECT_EQ(chunks[0], std::make_pair(int64_t{3}, int64_t{10}));
+  parallel_for(5, 5, 1, [&](int64_t, int64_t) { chunks.clear(); });  // empty range: f is not called
+  EXPECT_EQ(chunks.size(), 1u);
+  EXPECT_EQ(get_num_threads(), 1);
+  int64_t sum = parallel_reduce(
+      0, 5, 1, int64_t{100},
+      [](int64_t begin, int64_t end, int64_t ident) {
+        for (int64_t i = begin; i < end; ++i) {
+          ident += i;
+        }
+        return ident;
+      },
+      [](int64_t a, int64_t b) { return a + b; });
+  EXPECT_EQ(sum, 110);
+  EXPECT_NE(errorOf([] { parallel_for(0, 1, -1, [](int64_t, int64_t) {}); }).find("grain_size"), std::string::npos);
 }

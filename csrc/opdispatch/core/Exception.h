@@ -122,6 +122,11 @@ std::string checkMessage(const char* /*failed*/, const Args&... args) {
 #define OPDISPATCH_CHECK_LE(a, b, ...) OPDISPATCH_CHECK_OP(a, b, <=, ##__VA_ARGS__)
 #define OPDISPATCH_CHECK_GT(a, b, ...) OPDISPATCH_CHECK_OP(a, b, >, ##__VA_ARGS__)
 #define OPDISPATCH_CHECK_GE(a, b, ...) OPDISPATCH_CHECK_OP(a, b, >=, ##__VA_ARGS__)
+/// ATen's older spellings, kept by kernels written for it: AT_ERROR(msg...)
+/// throws Error(msg); AT_ASSERTM(cond, msg...) asserts as OPDISPATCH_INTERNAL_ASSERT.
+/// PyTorch: AT_ERROR, AT_ASSERTM (c10/util/Exception.h, deprecated there).
+#define OPDISPATCH_ERROR(...) OPDISPATCH_CHECK(false, ##__VA_ARGS__)
+#define OPDISPATCH_ASSERTM(cond, ...) OPDISPATCH_INTERNAL_ASSERT(cond, ##__VA_ARGS__)
 /// For conditions that only a bug in opdispatch can break.
 #define OPDISPATCH_INTERNAL_ASSERT(cond, ...)                                               \
   OPDISPATCH_CHECK_WITH(Error, cond, "INTERNAL ASSERT FAILED at ", __FILE__, ":", __LINE__, \

@@ -2,9 +2,10 @@
 // to a TensorImpl (possibly undefined), plus the factory functions.
 #pragma once
 
-#include <string>
-
 #include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
 
 #include <opdispatch/core/Scalar.h>
 #include <opdispatch/core/TensorAccessor.h>
@@ -149,6 +150,25 @@ class Tensor {
   Tensor sub(const Tensor& other, const Scalar& alpha = 1) const;
   Tensor mul(const Tensor& other) const;
   Tensor div(const Tensor& other) const;
+  /// Division rounded as `rounding_mode` says: "trunc", "floor", or none (true
+  /// division). Throws Error for another mode (od::div.Tensor_mode / Scalar_mode).
+  Tensor div(const Tensor& other, std::optional<std::string_view> rounding_mode) const;
+  Tensor div(const Scalar& other, std::optional<std::string_view> rounding_mode) const;
+  /// div(other), by ATen's other name.
+  Tensor true_divide(const Tensor& other) const { return div(other); }
+  /// The largest (smallest) entry of each slice along `dim` and its index, as
+  /// (values, indices); the first index among equal entries (od::max.dim / min.dim).
+  std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
+  std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
+  /// The index of the largest entry along `dim`, or in the flattened tensor
+  /// when `dim` is none, as int64 (od::argmax).
+  Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  /// Running sums / products along `dim`; integral and bool inputs give int64
+  /// unless `dtype` is given (od::cumsum / od::cumprod).
+  Tensor cumsum(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor cumprod(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  /// to(dtype), by ATen's older name.
+  Tensor toType(ScalarType dtype) const { return to(dtype); }
   const Tensor& fill_(const Scalar& value) const;
   const Tensor& zero_() const;
   const Tensor& copy_(const Tensor& src, bool non_blocking = false) const;

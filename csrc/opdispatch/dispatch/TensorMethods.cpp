@@ -26,6 +26,8 @@ using Binary = Tensor(const Tensor&, const Tensor&);
 using BinaryAlpha = Tensor(const Tensor&, const Tensor&, const Scalar&);
 using WithScalar = Tensor(const Tensor&, const Scalar&);
 using WithScalarAlpha = Tensor(const Tensor&, const Scalar&, const Scalar&);
+using ReduceWithIndices = std::tuple<Tensor, Tensor>(const Tensor&, int64_t, bool);
+using Scan = Tensor(const Tensor&, int64_t, std::optional<ScalarType>);
 // In-place operators take and return the tensor they write by non-const
 // reference, as ATen's kernels do (`Tensor& copy_(Tensor& self, ...)`): a typed
 // handle fixes the operator's C++ signature, which every C++ kernel must share.
@@ -173,6 +175,43 @@ Tensor Tensor::div(const Tensor& other) const {
   return op.call(*this, other);
 }
 
+Tensor Tensor::div(const Tensor& other, std::optional<std::string_view> rounding_mode) const {
+  static const auto op = builtin<Tensor(const Tensor&, const Tensor&, std::optional<std::string_view>)>("div",
+                                                                                                        "Tensor_mode");
+  return op.call(*this, other, rounding_mode);
+}
+
+Tensor Tensor::div(const Scalar& other, std::optional<std::string_view> rounding_mode) const {
+  static const auto op = builtin<Tensor(const Tensor&, const Scalar&, std::optional<std::string_view>)>("div",
+                                                                                                        "Scalar_mode");
+  return op.call(*this, other, rounding_mode);
+}
+
+std::tuple<Tensor, Tensor> Tensor::max(int64_t dim, bool keepdim) const {
+  static const auto op = builtin<ReduceWithIndices>("max", "dim");
+  return op.call(*this, dim, keepdim);
+}
+
+std::tuple<Tensor, Tensor> Tensor::min(int64_t dim, bool keepdim) const {
+  static const auto op = builtin<ReduceWithIndices>("min", "dim");
+  return op.call(*this, dim, keepdim);
+}
+
+Tensor Tensor::argmax(std::optional<int64_t> dim, bool keepdim) const {
+  static const auto op = builtin<Tensor(const Tensor&, std::optional<int64_t>, bool)>("argmax", "");
+  return op.call(*this, dim, keepdim);
+}
+
+Tensor Tensor::cumsum(int64_t dim, std::optional<ScalarType> dtype) const {
+  static const auto op = builtin<Scan>("cumsum", "");
+  return op.call(*this, dim, dtype);
+}
+
+Tensor Tensor::cumprod(int64_t dim, std::optional<ScalarType> dtype) const {
+  static const auto op = builtin<Scan>("cumprod", "");
+  return op.call(*this, dim, dtype);
+}
+
 const Tensor& Tensor::fill_(const Scalar& value) const {
   static const auto op = builtin<InplaceWithScalar>("fill_", "Scalar");
   return inplace(op, *this, value);
@@ -293,6 +332,17 @@ Tensor full(IntArrayRef size, const Scalar& fill_value, TensorOptions options) {
 Tensor empty_like(const Tensor& self, TensorOptions options) { return like("empty_like", self, options); }
 Tensor zeros_like(const Tensor& self, TensorOptions options) { return like("zeros_like", self, options); }
 Tensor ones_like(const Tensor& self, TensorOptions options) { return like("ones_like", self, options); }
+
+Tensor randperm(int64_t n, TensorOptions options) {
+  static const auto op = builtin<Tensor(int64_t, std::optional<ScalarType>, std::optional<int64_t>,
+                                        std::optional<Device>, std::optional<bool>)>("randperm", "");
+  return op.call(n, options.dtype_opt(), layoutArg(options), options.device_opt(), std::nullopt);
+}
+
+Tensor cat(TensorList tensors, int64_t dim) {
+  static const auto op = builtin<Tensor(TensorList, int64_t)>("cat", "");
+  return op.call(tensors, dim);
+}
 
 Tensor arange(const Scalar& end, TensorOptions options) {
   static const auto op = builtin<Tensor(const Scalar&, std::optional<ScalarType>, std::optional<int64_t>,

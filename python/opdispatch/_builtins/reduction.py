@@ -12,7 +12,7 @@ from .. import _C
 from . import comparison, elementwise, factories, shape, views
 from ._numpy import call_numpy, call_numpy_pair, meta_like, wrap_dim
 from ._pointwise import _names
-from ._registry import CORE, NONCORE_REDUCTION, REDUCTION, Kernels, Op, PairOp, defop
+from ._registry import CORE, NONCORE_REDUCTION, PT2, REDUCTION, Kernels, Op, PairOp, defop
 from .._tensor_type import Tensor
 
 
@@ -406,41 +406,81 @@ any_dims: Op = defop("any.dims(Tensor self, int[]? dim=None, bool keepdim=False)
                      **_any_kernels("od::any.dims", _any_dims), differentiable=False)
 
 
-# --- cumsum -----------------------------------------------------------------------------------
+# --- cumsum, cumprod ---------------------------------------------------------------------------
 
 
-def _cumsum_of(a: np.ndarray, axis: Optional[int], dtype: np.dtype) -> np.ndarray:
-    """Running sums in ``dtype``; float16 accumulates in float32, as PyTorch's CPU kernel does."""
-    if a.ndim == 0:
-        return a.astype(dtype)
-    accumulate = np.float32 if dtype == np.float16 else dtype
-    return np.cumsum(a, axis=axis, dtype=accumulate).astype(dtype, copy=False)
+def _scan_kernels(name: str, scan: Callable[..., np.ndarray]) -> Kernels:
+    """Kernels of a running reduction along ``dim`` (``scan``: np.cumsum or
+    np.cumprod) in ``dtype``, or int64 for integral and bool inputs when none
+    is given; float16 accumulates in float32, as PyTorch's CPU kernels do."""
 
+    def scan_of(a: np.ndarray, axis: int, dtype: np.dtype) -> np.ndarray:
+        if a.ndim == 0:
+            return a.astype(dtype)
+        accumulate = np.float32 if dtype == np.float16 else dtype
+        return scan(a, axis=axis, dtype=accumulate).astype(dtype, copy=False)
 
-def _cumsum_cpu(self: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
-    d = wrap_dim("od::cumsum", dim, self.ndim)
-    return call_numpy(_cumsum_of, self, d, _sum_dtype(self, dtype))
+    def cpu(self: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+        return call_numpy(scan_of, self, wrap_dim(name, dim, self.ndim), _sum_dtype(self, dtype))
 
+    def meta(self: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+        wrap_dim(name, dim, self.ndim)
+        return meta_like(self.shape, _sum_dtype(self, dtype))
 
-def _cumsum_meta(self: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
-    wrap_dim("od::cumsum", dim, self.ndim)
-    return meta_like(self.shape, _sum_dtype(self, dtype))
+    return {"cpu": cpu, "meta": meta}
 
 
 def _cumsum_setup(ctx: Any, inputs: tuple[Any, ...], keyword_only_inputs: dict[str, Any], output: Any) -> None:
     ctx.ndim, ctx.dim, ctx.dtype = inputs[0].ndim, inputs[1], inputs[0].dtype
 
 
+def _reversed_cumsum(t: Tensor, d: int) -> Tensor:
+    """The running sums of ``t`` along ``d`` from the end."""
+    return shape.flip(cumsum(shape.flip(t, [d]), d), [d])
+
+
 def _cumsum_backward(ctx: Any, grad: Tensor) -> tuple[Any, None]:
     """The running sums of ``grad`` from the end, in the input's dtype. PyTorch: derivatives.yaml cumsum."""
     if ctx.ndim == 0:
         return elementwise.as_dtype(grad, ctx.dtype), None
-    reversed_sums = shape.flip(cumsum(shape.flip(grad, [ctx.dim]), ctx.dim), [ctx.dim])
-    return elementwise.as_dtype(reversed_sums, ctx.dtype), None
+    return elementwise.as_dtype(_reversed_cumsum(grad, ctx.dim), ctx.dtype), None
 
 
 cumsum: Op = defop("cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", tags=CORE,
-                   cpu=_cumsum_cpu, meta=_cumsum_meta, backward=_cumsum_backward, setup_context=_cumsum_setup)
+                   **_scan_kernels("od::cumsum", np.cumsum), backward=_cumsum_backward, setup_context=_cumsum_setup)
+
+
+def _cumprod_setup(ctx: Any, inputs: tuple[Any, ...], keyword_only_inputs: dict[str, Any], output: Any) -> None:
+    ctx.ndim, ctx.dtype = inputs[0].ndim, inputs[0].dtype
+    ctx.dim = wrap_dim("od::cumprod", inputs[1], inputs[0].ndim) if inputs[0].ndim else 0
+    ctx.save_for_backward(inputs[0], output)
+
+
+def _cumprod_backward(ctx: Any, grad: Tensor) -> tuple[Any, None]:
+    """d out[j] / d x[k] is the product of x[0..j] but x[k]. Before a slice's
+    first zero that is out[j] / x[k]; at the first zero, the running product
+    with that zero taken as 1; after it, 0. PyTorch: cumprod_backward
+    (FunctionsManual.cpp), which splits at the first zero the same way."""
+    self, out = ctx.saved_tensors
+    if ctx.ndim == 0:
+        return elementwise.as_dtype(grad, ctx.dtype), None
+    d = ctx.dim
+    x = elementwise.as_dtype(self, out.dtype)
+    zero = comparison.eq_scalar(x, 0)
+    zeros_so_far = cumsum(zero, d)
+    before = comparison.eq_scalar(zeros_so_far, 0)
+    first = elementwise.where(zero, comparison.eq_scalar(zeros_so_far, 1), zero)
+    ones = factories.ones_like(x)
+    safe = elementwise.where(before, x, ones)
+    before_first = elementwise.div(_reversed_cumsum(elementwise.mul(grad, out), d), safe)
+    at_first = _reversed_cumsum(elementwise.mul(grad, cumprod(elementwise.where(first, ones, x), d)), d)
+    g = elementwise.where(before, before_first, elementwise.where(first, at_first, factories.zeros_like(x)))
+    return elementwise.as_dtype(g, ctx.dtype), None
+
+
+cumprod: Op = defop("cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", tags=PT2,
+                    **_scan_kernels("od::cumprod", np.cumprod), backward=_cumprod_backward,
+                    setup_context=_cumprod_setup)
 
 
 # --- prod -----------------------------------------------------------------------------------

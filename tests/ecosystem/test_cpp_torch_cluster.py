@@ -1,0 +1,73 @@
+"""torch_cluster's voxel grid clustering (rusty1s/pytorch_cluster @ 3d1d9e39,
+csrc/grid.cpp, csrc/cpu/grid_cpu.cpp, csrc/cpu/utils.h), ported with the name
+map: `torch::RegisterOperators().op("torch_cluster::grid", &grid)` (the older
+registration API, inferring the schema), AT_ASSERTM / AT_ERROR checks, and a
+CPU kernel of min/max with a dim, true_divide, toType, cumprod, cat, narrow,
+*= and sum. Built against the installed headers; the values, schema and
+messages are PyTorch 2.13's for upstream's code built with torch."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import opdispatch
+from opdispatch import _C, ops
+from opdispatch.utils._python_dispatch import TorchDispatchMode
+
+from _cpp_ports import build, t
+
+SOURCES = ["csrc/grid.cpp", "csrc/cpu/grid_cpu.cpp"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def extension():
+    return build("torch_cluster", SOURCES)
+
+
+POS = np.array([[0.5, 1.0], [2.7, 0.2], [4.0, 3.9], [1.1, 2.2], [3.3, 0.0]], np.float32)
+SIZE = np.array([1.5, 2.0], np.float32)
+
+
+def test_register_operators_infers_upstreams_schema_as_a_catch_all_kernel():
+    assert str(ops.torch_cluster.grid.default._schema) == (  # PyTorch 2.13's inferred schema
+        "torch_cluster::grid(Tensor _0, Tensor _1, Tensor? _2, Tensor? _3) -> Tensor _0")
+    assert _C._dispatch_has_kernel_for_dispatch_key("torch_cluster::grid", "CompositeImplicitAutograd")
+
+
+@pytest.mark.parametrize("pos, size, start, end, expected", [  # PyTorch 2.13's values for upstream's code
+    (POS, SIZE, None, None, [0, 1, 5, 3, 1]),
+    (POS, SIZE, np.zeros(2, np.float32), np.full(2, 6.0, np.float32), [0, 1, 7, 5, 2]),
+    (np.array([[0.0, 0.0, 0.0], [1.0, 1.0, 1.0], [0.9, 0.2, 0.7], [0.5, 0.5, 0.5]]), np.full(3, 0.5), None, None,
+     [0, 26, 10, 13]),
+    (np.arange(10.0, dtype=np.float32).reshape(5, 2, 1), np.array([2.0, 3.0], np.float32), None, None,
+     [0, 1, 7, 13, 14]),
+    (np.array([[1.0], [2.5], [7.0], [4.0]], np.float32), np.array([2.0], np.float32), None, None, [0, 0, 3, 1]),
+])
+def test_grid_numbers_each_points_voxel(pos, size, start, end, expected):
+    out = ops.torch_cluster.grid(t(pos), t(size), None if start is None else t(start), None if end is None else t(end))
+    assert out.dtype == opdispatch.int64
+    assert out.tolist() == expected
+
+
+def test_a_size_per_dimension_is_checked_with_at_assertm():
+    # PyTorch 2.13: 'size.numel() == pos.size(1) INTERNAL ASSERT FAILED at "<file>":18, please report a bug to
+    # PyTorch. Input mismatch'; opdispatch's internal assert words the place its own way, with the same condition
+    # and message.
+    with pytest.raises(RuntimeError, match=r"INTERNAL ASSERT FAILED at .*grid_cpu\.cpp:\d+: size\.numel\(\) == "
+                                           r"pos\.size\(1\)\. Input mismatch$"):
+        ops.torch_cluster.grid(t(POS), t(np.ones(1, np.float32)), None, None)
+
+
+def test_the_kernels_calls_are_od_operators_a_mode_sees():
+    seen = []
+
+    class Record(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    with Record():  # requires_grad: the catch-all kernel runs above the Python key, so its calls reach the mode
+        out = ops.torch_cluster.grid(opdispatch.from_numpy(POS).requires_grad_(), t(SIZE), None, None)
+    assert out.tolist() == [0, 1, 5, 3, 1]
+    for name in ("od.min.dim", "od.max.dim", "od.cumprod.default", "od.cat.default", "od.div.Tensor"):
+        assert name in seen, (name, seen)
