@@ -475,6 +475,11 @@ OPS: list[OpInfo] = [
     OpInfo("copy_", [S(a(2, 3), a(3)), S(a(2, 3), ints(2, 3)), S(ints(3), a(3))],
            ref=lambda x, y: np.broadcast_to(y, x.shape).astype(x.dtype), inplace=True),
     OpInfo("contiguous", [S(a(2, 3))], ref=np.copy),
+    # Values past the old elements are uninitialized (opinfo._cases.UNINITIALIZED); tests/test_resize.py checks
+    # the kept values, the storage and the views.
+    OpInfo("resize_", [S(a(2, 3), [4]), S(a(2, 3), [3, 4]), S(a(2, 3), [2, 3]), S(a(3), []), S(a(2, 3), [0, 2]),
+                       S(ints(2, 3), [1, 2, 3, 2])],
+           grad=False, inplace=True, error_samples=[S(a(2), [-1]), S(a(2), [2, -3])]),
     OpInfo("to.dtype", [S(a(2, 3), opdispatch.float64, False, True), S(a(3), opdispatch.int32)], ref=_to),
     OpInfo("to.device", [S(a(2, 3), DEVICE, opdispatch.float64, False, True), S(ints(3), DEVICE, opdispatch.float32)],
            ref=lambda x, device, dtype, *rest: x.astype(dtype.to_numpy())),

@@ -117,6 +117,7 @@ PYTORCH_TAGS = {
     ("maybe_aliasing_or_mutating", "nondeterministic_seeded", "pt2_compliant_tag"): "dropout",
     ("pt2_compliant_tag", "reduction"): "sum",
     ("core", "pt2_compliant_tag", "view_copy"): "slice_scatter",
+    ("core", "inplace", "inplace_view", "pt2_compliant_tag"): "resize_",
 }
 
 

@@ -1022,6 +1022,10 @@ def _as_strided(self: TensorBase, size: collections.abc.Sequence[typing.Supports
     """
     A view of self's storage with the given sizes, strides (in elements) and offset: shares the storage and the version counter, does not require grad. Raises IndexError if it reaches past the storage.
     """
+def _resize_(self: TensorBase, size: collections.abc.Sequence[typing.SupportsIndex], stride: collections.abc.Sequence[typing.SupportsIndex]) -> None:
+    """
+    Gives self the sizes and strides (in elements), keeping its storage offset, and grows its storage in place when they reach past it (new memory holding the old bytes; every tensor sharing the storage sees it). ValueError for a bad geometry, RuntimeError for a storage that is not resizable (from_numpy, from_dlpack) or sizes whose extent overflows. PyTorch: resize_impl_cpu_.
+    """
 def _can_cast(from_: typing.Any, to: typing.Any) -> builtins.bool:
     """
     Whether a result of dtype from_ may be written to a tensor of dtype to: not to a lower category (floating to integer, complex to floating, anything else to bool). PyTorch: torch.can_cast (c10::canCast).

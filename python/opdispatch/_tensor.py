@@ -860,6 +860,19 @@ class Tensor(PointwiseMethods, _C.TensorBase):
             return _views.as_strided(self, size, stride)
         return _views.as_strided(self, size, stride, storage_offset)
 
+    def resize_(self, *size: Any, memory_format: Any = None) -> "Tensor":
+        """Gives this tensor the sizes ``size`` (ints, or one sequence of
+        them) with contiguous strides, in place, keeping its storage offset;
+        its storage grows (values kept) when the new elements reach past it
+        and stays as it is otherwise (od::resize_). Returns self.
+        RuntimeError for a negative size, a tensor that requires grad, or a
+        storage a NumPy array owns (from_numpy, from_dlpack), as PyTorch.
+        Arrays numpy() gave before keep the old values when the storage
+        grows (PyTorch refuses that resize instead)."""
+        if memory_format is None:
+            return _views.resize_(self, _shape_args(size))
+        return _views.resize_(self, _shape_args(size), memory_format=memory_format)
+
     def transpose(self, dim0: int, dim1: int) -> "Tensor":
         """A view with ``dim0`` and ``dim1`` swapped (od::transpose.int)."""
         return _views.transpose(self, dim0, dim1)
