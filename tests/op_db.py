@@ -396,7 +396,15 @@ OPS: list[OpInfo] = [
            differentiable_outputs=(0,), error_samples=[S(a(2, 3), 2), S(np.array([1j]))]),
     OpInfo("topk", [S(a(2, 5), 2), S(a(3, 4), 1, 0, False), S(Const(np.array([3.0, np.nan, 2.0, 5.0, 4.0])), 2),
                     S(Const(np.array([3.0, np.nan, 2.0, 5.0, 4.0])), 2, 0, False), S(ints(3, 4), 3, -2),
-                    S(a(2, 3), 0), S(a(2, 3), 3), S(a(), 1), S(a(0, 3), 0)],
+                    S(a(2, 3), 0), S(a(2, 3), 3), S(a(), 1), S(a(0, 3), 0),
+                    # Equal values, chosen and ordered as PyTorch's kernel does (Note [topk's order among equal
+                    # values] in csrc/python/TopK.cpp): three or fewer elements, PyTorch's nth_element path (sorted
+                    # or not), its partial_sort path (k * 64 <= n), along dim 0.
+                    S(Const(np.array([2.0, 1.0, 2.0])), 2), S(Const(np.array([2.0, 1.0, 2.0])), 3, 0, False),
+                    S(Const(np.array([1.0, 3.0, 3.0, 2.0, 3.0, 1.0, 3.0, 0.0])), 3),
+                    S(Const(np.array([1.0, 3.0, 3.0, 2.0, 3.0, 1.0, 3.0, 0.0])), 7, 0, False),
+                    S(Const(np.array([1.0, 3.0, 3.0, 2.0, 3.0, 1.0, 3.0, 0.0])), 5, 0, True, False),
+                    S(Const(np.arange(130.0) % 5), 2), S(Const(np.arange(24.0).reshape(6, 4) % 3), 4, 0)],
            differentiable_outputs=(0,), error_samples=[S(a(2, 3), 4), S(a(2, 3), -1), S(a(2, 3), 1, 2)]),
     OpInfo("var.correction", [S(a(2, 3)), S(a(2, 3), [1], correction=0, keepdim=True), S(a(2, 3), None, correction=2.5),
                               S(a(2, 3, 2), [0, 2])],
