@@ -514,6 +514,11 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         """``-self`` (od::neg)."""
         return _ew.neg(self)
 
+    def conj_physical(self) -> "Tensor":
+        """The complex conjugate of a complex tensor, in new memory; a real
+        tensor is returned itself (od::conj_physical, as PyTorch's)."""
+        return _ew.conj_physical(self)
+
     def exp(self) -> "Tensor":
         """e to the power of each element (od::exp)."""
         return _ew.exp(self)

@@ -52,6 +52,7 @@ KNOWN_DIFFERENCES: dict[str, tuple[str, str]] = {
     "resize_#2/noncontiguous": ("version", _RESIZE_SAME_SIZES_VERSION),
     "resize_#2/column_major": ("version", _RESIZE_SAME_SIZES_VERSION),
     "add.Tensor#2/column_major": ("strides", _LAYOUT),
+    "conj_physical#2/column_major": ("strides", _LAYOUT),
     "index.Tensor#0/column_major": ("strides", _LAYOUT),
     "index_put#2/column_major": ("strides", _COPY_STRIDES),
     "index_put#3/column_major": ("strides", _COPY_STRIDES),
