@@ -433,6 +433,7 @@ OPS: list[OpInfo] = [
     OpInfo("view", [S(a(2, 3), [3, 2]), S(a(2, 3), [-1]), S(a(), [1, 1])], ref=lambda x, s: x.reshape(s)),
     OpInfo("detach", [S(a(2, 3)), S(a())], ref=lambda x: x, grad=False),
     OpInfo("lift_fresh", [S(a(2, 3)), S(a())], ref=lambda x: x, grad=False),
+    OpInfo("lift_fresh_copy", [S(a(2, 3)), S(a()), S(ints(3))], ref=np.copy, grad=False),
     # --- scalars of a tensor: its first element, its metadata -----------------------------------------------
     OpInfo("_local_scalar_dense", [S(a(2, 3)), S(a()), S(ints(1)), S(mask(2)), S(a(2, 3).T)],
            ref=lambda x: x.item(0), grad=False),

@@ -118,6 +118,7 @@ PYTORCH_TAGS = {
     ("maybe_aliasing_or_mutating", "nondeterministic_seeded", "pt2_compliant_tag"): "dropout",
     ("pt2_compliant_tag", "reduction"): "sum",
     ("core", "pt2_compliant_tag", "view_copy"): "slice_scatter",
+    ("pt2_compliant_tag", "view_copy"): "lift_fresh_copy",
     ("core", "inplace", "inplace_view", "pt2_compliant_tag"): "resize_",
 }
 

@@ -484,6 +484,12 @@ detach: Op = defop("detach(Tensor(a) self) -> Tensor(a)", tags=PT2, backend=_det
 lift_fresh: Op = defop("lift_fresh(Tensor(a) self) -> Tensor(a)", tags=PT2, backend=lambda self: self,
                        differentiable=False)
 
+#: lift_fresh as a copy: what make_fx records for lift_fresh, so that an
+#: in-place update of the lifted tensor cannot change the constant the traced
+#: module keeps (Note [Lifted constants in a trace] in tracing.py). PyTorch: aten::lift_fresh_copy.
+lift_fresh_copy: Op = defop("lift_fresh_copy(Tensor self) -> Tensor", tags=(Tag.pt2_compliant_tag, Tag.view_copy),
+                            backend=lambda self: copy.clone(self), differentiable=False)
+
 select_backward: Op = defop(
     "select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor", tags=PT2,
     backend=_select_backward, setup_context=lambda ctx, inputs, output: setattr(ctx, "args", inputs[2:]),
