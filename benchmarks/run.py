@@ -197,6 +197,9 @@ def run(quick: bool) -> list[dict[str, Any]]:
     if "pytorch_optim" in rates:
         rows.append(_row("10. main job, PyTorch with torch.optim.SGD (steps/s)", rates["opdispatch"],
                          rates["pytorch_optim"], None, None, unit="steps/s", ratio=rates["pytorch_optim_ratio"]))
+    cnn = main_job.run(torch, 5 if quick else 15, 5, "cnn")
+    rows.append(_row("10. main job, CNN (--model cnn): training step (steps/s)", cnn["opdispatch"],
+                     cnn.get("pytorch_manual"), None, None, unit="steps/s", ratio=cnn.get("pytorch_manual_ratio")))
     return rows
 
 

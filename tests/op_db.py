@@ -402,7 +402,15 @@ OPS: list[OpInfo] = [
            differentiable_outputs=(0,), error_samples=[S(a(2, 3), 2), S(np.array([1j]))]),
     OpInfo("topk", [S(a(2, 5), 2), S(a(3, 4), 1, 0, False), S(Const(np.array([3.0, np.nan, 2.0, 5.0, 4.0])), 2),
                     S(Const(np.array([3.0, np.nan, 2.0, 5.0, 4.0])), 2, 0, False), S(ints(3, 4), 3, -2),
-                    S(a(2, 3), 0), S(a(2, 3), 3), S(a(), 1), S(a(0, 3), 0)],
+                    S(a(2, 3), 0), S(a(2, 3), 3), S(a(), 1), S(a(0, 3), 0),
+                    # Equal values, chosen and ordered as PyTorch's kernel does (Note [topk's order among equal
+                    # values] in csrc/python/TopK.cpp): three or fewer elements, PyTorch's nth_element path (sorted
+                    # or not), its partial_sort path (k * 64 <= n), along dim 0.
+                    S(Const(np.array([2.0, 1.0, 2.0])), 2), S(Const(np.array([2.0, 1.0, 2.0])), 3, 0, False),
+                    S(Const(np.array([1.0, 3.0, 3.0, 2.0, 3.0, 1.0, 3.0, 0.0])), 3),
+                    S(Const(np.array([1.0, 3.0, 3.0, 2.0, 3.0, 1.0, 3.0, 0.0])), 7, 0, False),
+                    S(Const(np.array([1.0, 3.0, 3.0, 2.0, 3.0, 1.0, 3.0, 0.0])), 5, 0, True, False),
+                    S(Const(np.arange(130.0) % 5), 2), S(Const(np.arange(24.0).reshape(6, 4) % 3), 4, 0)],
            differentiable_outputs=(0,), error_samples=[S(a(2, 3), 4), S(a(2, 3), -1), S(a(2, 3), 1, 2)]),
     OpInfo("var.correction", [S(a(2, 3)), S(a(2, 3), [1], correction=0, keepdim=True), S(a(2, 3), None, correction=2.5),
                               S(a(2, 3, 2), [0, 2])],
@@ -431,6 +439,7 @@ OPS: list[OpInfo] = [
     OpInfo("view", [S(a(2, 3), [3, 2]), S(a(2, 3), [-1]), S(a(), [1, 1])], ref=lambda x, s: x.reshape(s)),
     OpInfo("detach", [S(a(2, 3)), S(a())], ref=lambda x: x, grad=False),
     OpInfo("lift_fresh", [S(a(2, 3)), S(a())], ref=lambda x: x, grad=False),
+    OpInfo("lift_fresh_copy", [S(a(2, 3)), S(a()), S(ints(3))], ref=np.copy, grad=False),
     # --- scalars of a tensor: its first element, its metadata -----------------------------------------------
     OpInfo("_local_scalar_dense", [S(a(2, 3)), S(a()), S(ints(1)), S(mask(2)), S(a(2, 3).T)],
            ref=lambda x: x.item(0), grad=False),
@@ -481,6 +490,11 @@ OPS: list[OpInfo] = [
     OpInfo("copy_", [S(a(2, 3), a(3)), S(a(2, 3), ints(2, 3)), S(ints(3), a(3))],
            ref=lambda x, y: np.broadcast_to(y, x.shape).astype(x.dtype), inplace=True),
     OpInfo("contiguous", [S(a(2, 3))], ref=np.copy),
+    # Values past the old elements are uninitialized (opinfo._cases.UNINITIALIZED); tests/test_resize.py checks
+    # the kept values, the storage and the views.
+    OpInfo("resize_", [S(a(2, 3), [4]), S(a(2, 3), [3, 4]), S(a(2, 3), [2, 3]), S(a(3), []), S(a(2, 3), [0, 2]),
+                       S(ints(2, 3), [1, 2, 3, 2])],
+           grad=False, inplace=True, error_samples=[S(a(2), [-1]), S(a(2), [2, -3])]),
     OpInfo("to.dtype", [S(a(2, 3), opdispatch.float64, False, True), S(a(3), opdispatch.int32)], ref=_to),
     OpInfo("to.device", [S(a(2, 3), DEVICE, opdispatch.float64, False, True), S(ints(3), DEVICE, opdispatch.float32)],
            ref=lambda x, device, dtype, *rest: x.astype(dtype.to_numpy())),

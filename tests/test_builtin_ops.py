@@ -114,9 +114,12 @@ PYTORCH_TAGS = {
         "silu silu_backward hardsigmoid softplus square true_divide.Tensor positive clip clip.Tensor relu6 selu "
         "native_dropout_backward",
     ("maybe_aliasing_or_mutating", "pt2_compliant_tag"): "batch_norm",
+    ("maybe_aliasing_or_mutating", "pointwise", "pt2_compliant_tag"): "conj_physical",
     ("maybe_aliasing_or_mutating", "nondeterministic_seeded", "pt2_compliant_tag"): "dropout",
     ("pt2_compliant_tag", "reduction"): "sum",
     ("core", "pt2_compliant_tag", "view_copy"): "slice_scatter",
+    ("pt2_compliant_tag", "view_copy"): "lift_fresh_copy",
+    ("core", "inplace", "inplace_view", "pt2_compliant_tag"): "resize_",
 }
 
 

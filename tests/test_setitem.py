@@ -240,7 +240,58 @@ def test_meta_tensors_and_make_fx():
     graph = make_fx(f)(opdispatch.arange(12.0).reshape(3, 4), opdispatch.ones(4))
     calls = [str(n.target) for n in graph.graph.nodes if n.op == "call_function"]
     # PyTorch 2.13's make_fx records these, with lift_fresh_copy for lift_fresh.
-    assert calls == ["od.clone.default", "od.select.int", "od.copy_.default", "od.lift_fresh.default", "od.select.int",
-                     "od.fill_.Tensor", "od.gt.Scalar", "od.lift_fresh.default", "od.index_put_.default"]
+    assert calls == ["od.clone.default", "od.select.int", "od.copy_.default", "od.lift_fresh_copy.default",
+                     "od.select.int", "od.fill_.Tensor", "od.gt.Scalar", "od.lift_fresh_copy.default",
+                     "od.index_put_.default"]
     out = graph(opdispatch.arange(12.0).reshape(3, 4), opdispatch.ones(4))
     assert out.tolist() == [[1, 2, 1, 1], [0, 2, 0, 0], [0, 2, 0, 0]]
+
+
+def _calls(fn, *args):
+    return [str(n.target).removeprefix("od.") for n in make_fx(fn)(*args).graph.nodes if n.op == "call_function"]
+
+
+def test_bool_indices_as_pytorch():
+    # PyTorch 2.13: a bool adds a dim of size 1, indexed by [0] (True) or by nothing (False); x[False] = v
+    # writes nothing, x[True] = v writes to x.unsqueeze(0). The operator lists are its make_fx's.
+    x = opdispatch.zeros(2, 3)
+    assert x[True].shape == (1, 2, 3) and x[False].shape == (0, 2, 3) and x[None, True, ..., False].shape == (0, 1, 2, 3)
+    x[1, True] = 5.0
+    x[False] = 7.0
+    assert x.tolist() == [[0, 0, 0], [5, 5, 5]]
+    x[True] = opdispatch.ones(3)
+    assert x.tolist() == [[1, 1, 1], [1, 1, 1]]
+
+    def write(x):
+        x = x.clone()
+        x[False] = 1.0
+        x[True] = 2.0
+        return x
+
+    def read(x):
+        return x[True], x[False]
+
+    def write_true_and_int(x):
+        x = x.clone()
+        x[True, 0] = 3.0
+        return x
+
+    assert _calls(write, opdispatch.zeros(2)) == [
+        "clone.default", "lift_fresh_copy.default", "lift_fresh_copy.default", "unsqueeze.default", "fill_.Tensor"]
+    assert _calls(read, opdispatch.zeros(2)) == [
+        "unsqueeze.default", "empty.memory_format", "fill_.Scalar", "index.Tensor", "unsqueeze.default",
+        "empty.memory_format", "index.Tensor"]
+    assert _calls(write_true_and_int, opdispatch.zeros(2)) == [
+        "clone.default", "lift_fresh_copy.default", "unsqueeze.default", "empty.memory_format", "fill_.Scalar",
+        "select.int", "index_put_.default"]
+    assert write(opdispatch.zeros(2)).tolist() == [2, 2] and write_true_and_int(opdispatch.zeros(2)).tolist() == [3, 0]
+
+
+def test_an_update_of_a_lifted_value_leaves_the_traced_constant_alone():
+    def f(x):
+        y = x.clone()
+        y[0] = 5.0
+        return y
+
+    gm = make_fx(f)(opdispatch.zeros(3))
+    assert gm(opdispatch.ones(3)).tolist() == [5, 1, 1] and gm(opdispatch.ones(3)).tolist() == [5, 1, 1]

@@ -216,12 +216,19 @@ PyObject* tensorOfResult(PyObject* value, const MadeArrays& made) {
 // for it (TensorObject::kernel_array), and a tensor made from a kernel's
 // result keeps that result array: its next kernel gets it for free. These
 // arrays never reach users (numpy() makes a new one each time), so nothing
-// changes their shape or flags behind the tensor's back; a TensorImpl's
-// sizes, strides and storage never change, so the view stays exact.
+// changes their shape or flags behind the tensor's back. Two things change
+// a TensorImpl under its array: resize_, which drops the array of the
+// tensor it resizes (_resize_), and a storage that grows or is replaced
+// (resize_ of another tensor sharing it, _functionalize_unsafe_set), which
+// moves the data: an array whose data pointer is not the tensor's is made again.
 
 /// New reference: the kernel array of tensor object `obj` (see Note [Kernel arrays]).
 PyObject* kernelArray(PyObject* obj) {
   auto* t = reinterpret_cast<TensorObject*>(obj);
+  if (t->kernel_array != nullptr &&
+      py::detail::array_proxy(t->kernel_array)->data != static_cast<char*>(unpackImpl(obj)->data_ptr())) {
+    Py_CLEAR(t->kernel_array);
+  }
   if (t->kernel_array == nullptr) {
     t->kernel_array = arrayOfTensor(obj);
   }
@@ -475,6 +482,14 @@ PyMethodDef kModuleMethods[] = {
 
 } // namespace
 
+namespace {
+/// What an array's base holds: the storage and the memory of it the array views.
+struct ExportedMemory {
+  intrusive_ptr<StorageImpl> storage;
+  void* data;
+};
+} // namespace
+
 bool isArrayWithDimensions(PyObject* obj) { return isArray(obj) && py::detail::array_proxy(obj)->nd > 0; }
 
 PyObject* arrayOfTensor(PyObject* tensor) {
@@ -508,11 +523,16 @@ PyObject* arrayOfTensor(PyObject* tensor) {
   if (arr == nullptr) {
     throw py::error_already_set();
   }
-  // The base keeps the storage alive, not the tensor object: an array outlives
-  // the tensor without holding its autograd state (tests/test_tensor_basics.py).
-  auto* keep = new intrusive_ptr<StorageImpl>(impl->storage());
+  // The base keeps the storage's memory alive, not the tensor object: an
+  // array outlives the tensor without holding its autograd state
+  // (tests/test_tensor_basics.py), and a grown storage keeps the memory the
+  // array views (Note [Growing a storage and the arrays that view it]).
+  auto* keep = new ExportedMemory{impl->storage(), nullptr};
+  keep->data = keep->storage->exportData();
   PyObject* base = PyCapsule_New(keep, nullptr, [](PyObject* capsule) {
-    delete static_cast<intrusive_ptr<StorageImpl>*>(PyCapsule_GetPointer(capsule, nullptr));
+    auto* exported = static_cast<ExportedMemory*>(PyCapsule_GetPointer(capsule, nullptr));
+    exported->storage->releaseExport(exported->data);
+    delete exported;
   });
   if (base == nullptr) {
     delete keep;

@@ -631,7 +631,9 @@ Tensor fromNumpy(py::handle obj) {
       throw py::error_already_set();
     }
   }
-  return tensorOfArray(obj.ptr());
+  Tensor t = tensorOfArray(obj.ptr());
+  t.unsafeGetTensorImpl()->storage()->set_resizable(false); // its memory is the array's (PyTorch: the same)
+  return t;
 }
 
 /// toInt64 of `obj`, the argument `what` (e.g. "empty(): shape[1]"): false if
@@ -1112,6 +1114,21 @@ void initTensorBindings(py::module_& m) {
       py::arg("self"), py::arg("size"), py::arg("stride"), py::arg("storage_offset"),
       "A view of self's storage with the given sizes, strides (in elements) and offset: shares the storage and "
       "the version counter, does not require grad. Raises IndexError if it reaches past the storage.");
+  m.def(
+      "_resize_",
+      [](py::handle self, py::handle sizes, py::handle strides) {
+        OPDISPATCH_CHECK_TYPE(isTensor(self.ptr()), "_resize_(self, size, stride): self must be a tensor, not ",
+                              pyTypeName(self.ptr()));
+        TensorImpl* impl = unpackImpl(self.ptr());
+        impl->resize(toInts(sizes, "_resize_(): size"), toInts(strides, "_resize_(): stride"));
+        // Its kernel array has the old shape (Note [Kernel arrays]).
+        Py_CLEAR(reinterpret_cast<TensorObject*>(self.ptr())->kernel_array);
+      },
+      py::arg("self"), py::arg("size"), py::arg("stride"),
+      "Gives self the sizes and strides (in elements), keeping its storage offset, and grows its storage in place "
+      "when they reach past it (new memory holding the old bytes; every tensor sharing the storage sees it). "
+      "ValueError for a bad geometry, RuntimeError for a storage that is not resizable (from_numpy, from_dlpack) or "
+      "sizes whose extent overflows. PyTorch: resize_impl_cpu_.");
   m.def(
       "empty_strided",
       [](py::handle shape, py::handle stride, py::handle dtype, py::handle device) {

@@ -13,6 +13,7 @@
 #include "PythonTensor.h"
 #include "PythonTypePromotion.h"
 #include "PythonTypes.h"
+#include "TopK.h"
 #include "TorchDispatchModeTLS.h"
 #include "TorchFunction.h"
 #include "python_dispatch.h"
@@ -74,6 +75,7 @@ PYBIND11_MODULE(_C, m) {
   opdispatch::python::initTypePromotionBindings(m);
   opdispatch::python::initTensorBindings(m);
   opdispatch::python::initNumpyBridgeBindings(m);
+  opdispatch::python::initTopKBindings(m);
   opdispatch::python::initAutogradMetaBindings(m);
   opdispatch::python::initAutogradKernelBindings(m);
   opdispatch::python::initSchemaBindings(m);

@@ -9,6 +9,8 @@ from __future__ import annotations
 import builtins
 import collections.abc
 import contextvars
+import numpy
+import numpy.typing
 import types
 import typing
 
@@ -1021,6 +1023,20 @@ class _DisablePythonDispatcher(metaclass=_pybind11_type):
 def _as_strided(self: TensorBase, size: collections.abc.Sequence[typing.SupportsIndex], stride: collections.abc.Sequence[typing.SupportsIndex], storage_offset: typing.SupportsIndex) -> opdispatch.Tensor:
     """
     A view of self's storage with the given sizes, strides (in elements) and offset: shares the storage and the version counter, does not require grad. Raises IndexError if it reaches past the storage.
+    """
+def _resize_(self: TensorBase, size: collections.abc.Sequence[typing.SupportsIndex], stride: collections.abc.Sequence[typing.SupportsIndex]) -> None:
+    """
+    Gives self the sizes and strides (in elements), keeping its storage offset, and grows its storage in place when they reach past it (new memory holding the old bytes; every tensor sharing the storage sees it). ValueError for a bad geometry, RuntimeError for a storage that is not resizable (from_numpy, from_dlpack) or sizes whose extent overflows. PyTorch: resize_impl_cpu_.
+    """
+@typing.overload
+def _topk_indices(values: numpy.typing.NDArray[numpy.float64], k: typing.SupportsInt, largest: builtins.bool, sorted: builtins.bool) -> numpy.typing.NDArray[numpy.int64]:
+    """
+    _topk_indices(values, k, largest, sorted): for each row of the C-contiguous 2-D float64 or int64 array values, the int64 indices of its k largest (or smallest) values as PyTorch's CPU topk selects and orders them, equal values included (Note [topk's order among equal values]); NaN is the largest value. ValueError unless values is 2-D and 0 <= k <= its row length. PyTorch: topk_impl_loop.
+    """
+@typing.overload
+def _topk_indices(values: numpy.typing.NDArray[numpy.int64], k: typing.SupportsInt, largest: builtins.bool, sorted: builtins.bool) -> numpy.typing.NDArray[numpy.int64]:
+    """
+    _topk_indices(values, k, largest, sorted): for each row of the C-contiguous 2-D float64 or int64 array values, the int64 indices of its k largest (or smallest) values as PyTorch's CPU topk selects and orders them, equal values included (Note [topk's order among equal values]); NaN is the largest value. ValueError unless values is 2-D and 0 <= k <= its row length. PyTorch: topk_impl_loop.
     """
 def _can_cast(from_: typing.Any, to: typing.Any) -> builtins.bool:
     """

@@ -225,6 +225,7 @@ mul = _method(Tensor.mul)
 div = _method(Tensor.div)
 pow = _method(Tensor.pow)
 neg = _method(Tensor.neg)
+conj_physical = _method(Tensor.conj_physical)
 exp = _method(Tensor.exp)
 log = _method(Tensor.log)
 sin = _method(Tensor.sin)
@@ -340,7 +341,7 @@ __all__ = [
     "arange", "cat", "empty", "empty_like", "empty_strided", "from_dlpack", "full", "is_tensor", "manual_seed", "nll_loss", "ones", "ones_like",
     "rand", "randn", "randperm", "stack", "tensor", "where", "zeros", "zeros_like",
     # functional forms of Tensor methods
-    "add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "sqrt",
+    "add", "sub", "mul", "div", "pow", "neg", "conj_physical", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "sqrt",
     "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "amax", "max", "argmax", "amin", "min", "argmin", "any", "cumsum", "cumprod", "prod", "sort", "topk", "nonzero", "split", "var", "flip", "diagonal", "as_strided", "index_select", "gather", "scatter", "scatter_reduce", "masked_scatter",
     "scatter_add", "index_put",
     "matmul", "mm",

@@ -432,8 +432,10 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         tensors) index advanced, after the basic items, through one
         od::index.Tensor call whose list holds them at the dims they index
         (None elsewhere), as PyTorch's applySlicing / dispatch_index do; the
-        result is a copy. IndexError for an index out of range or too many
-        indices; TypeError for other index types (bool among them)."""
+        result is a copy. A bool adds a dim of size 1 that an index tensor
+        of [0] (True) or [] (False) indexes, as PyTorch's. IndexError for an
+        index out of range or too many indices; TypeError for other index
+        types."""
         result, advanced = _apply_slicing(self, index, skip_full_slices=not isinstance(index, slice))
         if advanced:
             return _indexing.index(result, advanced)
@@ -449,7 +451,9 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         (od::select.int, od::slice.Tensor, od::unsqueeze), which receives
         the value by od::copy_ (same shape), od::fill_.Tensor (a 0-d value)
         or od::copy_ of the value without its leading 1-sized dims expanded
-        (od::view, od::expand); advanced items write through one
+        (od::view, od::expand); ``self[False] = v`` writes nothing and
+        ``self[True] = v`` writes to od::unsqueeze(self, 0), as PyTorch's
+        setitem; advanced items write through one
         od::index_put_ call. So autograd records the update (a view's base is
         rebased: Note [In-place updates of views]) and version counters bump.
 
@@ -460,7 +464,10 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         grad; ValueError for an int beyond int64; and what __getitem__
         raises for the index."""
         value = _value_to_tensor(self, value)
-        sliced, advanced = _apply_slicing(self, index)
+        if index is False:  # PyTorch's setitem writes nothing (THPVariable_setitem)
+            return
+        # True alone: the value goes to a new leading dim of size 1 (THPVariable_setitem, set_item).
+        sliced, advanced = (_views.unsqueeze(self, 0), []) if index is True else _apply_slicing(self, index)
         if sliced is not self and value.requires_grad and not sliced.requires_grad and _is_grad_enabled():
             # The view was not recorded (self does not require grad): name its base, so
             # that the update gives self its history too, as PyTorch's views always know theirs.
@@ -513,6 +520,11 @@ class Tensor(PointwiseMethods, _C.TensorBase):
     def neg(self) -> "Tensor":
         """``-self`` (od::neg)."""
         return _ew.neg(self)
+
+    def conj_physical(self) -> "Tensor":
+        """The complex conjugate of a complex tensor, in new memory; a real
+        tensor is returned itself (od::conj_physical, as PyTorch's)."""
+        return _ew.conj_physical(self)
 
     def exp(self) -> "Tensor":
         """e to the power of each element (od::exp)."""
@@ -864,6 +876,19 @@ class Tensor(PointwiseMethods, _C.TensorBase):
             return _views.as_strided(self, size, stride)
         return _views.as_strided(self, size, stride, storage_offset)
 
+    def resize_(self, *size: Any, memory_format: Any = None) -> "Tensor":
+        """Gives this tensor the sizes ``size`` (ints, or one sequence of
+        them) with contiguous strides, in place, keeping its storage offset;
+        its storage grows (values kept) when the new elements reach past it
+        and stays as it is otherwise (od::resize_). Returns self.
+        RuntimeError for a negative size, a tensor that requires grad, or a
+        storage a NumPy array owns (from_numpy, from_dlpack), as PyTorch.
+        Arrays numpy() gave before keep the old values when the storage
+        grows (PyTorch refuses that resize instead)."""
+        if memory_format is None:
+            return _views.resize_(self, _shape_args(size))
+        return _views.resize_(self, _shape_args(size), memory_format=memory_format)
+
     def transpose(self, dim0: int, dim1: int) -> "Tensor":
         """A view with ``dim0`` and ``dim1`` swapped (od::transpose.int)."""
         return _views.transpose(self, dim0, dim1)
@@ -1155,7 +1180,7 @@ def _apply_slicing(self: Tensor, index: Any, skip_full_slices: bool = True) -> t
     items = index if isinstance(index, tuple) else (index,)
     items = tuple(_list_index(item) for item in items)
     for item in items:
-        if not (item is None or item is Ellipsis or isinstance(item, (slice, _TensorBase, np.ndarray))
+        if not (item is None or item is Ellipsis or isinstance(item, (slice, _TensorBase, np.ndarray, bool, np.bool_))
                 or _is_int(item)):
             raise TypeError(f"only integers, slices (`:`), ellipsis (`...`), None, lists of integers and "
                             f"integer or boolean tensors are valid indices, got {type(item).__name__}")
@@ -1180,6 +1205,14 @@ def _apply_slicing(self: Tensor, index: Any, skip_full_slices: bool = True) -> t
             stop = _INT64_MAX if item.stop is None else item.stop
             if not (skip_full_slices and step == 1 and start == 0 and stop >= result.shape[dim]):
                 result = _views.slice_(result, dim, start, stop, step)
+            dim += 1
+        elif isinstance(item, (bool, np.bool_)):
+            # A new dim of size 1 that an index tensor of one 0 (True) or of none (False) indexes.
+            # PyTorch: applySlicing and boolToIndexingTensor (TensorIndexing.h).
+            result = _views.unsqueeze(result, dim)
+            advanced.extend([None] * (dim - len(advanced)))
+            chosen = _fac.empty([1 if item else 0], dtype=_C.int64)
+            advanced.append(_copy.fill_(chosen, 0) if item else chosen)
             dim += 1
         elif isinstance(item, (_TensorBase, np.ndarray)):
             advanced.extend([None] * (dim - len(advanced)))
@@ -1255,7 +1288,10 @@ def _list_index(item: Any) -> Any:
 
 
 def _dims_indexed(item: Any) -> int:
-    """How many dims an index item consumes: a mask as many as it has, anything else one."""
+    """How many dims an index item consumes: a mask as many as it has, a bool none (it adds the dim it
+    indexes), anything else one."""
+    if isinstance(item, (bool, np.bool_)):
+        return 0
     if isinstance(item, _TensorBase) and item.dtype in (_C.bool, _C.uint8):
         return item.ndim
     if isinstance(item, np.ndarray) and item.dtype.kind == "b":

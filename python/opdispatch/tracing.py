@@ -20,7 +20,7 @@ import operator
 from typing import Any, Callable, Iterator, Optional
 
 from . import _C
-from ._ops import HigherOrderOperator, OpOverload
+from ._ops import HigherOrderOperator, OpOverload, ops
 from ._subclasses.fake_tensor import FakeTensorMode
 from ._subclasses.symbolic_shapes import SymInt
 from .utils._python_dispatch import TorchDispatchMode
@@ -588,9 +588,21 @@ class ProxyTorchDispatchMode(TorchDispatchMode):
     def __torch_dispatch__(self, func: OpOverload, types: tuple[type, ...], args: tuple[Any, ...] = (),
                            kwargs: Optional[dict[str, Any]] = None) -> Any:
         """Runs ``func`` below the tracer (on real tensors, or through the
-        FakeTensorMode) and records it; raises what the call raises."""
+        FakeTensorMode) and records it, od::lift_fresh as od::lift_fresh_copy
+        (Note [Lifted constants in a trace]); raises what the call raises."""
         kwargs = kwargs or {}
+        if func is ops.od.lift_fresh.default:
+            func = ops.od.lift_fresh_copy.default
         return self.record(func, args, kwargs, func(*args, **kwargs))
+
+
+# Note [Lifted constants in a trace]
+# A tensor made from Python data inside a traced function (the value of
+# x[0] = 1.0) reaches the graph as a constant of the module passed through
+# od::lift_fresh, which returns its argument itself. Recorded as it is, an
+# in-place update of the result would write into the module's constant and
+# change the next run; the trace records od::lift_fresh_copy instead, which
+# copies. PyTorch: proxy_call (torch/fx/experimental/proxy_tensor.py).
 
 
 # Note [The tracer API of a tracing rule]

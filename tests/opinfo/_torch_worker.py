@@ -21,7 +21,8 @@ class TorchBackend(Backend):
         return isinstance(x, torch.Tensor)
 
     def values(self, t: Any) -> np.ndarray:
-        return t.detach().resolve_conj().resolve_neg().numpy().copy()
+        # Through a clone: numpy() would make t's storage unresizable (PyTorch's rule), and resize_ refuse it.
+        return t.detach().resolve_conj().resolve_neg().clone().numpy()
 
     def shares_storage(self, a: Any, b: Any) -> bool:
         ptr = a.untyped_storage().data_ptr()
@@ -32,7 +33,10 @@ def decode(x: Any) -> Any:
     """The PyTorch value of a wire value."""
     if isinstance(x, dict):
         if "tensor" in x:
-            return torch.from_numpy(wire_to_array(x["tensor"]))
+            # The values and geometry in a storage of PyTorch's allocator: resizable (resize_), as od's are.
+            t = torch.from_numpy(wire_to_array(x["tensor"]))
+            return torch.empty(0, dtype=t.dtype).set_(t.untyped_storage().clone(), t.storage_offset(), t.size(),
+                                                      t.stride())
         if "list" in x:
             return [decode(v) for v in x["list"]]
         if "complex" in x:

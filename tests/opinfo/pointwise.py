@@ -177,6 +177,7 @@ OPS = [
     OpInfo("multiply.Tensor", [S(a(2, 3), a(3))], ref=np.multiply),
     OpInfo("subtract.Tensor", [S(a(2, 3), a(3)), S(a(3), a(3), alpha=2)], ref=lambda x, y, alpha=1: x - alpha * y),
     OpInfo("negative", [S(a(2, 3)), S(ints(3))], ref=np.negative),
+    OpInfo("conj_physical", [S(a(2, 3)), S(ints(3)), S(a(2, 3) + 1j * a(2, 3))], ref=np.conjugate),
     OpInfo("absolute", [S(a(2, 3)), S(ints(3))], ref=np.abs),
     OpInfo("positive", [S(a(2, 3)), S(ints(3))], ref=lambda x: x),
     OpInfo("fix", [S(a(2, 3) * 3), S(ints(3))], ref=lambda x: x.copy() if x.dtype.kind in "iub" else np.trunc(x)),

@@ -57,6 +57,38 @@ void TensorImpl::set_storage_keep_dtype(intrusive_ptr<StorageImpl> storage) {
   storage_ = std::move(storage);
 }
 
+void TensorImpl::resize(IntArrayRef sizes, IntArrayRef strides) {
+  int64_t numel = 0;
+  int64_t nbytes = computeStorageNbytes(sizes, strides, storage_offset_, dtype_, &numel);
+  // A copy first: sizes and strides may be this tensor's own.
+  std::vector<int64_t> values(sizes.begin(), sizes.end());
+  values.insert(values.end(), strides.begin(), strides.end());
+  int64_t* geometry = inline_geometry_;
+  if (sizes.size() > kInlineDims) {
+    geometry = new int64_t[values.size()];
+  }
+  if (storage_.defined() && static_cast<uint64_t>(nbytes) > storage_->nbytes()) {
+    try {
+      storage_->grow(static_cast<size_t>(nbytes));
+    } catch (...) {
+      if (geometry != inline_geometry_) {
+        delete[] geometry;
+      }
+      throw;
+    }
+  }
+  if (dim_ > kInlineDims) {
+    delete[] heap_geometry_;
+  }
+  std::copy(values.begin(), values.end(), geometry);
+  if (geometry != inline_geometry_) {
+    heap_geometry_ = geometry;
+  }
+  dim_ = sizes.size();
+  numel_ = numel;
+  refreshContiguous();
+}
+
 bool TensorImpl::handOffLastReference() {
   if (!owns_pyobj_ || pyobj_ == nullptr) {
     return false;

@@ -69,6 +69,14 @@ class TensorImpl final : public intrusive_ptr_target {
   /// offset and dtype. Throws IndexError if the elements reach past it (as
   /// the constructor does). PyTorch: TensorImpl::set_storage_keep_dtype.
   void set_storage_keep_dtype(intrusive_ptr<StorageImpl> storage);
+  /// Gives the tensor `sizes` and `strides` (in elements, one per size),
+  /// keeping its storage offset, and grows its storage (StorageImpl::grow)
+  /// when the elements reach past it; a smaller tensor keeps the storage as
+  /// it is. Throws as computeStorageNbytes does for a bad geometry, and what
+  /// StorageImpl::grow throws (Error for a storage that is not resizable);
+  /// the tensor is unchanged then. PyTorch: resize_impl_cpu_
+  /// (aten/src/ATen/native/Resize.h).
+  void resize(IntArrayRef sizes, IntArrayRef strides);
   /// Address of element 0. Throws on a tensor with no storage (meta, wrapper subclasses).
   void* data_ptr() const;
   bool is_contiguous() const { return is_contiguous_; }

@@ -14,9 +14,10 @@ from .. import _C
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import check_inplace as check_inplace_autograd
 from . import comparison, copy, factories, reduction
-from ._numpy import call_numpy, check_inplace
+from ._numpy import call_numpy, check_inplace, meta_like
 from ._pointwise import inplace, operands, pointwise, unary, with_alpha
 from ._registry import INPLACE_POINTWISE, NONCORE_POINTWISE, POINTWISE, Op, defop
+from .._ops import Tag
 from .._tensor_type import Tensor
 
 
@@ -98,10 +99,17 @@ rsub_scalar: Op = defop("rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) 
                         backward=lambda ctx, grad: (mul_scalar(grad, -getattr(ctx, "alpha", 1)), None, None))
 
 
+def _conj(t: Tensor) -> Tensor:
+    """The complex conjugate of a complex tensor (od::conj_physical); any other tensor itself."""
+    return conj_physical(t) if t.dtype.is_complex else t
+
+
 def _mul_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
+    """grad times the other factor's conjugate (for real tensors the factor itself).
+    PyTorch: mul_tensor_backward (FunctionsManual.cpp)."""
     self, other = ctx.saved_tensors
-    g_self = input_grad(mul(grad, other), self) if ctx.needs_input_grad[0] else None
-    g_other = input_grad(mul(grad, self), other) if ctx.needs_input_grad[1] else None
+    g_self = input_grad(mul(grad, _conj(other)), self) if ctx.needs_input_grad[0] else None
+    g_other = input_grad(mul(grad, _conj(self)), other) if ctx.needs_input_grad[1] else None
     return g_self, g_other
 
 
@@ -224,6 +232,22 @@ def _abs_backward(ctx: Any, grad: Tensor) -> Tensor:
 
 
 neg: Op = _unary("neg(Tensor self) -> Tensor", np.negative, lambda ctx, grad: neg(grad), None, int_to_float=False)
+
+
+def _conj_physical_cpu(self: Tensor) -> Tensor:
+    """The conjugate of a complex tensor, in new memory; any other tensor is returned itself (PyTorch:
+    conj_physical, whence the maybe_aliasing_or_mutating tag)."""
+    return call_numpy(np.conjugate, self) if self.dtype.is_complex else self
+
+
+def _conj_physical_meta(self: Tensor) -> Tensor:
+    return meta_like(self.shape, self.dtype) if self.dtype.is_complex else self
+
+
+conj_physical: Op = defop("conj_physical(Tensor self) -> Tensor",
+                          tags=(Tag.maybe_aliasing_or_mutating, Tag.pointwise, Tag.pt2_compliant_tag),
+                          cpu=_conj_physical_cpu, meta=_conj_physical_meta,
+                          backward=lambda ctx, grad: conj_physical(grad))
 exp: Op = _unary("exp(Tensor self) -> Tensor", np.exp, lambda ctx, grad: mul(grad, _saved(ctx)), _save_output)
 log: Op = _unary("log(Tensor self) -> Tensor", np.log, lambda ctx, grad: div(grad, _saved(ctx)), _save_self)
 sin: Op = _unary("sin(Tensor self) -> Tensor", np.sin, lambda ctx, grad: mul(grad, cos(_saved(ctx))), _save_self)

@@ -3,6 +3,7 @@ from) and topk (the k largest or smallest of them, in order), whose gradients
 put the values' gradients back where the values came from."""
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Optional, cast
 
 import numpy as np
@@ -114,19 +115,25 @@ def _topk_dim(self: Tensor, k: int, dim: int) -> int:
     return d
 
 
-def _top(a: np.ndarray, k: int, axis: int, largest: bool) -> tuple[np.ndarray, np.ndarray]:
-    """The ``k`` largest (or smallest) values of ``a`` along ``axis`` in that
-    order, NaN the largest, and their int64 indices."""
+def _top(a: np.ndarray, k: int, axis: int, largest: bool, in_order: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` largest (or smallest) values of ``a`` along ``axis`` and their int64 indices, NaN the
+    largest, chosen and ordered as PyTorch's CPU kernel does, equal values included (Note [topk's order
+    among equal values] in csrc/python/TopK.cpp); ``in_order`` False leaves them in the order its
+    selection does."""
     if a.ndim == 0:
         return a.copy(), np.zeros((), np.int64)
-    order = np.take(_order(a, axis, largest), np.arange(k), axis=axis)
-    return np.take_along_axis(a, order, axis), order.astype(np.int64, copy=False)
+    moved = np.moveaxis(a, axis, -1)
+    keys = moved.reshape(math.prod(moved.shape[:-1]), moved.shape[-1])
+    keys = np.ascontiguousarray(keys, dtype=np.float64 if a.dtype.kind in "fc" else np.int64)
+    chosen = _C._topk_indices(keys, k, largest, in_order).reshape(moved.shape[:-1] + (k,))
+    order = np.moveaxis(chosen, -1, axis)
+    return np.take_along_axis(a, order, axis), order
 
 
 def _topk_cpu(self: Tensor, k: int, dim: int = -1, largest: bool = True,
               sorted: bool = True) -> tuple[Tensor, Tensor]:
     d = _topk_dim(self, k, dim)
-    return call_numpy_pair(_top, self, k, d, largest)
+    return call_numpy_pair(_top, self, k, d, largest, sorted)
 
 
 def _topk_meta(self: Tensor, k: int, dim: int = -1, largest: bool = True,

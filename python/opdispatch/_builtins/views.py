@@ -484,6 +484,12 @@ detach: Op = defop("detach(Tensor(a) self) -> Tensor(a)", tags=PT2, backend=_det
 lift_fresh: Op = defop("lift_fresh(Tensor(a) self) -> Tensor(a)", tags=PT2, backend=lambda self: self,
                        differentiable=False)
 
+#: lift_fresh as a copy: what make_fx records for lift_fresh, so that an
+#: in-place update of the lifted tensor cannot change the constant the traced
+#: module keeps (Note [Lifted constants in a trace] in tracing.py). PyTorch: aten::lift_fresh_copy.
+lift_fresh_copy: Op = defop("lift_fresh_copy(Tensor self) -> Tensor", tags=(Tag.pt2_compliant_tag, Tag.view_copy),
+                            backend=lambda self: copy.clone(self), differentiable=False)
+
 select_backward: Op = defop(
     "select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor", tags=PT2,
     backend=_select_backward, setup_context=lambda ctx, inputs, output: setattr(ctx, "args", inputs[2:]),
@@ -613,3 +619,65 @@ def _as_strided_backward(ctx: Any, grad: Tensor) -> tuple[Any, None, None, None]
 as_strided: Op = defop(
     "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)",
     tags=CORE, backend=_as_strided, backward=_as_strided_backward, setup_context=_as_strided_setup)
+# --- resize_ ------------------------------------------------------------------------------
+
+
+def _resize_strides(size: Sequence[int], memory_format: Optional[int]) -> list[int]:
+    """The strides resize_ gives ``size``: C order for no format or contiguous_format (0), the
+    channels-last order for channels_last (2, rank 4) and channels_last_3d (3, rank 5); RuntimeError
+    for preserve_format (1) and a rank the format does not fit, in PyTorch's words.
+    PyTorch: resize_impl_cpu_ and get_channels_last_strides_2d/3d (c10/core/MemoryFormat.h)."""
+    if memory_format in (None, 0):
+        return contiguous_strides(size)
+    if memory_format == 1:
+        raise RuntimeError("Unsupported memory formatPreserve")
+    rank = {2: 4, 3: 5}.get(memory_format)
+    if rank is None:
+        raise RuntimeError(f"od::resize_: unknown memory_format {memory_format}; expected 0 (contiguous_format), "
+                           f"2 (channels_last) or 3 (channels_last_3d)")
+    if len(size) != rank:
+        name = "channels_last" if rank == 4 else "channels_last_3d"
+        raise RuntimeError(f"required rank {rank} tensor to use {name} format")
+    strides = [0] * rank
+    step = 1
+    for d in [1, *range(rank - 1, 1, -1), 0]:  # channels innermost, then the spatial dims, then the batch
+        strides[d] = step
+        step *= max(size[d], 1)
+    return strides
+
+
+def _resize_(self: Tensor, size: Sequence[int], *, memory_format: Optional[int] = None) -> Tensor:
+    """Gives ``self`` the sizes ``size`` with fresh contiguous (or channels-last) strides, keeping its
+    storage offset; the storage grows in place (the old values stay at the start of the new memory,
+    every tensor sharing the storage sees it) when the new elements reach past it, and is kept as it is
+    otherwise. The same sizes and no memory_format keep the strides. RuntimeError for a negative size
+    (PyTorch: "Trying to create tensor with negative dimension") and for a storage that is not resizable
+    (from_numpy, from_dlpack). See Note [Growing a storage and the arrays that view it] (core/Storage.h).
+    PyTorch: resize_ (aten/src/ATen/native/Resize.cpp)."""
+    size = [int(n) for n in size]
+    for n in size:
+        if n < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {size}")
+    if memory_format is None and size == list(self.shape):
+        return self
+    _C._resize_(self, size, _resize_strides(size, memory_format))
+    return self
+
+
+def _resize_autograd(op: _C._DispatchOperator) -> Any:
+    """resize_ refuses a tensor that requires grad, in grad mode or not. PyTorch: resize_ in
+    VariableTypeManual.cpp."""
+    below = op._redispatch_below_autograd
+
+    def kernel(keyset: _C.DispatchKeySet, self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        if self.requires_grad:
+            raise RuntimeError("cannot resize variables that require grad")
+        return below(keyset, self, *args, **kwargs)
+
+    return kernel
+
+
+resize_: Op = defop(
+    "resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)",
+    tags=(Tag.core, Tag.inplace, Tag.inplace_view, Tag.pt2_compliant_tag), backend=_resize_,
+    autograd=_resize_autograd)
