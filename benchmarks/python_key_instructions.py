@@ -73,18 +73,22 @@ else:
 CHILD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
 
 
-def _instructions(python: str, lib: str, case: str, calls: int) -> int:
+def count_instructions(python: str, code: str, argv: list[str]) -> int:
+    """Instructions callgrind counts for ``python -c code *argv`` (with CHILD_ENV)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "callgrind.out"
-        proc = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", python, "-c",
-                               CHILD.format(here=str(HERE)), lib, case, str(calls)],
-                              capture_output=True, text=True, env={**os.environ, **CHILD_ENV})
+        proc = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", python, "-c", code,
+                               *argv], capture_output=True, text=True, env={**os.environ, **CHILD_ENV})
         if proc.returncode != 0:
-            raise RuntimeError(f"{python} {lib} {case}: exit {proc.returncode}\n{proc.stderr[-2000:]}")
+            raise RuntimeError(f"{python} {' '.join(argv)}: exit {proc.returncode}\n{proc.stderr[-2000:]}")
         match = re.search(r"Collected : (\d+)", proc.stderr)
         if match is None:
             raise RuntimeError(f"no callgrind total in:\n{proc.stderr[-2000:]}")
         return int(match.group(1))
+
+
+def _instructions(python: str, lib: str, case: str, calls: int) -> int:
+    return count_instructions(python, CHILD.format(here=str(HERE)), [lib, case, str(calls)])
 
 
 def per_call(python: str, lib: str, case: str, calls: int) -> float:

@@ -134,6 +134,16 @@ def test_gradients_accumulate_into_grad():
     assert x.grad.tolist() == [1.0, 1.0, 1.0]
 
 
+def test_accumulate_grad_names_a_leaf_that_is_not_a_tensor():
+    g = opdispatch.tensor([1.0])
+    with pytest.raises(TypeError, match=r"_accumulate_grad\(tensor, grad, create_graph: bool\)"):
+        _C._accumulate_grad([1.0], g, False)
+    leaf = opdispatch.tensor([1.0], requires_grad=True)
+    with pytest.raises(TypeError, match="create_graph: bool"):
+        _C._accumulate_grad(leaf, g, 0)
+    assert leaf.grad is None
+
+
 def test_second_backward_needs_retain_graph():
     x = opdispatch.tensor(2.0, requires_grad=True)
     y = x * x

@@ -225,6 +225,11 @@ PyObject* plainCall(PyObject* self, PyObject* const* argv, size_t nargsf, PyObje
     // argv[0] is the key set; the operator's arguments follow.
     PyObject* const* args = argv + 1;
     Py_ssize_t n_args = nargs - 1;
+    // Grad mode off (a formula's operators in backward without create_graph):
+    // nothing is recorded (Note [Grad mode is its own flag]).
+    if (!GradMode::is_enabled()) {
+      return PyObject_Vectorcall(k->run_below, argv, nargs, kwnames);
+    }
     std::array<PyObject*, kMaxTensors> edges{};
     size_t mask = 0;
     auto releaseEdges = [&] {
@@ -245,9 +250,8 @@ PyObject* plainCall(PyObject* self, PyObject* const* argv, size_t nargsf, PyObje
       releaseEdges();
       throw;
     }
-    // Reached through the Autograd key, so normally an input requires grad;
-    // grad mode off means no recording (Note [Grad mode is its own flag]).
-    if (mask == 0 || !GradMode::is_enabled()) {
+    // Reached through the Autograd key, so normally an input requires grad.
+    if (mask == 0) {
       releaseEdges();
       return PyObject_Vectorcall(k->run_below, argv, nargs, kwnames);
     }

@@ -225,6 +225,51 @@ PyObject* gradientEdge(PyObject* value) {
   return edgeTo(acc.ptr());
 }
 
+PyObject* accumulateGradClass() { return gAccumulateGradClass; }
+
+void accumulateGrad(PyObject* tensor, PyObject* grad, bool create_graph) {
+  OPDISPATCH_CHECK_TYPE(isTensor(tensor), "accumulating a gradient: the leaf is ", Py_TYPE(tensor)->tp_name,
+                        ", not a Tensor");
+  py::object g = py::reinterpret_borrow<py::object>(grad);
+  if (!create_graph) {
+    // Gradients computed without create_graph carry no history already (grad mode is off).
+    bool
+      requires
+    = false;
+    if (isTensor(grad)) {
+      requires = unpackImpl(grad)->requires_grad();
+    } else {
+      py::object flag = py::reinterpret_steal<py::object>(PyObject_GetAttrString(grad, "requires_grad"));
+      int truth = flag ? PyObject_IsTrue(flag.ptr()) : -1;
+      if (truth < 0) {
+        throw py::error_already_set();
+      }
+      requires = truth != 0;
+    }
+    if (requires) {
+      g = py::reinterpret_steal<py::object>(PyObject_CallMethod(grad, "detach", nullptr));
+      if (!g) {
+        throw py::error_already_set();
+      }
+    }
+  }
+  TensorImpl* impl = unpackImpl(tensor);
+  AutogradMetaObject* meta = metaOf(impl);
+  if (meta == nullptr) {
+    meta = newMeta(nullptr, 0);
+    impl->autograd_meta() = OwnedPyObject::steal(meta);
+  }
+  if (meta->grad == nullptr || meta->grad == Py_None) {
+    Py_XSETREF(meta->grad, g.release().ptr());
+    return;
+  }
+  PyObject* sum = PyNumber_Add(meta->grad, g.ptr());
+  if (sum == nullptr) {
+    throw py::error_already_set();
+  }
+  Py_XSETREF(meta->grad, sum);
+}
+
 namespace {
 
 /// _set_history(tensor, node, output_nr): see the binding's docstring.
@@ -264,7 +309,22 @@ PyObject* savedVersions(PyObject*, PyObject* values) {
   });
 }
 
+/// _accumulate_grad(tensor, grad, create_graph): see the binding's docstring.
+PyObject* accumulateGradBinding(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  return pythonEntry([&]() -> PyObject* {
+    OPDISPATCH_CHECK_TYPE(nargs == 3 && isTensor(args[0]) && PyBool_Check(args[2]),
+                          "_accumulate_grad(tensor, grad, create_graph: bool)");
+    accumulateGrad(args[0], args[1], args[2] == Py_True);
+    Py_RETURN_NONE;
+  });
+}
+
 PyMethodDef kModuleMethods[] = {
+    {"_accumulate_grad", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(accumulateGradBinding)),
+     METH_FASTCALL,
+     "_accumulate_grad(tensor, grad, create_graph): adds grad to tensor.grad, out of place (a .grad handed out is "
+     "never changed): tensor.grad = grad if it has none, else tensor.grad + grad. Without create_graph, a grad "
+     "that requires grad (a formula returned an input) is detached first. PyTorch: AccumulateGrad::accumulateGrad."},
     {"_set_history", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(setHistoryBinding)), METH_FASTCALL,
      "_set_history(tensor, node, output_nr): makes the tensor the output_nr-th output of node: its autograd "
      "state (created if it has none) gets grad_fn=node and forgets any AccumulateGrad, and the tensor requires "

@@ -5,6 +5,7 @@
 
 #include "AutogradKernel.h"
 #include "AutogradMeta.h"
+#include "Engine.h"
 #include "Exceptions.h"
 #include "NumpyBridge.h"
 #include "PythonDispatcher.h"
@@ -78,6 +79,7 @@ PYBIND11_MODULE(_C, m) {
   opdispatch::python::initTopKBindings(m);
   opdispatch::python::initAutogradMetaBindings(m);
   opdispatch::python::initAutogradKernelBindings(m);
+  opdispatch::python::initEngineBindings(m);
   opdispatch::python::initSchemaBindings(m);
   opdispatch::python::initDispatchBindings(m);
   opdispatch::python::initRegistrationMethodBindings(m);

@@ -1020,6 +1020,8 @@ class _DisablePythonDispatcher(metaclass=_pybind11_type):
         ...
     def __init__(self) -> None:
         ...
+def _accumulate_grad(tensor: TensorBase, grad: typing.Any, create_graph: builtins.bool, /) -> None:
+    ...
 def _as_strided(self: TensorBase, size: collections.abc.Sequence[typing.SupportsIndex], stride: collections.abc.Sequence[typing.SupportsIndex], storage_offset: typing.SupportsIndex) -> opdispatch.Tensor:
     """
     A view of self's storage with the given sizes, strides (in elements) and offset: shares the storage and the version counter, does not require grad. Raises IndexError if it reaches past the storage.
@@ -1252,11 +1254,17 @@ def _dispatch_set_call_site_skip_paths(paths: collections.abc.Sequence[str]) -> 
     """
     Sets the source files (and directories, ending in '/') whose frames are not a user's registration site (_python_call_site and the 'registered at' of Python kernels skip them); returns the previous list.
     """
+def _run_backward(roots: collections.abc.Sequence[tuple[typing.Any, int]], root_grads: collections.abc.Sequence[typing.Any], retain_graph: builtins.bool, create_graph: builtins.bool, captures: dict[tuple[typing.Any, int], typing.Any] | None, /) -> None:
+    ...
 def _saved_versions(values: tuple[object, ...]) -> tuple[int, ...]:
     ...
 def _set_accumulate_grad_class(cls: type) -> None:
     """
     Sets the class of leaves' nodes (a Python class whose instances hold their leaf as `variable`): _gradient_edge makes one for a leaf without one.
+    """
+def _set_engine_callbacks(validate: collections.abc.Callable[..., typing.Any], accumulate_retained: collections.abc.Callable[..., typing.Any], op_node_input_metadata: collections.abc.Callable[..., typing.Any]) -> None:
+    """
+    Installs what _run_backward calls: validate(node, index, next_node, input_nr, grad) -> grad (the check of a gradient its fast path does not pass), accumulate_retained(node, grads, create_graph) (a node with outputs that retain_grad()), and the input_metadata function of the nodes whose outputs_meta it reads.
     """
 def _set_autograd_fallback(fn: collections.abc.Callable[..., typing.Any] | None) -> None:
     """

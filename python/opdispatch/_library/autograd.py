@@ -244,6 +244,9 @@ def _general_kernel(op: Any, info: _SchemaInfo, formula: graph.Formula, setup_co
     rebases_self = 0 in info.mutated and bool(tensor_positions) and tensor_positions[0][0] == 0
 
     def autograd_kernel(keyset: _C.DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
+        # Grad mode off (a formula's operators in backward without create_graph): nothing is recorded.
+        if not is_grad_enabled():
+            return run_below_autograd(keyset, *args, **kwargs)
         # The gradient edges of the tensors among the positional args (as the
         # dispatcher passed them: trailing defaults may be missing and hold no
         # tensors), and per positional input its layout entry and whether it
@@ -274,7 +277,7 @@ def _general_kernel(op: Any, info: _SchemaInfo, formula: graph.Formula, setup_co
                 needs[i] = requires
                 any_needs = any_needs or requires
         # Reached through the Autograd key, so normally an input requires grad.
-        if not any_needs or not is_grad_enabled():
+        if not any_needs:
             return run_below_autograd(keyset, *args, **kwargs)
         inputs, kw_inputs = info.full_inputs(args, kwargs) if info.mutated or setup_context else ((), {})
         if info.mutated:

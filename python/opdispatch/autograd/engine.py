@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence, Union
 
+from .. import _C
 from .._tensor_type import Tensor
 from . import graph
-from .grad_mode import set_grad_enabled
 
 TensorOrTensors = Union[Tensor, Sequence[Tensor]]
 
@@ -51,10 +51,6 @@ def _root_grads(outputs: tuple[Any, ...], grad_outputs: tuple[Any, ...], create_
             g = g.detach()
         grads.append(g)
     return grads
-
-
-def _accumulate(existing: Any, g: Any) -> Any:
-    return g if existing is None else existing + g
 
 
 def _expandable(shape: tuple[int, ...], to: tuple[int, ...]) -> bool:
@@ -98,29 +94,21 @@ def _validate(node: graph.Node, index: int, nxt: graph.Node, nr: int, g: Any) ->
     return g
 
 
-def _dependencies(roots: list[graph.Edge]) -> dict[graph.Node, int]:
-    """For every node reachable from ``roots``: how many edges lead into it."""
-    deps: dict[graph.Node, int] = {}
-    stack = list(dict.fromkeys(node for node, _ in roots if node is not None))  # roots may share a node
-    visited = set(stack)
-    while stack:
-        for nxt, _ in stack.pop().next_functions:
-            if nxt is not None:
-                deps[nxt] = deps.get(nxt, 0) + 1
-                if nxt not in visited:
-                    visited.add(nxt)
-                    stack.append(nxt)
-    return deps
+#: ``_accumulate_into(t, g, create_graph)``: adds ``g`` to ``t.grad`` (out of
+#: place: a .grad handed out is never changed). Without create_graph,
+#: gradients carry no history already (grad mode is off); one that is a
+#: tensor requiring grad (a formula returned an input) is detached. In C
+#: (_C._accumulate_grad): the engine runs it for every leaf.
+_accumulate_into = _C._accumulate_grad
 
 
-def _accumulate_into(t: Tensor, g: Any, create_graph: bool) -> None:
-    """Adds ``g`` to ``t.grad`` (out of place: a .grad handed out is never changed). Without
-    create_graph, gradients carry no history already (grad mode is off); one that is a tensor
-    requiring grad (a formula returned an input) is detached."""
-    if not create_graph and g.requires_grad:
-        g = g.detach()
-    meta = graph.meta_for_write(t)
-    meta.grad = g if meta.grad is None else meta.grad + g
+def _accumulate_retained(node: graph.Node, grads: list[Any], create_graph: bool) -> None:
+    """Accumulates into ``.grad`` of the live outputs of ``node`` that retain_grad() the gradients arriving there."""
+    assert node._retained is not None
+    for nr, ref in node._retained.items():
+        t = ref()
+        if t is not None and grads[nr] is not None:
+            _accumulate_into(t, grads[nr], create_graph)
 
 
 # Note [Nodes without incoming gradients]
@@ -141,56 +129,15 @@ def _run(
     create_graph: bool,
     captures: Optional[dict[graph.Edge, Any]],
 ) -> None:
-    """Runs backward from ``roots``. With ``captures`` (autograd.grad), the
-    gradients reaching those edges are stored there and no ``.grad`` changes."""
-    deps = _dependencies(roots)
-    buffers: dict[graph.Node, list[Any]] = {}
-    for (node, nr), g in zip(roots, root_grads):
-        if node is None:
-            continue
-        buf = buffers.setdefault(node, [None] * node.num_outputs)
-        buf[nr] = _accumulate(buf[nr], g)
-    ready = list(dict.fromkeys(node for node in buffers if node not in deps))
-    AccumulateGrad = graph.AccumulateGrad
-
-    with set_grad_enabled(create_graph):
-        while ready:
-            node = ready.pop()
-            grads = buffers.pop(node, None) or [None] * node.num_outputs
-            if node._retained:
-                for nr, ref in node._retained.items():
-                    t = ref()
-                    if t is not None and grads[nr] is not None:
-                        _accumulate_into(t, grads[nr], create_graph)
-            if captures is not None:
-                for nr, g in enumerate(grads):
-                    if g is not None and (node, nr) in captures:
-                        captures[(node, nr)] = _accumulate(captures[(node, nr)], g)
-            if isinstance(node, AccumulateGrad):
-                if captures is None and grads[0] is not None:
-                    _accumulate_into(node.variable, grads[0], create_graph)
-                continue
-            if grads[0] is None and (len(grads) == 1 or all(g is None for g in grads)) and \
-                    not node.runs_without_grads:
-                outs: list[Any] = [None] * len(node.next_functions)
-            else:
-                outs = node.apply(grads)
-            if not retain_graph:
-                node.release()
-            for index, ((nxt, nr), g) in enumerate(zip(node.next_functions, outs)):
-                if nxt is None:
-                    continue
-                if g is not None:
-                    g = _validate(node, index, nxt, nr, g)
-                    pending = buffers.get(nxt)
-                    if pending is None:
-                        pending = [None] * nxt.num_outputs
-                        buffers[nxt] = pending
-                    pending[nr] = g if pending[nr] is None else pending[nr] + g
-                remaining = deps[nxt] - 1
-                deps[nxt] = remaining
-                if remaining == 0:
-                    ready.append(nxt)
+    """Runs backward from ``roots``: nodes in dependency order (a node runs
+    once every node that feeds it a gradient has run), gradients arriving at
+    one node output summed, each checked by ``_validate``, leaves accumulating
+    into ``.grad``, grad mode set to ``create_graph``, nodes released after
+    they ran unless ``retain_graph``. With ``captures`` (autograd.grad), the
+    gradients reaching those edges are stored there and no ``.grad`` changes.
+    The loop is C++ (_C._run_backward, csrc/python/Engine.cpp); the nodes are
+    called through their Python methods."""
+    _C._run_backward(roots, root_grads, retain_graph, create_graph, captures)
 
 
 def backward(
@@ -272,3 +219,6 @@ def grad(
         # a formula returned unchanged, is detached.)
         result.append(g.detach() if g is not None and not create_graph and g.requires_grad else g)
     return tuple(result)
+
+
+_C._set_engine_callbacks(_validate, _accumulate_retained, graph.OpNode.input_metadata)

@@ -330,7 +330,11 @@ class OpNode(Node, BackwardContext):
 
     def apply(self, grad_outputs: list[Any]) -> list[Any]:
         formula = self.formula
-        result = formula.backward(self, *self._grads_per_output(grad_outputs))
+        if formula.materialize is None and self.output_layout is _ONE_TENSOR:
+            grads = grad_outputs  # what _grads_per_output gives then, without its frame
+        else:
+            grads = self._grads_per_output(grad_outputs)
+        result = formula.backward(self, *grads)
         n_inputs = len(self.input_layout)
         if not isinstance(result, tuple):
             result = (result,)
@@ -369,8 +373,8 @@ class OpNode(Node, BackwardContext):
                 flat.extend(items)
         return flat
 
-    def release(self) -> None:
-        self._release()
+    #: Frees the saved tensors (the engine calls it on every node: one frame, not two).
+    release = BackwardContext._release
 
 
 #: The output_layout of a node whose operator returns one Tensor.
