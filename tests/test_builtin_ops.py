@@ -108,6 +108,8 @@ PYTORCH_TAGS = {
         "any any.dim any.dims var.correction var.dim prod prod.dim_int",
     ("inplace", "pt2_compliant_tag"): "copy_ fill_.Scalar fill_.Tensor index_put_ zero_ floor_divide_.Tensor "
         "floor_divide_.Scalar",
+    ("inplace", "inplace_view", "pt2_compliant_tag"): "transpose_ t_ unsqueeze_ squeeze_ squeeze_.dim squeeze_.dims "
+        "as_strided_",
     ("core", "nondeterministic_seeded", "pt2_compliant_tag"): "rand randn randperm native_dropout",
     ("pointwise", "pt2_compliant_tag"):
         "rsub.Scalar threshold_backward gelu_backward clamp_min clamp_min.Tensor clamp_max clamp_max.Tensor exp2 "

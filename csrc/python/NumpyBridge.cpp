@@ -216,8 +216,10 @@ PyObject* tensorOfResult(PyObject* value, const MadeArrays& made) {
 // for it (TensorObject::kernel_array), and a tensor made from a kernel's
 // result keeps that result array: its next kernel gets it for free. These
 // arrays never reach users (numpy() makes a new one each time), so nothing
-// changes their shape or flags behind the tensor's back; a TensorImpl's
-// sizes, strides and storage never change, so the view stays exact.
+// changes their shape or flags behind the tensor's back; the two bindings
+// that change a TensorImpl's sizes, strides or storage in place
+// (_set_sizes_and_strides, _functionalize_unsafe_set) drop the array, so the
+// view stays exact.
 
 /// New reference: the kernel array of tensor object `obj` (see Note [Kernel arrays]).
 PyObject* kernelArray(PyObject* obj) {

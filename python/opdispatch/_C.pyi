@@ -1022,6 +1022,10 @@ def _as_strided(self: TensorBase, size: collections.abc.Sequence[typing.Supports
     """
     A view of self's storage with the given sizes, strides (in elements) and offset: shares the storage and the version counter, does not require grad. Raises IndexError if it reaches past the storage.
     """
+def _set_sizes_and_strides(self: TensorBase, size: collections.abc.Sequence[typing.SupportsIndex], stride: collections.abc.Sequence[typing.SupportsIndex], storage_offset: typing.SupportsIndex) -> None:
+    """
+    Gives self new sizes, strides (in elements) and storage offset in place, keeping its storage, dtype and version counter: the metadata update of an in-place view operator (transpose_, as_strided_, ...). ValueError for a bad geometry, IndexError if it reaches past the storage; the tensor is unchanged then. PyTorch: TensorImpl::set_sizes_and_strides.
+    """
 def _can_cast(from_: typing.Any, to: typing.Any) -> builtins.bool:
     """
     Whether a result of dtype from_ may be written to a tensor of dtype to: not to a lower category (floating to integer, complex to floating, anything else to bool). PyTorch: torch.can_cast (c10::canCast).

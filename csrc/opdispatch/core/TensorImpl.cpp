@@ -57,6 +57,33 @@ void TensorImpl::set_storage_keep_dtype(intrusive_ptr<StorageImpl> storage) {
   storage_ = std::move(storage);
 }
 
+void TensorImpl::set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) {
+  int64_t numel = 0;
+  int64_t nbytes = computeStorageNbytes(sizes, strides, storage_offset, dtype_, &numel);
+  OPDISPATCH_CHECK_INDEX(!storage_.defined() || static_cast<uint64_t>(nbytes) <= storage_->nbytes(),
+                         "a tensor with sizes ", listString(sizes), ", strides ", listString(strides),
+                         " and storage_offset ", storage_offset, " (dtype ", toPythonName(dtype_), ") reaches byte ",
+                         nbytes, " of its storage, which has ", storage_->nbytes(), " bytes");
+  // Copied before the old geometry is freed: `sizes` and `strides` may point into it.
+  std::vector<int64_t> geometry(sizes.begin(), sizes.end());
+  geometry.insert(geometry.end(), strides.begin(), strides.end());
+  int64_t* target = inline_geometry_;
+  if (sizes.size() > kInlineDims) {
+    target = new int64_t[2 * sizes.size()];  // before anything changes: new may throw
+  }
+  if (dim_ > kInlineDims) {
+    delete[] heap_geometry_;
+  }
+  if (sizes.size() > kInlineDims) {
+    heap_geometry_ = target;
+  }
+  std::copy(geometry.begin(), geometry.end(), target);
+  dim_ = sizes.size();
+  numel_ = numel;
+  storage_offset_ = storage_offset;
+  refreshContiguous();
+}
+
 bool TensorImpl::handOffLastReference() {
   if (!owns_pyobj_ || pyobj_ == nullptr) {
     return false;

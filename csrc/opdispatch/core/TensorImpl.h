@@ -69,6 +69,14 @@ class TensorImpl final : public intrusive_ptr_target {
   /// offset and dtype. Throws IndexError if the elements reach past it (as
   /// the constructor does). PyTorch: TensorImpl::set_storage_keep_dtype.
   void set_storage_keep_dtype(intrusive_ptr<StorageImpl> storage);
+  /// Gives this tensor new sizes, strides (in elements, as many as sizes) and
+  /// storage offset, keeping its storage, dtype and version counter: what an
+  /// in-place view operator (transpose_, as_strided_, ...) does. Checks the
+  /// geometry as the constructor does (ValueError, Error, IndexError) and
+  /// leaves the tensor as it was when it throws. Not synchronised: as in
+  /// PyTorch, no other thread may use the tensor meanwhile. PyTorch:
+  /// TensorImpl::set_sizes_and_strides.
+  void set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset);
   /// Address of element 0. Throws on a tensor with no storage (meta, wrapper subclasses).
   void* data_ptr() const;
   bool is_contiguous() const { return is_contiguous_; }
