@@ -651,8 +651,7 @@ def _in_place_view_autograd(op: Any) -> Any:
 
     schema = op._schema
     name = schema.name + (f".{schema.overload_name}" if schema.overload_name else "")
-    n_args = len(schema.arguments)
-    formula = graph.Formula(name, lambda ctx, grad: (_as_strided_backward(ctx, grad)[0],) + (None,) * (n_args - 1),
+    formula = graph.Formula(name, lambda ctx, grad: (_as_strided_backward(ctx, grad)[0],) + (None,) * (ctx.num_passed - 1),
                             [a.name for a in schema.arguments], None)
 
     def kernel(keyset: _C.DispatchKeySet, self: Tensor, *args: Any) -> Tensor:
