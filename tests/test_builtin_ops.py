@@ -108,6 +108,8 @@ PYTORCH_TAGS = {
         "any any.dim any.dims var.correction var.dim prod prod.dim_int",
     ("inplace", "pt2_compliant_tag"): "copy_ fill_.Scalar fill_.Tensor index_put_ zero_ floor_divide_.Tensor "
         "floor_divide_.Scalar",
+    ("inplace", "inplace_view", "pt2_compliant_tag"): "transpose_ t_ unsqueeze_ squeeze_ squeeze_.dim squeeze_.dims "
+        "as_strided_",
     ("core", "nondeterministic_seeded", "pt2_compliant_tag"): "rand randn randperm native_dropout",
     ("pointwise", "pt2_compliant_tag"):
         "rsub.Scalar threshold_backward gelu_backward clamp_min clamp_min.Tensor clamp_max clamp_max.Tensor exp2 "
@@ -298,7 +300,6 @@ def test_broadcast_errors_name_the_op_and_both_shapes(call, shapes):
      r"shape \[2, 2\]"),
     (lambda: opdispatch.stack([opdispatch.ones(2), opdispatch.ones(3)]),
      r"od::stack: stack expects each tensor to be equal size, but got \[2\] at entry 0 and \[3\] at entry 1"),
-    (lambda: opdispatch.cat([]), "non-empty list"),
     (lambda: opdispatch.ones(2, 3).add_(opdispatch.ones(4, 2, 3)),
      r"od::add_.Tensor: output with shape \[2, 3\] doesn't match the broadcast shape \[4, 2, 3\]"),
     (lambda: opdispatch.ones(2, 3).copy_(opdispatch.ones(2)), r"od::copy_: .* shape \[2\] .* shape \[2, 3\]"),
@@ -308,6 +309,13 @@ def test_broadcast_errors_name_the_op_and_both_shapes(call, shapes):
 def test_shape_errors(call, message):
     with pytest.raises(RuntimeError, match=message):
         call()
+
+
+def test_cat_of_no_tensors_is_a_value_error():
+    # PyTorch 2.13: ValueError "torch.cat(): expected a non-empty list of Tensors" (also for a tuple).
+    for empty in ([], ()):
+        with pytest.raises(ValueError, match=r"^opdispatch.cat\(\): expected a non-empty list of Tensors$"):
+            opdispatch.cat(empty)
 
 
 # --- in place -----------------------------------------------------------------------------------------

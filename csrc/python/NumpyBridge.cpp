@@ -216,11 +216,12 @@ PyObject* tensorOfResult(PyObject* value, const MadeArrays& made) {
 // for it (TensorObject::kernel_array), and a tensor made from a kernel's
 // result keeps that result array: its next kernel gets it for free. These
 // arrays never reach users (numpy() makes a new one each time), so nothing
-// changes their shape or flags behind the tensor's back. Two things change
-// a TensorImpl under its array: resize_, which drops the array of the
-// tensor it resizes (_resize_), and a storage that grows or is replaced
-// (resize_ of another tensor sharing it, _functionalize_unsafe_set), which
-// moves the data: an array whose data pointer is not the tensor's is made again.
+// changes their shape or flags behind the tensor's back. What changes a
+// TensorImpl under its array: the bindings that change its sizes, strides or
+// storage in place (_resize_, _set_sizes_and_strides,
+// _functionalize_unsafe_set) drop the tensor's array; a storage that grows
+// (resize_ of another tensor sharing it) moves the data, so an array whose
+// data pointer is not the tensor's is made again.
 
 /// New reference: the kernel array of tensor object `obj` (see Note [Kernel arrays]).
 PyObject* kernelArray(PyObject* obj) {

@@ -972,6 +972,14 @@ PyObject* setVersionCounterOf(PyObject*, PyObject* const* args, Py_ssize_t nargs
   });
 }
 
+/// Drops the kernel array of `impl`'s Python object, if any, after its
+/// geometry or storage changed (Note [Kernel arrays] in NumpyBridge.cpp).
+void forgetKernelArray(TensorImpl* impl) {
+  if (auto* obj = static_cast<TensorObject*>(impl->pyobj())) {
+    Py_CLEAR(obj->kernel_array);
+  }
+}
+
 /// _functionalize_unsafe_set(dst, src): dst uses src's storage from now on,
 /// keeping its own sizes, strides, offset and dtype; a src without storage
 /// (a wrapper subclass, meta) has its version counter as its memory's
@@ -983,6 +991,7 @@ PyObject* functionalizeUnsafeSet(PyObject*, PyObject* const* args, Py_ssize_t na
     TensorImpl* dst = unpackImpl(args[0]);
     TensorImpl* src = unpackImpl(args[1]);
     dst->set_storage_keep_dtype(src->storage());
+    forgetKernelArray(dst);
     if (!src->has_storage()) {
       dst->set_version_counter(src->version_counter());
     }
@@ -1121,14 +1130,30 @@ void initTensorBindings(py::module_& m) {
                               pyTypeName(self.ptr()));
         TensorImpl* impl = unpackImpl(self.ptr());
         impl->resize(toInts(sizes, "_resize_(): size"), toInts(strides, "_resize_(): stride"));
-        // Its kernel array has the old shape (Note [Kernel arrays]).
-        Py_CLEAR(reinterpret_cast<TensorObject*>(self.ptr())->kernel_array);
+        forgetKernelArray(impl);  // it has the old shape
       },
       py::arg("self"), py::arg("size"), py::arg("stride"),
       "Gives self the sizes and strides (in elements), keeping its storage offset, and grows its storage in place "
       "when they reach past it (new memory holding the old bytes; every tensor sharing the storage sees it). "
       "ValueError for a bad geometry, RuntimeError for a storage that is not resizable (from_numpy, from_dlpack) or "
       "sizes whose extent overflows. PyTorch: resize_impl_cpu_.");
+  m.def(
+      "_set_sizes_and_strides",
+      [](const Tensor& self, py::handle sizes, py::handle strides, py::handle storage_offset) {
+        OPDISPATCH_CHECK_VALUE(self.defined(), "_set_sizes_and_strides needs a tensor");
+        OPDISPATCH_CHECK_TYPE(PyLong_Check(storage_offset.ptr()),
+                              "_set_sizes_and_strides(): storage_offset must be an int, not ",
+                              pyTypeName(storage_offset.ptr()));
+        int64_t offset = toInts(storage_offset, "_set_sizes_and_strides(): storage_offset")[0];
+        self.unsafeGetTensorImpl()->set_sizes_and_strides(toInts(sizes, "_set_sizes_and_strides(): size"),
+                                                          toInts(strides, "_set_sizes_and_strides(): stride"), offset);
+        forgetKernelArray(self.unsafeGetTensorImpl());
+      },
+      py::arg("self"), py::arg("size"), py::arg("stride"), py::arg("storage_offset"),
+      "Gives self new sizes, strides (in elements) and storage offset in place, keeping its storage, dtype and "
+      "version counter: the metadata update of an in-place view operator (transpose_, as_strided_, ...). "
+      "ValueError for a bad geometry, IndexError if it reaches past the storage; the tensor is unchanged then. "
+      "PyTorch: TensorImpl::set_sizes_and_strides.");
   m.def(
       "empty_strided",
       [](py::handle shape, py::handle stride, py::handle dtype, py::handle device) {

@@ -1040,6 +1040,10 @@ def _topk_indices(values: numpy.typing.NDArray[numpy.int64], k: typing.SupportsI
     """
     _topk_indices(values, k, largest, sorted): for each row of the C-contiguous 2-D float64 or int64 array values, the int64 indices of its k largest (or smallest) values as PyTorch's CPU topk selects and orders them, equal values included (Note [topk's order among equal values]); NaN is the largest value. ValueError unless values is 2-D and 0 <= k <= its row length. PyTorch: topk_impl_loop.
     """
+def _set_sizes_and_strides(self: TensorBase, size: collections.abc.Sequence[typing.SupportsIndex], stride: collections.abc.Sequence[typing.SupportsIndex], storage_offset: typing.SupportsIndex) -> None:
+    """
+    Gives self new sizes, strides (in elements) and storage offset in place, keeping its storage, dtype and version counter: the metadata update of an in-place view operator (transpose_, as_strided_, ...). ValueError for a bad geometry, IndexError if it reaches past the storage; the tensor is unchanged then. PyTorch: TensorImpl::set_sizes_and_strides.
+    """
 def _can_cast(from_: typing.Any, to: typing.Any) -> builtins.bool:
     """
     Whether a result of dtype from_ may be written to a tensor of dtype to: not to a lower category (floating to integer, complex to floating, anything else to bool). PyTorch: torch.can_cast (c10::canCast).

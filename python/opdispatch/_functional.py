@@ -170,8 +170,13 @@ def where(condition: Tensor, input: Tensor, other: Tensor) -> Tensor:
 
 
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
-    """Concatenation along the existing dimension ``dim`` (od::cat)."""
-    return shape.cat(list(tensors), dim)
+    """Concatenation along the existing dimension ``dim`` (od::cat).
+    ValueError for no tensors, with PyTorch 2.13's message (torch.cat's
+    TORCH_CHECK_VALUE), where od::cat itself finds no tensor to dispatch on."""
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("opdispatch.cat(): expected a non-empty list of Tensors")
+    return shape.cat(tensors, dim)
 
 
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:

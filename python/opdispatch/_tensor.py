@@ -911,6 +911,37 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         """A view with a size-1 dim inserted at ``dim`` (od::unsqueeze)."""
         return _views.unsqueeze(self, dim)
 
+    def transpose_(self, dim0: int, dim1: int) -> "Tensor":
+        """Swaps ``dim0`` and ``dim1`` of self in place: self's sizes and strides
+        change, its memory does not (od::transpose_; IndexError for a dim out of range)."""
+        return _views.transpose_(self, dim0, dim1)
+
+    def t_(self) -> "Tensor":
+        """Transposes a tensor of at most 2 dims in place (od::t_; RuntimeError for more dims)."""
+        return _views.t_(self)
+
+    def unsqueeze_(self, dim: int) -> "Tensor":
+        """Inserts a size-1 dim at ``dim`` in place (od::unsqueeze_)."""
+        return _views.unsqueeze_(self, dim)
+
+    def squeeze_(self, dim: Any = None) -> "Tensor":
+        """Removes size-1 dims in place: all (``dim`` None, od::squeeze_), one
+        (an int, od::squeeze_.dim) or those listed (a tuple or list, od::squeeze_.dims)."""
+        if dim is None:
+            return _views.squeeze_(self)
+        if isinstance(dim, (tuple, list)):
+            return _views.squeeze_dims_(self, list(dim))
+        return _views.squeeze_dim_(self, dim)
+
+    def as_strided_(self, size: Sequence[int], stride: Sequence[int], storage_offset: Optional[int] = None
+                    ) -> "Tensor":
+        """Gives self the sizes ``size``, strides ``stride`` (in elements) and
+        ``storage_offset`` (default self's) in place over its storage
+        (od::as_strided_); RuntimeError as as_strided for a geometry it refuses."""
+        if storage_offset is None:
+            return _views.as_strided_(self, size, stride)
+        return _views.as_strided_(self, size, stride, storage_offset)
+
     def select(self, dim: int, index: int) -> "Tensor":
         """The view at ``index`` along ``dim``, which is removed (od::select.int)."""
         return _views.select(self, dim, index)

@@ -87,3 +87,25 @@ def test_the_mode_makes_constructed_tensors_two_tensors(tt):
     assert [type(v) for v in (x, y, z)] == [tt.TwoTensor] * 3
     assert x.a.tolist() == x.b.tolist() == [[1.0] * 3] * 2 and x.a is not x.b
     assert z.b.tolist() == [[2.0] * 3] * 2
+
+
+def test_in_place_view_operators_update_the_wrapper_and_its_elements(TwoTensor):
+    # Expected values: the same program on PyTorch 2.13 with torch.testing._internal.two_tensor.TwoTensor.
+    a = torch.arange(6.0).reshape(2, 3)
+    t = TwoTensor(a, a * 10)
+    v0 = t._version
+    assert t.transpose_(0, 1) is t
+    assert (tuple(t.shape), t.stride(), tuple(t.a.shape), tuple(t.b.shape), t._version - v0) == (
+        (3, 2), (1, 3), (3, 2), (3, 2), 1)
+    t.unsqueeze_(0)
+    assert (tuple(t.shape), t.stride()) == ((1, 3, 2), (3, 1, 3))
+    t.squeeze_(0)
+    assert tuple(t.shape) == (3, 2)
+    t.t_()
+    assert (tuple(t.shape), t.stride()) == ((2, 3), (3, 1))
+    t.as_strided_((3,), (2,), 0)
+    assert (tuple(t.shape), t.stride(), t.storage_offset(), t.a.tolist(), t.b.tolist()) == (
+        (3,), (2,), 0, [0.0, 2.0, 4.0], [0.0, 20.0, 40.0])
+    u = TwoTensor(torch.ones(2, 1), torch.ones(2, 1))
+    u.squeeze_(1)
+    assert tuple(u.shape) == tuple(u.a.shape) == (2,)

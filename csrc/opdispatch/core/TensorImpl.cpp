@@ -58,34 +58,37 @@ void TensorImpl::set_storage_keep_dtype(intrusive_ptr<StorageImpl> storage) {
 }
 
 void TensorImpl::resize(IntArrayRef sizes, IntArrayRef strides) {
-  int64_t numel = 0;
-  int64_t nbytes = computeStorageNbytes(sizes, strides, storage_offset_, dtype_, &numel);
-  // A copy first: sizes and strides may be this tensor's own.
-  std::vector<int64_t> values(sizes.begin(), sizes.end());
-  values.insert(values.end(), strides.begin(), strides.end());
-  int64_t* geometry = inline_geometry_;
-  if (sizes.size() > kInlineDims) {
-    geometry = new int64_t[values.size()];
-  }
+  int64_t nbytes = computeStorageNbytes(sizes, strides, storage_offset_, dtype_);
   if (storage_.defined() && static_cast<uint64_t>(nbytes) > storage_->nbytes()) {
-    try {
-      storage_->grow(static_cast<size_t>(nbytes));
-    } catch (...) {
-      if (geometry != inline_geometry_) {
-        delete[] geometry;
-      }
-      throw;
-    }
+    storage_->grow(static_cast<size_t>(nbytes));
+  }
+  set_sizes_and_strides(sizes, strides, storage_offset_);
+}
+
+void TensorImpl::set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) {
+  int64_t numel = 0;
+  int64_t nbytes = computeStorageNbytes(sizes, strides, storage_offset, dtype_, &numel);
+  OPDISPATCH_CHECK_INDEX(!storage_.defined() || static_cast<uint64_t>(nbytes) <= storage_->nbytes(),
+                         "a tensor with sizes ", listString(sizes), ", strides ", listString(strides),
+                         " and storage_offset ", storage_offset, " (dtype ", toPythonName(dtype_), ") reaches byte ",
+                         nbytes, " of its storage, which has ", storage_->nbytes(), " bytes");
+  // Copied before the old geometry is freed: `sizes` and `strides` may point into it.
+  std::vector<int64_t> geometry(sizes.begin(), sizes.end());
+  geometry.insert(geometry.end(), strides.begin(), strides.end());
+  int64_t* target = inline_geometry_;
+  if (sizes.size() > kInlineDims) {
+    target = new int64_t[2 * sizes.size()];  // before anything changes: new may throw
   }
   if (dim_ > kInlineDims) {
     delete[] heap_geometry_;
   }
-  std::copy(values.begin(), values.end(), geometry);
-  if (geometry != inline_geometry_) {
-    heap_geometry_ = geometry;
+  if (sizes.size() > kInlineDims) {
+    heap_geometry_ = target;
   }
+  std::copy(geometry.begin(), geometry.end(), target);
   dim_ = sizes.size();
   numel_ = numel;
+  storage_offset_ = storage_offset;
   refreshContiguous();
 }
 

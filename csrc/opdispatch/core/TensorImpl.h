@@ -74,9 +74,17 @@ class TensorImpl final : public intrusive_ptr_target {
   /// when the elements reach past it; a smaller tensor keeps the storage as
   /// it is. Throws as computeStorageNbytes does for a bad geometry, and what
   /// StorageImpl::grow throws (Error for a storage that is not resizable);
-  /// the tensor is unchanged then. PyTorch: resize_impl_cpu_
+  /// the tensor's geometry is unchanged then (a grown storage stays grown). PyTorch: resize_impl_cpu_
   /// (aten/src/ATen/native/Resize.h).
   void resize(IntArrayRef sizes, IntArrayRef strides);
+  /// Gives this tensor new sizes, strides (in elements, as many as sizes) and
+  /// storage offset, keeping its storage, dtype and version counter: what an
+  /// in-place view operator (transpose_, as_strided_, ...) does. Checks the
+  /// geometry as the constructor does (ValueError, Error, IndexError) and
+  /// leaves the tensor as it was when it throws. Not synchronised: as in
+  /// PyTorch, no other thread may use the tensor meanwhile. PyTorch:
+  /// TensorImpl::set_sizes_and_strides.
+  void set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset);
   /// Address of element 0. Throws on a tensor with no storage (meta, wrapper subclasses).
   void* data_ptr() const;
   bool is_contiguous() const { return is_contiguous_; }

@@ -159,9 +159,9 @@ void OperatorEntry::registerSchema(FunctionSchema schema, InternedString debug, 
 
 void OperatorEntry::updateSchemaEffects(const AnnotatedSchema& s) {
   // Only the entries that bump versions depend on the schema (tableEntry):
-  // those of the backend keys and Undefined, for a schema that mutates.
+  // those of the Python key, the backend keys and Undefined, for a schema that mutates.
   if (!s.mutable_arg_indices.empty()) {
-    updateDispatchTable(backend_dispatch_keyset, true);
+    updateDispatchTable(backend_dispatch_keyset.add(DispatchKey::Python), true);
   }
 }
 
@@ -330,13 +330,15 @@ std::pair<const AnnotatedKernel*, const char*> OperatorEntry::computeDispatchTab
 
 KernelRef OperatorEntry::tableEntry(DispatchKey k, const AnnotatedKernel& chosen) const {
   // Note [Post-kernel effects]: versions are bumped below autograd, for the
-  // kernels of backend keys (and Undefined); the alias check is the kernel's.
+  // kernels of the Python key and of backend keys (and Undefined); the alias
+  // check is the kernel's.
   if (chosen.kernel.isFallthrough()) {
     return chosen.kernel.ref();  // never run: no effects (Note [Hot dispatch table])
   }
   uint32_t effects = KernelRef::kNoEffects;
   const AnnotatedSchema* s = schemaPtr();
-  if (s != nullptr && !s->mutable_arg_indices.empty() && (k == DispatchKey::Undefined || isBackendDispatchKey(k))) {
+  if (s != nullptr && !s->mutable_arg_indices.empty() &&
+      (k == DispatchKey::Undefined || k == DispatchKey::Python || isBackendDispatchKey(k))) {
     effects |= KernelRef::kBumpsVersions;
   }
   if (chosen.kernel.checksOutputAliasing()) {

@@ -12,6 +12,7 @@
 #include <opdispatch/core/intrusive_ptr.h>
 #include <opdispatch/dispatch/AnnotatedSchema.h>
 #include <opdispatch/dispatch/KernelRef.h>
+#include <opdispatch/dispatch/LocalDispatchKeySet.h>
 
 namespace opdispatch {
 
@@ -30,12 +31,18 @@ namespace opdispatch {
 //    in the ADInplaceOrView kernels, which run for every tensor because
 //    ADInplaceOrView is always in its key sets. Here that key is only on
 //    tensors that require grad (Note [Tensor key sets]), so the dispatcher
-//    does it instead: when a kernel chosen for a backend key (or Undefined)
-//    returns, the version counters of the tensors passed to the arguments the
-//    schema marks as written to (`Tensor(a!)`) are bumped. That is below every
-//    autograd kernel, as ADInplaceOrView is, so an autograd kernel saving a
-//    mutated tensor sees its new version. Kernels never bump versions
-//    themselves.
+//    does it instead: when a kernel chosen for the Python key or a backend
+//    key (or Undefined) returns, the version counters of the tensors passed
+//    to the arguments the schema marks as written to (`Tensor(a!)`) are
+//    bumped, unless ADInplaceOrView is excluded on the thread (as PyTorch's
+//    ADInplaceOrView kernel does not run then). That is below every autograd
+//    kernel, as ADInplaceOrView is, so an autograd kernel saving a mutated
+//    tensor sees its new version. The Python key's kernel (a mode's or a
+//    subclass's __torch_dispatch__) runs with the keys above Python excluded,
+//    ADInplaceOrView among them, so the calls it makes bump nothing and the
+//    call it handles bumps once when it returns: a wrapper subclass's own
+//    counter moves, its inner tensors' do not, as in PyTorch 2.13. Kernels
+//    never bump versions themselves.
 // 2. Output aliasing (KernelFunction::checkOutputAliasing; custom_op asks for
 //    it): no tensor result may share memory with an argument or another
 //    result ("shares memory" is TensorImpl::sharesMemoryWith: the same
@@ -132,7 +139,7 @@ class PostKernelEffects final {
   /// among those `forEachArgument(f)` lists.
   template <class ForEachArgument>
   OPDISPATCH_ALWAYS_INLINE void commit(const ForEachArgument& forEachArgument) {
-    if (bumps_versions_) {
+    if (bumps_versions_ && !tls_local_dispatch_key_set().excluded_.has(DispatchKey::ADInplaceOrView)) {
       forEachArgument([&](uint32_t index, TensorImpl& t) {
         if (isMutable(index)) {
           t.bump_version();

@@ -681,3 +681,85 @@ resize_: Op = defop(
     "resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)",
     tags=(Tag.core, Tag.inplace, Tag.inplace_view, Tag.pt2_compliant_tag), backend=_resize_,
     autograd=_resize_autograd)
+
+
+# --- in-place views ------------------------------------------------------------------------
+# Note [In-place view operators]
+# transpose_, t_, unsqueeze_, squeeze_ and as_strided_ give self the geometry
+# of the out-of-place view (its kernel computes it, with its checks), keeping
+# self's memory, dtype and version counter (TensorImpl::set_sizes_and_strides);
+# the dispatcher bumps the version, as PyTorch's ADInplaceOrView does. One
+# kernel serves every backend and wrapper subclasses alike (it reads no data),
+# which return_and_correct_aliasing relies on to update a wrapper's metadata.
+# Their autograd kernel records one node whose gradient maps the new geometry
+# back onto the old one over the shared storage: as_strided's formula, which
+# covers every view (PyTorch records each operator's own formula, e.g.
+# TransposeBackward1; the gradients are equal).
+
+INPLACE_VIEW = (Tag.inplace, Tag.inplace_view, Tag.pt2_compliant_tag)
+
+
+def _in_place(view_of: Any) -> Any:
+    """The kernel of an in-place view operator whose out-of-place view is
+    ``view_of(self, *args)`` (Note [In-place view operators])."""
+
+    def kernel(self: Tensor, *args: Any) -> Tensor:
+        result = view_of(self, *args)
+        _C._set_sizes_and_strides(self, list(result.shape), list(result.stride()), result.storage_offset())
+        return self
+
+    return kernel
+
+
+def _in_place_view_autograd(op: Any) -> Any:
+    """The Autograd kernel of an in-place view operator ``op`` (Note
+    [In-place view operators]): below autograd when self needs no gradient;
+    RuntimeError for a leaf that requires grad or a recorded view (graph.check_inplace)."""
+    from ..autograd import graph
+    from ..autograd.grad_mode import is_grad_enabled
+
+    schema = op._schema
+    name = schema.name + (f".{schema.overload_name}" if schema.overload_name else "")
+    formula = graph.Formula(name, lambda ctx, grad: (_as_strided_backward(ctx, grad)[0],) + (None,) * (ctx.num_passed - 1),
+                            [a.name for a in schema.arguments], None)
+
+    def kernel(keyset: _C.DispatchKeySet, self: Tensor, *args: Any) -> Tensor:
+        edge = graph.gradient_edge(self)
+        if edge[0] is None or not is_grad_enabled():
+            below: Tensor = op._redispatch_below_autograd(keyset, self, *args)
+            return below
+        graph.check_inplace(name, self)
+        before = _geometry(self)
+        op._redispatch_below_autograd(keyset, self, *args)
+        node: Any = graph.OpNode(formula, (True,) + (False,) * len(args), (edge,),
+                                 (graph.TENSOR,) + (None,) * len(args), 1 + len(args))
+        node.input, node.output = before, _geometry(self)
+        node.outputs_meta = ((self.shape, self.dtype, self.device),)
+        graph.set_history(self, node, 0)
+        return self
+
+    return kernel
+
+
+def _t(self: Tensor) -> Tensor:
+    if self.ndim > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+    return _transpose(self, 0, -1) if self.ndim == 2 else _strided(self, self.shape, self.stride())
+
+
+def _define_in_place_view(schema: str, view_of: Any) -> Op:
+    return defop(schema, tags=INPLACE_VIEW, backend=_in_place(view_of), autograd=_in_place_view_autograd)
+
+
+transpose_: Op = _define_in_place_view("transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)", _transpose)
+t_: Op = _define_in_place_view("t_(Tensor(a!) self) -> Tensor(a!)", _t)
+unsqueeze_: Op = _define_in_place_view("unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)", _unsqueeze)
+squeeze_: Op = _define_in_place_view("squeeze_(Tensor(a!) self) -> Tensor(a!)",
+                                     lambda self: _squeeze_dims(self, range(self.ndim)))
+squeeze_dim_: Op = _define_in_place_view(
+    "squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)",
+    lambda self, dim: _squeeze_dims(self, [wrap_dim("od::squeeze_.dim", dim, self.ndim)]))
+squeeze_dims_: Op = _define_in_place_view("squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)", _squeeze_listed)
+as_strided_: Op = _define_in_place_view(
+    "as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a!)",
+    _as_strided)

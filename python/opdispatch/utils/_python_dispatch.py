@@ -415,16 +415,23 @@ def return_and_correct_aliasing(func: Any, args: tuple[Any, ...], kwargs: Option
     counter) with its own sizes and strides kept; a written return
     (``Tensor(a!)``: an in-place or ``out=`` operator) is replaced by the
     argument it writes, ``self`` or ``out`` itself (a tuple of them for
-    several). AssertionError for a view whose type differs from its base's
-    (one being a traceable wrapper subclass); RuntimeError for an
-    ``inplace_view``-tagged operator, whose metadata update opdispatch's
-    tensors cannot take (they have no resizable metadata); TypeError if the
-    arguments do not fit the schema. PyTorch: same name."""
+    several). For an ``inplace_view``-tagged operator (``transpose_``,
+    ``as_strided_``, ...) the written argument, the wrapper, first takes the
+    geometry the operator gives it: the operator runs on it with the Python
+    keys excluded, reaching its metadata-only kernel (Note [In-place view
+    operators]), as PyTorch runs its meta kernel there. AssertionError for a
+    view whose type differs from its base's (one being a traceable wrapper
+    subclass), or an inplace_view operator writing other than one argument;
+    TypeError if the arguments do not fit the schema. PyTorch: same name."""
     schema_info = get_alias_info(func)
     _correct_storage_aliasing(func, schema_info, args, out if isinstance(out, tuple) else (out,))
     if schema_info.is_inplace_view_op:
-        raise RuntimeError(f"return_and_correct_aliasing({func}): operators tagged inplace_view change a tensor's "
-                           "sizes in place, which opdispatch tensors do not support")
+        mutated = [x for i, x in enumerate(args) if _get_write_alias(schema_info.args[i]) is not None]
+        if len(mutated) != 1:
+            raise AssertionError(f"{func}: expected exactly one mutated argument for an inplace_view operator, "
+                                 f"got {len(mutated)}")
+        with _C._DisableTorchDispatch():
+            func(*args, **(kwargs or {}))
     write_aliases = schema_info.outs_write_aliases
     if write_aliases is None:
         return out
