@@ -880,7 +880,7 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         """Gives this tensor the sizes ``size`` (ints, or one sequence of
         them) with contiguous strides, in place, keeping its storage offset;
         its storage grows (values kept) when the new elements reach past it
-        and stays as it is otherwise (od::resize_). Returns self.
+        and stays as it is otherwise (``od::resize_``). Returns self.
         RuntimeError for a negative size, a tensor that requires grad, or a
         storage a NumPy array owns (from_numpy, from_dlpack), as PyTorch.
         Arrays numpy() gave before keep the old values when the storage
@@ -913,20 +913,20 @@ class Tensor(PointwiseMethods, _C.TensorBase):
 
     def transpose_(self, dim0: int, dim1: int) -> "Tensor":
         """Swaps ``dim0`` and ``dim1`` of self in place: self's sizes and strides
-        change, its memory does not (od::transpose_; IndexError for a dim out of range)."""
+        change, its memory does not (``od::transpose_``; IndexError for a dim out of range)."""
         return _views.transpose_(self, dim0, dim1)
 
     def t_(self) -> "Tensor":
-        """Transposes a tensor of at most 2 dims in place (od::t_; RuntimeError for more dims)."""
+        """Transposes a tensor of at most 2 dims in place (``od::t_``; RuntimeError for more dims)."""
         return _views.t_(self)
 
     def unsqueeze_(self, dim: int) -> "Tensor":
-        """Inserts a size-1 dim at ``dim`` in place (od::unsqueeze_)."""
+        """Inserts a size-1 dim at ``dim`` in place (``od::unsqueeze_``)."""
         return _views.unsqueeze_(self, dim)
 
     def squeeze_(self, dim: Any = None) -> "Tensor":
-        """Removes size-1 dims in place: all (``dim`` None, od::squeeze_), one
-        (an int, od::squeeze_.dim) or those listed (a tuple or list, od::squeeze_.dims)."""
+        """Removes size-1 dims in place: all (``dim`` None, ``od::squeeze_``), one
+        (an int, ``od::squeeze_.dim``) or those listed (a tuple or list, ``od::squeeze_.dims``)."""
         if dim is None:
             return _views.squeeze_(self)
         if isinstance(dim, (tuple, list)):
@@ -937,7 +937,7 @@ class Tensor(PointwiseMethods, _C.TensorBase):
                     ) -> "Tensor":
         """Gives self the sizes ``size``, strides ``stride`` (in elements) and
         ``storage_offset`` (default self's) in place over its storage
-        (od::as_strided_); RuntimeError as as_strided for a geometry it refuses."""
+        (``od::as_strided_``); RuntimeError as as_strided for a geometry it refuses."""
         if storage_offset is None:
             return _views.as_strided_(self, size, stride)
         return _views.as_strided_(self, size, stride, storage_offset)
