@@ -234,11 +234,11 @@ def _nll_grad(go: np.ndarray, x: np.ndarray, t: np.ndarray, w: Any, reduction: i
 
 
 def _softmax_grad(g: np.ndarray, out: np.ndarray, dim: int, dtype: Any) -> np.ndarray:
-    return (out * (g - (g * out).sum(dim, keepdims=True))).astype(dtype.to_numpy())
+    return out * (g - (g * out).sum(dim, keepdims=True))  # grad_output's dtype: PyTorch's CPU kernel ignores dtype
 
 
 def _log_softmax_grad(g: np.ndarray, out: np.ndarray, dim: int, dtype: Any) -> np.ndarray:
-    return (g - np.exp(out) * g.sum(dim, keepdims=True)).astype(dtype.to_numpy())
+    return g - np.exp(out) * g.sum(dim, keepdims=True)  # grad_output's dtype: PyTorch's CPU kernel ignores dtype
 
 
 def _placed(g: np.ndarray, sizes: list[int], index: Any) -> np.ndarray:
@@ -558,11 +558,13 @@ OPS: list[OpInfo] = [
     OpInfo("_softmax_backward_data", [S(a(2, 3), a(2, 3), 1, opdispatch.float64),
                                       S(a(2, 3), a(2, 3), 0, opdispatch.float64),
                                       S(a(2, 3).astype(np.float32), a(2, 3).astype(np.float32), -1, opdispatch.float64)],
-           ref=_softmax_grad),
+           ref=_softmax_grad,
+           error_samples=[S(a(2, 3).astype(np.float32), a(2, 3), 1, opdispatch.float64)]),
     OpInfo("_log_softmax_backward_data", [S(a(2, 3), a(2, 3), 1, opdispatch.float64),
                                           S(a(2, 3), a(2, 3), 0, opdispatch.float64),
                                           S(a(3).astype(np.float32), a(3).astype(np.float32), 0, opdispatch.float64)],
-           ref=_log_softmax_grad),
+           ref=_log_softmax_grad,
+           error_samples=[S(a(2, 3).astype(np.float32), a(2, 3), 1, opdispatch.float64)]),
     # --- joining ---------------------------------------------------------------------------------------------------
     OpInfo("flip", [S(a(2, 3), [0, 1]), S(a(2, 3, 2), [-1]), S(a(2, 3), []), S(ints(4), [0]), S(a(), [])],
            ref=lambda x, dims: np.flip(x, tuple(dims)) if x.ndim else x,

@@ -48,6 +48,49 @@ def _install_errstate() -> None:
 _install_errstate()
 
 
+# Note [float16 computes in float32]
+# PyTorch's CPU kernels compute a float16 operation in float32 (at::opmath_type<at::Half>) and round the
+# result to float16 once: a pointwise kernel's several steps (gelu, hardswish), and every kernel that
+# accumulates (convolution, matrix products, pooling, upsampling, softmax, normalisation). NumPy rounds
+# float16 after each ufunc, so a NumPy function of several steps given float16 arrays rounds in between and
+# misses PyTorch's result in the last digits. ``opmath`` is the one rule for all of them: a kernel's NumPy
+# function wrapped in it sees float32 arrays and its float32 results come back as float16. A Python float
+# argument is rounded to float16 first, as PyTorch casts a Scalar operand to the tensor's dtype.
+
+
+def _widened(value: Any) -> Any:
+    """A float16 operand of ``opmath`` in float32: arrays cast, Python floats rounded to float16 first."""
+    if isinstance(value, np.ndarray) and value.dtype == np.float16:
+        return value.astype(np.float32)
+    if isinstance(value, float):
+        return np.float32(np.float16(value))
+    return value
+
+
+def _narrowed(result: Any) -> Any:
+    """A float32 result (array, NumPy scalar, or a tuple of them) of ``opmath`` rounded to float16."""
+    if isinstance(result, tuple):
+        return tuple(_narrowed(r) for r in result)
+    return result.astype(np.float16) if getattr(result, "dtype", None) == np.float32 else result
+
+
+def opmath(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` (a NumPy function of several steps, run by call_numpy) computing
+    float16 array arguments in float32, each float32 result (one, or a tuple)
+    rounded to float16 once (Note [float16 computes in float32]); a Python
+    float among the arguments is first rounded to float16; other arguments
+    pass through unchanged, and calls without a float16 array run ``fn`` as
+    it is. PyTorch: at::opmath_type<at::Half>."""
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        if not any(isinstance(a, np.ndarray) and a.dtype == np.float16 for a in args):
+            return fn(*args, **kwargs)
+        return _narrowed(fn(*[_widened(a) for a in args], **kwargs))
+
+    run.__name__ = getattr(fn, "__name__", "opmath")
+    return run
+
+
 def arr(t: _C.TensorBase) -> np.ndarray:
     """The NumPy view of a cpu tensor's memory (kernels run below autograd)."""
     return t.numpy(force=True)

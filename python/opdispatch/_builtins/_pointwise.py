@@ -22,7 +22,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import _C
-from ._numpy import broadcast_shape, call_numpy, check_device, check_inplace, meta_like, numpy_kernel
+from ._numpy import broadcast_shape, call_numpy, check_device, check_inplace, meta_like, numpy_kernel, opmath
 from ._registry import Kernels
 from .._tensor_type import Tensor
 
@@ -61,32 +61,6 @@ def as_dtype(value: Any, dtype: np.dtype) -> Any:
     if isinstance(value, NUMBERS):
         return np.asarray(value).astype(dtype)
     return value
-
-
-def _widened(value: Any) -> Any:
-    """A float16 operand of ``opmath`` in float32: arrays cast, Python floats rounded to float16 first."""
-    if isinstance(value, np.ndarray) and value.dtype == np.float16:
-        return value.astype(np.float32)
-    if isinstance(value, float):
-        return np.float32(np.float16(value))
-    return value
-
-
-def opmath(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` (a NumPy function of several steps) computing float16 array
-    arguments in float32, its float32 result rounded to float16 once (Note
-    [float16 computes in float32]); a Python float among the arguments is
-    first rounded to float16, as PyTorch casts a Scalar operand to the compute
-    dtype; other arguments pass through unchanged. PyTorch: at::opmath_type<at::Half>."""
-
-    def run(*args: Any, **kwargs: Any) -> Any:
-        if not any(isinstance(a, np.ndarray) and a.dtype == np.float16 for a in args):
-            return fn(*args, **kwargs)
-        result = fn(*[_widened(a) for a in args], **kwargs)
-        return result.astype(np.float16) if getattr(result, "dtype", None) == np.float32 else result
-
-    run.__name__ = getattr(fn, "__name__", "opmath")
-    return run
 
 
 def _in_dtype(fn: Callable[..., Any], dtype: np.dtype, which: slice, *args: Any, **kwargs: Any) -> Any:

@@ -11,7 +11,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import factories, reduction, views
-from ._numpy import call_numpy, check_device, meta_like
+from ._numpy import call_numpy, check_device, meta_like, opmath
 from ._registry import CORE, PT2, Op, defop
 from ._windows import check_pool_input
 
@@ -28,6 +28,7 @@ def _averaging(n_in: int, n_out: int, dtype: np.dtype) -> np.ndarray:
     return matrix
 
 
+@opmath
 def _apply(x: np.ndarray, sizes: Sequence[int], transpose: bool) -> np.ndarray:
     """x with each of its trailing len(sizes) dimensions mapped by its
     averaging matrix (to ``sizes``), or by the transpose (back to ``sizes``)."""

@@ -10,7 +10,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from . import factories, views
-from ._numpy import call_numpy, check_device, meta_like
+from ._numpy import call_numpy, check_device, meta_like, opmath
 from ._registry import CORE, PT2, Op, defop
 from ._windows import PoolParams, padded, pool_params, windows
 
@@ -52,6 +52,7 @@ def _divided(sums: np.ndarray, divisor: np.ndarray, dtype: np.dtype) -> np.ndarr
     return mean
 
 
+@opmath
 def _avg_pool_of(x: np.ndarray, p: PoolParams, count_include_pad: bool, divisor_override: Optional[int]
                  ) -> np.ndarray:
     k = len(p.kernel)
@@ -82,13 +83,17 @@ def _avg_pool_kernels(name: str, k: int) -> dict[str, Any]:
 def _spread(go: np.ndarray, x: np.ndarray, p: PoolParams, count_include_pad: bool,
             divisor_override: Optional[int]) -> np.ndarray:
     """Each window's gradient divided by its divisor and added to every input
-    element of the window: one strided add per kernel offset."""
+    element of the window: one strided add per kernel offset, the offsets
+    last to first, so that each input element receives its windows' shares in
+    the order PyTorch's kernel adds them (output positions ascending) and
+    float16 rounds after each add as there (cpu_avg_pool_backward adds in
+    scalar_t, not in float32)."""
     k = len(p.kernel)
     size = x.shape[-k:]
     lo, hi = p.pads(size)
     g = go / _divisors(p, size, count_include_pad, divisor_override).astype(go.dtype, copy=False)
     grad = np.zeros((*x.shape[:-k], *(n + a + b for n, a, b in zip(size, lo, hi))), go.dtype)
-    for offset in itertools.product(*(range(kk) for kk in p.kernel)):
+    for offset in reversed(list(itertools.product(*(range(kk) for kk in p.kernel)))):
         target = tuple(slice(o, o + s * (n - 1) + 1, s) for o, s, n in zip(offset, p.stride, p.out))
         grad[(Ellipsis,) + target] += g
     inside = tuple(slice(a, a + n) for a, n in zip(lo, size))

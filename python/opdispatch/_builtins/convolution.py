@@ -14,7 +14,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from . import views
-from ._numpy import call_numpy, call_numpy_triple, check_device, meta_like
+from ._numpy import call_numpy, call_numpy_triple, check_device, meta_like, opmath
 from ._registry import CORE, PT2, Op, defop
 from ._windows import expand_param, padded, windows
 from .._tensor_type import Tensor
@@ -199,6 +199,7 @@ def _bias_added(out: np.ndarray, bias: Optional[np.ndarray]) -> np.ndarray:
     return out
 
 
+@opmath
 def _convolution_of(x: np.ndarray, w: np.ndarray, bias: Optional[np.ndarray], p: ConvParams) -> np.ndarray:
     if p.transposed:
         out = _transposed(x, w, p.stride, p.padding, p.dilation, p.output_padding, p.groups)
@@ -269,6 +270,7 @@ def _unasked(like: np.ndarray) -> np.ndarray:
     return np.empty(0, like.dtype)
 
 
+@opmath
 def _convolution_backward_of(go: np.ndarray, x: np.ndarray, w: np.ndarray, p: ConvParams, mask: Sequence[bool]
                              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     kernel = w.shape[2:]

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import elementwise, views
 from .elementwise import as_dtype, input_grad
-from ._numpy import broadcast_shape, call_numpy, check_device, meta_like
+from ._numpy import broadcast_shape, call_numpy, check_device, meta_like, opmath
 from ._pointwise import SAME_DTYPE, fast_path
 from ._registry import CORE, PT2, Kernels, Op, defop
 from .._tensor_type import Tensor
@@ -137,6 +137,7 @@ matmul: Op = defop("matmul(Tensor self, Tensor other) -> Tensor", tags=PT2, **_c
                    backward=_matmul_backward, setup_context=_save_inputs)
 
 
+@opmath
 def _addmm_of(bias: np.ndarray, a: np.ndarray, b: np.ndarray, beta: Any, alpha: Any) -> np.ndarray:
     out: np.ndarray = _dot(a, b)
     if alpha != 1:

@@ -12,7 +12,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from ._numpy import call_numpy, meta_like
+from ._numpy import call_numpy, meta_like, opmath
 from ._registry import CORE, PT2, Op, defop
 
 
@@ -87,11 +87,13 @@ def _matrices(mode: str, size: Sequence[int], output_size: Sequence[int], align_
     return [_bilinear(i, o, align_corners, s, dtype) for i, o, s in zip(size, output_size, scales)]
 
 
+@opmath
 def _forward_of(x: np.ndarray, mode: str, output_size: Sequence[int], align_corners: bool,
                 scales: Sequence[Optional[float]]) -> np.ndarray:
     return _interpolated(x, _matrices(mode, x.shape[2:], output_size, align_corners, scales, x.dtype), False)
 
 
+@opmath
 def _backward_of(go: np.ndarray, mode: str, output_size: Sequence[int], input_size: Sequence[int],
                  align_corners: bool, scales: Sequence[Optional[float]]) -> np.ndarray:
     return _interpolated(go, _matrices(mode, input_size[2:], output_size, align_corners, scales, go.dtype), True)
