@@ -36,8 +36,6 @@ _UNASKED_GRADIENTS = "output_mask False: PyTorch returns None, od an empty tenso
 # PyTorch's batch norm kernels update running_mean / running_var through their data pointers, leaving the
 # version counters alone; od's update them with copy_, which bumps them.
 _RUNNING_STATS_VERSION = "PyTorch updates the running stats without bumping their version, od bumps it"
-# For a float16 input PyTorch's batch norm returns save_mean / save_invstd in float16; od's are float32.
-_BATCH_NORM_HALF_STATS = "float16: PyTorch's saved statistics are float16, od's float32"
 # native_dropout with train=False returns its input itself in PyTorch (no copy); od returns a new tensor.
 _DROPOUT_ALIAS = "train=False: PyTorch returns the input itself, od a copy"
 # PyTorch's resize_ bumps the version only when the sizes change (resize_ to the same sizes returns before any
@@ -290,31 +288,27 @@ KNOWN_DIFFERENCES: dict[str, tuple[str, str]] = {
     "grid_sampler_2d#3/float16": ("values", _FLOAT16_STEPS),
     "grid_sampler#0/float16": ("values", _FLOAT16_STEPS),
     "_native_batch_norm_legit#0": ("version", _RUNNING_STATS_VERSION),
-    "_native_batch_norm_legit#0/float16": ("dtype values version", _RUNNING_STATS_VERSION),
+    "_native_batch_norm_legit#0/float16": ("version", _RUNNING_STATS_VERSION),
     "_native_batch_norm_legit#0/float32": ("version", _RUNNING_STATS_VERSION),
     "_native_batch_norm_legit#0/noncontiguous": ("version", _RUNNING_STATS_VERSION),
     "_native_batch_norm_legit#0/column_major": ("version", _RUNNING_STATS_VERSION),
     "_native_batch_norm_legit#1": ("version", _RUNNING_STATS_VERSION),
-    "_native_batch_norm_legit#1/float16": ("dtype version", _RUNNING_STATS_VERSION),
+    "_native_batch_norm_legit#1/float16": ("version", _RUNNING_STATS_VERSION),
     "_native_batch_norm_legit#1/float32": ("version", _RUNNING_STATS_VERSION),
     "_native_batch_norm_legit#1/noncontiguous": ("version", _RUNNING_STATS_VERSION),
     "_native_batch_norm_legit#1/column_major": ("version", _RUNNING_STATS_VERSION),
     "_native_batch_norm_legit#2": ("version", _RUNNING_STATS_VERSION),
-    "_native_batch_norm_legit#2/float16": ("dtype version", _RUNNING_STATS_VERSION),
+    "_native_batch_norm_legit#2/float16": ("version", _RUNNING_STATS_VERSION),
     "_native_batch_norm_legit#2/float32": ("version", _RUNNING_STATS_VERSION),
     "_native_batch_norm_legit#2/noncontiguous": ("version", _RUNNING_STATS_VERSION),
     "_native_batch_norm_legit#2/column_major": ("version", _RUNNING_STATS_VERSION),
     "_native_batch_norm_legit#3": ("version", _RUNNING_STATS_VERSION),
-    "_native_batch_norm_legit#3/float16": ("dtype values version", _RUNNING_STATS_VERSION),
+    "_native_batch_norm_legit#3/float16": ("version", _RUNNING_STATS_VERSION),
     "_native_batch_norm_legit#3/float64": ("version", _RUNNING_STATS_VERSION),
     "_native_batch_norm_legit#3/noncontiguous": ("version", _RUNNING_STATS_VERSION),
     "_native_batch_norm_legit#3/column_major": ("version", _RUNNING_STATS_VERSION),
-    "_native_batch_norm_legit.no_stats#0/float16": ("dtype values", _BATCH_NORM_HALF_STATS),
-    "_native_batch_norm_legit.no_stats#1/float16": ("dtype", _BATCH_NORM_HALF_STATS),
-    "_native_batch_norm_legit_no_training#0/float16": ("dtype values", _BATCH_NORM_HALF_STATS),
-    "_native_batch_norm_legit_no_training#1/float16": ("dtype", _BATCH_NORM_HALF_STATS),
     "batch_norm#0": ("version", _RUNNING_STATS_VERSION),
-    "batch_norm#0/float16": ("values version", _RUNNING_STATS_VERSION),
+    "batch_norm#0/float16": ("version", _RUNNING_STATS_VERSION),
     "batch_norm#0/float32": ("version", _RUNNING_STATS_VERSION),
     "batch_norm#0/noncontiguous": ("version", _RUNNING_STATS_VERSION),
     "batch_norm#0/column_major": ("version", _RUNNING_STATS_VERSION),

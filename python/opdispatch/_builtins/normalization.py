@@ -104,32 +104,41 @@ def _channel_shape(ndim: int) -> list[int]:
 
 def _batch_norm_training(x: np.ndarray, weight: Optional[np.ndarray], bias: Optional[np.ndarray],
                          running_mean: Optional[np.ndarray], running_var: Optional[np.ndarray], momentum: float,
-                         eps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                         eps: float, stats_dtype: np.dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Normalises with the batch's statistics per channel and, when given,
-    moves the running statistics toward them (the variance unbiased)."""
+    moves the running statistics toward them (the variance unbiased); the
+    saved statistics are returned in ``stats_dtype`` (_stats_dtype)."""
     axes = _channel_axes(x.ndim)
     mean, var, rstd = _stats(x, axes, eps)
-    out = _affine((x - mean) * rstd, weight, bias, _channel_shape(x.ndim)).astype(x.dtype, copy=False)
+    # PyTorch normalises with the statistics it saves, rounded to their dtype (float16 for an all-float16 call).
+    saved_mean, saved_rstd = mean.astype(stats_dtype, copy=False), rstd.astype(stats_dtype, copy=False)
+    xhat = (x - saved_mean.astype(mean.dtype, copy=False)) * saved_rstd.astype(rstd.dtype, copy=False)
+    out = _affine(xhat, weight, bias, _channel_shape(x.ndim)).astype(x.dtype, copy=False)
     if running_mean is not None and running_var is not None:
         n = x.size // x.shape[1]
         running_mean *= 1 - momentum
         running_mean += momentum * mean.reshape(-1)
         running_var *= 1 - momentum
         running_var += momentum * var.reshape(-1) * n / (n - 1)
-    return out, mean.reshape(-1), rstd.reshape(-1)
+    return out, saved_mean.reshape(-1), saved_rstd.reshape(-1)
 
 
 def _batch_norm_eval(x: np.ndarray, weight: Optional[np.ndarray], bias: Optional[np.ndarray],
                      running_mean: np.ndarray, running_var: np.ndarray, eps: float) -> np.ndarray:
     shape = _channel_shape(x.ndim)
     calc = _opmath(x.dtype)
-    xhat = (x.astype(calc, copy=False) - running_mean.reshape(shape)) / np.sqrt(running_var.reshape(shape) + eps)
+    mean, var = running_mean.astype(calc, copy=False), running_var.astype(calc, copy=False)
+    xhat = (x.astype(calc, copy=False) - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + eps)
     out: np.ndarray = _affine(xhat, weight, bias, shape).astype(x.dtype, copy=False)
     return out
 
 
-def _stats_dtype(input: Tensor) -> Any:
-    return _C.float32 if input.dtype == _C.float16 else input.dtype
+def _stats_dtype(input: Tensor, *params: Optional[Tensor]) -> Any:
+    """The dtype of batch norm's saved statistics: float32 for a float16
+    input with a float32 parameter (weight, bias, running statistics), the
+    input's dtype otherwise. PyTorch: batch_norm_cpu (is_mixed_type)."""
+    mixed = input.dtype == _C.float16 and any(p is not None and p.dtype == _C.float32 for p in params)
+    return _C.float32 if mixed else input.dtype
 
 
 def _legit_cpu(input: Tensor, weight: Optional[Tensor], bias: Optional[Tensor], running_mean: Tensor,
@@ -138,10 +147,11 @@ def _legit_cpu(input: Tensor, weight: Optional[Tensor], bias: Optional[Tensor], 
     _check_batch_norm(op, input, ("weight", weight), ("bias", bias), ("running_mean", running_mean),
                       ("running_var", running_var))
     if training:
+        stats = _stats_dtype(input, weight, bias, running_mean, running_var).to_numpy()
         result = call_numpy_triple(_batch_norm_training, input, weight, bias, running_mean,
-                                                           running_var, momentum, eps)
+                                                           running_var, momentum, eps, stats)
         return result
-    empty = _C.empty((0,), dtype=_stats_dtype(input))
+    empty = _C.empty((0,), dtype=_stats_dtype(input, weight, bias, running_mean, running_var))
     return call_numpy(_batch_norm_eval, input, weight, bias, running_mean, running_var, eps), empty, empty
 
 
@@ -152,15 +162,15 @@ def _legit_meta(input: Tensor, weight: Optional[Tensor], bias: Optional[Tensor],
     _check_batch_norm(op, input, ("weight", weight), ("bias", bias), ("running_mean", running_mean),
                       ("running_var", running_var))
     n = input.shape[1] if training else 0
-    return meta_like(input.shape, input.dtype), meta_like((n,), _stats_dtype(input)), \
-        meta_like((n,), _stats_dtype(input))
+    stats = _stats_dtype(input, weight, bias, running_mean, running_var)
+    return meta_like(input.shape, input.dtype), meta_like((n,), stats), meta_like((n,), stats)
 
 
 def _no_stats_cpu(input: Tensor, weight: Optional[Tensor], bias: Optional[Tensor], training: bool, momentum: float,
                   eps: float) -> tuple[Tensor, Tensor, Tensor]:
     _check_no_stats(input, weight, bias, training)
     result = call_numpy_triple(_batch_norm_training, input, weight, bias, None, None,
-                                                       momentum, eps)
+                                                       momentum, eps, _stats_dtype(input, weight, bias).to_numpy())
     return result
 
 
@@ -175,16 +185,15 @@ def _no_stats_meta(input: Tensor, weight: Optional[Tensor], bias: Optional[Tenso
                    eps: float) -> tuple[Tensor, Tensor, Tensor]:
     check_device("od::_native_batch_norm_legit.no_stats", input, *_optional(weight, bias))
     _check_no_stats(input, weight, bias, training)
-    c = input.shape[1]
-    return meta_like(input.shape, input.dtype), meta_like((c,), _stats_dtype(input)), \
-        meta_like((c,), _stats_dtype(input))
+    c, stats = input.shape[1], _stats_dtype(input, weight, bias)
+    return meta_like(input.shape, input.dtype), meta_like((c,), stats), meta_like((c,), stats)
 
 
 def _no_training_cpu(input: Tensor, weight: Optional[Tensor], bias: Optional[Tensor], running_mean: Tensor,
                      running_var: Tensor, momentum: float, eps: float) -> tuple[Tensor, Tensor, Tensor]:
     _check_batch_norm("od::_native_batch_norm_legit_no_training", input, ("weight", weight), ("bias", bias),
                       ("running_mean", running_mean), ("running_var", running_var))
-    empty = _C.empty((0,), dtype=_stats_dtype(input))
+    empty = _C.empty((0,), dtype=_stats_dtype(input, weight, bias, running_mean, running_var))
     return call_numpy(_batch_norm_eval, input, weight, bias, running_mean, running_var, eps), empty, empty
 
 
@@ -194,8 +203,8 @@ def _no_training_meta(input: Tensor, weight: Optional[Tensor], bias: Optional[Te
     check_device(op, input, running_mean, running_var, *_optional(weight, bias))
     _check_batch_norm(op, input, ("weight", weight), ("bias", bias), ("running_mean", running_mean),
                       ("running_var", running_var))
-    return meta_like(input.shape, input.dtype), meta_like((0,), _stats_dtype(input)), \
-        meta_like((0,), _stats_dtype(input))
+    stats = _stats_dtype(input, weight, bias, running_mean, running_var)
+    return meta_like(input.shape, input.dtype), meta_like((0,), stats), meta_like((0,), stats)
 
 
 def _batch_norm_formula(training: Optional[bool], with_stats: bool) -> tuple[Callable[..., None], Callable[..., Any]]:
