@@ -104,22 +104,44 @@ def _conj(t: Tensor) -> Tensor:
     return conj_physical(t) if t.dtype.is_complex else t
 
 
+# Note [Complex gradients]
+# A gradient here is PyTorch's: for a real loss L of complex z, the gradient is dL/d(conj z) (twice the Wirtinger
+# derivative), so the chain rule through a holomorphic function f passes grad * conj(f'(z)) back to z, not
+# grad * f'(z) (PyTorch: derivatives.yaml writes ".conj()" after each such derivative; "Autograd for Complex
+# Numbers" in its documentation). times_conj and over_conj are that rule, for the formulas that multiply or divide
+# grad by the derivative; for real tensors the conjugate is the tensor itself and nothing is computed for it.
+
+
+def times_conj(grad: Tensor, derivative: Tensor) -> Tensor:
+    """``grad * conj(derivative)``: the gradient through a holomorphic function of derivative ``derivative``
+    (Note [Complex gradients])."""
+    return mul(grad, _conj(derivative))
+
+
+def over_conj(grad: Tensor, divisor: Tensor) -> Tensor:
+    """``grad / conj(divisor)``: the gradient through a holomorphic function of derivative ``1 / divisor``
+    (Note [Complex gradients])."""
+    return div(grad, _conj(divisor))
+
+
 def _mul_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
     """grad times the other factor's conjugate (for real tensors the factor itself).
     PyTorch: mul_tensor_backward (FunctionsManual.cpp)."""
     self, other = ctx.saved_tensors
-    g_self = input_grad(mul(grad, _conj(other)), self) if ctx.needs_input_grad[0] else None
-    g_other = input_grad(mul(grad, _conj(self)), other) if ctx.needs_input_grad[1] else None
+    g_self = input_grad(times_conj(grad, other), self) if ctx.needs_input_grad[0] else None
+    g_other = input_grad(times_conj(grad, self), other) if ctx.needs_input_grad[1] else None
     return g_self, g_other
 
 
 def _div_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
+    """grad / conj(other), and -grad * conj(self / other**2) (Note [Complex gradients]).
+    PyTorch: div_tensor_self_backward, div_tensor_other_backward."""
     self, other = ctx.saved_tensors
     g_self = g_other = None
     if ctx.needs_input_grad[0]:
-        g_self = input_grad(div(grad, other), self)
+        g_self = input_grad(over_conj(grad, other), self)
     if ctx.needs_input_grad[1]:
-        g_other = input_grad(neg(div(mul(grad, self), mul(other, other))), other)
+        g_other = input_grad(neg(times_conj(grad, div(self, mul(other, other)))), other)
     return g_self, g_other
 
 
@@ -146,14 +168,14 @@ def _pow_tensor_scalar_backward(ctx: Any, grad: Tensor) -> tuple[Any, None]:
     exponent = ctx.scalars[0]
     if exponent == 0:
         return factories.zeros_like(self), None
-    return input_grad(mul(grad, mul_scalar(pow_tensor_scalar(self, exponent - 1), exponent)), self), None
+    return input_grad(times_conj(grad, mul_scalar(pow_tensor_scalar(self, exponent - 1), exponent)), self), None
 
 
 def _pow_exponent_grad(grad: Tensor, out: Tensor, log_base: Tensor, base_is_zero: Tensor, exponent: Tensor) -> Tensor:
     """grad * out * log(base), with 0 where base == 0 and exponent >= 0 (where
     the limit is 0, not nan). PyTorch: pow_backward_exponent."""
     masked = mul(base_is_zero, comparison.ge_scalar(exponent, 0))
-    return where(masked, factories.zeros_like(grad), mul(grad, mul(out, log_base)))
+    return where(masked, factories.zeros_like(grad), times_conj(grad, mul(out, log_base)))
 
 
 def _pow_tensor_tensor_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
@@ -165,7 +187,7 @@ def _pow_tensor_tensor_backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
     g_self = g_exp = None
     if ctx.needs_input_grad[0]:
         d_self = mul(exponent, pow_tensor_tensor(self, sub_scalar(exponent, 1)))
-        g_self = input_grad(mul(grad, d_self), self)
+        g_self = input_grad(times_conj(grad, d_self), self)
     if ctx.needs_input_grad[1]:
         g_exp = _pow_exponent_grad(grad, out, log(self), comparison.eq_scalar(self, 0), exponent)
         g_exp = input_grad(g_exp, exponent)
@@ -183,7 +205,7 @@ def _pow_scalar_backward(ctx: Any, grad: Tensor) -> tuple[None, Any]:
         at_zero = mul_scalar(mul(grad, out), -math.inf)
         g = where(comparison.ge_scalar(exponent, 0), factories.zeros_like(grad), at_zero)
     else:
-        g = mul_scalar(mul(grad, out), math.log(ctx.base))
+        g = mul_scalar(times_conj(grad, out), math.log(ctx.base))
     return None, as_dtype(g, exponent.dtype)
 
 
@@ -210,6 +232,9 @@ def _unary(schema: str, fn: Callable[[Any], Any], backward: Callable[..., Any],
 
 
 def _sigmoid(a: np.ndarray) -> np.ndarray:
+    if a.dtype.kind == "c":  # no overflow-safe split by sign for complex numbers: 1 / (1 + exp(-a)), as PyTorch's
+        complex_sigmoid: np.ndarray = 1 / (1 + np.exp(-a))
+        return complex_sigmoid
     # exp(-|a|) never overflows; the two branches are the same function.
     e = np.exp(-np.abs(a))
     sigmoid: np.ndarray = np.where(a >= 0, 1 / (1 + e), e / (1 + e))
@@ -248,17 +273,20 @@ conj_physical: Op = defop("conj_physical(Tensor self) -> Tensor",
                           tags=(Tag.maybe_aliasing_or_mutating, Tag.pointwise, Tag.pt2_compliant_tag),
                           cpu=_conj_physical_cpu, meta=_conj_physical_meta,
                           backward=lambda ctx, grad: conj_physical(grad))
-exp: Op = _unary("exp(Tensor self) -> Tensor", np.exp, lambda ctx, grad: mul(grad, _saved(ctx)), _save_output)
-log: Op = _unary("log(Tensor self) -> Tensor", np.log, lambda ctx, grad: div(grad, _saved(ctx)), _save_self)
-sin: Op = _unary("sin(Tensor self) -> Tensor", np.sin, lambda ctx, grad: mul(grad, cos(_saved(ctx))), _save_self)
-cos: Op = _unary("cos(Tensor self) -> Tensor", np.cos, lambda ctx, grad: neg(mul(grad, sin(_saved(ctx)))), _save_self)
+# Note [Complex gradients]: the gradient of a holomorphic function is grad times its derivative's conjugate.
+exp: Op = _unary("exp(Tensor self) -> Tensor", np.exp, lambda ctx, grad: times_conj(grad, _saved(ctx)), _save_output)
+log: Op = _unary("log(Tensor self) -> Tensor", np.log, lambda ctx, grad: over_conj(grad, _saved(ctx)), _save_self)
+sin: Op = _unary("sin(Tensor self) -> Tensor", np.sin, lambda ctx, grad: times_conj(grad, cos(_saved(ctx))),
+                 _save_self)
+cos: Op = _unary("cos(Tensor self) -> Tensor", np.cos, lambda ctx, grad: neg(times_conj(grad, sin(_saved(ctx)))),
+                 _save_self)
 tanh: Op = _unary("tanh(Tensor self) -> Tensor", np.tanh,
-                  lambda ctx, grad: mul(grad, _one_minus(mul(_saved(ctx), _saved(ctx)))), _save_output)
+                  lambda ctx, grad: times_conj(grad, _one_minus(mul(_saved(ctx), _saved(ctx)))), _save_output)
 sigmoid: Op = _unary("sigmoid(Tensor self) -> Tensor", _sigmoid,
-                     lambda ctx, grad: mul(grad, mul(_saved(ctx), _one_minus(_saved(ctx)))), _save_output)
+                     lambda ctx, grad: times_conj(grad, mul(_saved(ctx), _one_minus(_saved(ctx)))), _save_output)
 abs: Op = _unary("abs(Tensor self) -> Tensor", np.abs, _abs_backward, _save_self, int_to_float=False)  # noqa: A001  (the operator's name)
 sqrt: Op = _unary("sqrt(Tensor self) -> Tensor", np.sqrt,
-                  lambda ctx, grad: div(grad, mul_scalar(_saved(ctx), 2)), _save_output)
+                  lambda ctx, grad: over_conj(grad, mul_scalar(_saved(ctx), 2)), _save_output)
 
 # --- relu and its gradient -----------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from . import factories
 from ._pointwise import unary
 from .._ops import Tag
 from ._registry import NONCORE_POINTWISE, POINTWISE, Op, defop
-from .elementwise import add_scalar, div, exp, mul, mul_scalar, neg, rsub_scalar, sqrt
+from .elementwise import add_scalar, exp, mul, mul_scalar, neg, over_conj, rsub_scalar, sqrt, times_conj
 from .._tensor_type import Tensor
 
 
@@ -79,32 +79,40 @@ def _one_minus_square(x: Tensor) -> Tensor:
     return rsub_scalar(mul(x, x), 1)
 
 
+def _acosh_divisor(x: Tensor) -> Tensor:
+    """1 / acosh'(x): sqrt(x - 1) * sqrt(x + 1), the derivative of the principal branch, for complex x;
+    sqrt(x**2 - 1) for real x (finite below -1 too, where the forward is nan), as PyTorch 2.13 computes them."""
+    if x.dtype.is_complex:
+        return mul(sqrt(add_scalar(x, -1)), sqrt(add_scalar(x, 1)))
+    return sqrt(add_scalar(mul(x, x), -1))
+
+
 def _zeros(ctx: Any, grad: Tensor) -> Tensor:
     """The gradient of a step function: zero almost everywhere (PyTorch: derivatives.yaml, "zeros_like(grad)")."""
     return factories.zeros_like(grad)
 
 
-acos: Op = _define("acos", np.arccos, lambda ctx, g: neg(div(g, sqrt(_one_minus_square(_saved(ctx))))), _self)
-asin: Op = _define("asin", np.arcsin, lambda ctx, g: div(g, sqrt(_one_minus_square(_saved(ctx)))), _self)
-atan: Op = _define("atan", np.arctan, lambda ctx, g: div(g, add_scalar(mul(_saved(ctx), _saved(ctx)), 1)), _self)
-acosh: Op = _define("acosh", np.arccosh,
-                    lambda ctx, g: div(g, sqrt(add_scalar(mul(_saved(ctx), _saved(ctx)), -1))), _self)
+# Note [Complex gradients]: the gradient of a holomorphic function is grad times its derivative's conjugate.
+acos: Op = _define("acos", np.arccos, lambda ctx, g: neg(over_conj(g, sqrt(_one_minus_square(_saved(ctx))))), _self)
+asin: Op = _define("asin", np.arcsin, lambda ctx, g: over_conj(g, sqrt(_one_minus_square(_saved(ctx)))), _self)
+atan: Op = _define("atan", np.arctan, lambda ctx, g: over_conj(g, add_scalar(mul(_saved(ctx), _saved(ctx)), 1)), _self)
+acosh: Op = _define("acosh", np.arccosh, lambda ctx, g: over_conj(g, _acosh_divisor(_saved(ctx))), _self)
 asinh: Op = _define("asinh", np.arcsinh,
-                    lambda ctx, g: div(g, sqrt(add_scalar(mul(_saved(ctx), _saved(ctx)), 1))), _self)
-atanh: Op = _define("atanh", np.arctanh, lambda ctx, g: div(g, _one_minus_square(_saved(ctx))), _self)
-cosh: Op = _define("cosh", np.cosh, lambda ctx, g: mul(g, sinh(_saved(ctx))), _self)
-sinh: Op = _define("sinh", np.sinh, lambda ctx, g: mul(g, cosh(_saved(ctx))), _self)
-tan: Op = _define("tan", np.tan, lambda ctx, g: mul(g, add_scalar(mul(_saved(ctx), _saved(ctx)), 1)), _result)
-expm1: Op = _define("expm1", np.expm1, lambda ctx, g: mul(g, add_scalar(_saved(ctx), 1)), _result)
-log1p: Op = _define("log1p", np.log1p, lambda ctx, g: div(g, add_scalar(_saved(ctx), 1)), _self)
-log2: Op = _define("log2", np.log2, lambda ctx, g: div(g, mul_scalar(_saved(ctx), math.log(2))), _self)
-log10: Op = _define("log10", np.log10, lambda ctx, g: div(g, mul_scalar(_saved(ctx), math.log(10))), _self)
+                    lambda ctx, g: over_conj(g, sqrt(add_scalar(mul(_saved(ctx), _saved(ctx)), 1))), _self)
+atanh: Op = _define("atanh", np.arctanh, lambda ctx, g: over_conj(g, _one_minus_square(_saved(ctx))), _self)
+cosh: Op = _define("cosh", np.cosh, lambda ctx, g: times_conj(g, sinh(_saved(ctx))), _self)
+sinh: Op = _define("sinh", np.sinh, lambda ctx, g: times_conj(g, cosh(_saved(ctx))), _self)
+tan: Op = _define("tan", np.tan, lambda ctx, g: times_conj(g, add_scalar(mul(_saved(ctx), _saved(ctx)), 1)), _result)
+expm1: Op = _define("expm1", np.expm1, lambda ctx, g: times_conj(g, add_scalar(_saved(ctx), 1)), _result)
+log1p: Op = _define("log1p", np.log1p, lambda ctx, g: over_conj(g, add_scalar(_saved(ctx), 1)), _self)
+log2: Op = _define("log2", np.log2, lambda ctx, g: over_conj(g, mul_scalar(_saved(ctx), math.log(2))), _self)
+log10: Op = _define("log10", np.log10, lambda ctx, g: over_conj(g, mul_scalar(_saved(ctx), math.log(10))), _self)
 reciprocal: Op = _define("reciprocal", _reciprocal,
-                         lambda ctx, g: neg(mul(g, mul(_saved(ctx), _saved(ctx)))), _result)
+                         lambda ctx, g: neg(times_conj(g, mul(_saved(ctx), _saved(ctx)))), _result)
 rsqrt: Op = _define("rsqrt", _rsqrt,
-                    lambda ctx, g: mul_scalar(mul(g, mul(_saved(ctx), mul(_saved(ctx), _saved(ctx)))), -0.5),
+                    lambda ctx, g: mul_scalar(times_conj(g, mul(_saved(ctx), mul(_saved(ctx), _saved(ctx)))), -0.5),
                     _result)
-exp2: Op = _define("exp2", np.exp2, lambda ctx, g: mul_scalar(mul(g, _saved(ctx)), math.log(2)), _result,
+exp2: Op = _define("exp2", np.exp2, lambda ctx, g: mul_scalar(times_conj(g, _saved(ctx)), math.log(2)), _result,
                    tags=NONCORE_POINTWISE)
 erf: Op = _define("erf", erf_of, lambda ctx, g: mul(g, mul_scalar(exp(neg(mul(_saved(ctx), _saved(ctx)))),
                                                                   2 / math.sqrt(math.pi))), _self)
