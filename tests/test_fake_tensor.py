@@ -297,3 +297,12 @@ def test_a_fake_output_dies_when_dropped():
     finally:
         if was_enabled:
             gc.enable()
+
+
+def test_a_tensor_made_inside_the_mode_is_fake():
+    # PyTorch 2.13: torch.tensor([1.0, 2.0]) under FakeTensorMode() is a FakeTensor (at::lift_fresh, lift_fns).
+    with FakeTensorMode() as mode:
+        t = opdispatch.tensor([1.0, 2.0])
+        s = opdispatch.tensor(3.0) + t
+    assert isinstance(t, FakeTensor) and t.fake_mode is mode and t.shape == (2,) and str(t.device) == "cpu"
+    assert isinstance(s, FakeTensor) and s.dtype == opdispatch.float32

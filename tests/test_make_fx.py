@@ -125,6 +125,19 @@ def test_multiple_outputs_constants_and_nested_inputs(ns):
     lib._destroy()
 
 
+@pytest.mark.parametrize("tracing_mode", ["real", "fake"])
+def test_a_tensor_made_inside_the_trace_is_a_lifted_copy_of_a_constant(tracing_mode):
+    # PyTorch 2.13: make_fx(lambda x: x + torch.tensor([1.0, 2.0]))(torch.randn(2)) records
+    # _tensor_constant0 -> aten.lift_fresh_copy.default -> aten.add.Tensor(x_1, lift_fresh_copy).
+    def f(x):
+        return x + opdispatch.tensor([1.0, 2.0])
+
+    gm = make_fx(f, tracing_mode=tracing_mode)(opdispatch.randn(2))
+    calls = [n.target for n in gm.nodes if n.op == "call_function"]
+    assert calls == [ops.od.lift_fresh_copy.default, ops.od.add.Tensor]
+    assert gm(opdispatch.tensor([1.0, 1.0])).tolist() == [2.0, 3.0]
+
+
 def test_cpp_kernels_and_autograd_are_traced_at_the_python_key(ns):
     cpp = _C._dispatch_library("FRAGMENT", ns, "")
     cpp.def_schema_t_t(f"{ns}::ident(Tensor x) -> Tensor", "CPU", "", "identity")

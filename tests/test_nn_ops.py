@@ -190,6 +190,7 @@ def _traced(fn: Any, *args: Any) -> list[str]:
 
 #: (decomposition, its input's shape, PyTorch 2.13's make_fx graph of the same call with aten. read as od.)
 W = opdispatch.randn(2, 3, 3, 3)
+TARGET = opdispatch.tensor([0, 1, 2, 1])  # made outside the traced calls (inside, make_fx records it)
 DECOMPOSITIONS = [
     (lambda x: opdispatch.ops.od.conv2d(x, W, None, [1, 1], [1, 1]), (2, 3, 4, 4), ["od.convolution.default"]),
     (lambda x: opdispatch.ops.od.conv2d(x, W), (3, 4, 4),
@@ -200,7 +201,7 @@ DECOMPOSITIONS = [
     (lambda x: opdispatch.ops.od.softmax.int(x, 1), (4, 3), ["od._softmax.default"]),
     (lambda x: opdispatch.ops.od.log_softmax.int(x, 1, opdispatch.float64), (4, 3),
      ["od._to_copy.default", "od._log_softmax.default"]),
-    (lambda x: opdispatch.ops.od.cross_entropy_loss(x, opdispatch.tensor([0, 1, 2, 1])), (4, 3),
+    (lambda x: opdispatch.ops.od.cross_entropy_loss(x, TARGET), (4, 3),
      ["od._log_softmax.default", "od.nll_loss_forward.default"]),
     (lambda x: opdispatch.ops.od.dropout(x, 0.5, False), (4, 3), []),
 ]

@@ -10,7 +10,7 @@ from typing import Any, Callable, Concatenate, Optional, ParamSpec, Sequence, Ty
 import numpy as np
 
 from . import _C, overrides
-from ._builtins import _numpy, elementwise, factories, loss, random, shape
+from ._builtins import _numpy, elementwise, factories, loss, random, shape, views
 from ._tensor import Tensor, _shape_args
 
 manual_seed = random.manual_seed
@@ -104,7 +104,10 @@ def tensor(data: Any, *, dtype: Any = None, layout: Any = None,
     """A new tensor holding a copy of ``data`` (nested sequences of numbers, a
     NumPy array, or a tensor). Without ``dtype``: Python floats give float32,
     ints int64, bools bool (PyTorch's defaults); arrays and tensors keep theirs.
-    On ``device`` (cpu or meta). TypeError for data that is not numeric."""
+    On ``device`` (cpu or meta). The new tensor passes through od::lift_fresh,
+    so that a mode sees the constant (make_fx records it as
+    od::lift_fresh_copy, FakeTensorMode makes it fake). TypeError for data
+    that is not numeric. PyTorch: torch.tensor (internal_new_from_data's at::lift_fresh)."""
     if isinstance(data, _C.TensorBase):
         data = data.numpy(force=True)
     np_dtype = dtype.to_numpy() if isinstance(dtype, _C.dtype) else dtype
@@ -115,8 +118,9 @@ def tensor(data: Any, *, dtype: Any = None, layout: Any = None,
         raise TypeError(f"tensor(): could not infer a numeric dtype from data of type {type(data).__name__}")
     t = _numpy.tensor(a)
     if device is not None:
-        t = t.to(device)
-    return _finish(t, requires_grad)
+        with _C._DisableTorchDispatch():  # modes see the new tensor once, at lift_fresh, as in PyTorch
+            t = t.to(device)
+    return _finish(views.lift_fresh(t), requires_grad)
 
 
 class _DLPackCapsule:

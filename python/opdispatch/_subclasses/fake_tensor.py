@@ -21,6 +21,10 @@ from ..utils._python_dispatch import TorchDispatchMode
 from ..utils._pytree import tree_flatten, tree_map_only, tree_unflatten
 from .symbolic_shapes import ShapeEnv
 
+#: The operators through which a new real tensor enters a mode (opdispatch.tensor's od::lift_fresh, and what
+#: make_fx records for it): FakeTensorMode makes their real argument fake.
+_LIFT_FNS = frozenset({"od::lift_fresh", "od::lift_fresh_copy"})
+
 __all__ = ["FakeTensor", "FakeTensorConverter", "FakeTensorMode", "MetadataMismatchError",
            "UnsupportedFakeTensorException", "in_kernel_invocation_manager", "is_fake", "maybe_get_fake_mode"]
 
@@ -333,6 +337,10 @@ class FakeTensorMode(TorchDispatchMode):
                 return fake_fn(*args, **kwargs)
         if any(not issubclass(t, FakeTensor) for t in types):
             return NotImplemented
+        if func.name() in _LIFT_FNS and not isinstance(args[0], FakeTensor):
+            # A constant made inside the mode (opdispatch.tensor passes it through od::lift_fresh): it becomes
+            # a fake, whatever allow_non_fake_inputs says. PyTorch: FakeTensorMode.lift_fns.
+            return self.from_tensor(args[0])
         flat, spec = tree_flatten((args, kwargs))
         for i, x in enumerate(flat):
             if isinstance(x, Tensor) and not isinstance(x, FakeTensor):
