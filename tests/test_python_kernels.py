@@ -403,6 +403,33 @@ def test_the_versions_of_mutable_arguments_are_bumped(checked, keyword):
     assert (a._version, b._version) == (2, 1)
 
 
+def test_a_fallthrough_at_ad_inplace_or_view_leaves_the_versions_alone(ns, lib):
+    # PyTorch has an ADInplaceOrView kernel (which bumps) only for in-place and out= operators; an operator
+    # without one bumps nothing, whatever it writes. In PyTorch 2.13 the running statistics of
+    # torch.ops.aten._native_batch_norm_legit(torch.randn(4, 3), None, None, rm, rv, True, 0.1, 1e-5) keep
+    # version 0, and a.add_(1) / torch.atan2(x, x, out=y) bump a / y once.
+    lib.define("scale(Tensor(a!) x) -> ()")
+    lib.impl("scale", lambda x: None, "CPU")
+    x = tensor([1.0])
+    getattr(ops, ns).scale(x)
+    assert x._version == 1  # the dispatcher bumps (Note [Post-kernel effects])
+    unbumped = Library(ns, "FRAGMENT")
+    unbumped.impl("scale", fallthrough_kernel, "ADInplaceOrView")
+    getattr(ops, ns).scale(x)
+    assert x._version == 1
+    unbumped._destroy()  # the registration gone, the dispatcher bumps again
+    getattr(ops, ns).scale(x)
+    assert x._version == 2
+
+    rm, rv = opdispatch.zeros(3), opdispatch.ones(3)
+    ops.od._native_batch_norm_legit(opdispatch.randn(4, 3), None, None, rm, rv, True, 0.1, 1e-5)
+    assert rm.tolist() != [0.0] * 3 and (rm._version, rv._version) == (0, 0)
+    a, y = opdispatch.zeros(2), opdispatch.zeros(2)
+    a.add_(1)
+    ops.od.atan2.out(a, a, out=y)
+    assert (a._version, y._version) == (1, 1)
+
+
 def test_unchecked_kernels_may_return_an_input(ns, lib):
     lib.define("same(Tensor(a!) x) -> Tensor(a!)")
     lib.impl("same", lambda x: x, "CPU")

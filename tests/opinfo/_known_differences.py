@@ -26,9 +26,6 @@ _FLOAT16_STEPS = "float16: PyTorch's kernel rounds to float16 between its steps,
 # Note [Gradients not asked for] (python/opdispatch/_builtins/convolution.py): PyTorch returns None for outputs
 # output_mask does not ask for; an od Tensor return cannot be None, so od returns an empty tensor.
 _UNASKED_GRADIENTS = "output_mask False: PyTorch returns None, od an empty tensor"
-# PyTorch's batch norm kernels update running_mean / running_var through their data pointers, leaving the
-# version counters alone; od's update them with copy_, which bumps them.
-_RUNNING_STATS_VERSION = "PyTorch updates the running stats without bumping their version, od bumps it"
 # PyTorch's resize_ bumps the version only when the sizes change (resize_ to the same sizes returns before any
 # change, and no layer above bumps it); od's dispatcher bumps every argument a schema marks written (Tensor(a!)) after every call
 # (Note [Post-kernel effects]), so resize_ to the same sizes bumps it too.
@@ -298,31 +295,6 @@ KNOWN_DIFFERENCES: dict[str, tuple[str, str]] = {
     "grid_sampler_2d#1/float16": ("values", _FLOAT16_STEPS),
     "grid_sampler_2d#3/float16": ("values", _FLOAT16_STEPS),
     "grid_sampler#0/float16": ("values", _FLOAT16_STEPS),
-    "_native_batch_norm_legit#0": ("version", _RUNNING_STATS_VERSION),
-    "_native_batch_norm_legit#0/float16": ("version", _RUNNING_STATS_VERSION),
-    "_native_batch_norm_legit#0/float32": ("version", _RUNNING_STATS_VERSION),
-    "_native_batch_norm_legit#0/noncontiguous": ("version", _RUNNING_STATS_VERSION),
-    "_native_batch_norm_legit#0/column_major": ("version", _RUNNING_STATS_VERSION),
-    "_native_batch_norm_legit#1": ("version", _RUNNING_STATS_VERSION),
-    "_native_batch_norm_legit#1/float16": ("version", _RUNNING_STATS_VERSION),
-    "_native_batch_norm_legit#1/float32": ("version", _RUNNING_STATS_VERSION),
-    "_native_batch_norm_legit#1/noncontiguous": ("version", _RUNNING_STATS_VERSION),
-    "_native_batch_norm_legit#1/column_major": ("version", _RUNNING_STATS_VERSION),
-    "_native_batch_norm_legit#2": ("version", _RUNNING_STATS_VERSION),
-    "_native_batch_norm_legit#2/float16": ("version", _RUNNING_STATS_VERSION),
-    "_native_batch_norm_legit#2/float32": ("version", _RUNNING_STATS_VERSION),
-    "_native_batch_norm_legit#2/noncontiguous": ("version", _RUNNING_STATS_VERSION),
-    "_native_batch_norm_legit#2/column_major": ("version", _RUNNING_STATS_VERSION),
-    "_native_batch_norm_legit#3": ("version", _RUNNING_STATS_VERSION),
-    "_native_batch_norm_legit#3/float16": ("version", _RUNNING_STATS_VERSION),
-    "_native_batch_norm_legit#3/float64": ("version", _RUNNING_STATS_VERSION),
-    "_native_batch_norm_legit#3/noncontiguous": ("version", _RUNNING_STATS_VERSION),
-    "_native_batch_norm_legit#3/column_major": ("version", _RUNNING_STATS_VERSION),
-    "batch_norm#0": ("version", _RUNNING_STATS_VERSION),
-    "batch_norm#0/float16": ("version", _RUNNING_STATS_VERSION),
-    "batch_norm#0/float32": ("version", _RUNNING_STATS_VERSION),
-    "batch_norm#0/noncontiguous": ("version", _RUNNING_STATS_VERSION),
-    "batch_norm#0/column_major": ("version", _RUNNING_STATS_VERSION),
     "native_layer_norm_backward#0/float16": ("values", _FLOAT16_STEPS),
     "native_layer_norm_backward#0/noncontiguous": ("values", _CONTIGUOUS_ONLY),
     "native_layer_norm_backward#0/column_major": ("values", _CONTIGUOUS_ONLY),

@@ -51,6 +51,11 @@ std::pair<DispatchKeySet, bool> affectedEntries(DispatchKey k) {
   }
   bool undefined = k == DispatchKey::CompositeImplicitAutograd || k == DispatchKey::CompositeExplicitAutograd ||
                    k == DispatchKey::CompositeExplicitAutogradNonFunctional;
+  if (k == DispatchKey::ADInplaceOrView) {
+    // Whether the entries that bump versions do depends on this key's kernel (Note [Post-kernel effects]).
+    keys = keys | backend_dispatch_keyset.add(DispatchKey::Python);
+    undefined = true;
+  }
   return {keys, undefined};
 }
 
@@ -330,15 +335,16 @@ std::pair<const AnnotatedKernel*, const char*> OperatorEntry::computeDispatchTab
 
 KernelRef OperatorEntry::tableEntry(DispatchKey k, const AnnotatedKernel& chosen) const {
   // Note [Post-kernel effects]: versions are bumped below autograd, for the
-  // kernels of the Python key and of backend keys (and Undefined); the alias
-  // check is the kernel's.
+  // kernels of the Python key and of backend keys (and Undefined), unless the
+  // operator's ADInplaceOrView kernel is a fallthrough; the alias check is the kernel's.
   if (chosen.kernel.isFallthrough()) {
     return chosen.kernel.ref();  // never run: no effects (Note [Hot dispatch table])
   }
   uint32_t effects = KernelRef::kNoEffects;
   const AnnotatedSchema* s = schemaPtr();
   if (s != nullptr && !s->mutable_arg_indices.empty() &&
-      (k == DispatchKey::Undefined || k == DispatchKey::Python || isBackendDispatchKey(k))) {
+      (k == DispatchKey::Undefined || k == DispatchKey::Python || isBackendDispatchKey(k)) &&
+      !isKernelFallthroughKernel(DispatchKey::ADInplaceOrView)) {
     effects |= KernelRef::kBumpsVersions;
   }
   if (chosen.kernel.checksOutputAliasing()) {

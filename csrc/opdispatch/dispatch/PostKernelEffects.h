@@ -35,7 +35,13 @@ namespace opdispatch {
 //    key (or Undefined) returns, the version counters of the tensors passed
 //    to the arguments the schema marks as written to (`Tensor(a!)`) are
 //    bumped, unless ADInplaceOrView is excluded on the thread (as PyTorch's
-//    ADInplaceOrView kernel does not run then). That is below every autograd
+//    ADInplaceOrView kernel does not run then) or the operator registers a
+//    fallthrough kernel at ADInplaceOrView: it has no ADInplaceOrView kernel
+//    in PyTorch's terms. PyTorch generates ADInplaceOrView kernels for the
+//    in-place and out= operators only, so an operator of another kind that
+//    writes an argument (_native_batch_norm_legit its running statistics)
+//    bumps nothing there; od's built-in library registers that fallthrough
+//    for those (defop). That is below every autograd
 //    kernel, as ADInplaceOrView is, so an autograd kernel saving a mutated
 //    tensor sees its new version. The Python key's kernel (a mode's or a
 //    subclass's __torch_dispatch__) runs with the keys above Python excluded,

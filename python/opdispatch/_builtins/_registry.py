@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, TypeAlias, 
 from .. import _C
 from .._library.autograd import make_autograd_kernel
 from .._ops import Tag
-from ..library import Library, _registration_site
+from ..library import Library, _registration_site, fallthrough_kernel
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -99,7 +99,11 @@ def defop(
     Returns the operator, typed as returning a Tensor (what all but two
     built-in operators return; those two cast it to PairOp). Kernels of mutating operators need not bump
     version counters: the dispatcher does (Note [Post-kernel
-    effects] in csrc/opdispatch/dispatch/PostKernelEffects.h).
+    effects] in csrc/opdispatch/dispatch/PostKernelEffects.h) for the
+    in-place and out= operators (tagged inplace or out), as PyTorch's
+    generated ADInplaceOrView kernels do; an operator that writes an argument
+    without being either (_native_batch_norm_legit) gets a fallthrough at
+    ADInplaceOrView, as it has no such kernel in PyTorch, and bumps nothing.
     """
     with _registration_site(*_declaring_statement()):
         LIB.define(schema, tags=tags)
@@ -111,6 +115,8 @@ def defop(
         if composite is not None:
             LIB.impl(name, composite, "CompositeImplicitAutograd")
         op = _C._DispatchOperator("od::" + base, overload)
+        if op._schema.is_mutable and Tag.inplace not in tags and Tag.out not in tags:
+            LIB.impl(name, fallthrough_kernel, "ADInplaceOrView")
         if _is_factory(op._schema):
             LIB.impl(name, _backend_select(op), "BackendSelect", with_keyset=True)
         if backward is not None:
