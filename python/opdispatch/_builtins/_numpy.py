@@ -55,7 +55,15 @@ _install_errstate()
 # float16 after each ufunc, so a NumPy function of several steps given float16 arrays rounds in between and
 # misses PyTorch's result in the last digits. ``opmath`` is the one rule for all of them: a kernel's NumPy
 # function wrapped in it sees float32 arrays and its float32 results come back as float16. A Python float
-# argument is rounded to float16 first, as PyTorch casts a Scalar operand to the tensor's dtype.
+# argument is rounded to float16 first, as PyTorch casts a Scalar operand to the tensor's dtype. Kernels that keep
+# some results in float32 (normalisation's statistics) or accumulate through a NumPy dtype= argument (cumsum,
+# prod) take the compute dtype from ``opmath_dtype`` instead.
+
+
+def opmath_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype a kernel computes ``dtype`` in: float32 for float16, ``dtype`` itself otherwise (Note
+    [float16 computes in float32]). PyTorch: at::opmath_type."""
+    return np.dtype(np.float32) if dtype == np.float16 else np.dtype(dtype)
 
 
 def _widened(value: Any) -> Any:

@@ -21,20 +21,15 @@ import numpy as np
 
 from .. import _C
 from . import elementwise, reduction, views
-from ._numpy import call_numpy, call_numpy_triple, check_device, meta_like
+from ._numpy import call_numpy, call_numpy_triple, check_device, meta_like, opmath_dtype
 from ._registry import CORE, PT2, Op, defop, differentiable_decomposition
 from .._ops import Tag
 from .._tensor_type import Tensor
 
 
-def _opmath(dtype: np.dtype) -> np.dtype:
-    """The dtype statistics are computed in: float32 for float16 (PyTorch's opmath_type)."""
-    return np.dtype(np.float32) if dtype == np.float16 else dtype
-
-
 def _stats(x: np.ndarray, axes: tuple[int, ...], eps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(mean, biased variance, rstd) of x over ``axes`` (kept), in x's opmath dtype."""
-    x = x.astype(_opmath(x.dtype), copy=False)
+    x = x.astype(opmath_dtype(x.dtype), copy=False)
     mean = np.mean(x, axis=axes, keepdims=True)
     var = np.mean(np.square(x - mean), axis=axes, keepdims=True)
     return mean, var, 1 / np.sqrt(var + eps)
@@ -126,7 +121,7 @@ def _batch_norm_training(x: np.ndarray, weight: Optional[np.ndarray], bias: Opti
 def _batch_norm_eval(x: np.ndarray, weight: Optional[np.ndarray], bias: Optional[np.ndarray],
                      running_mean: np.ndarray, running_var: np.ndarray, eps: float) -> np.ndarray:
     shape = _channel_shape(x.ndim)
-    calc = _opmath(x.dtype)
+    calc = opmath_dtype(x.dtype)
     mean, var = running_mean.astype(calc, copy=False), running_var.astype(calc, copy=False)
     xhat = (x.astype(calc, copy=False) - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + eps)
     out: np.ndarray = _affine(xhat, weight, bias, shape).astype(x.dtype, copy=False)
@@ -244,7 +239,7 @@ def _batch_norm_backward_of(go: np.ndarray, x: np.ndarray, weight: Optional[np.n
                             eps: float, mask: Sequence[bool]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     shape = _channel_shape(x.ndim)
     axes = _channel_axes(x.ndim)
-    calc = _opmath(x.dtype)
+    calc = opmath_dtype(x.dtype)
     if train:
         assert save_mean is not None and save_invstd is not None  # checked by the caller
         mean, rstd = save_mean.reshape(shape), save_invstd.reshape(shape)
@@ -504,7 +499,7 @@ def _layer_norm_backward(ctx: Any, grad: Optional[Tensor], *_: Any) -> tuple[Any
 def _layer_norm_backward_of(go: np.ndarray, x: np.ndarray, axis: int, mean: np.ndarray, rstd: np.ndarray,
                             weight: Optional[np.ndarray], bias: Optional[np.ndarray], mask: Sequence[bool]
                             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    calc = _opmath(x.dtype)
+    calc = opmath_dtype(x.dtype)
     axes = tuple(range(axis, x.ndim))
     go32 = go.astype(calc, copy=False)
     rstd = rstd.astype(calc, copy=False)
@@ -661,7 +656,7 @@ def _group_norm_backward(ctx: Any, grad: Optional[Tensor], *_: Any) -> tuple[Any
 def _group_norm_backward_of(go: np.ndarray, x: np.ndarray, mean: np.ndarray, rstd: np.ndarray,
                             weight: Optional[np.ndarray], n: int, c: int, hxw: int, group: int, mask: Sequence[bool]
                             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    calc = _opmath(x.dtype)
+    calc = opmath_dtype(x.dtype)
     cg = c // group
     xg = x.astype(calc, copy=False).reshape(n, group, cg, hxw)
     go32 = go.astype(calc, copy=False).reshape(n, group, cg, hxw)

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _C
 from . import comparison, elementwise, factories, shape, views
-from ._numpy import call_numpy, call_numpy_pair, meta_like, wrap_dim
+from ._numpy import call_numpy, call_numpy_pair, meta_like, opmath_dtype, wrap_dim
 from ._pointwise import _names
 from ._registry import CORE, NONCORE_REDUCTION, PT2, REDUCTION, Kernels, Op, PairOp, defop
 from .._tensor_type import Tensor
@@ -417,8 +417,7 @@ def _scan_kernels(name: str, scan: Callable[..., np.ndarray]) -> Kernels:
     def scan_of(a: np.ndarray, axis: int, dtype: np.dtype) -> np.ndarray:
         if a.ndim == 0:
             return a.astype(dtype)
-        accumulate = np.float32 if dtype == np.float16 else dtype
-        return scan(a, axis=axis, dtype=accumulate).astype(dtype, copy=False)
+        return scan(a, axis=axis, dtype=opmath_dtype(dtype)).astype(dtype, copy=False)
 
     def cpu(self: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
         return call_numpy(scan_of, self, wrap_dim(name, dim, self.ndim), _sum_dtype(self, dtype))
@@ -489,8 +488,7 @@ cumprod: Op = defop("cumprod(Tensor self, int dim, *, ScalarType? dtype=None) ->
 def _prod_of(a: np.ndarray, axis: Optional[int], keepdim: bool, dtype: np.dtype) -> np.ndarray:
     """The product along ``axis`` (every element when None) in ``dtype``;
     float16 multiplies in float32, as PyTorch's CPU kernel accumulates."""
-    accumulate = np.float32 if dtype == np.float16 else dtype
-    return np.asarray(np.prod(a, axis=axis, dtype=accumulate, keepdims=keepdim)).astype(dtype, copy=False)
+    return np.asarray(np.prod(a, axis=axis, dtype=opmath_dtype(dtype), keepdims=keepdim)).astype(dtype, copy=False)
 
 
 def _prod_cpu(self: Tensor, *, dtype: Any = None) -> Tensor:

@@ -40,9 +40,10 @@ def _nearest(n_in: int, n_out: int, scale: Optional[float], dtype: np.dtype) -> 
 
 
 def _bilinear(n_in: int, n_out: int, align_corners: bool, scale: Optional[float], dtype: np.dtype) -> np.ndarray:
-    """(n_out, n_in) linear interpolation weights. PyTorch:
-    area_pixel_compute_scale, compute_source_index_and_lambda (in the opmath type)."""
-    opmath = np.float32 if dtype == np.float16 else dtype.type
+    """(n_out, n_in) linear interpolation weights in ``dtype``, the compute
+    dtype of the opmath kernels that call it. PyTorch: area_pixel_compute_scale,
+    compute_source_index_and_lambda (in the opmath type)."""
+    opmath = dtype.type
     o = np.arange(n_out)
     matrix = np.zeros((n_out, n_in), dtype)
     if n_out == n_in:
