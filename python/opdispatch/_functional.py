@@ -282,6 +282,7 @@ softmax = _method(Tensor.softmax)
 log_softmax = _method(Tensor.log_softmax)
 reshape = _method(Tensor.reshape)
 transpose = _method(Tensor.transpose)
+t = _method(Tensor.t)
 permute = _method(Tensor.permute)
 squeeze = _method(Tensor.squeeze)
 unsqueeze = _method(Tensor.unsqueeze)
@@ -350,7 +351,7 @@ __all__ = [
     "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "amax", "max", "argmax", "amin", "min", "argmin", "any", "cumsum", "cumprod", "prod", "sort", "topk", "nonzero", "split", "var", "flip", "diagonal", "as_strided", "index_select", "gather", "scatter", "scatter_reduce", "masked_scatter",
     "scatter_add", "index_put",
     "matmul", "mm",
-    "bmm", "softmax", "log_softmax", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "select", "flatten",
+    "bmm", "softmax", "log_softmax", "reshape", "transpose", "t", "permute", "squeeze", "unsqueeze", "select", "flatten",
     "clone", "acos", "asin", "atan", "acosh", "asinh", "atanh", "cosh", "sinh",
     "tan", "expm1", "log1p", "log2", "log10", "reciprocal", "rsqrt", "sign",
     "ceil", "floor", "round", "trunc", "isnan", "isinf", "logical_not", "bitwise_not",

@@ -894,10 +894,9 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         return _views.transpose(self, dim0, dim1)
 
     def t(self) -> "Tensor":
-        """The transpose of a matrix (tensors of fewer than 2 dims are returned as views of themselves)."""
-        if self.ndim > 2:
-            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
-        return _views.transpose(self, 0, -1) if self.ndim == 2 else _views.view(self, list(self.shape))
+        """The transpose of a matrix (tensors of fewer than 2 dims are
+        returned as views of themselves; od::t). RuntimeError beyond 2 dims."""
+        return _views.t(self)
 
     def permute(self, *dims: Any) -> "Tensor":
         """A view with the dims reordered (od::permute)."""
