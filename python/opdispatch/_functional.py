@@ -1,6 +1,8 @@
 """Top-level functions of opdispatch (``opdispatch.zeros``, ``opdispatch.matmul``,
 ...): factories taking sizes as varargs or a sequence, and functional forms
-of the Tensor methods. All call ``od`` operators through the dispatcher."""
+of the Tensor methods. All call ``od`` operators through the dispatcher.
+A factory's ``dtype`` is None or an opdispatch.dtype: anything else is a
+TypeError naming the factory, as in PyTorch (``_dtype_arg``)."""
 from __future__ import annotations
 
 import ctypes
@@ -11,7 +13,7 @@ import numpy as np
 
 from . import _C, overrides
 from ._builtins import _numpy, elementwise, factories, loss, random, shape
-from ._tensor import Tensor, _shape_args
+from ._tensor import Tensor, _dtype_arg, _shape_args
 
 manual_seed = random.manual_seed
 
@@ -27,6 +29,7 @@ def _finish(t: Tensor, requires_grad: bool) -> Tensor:
 
 def empty(*size: Any, dtype: Any = None, layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor of ``size`` (varargs or a sequence); dtype default float32, device default cpu."""
+    dtype = _dtype_arg("empty", dtype)
     return _finish(factories.empty(_shape_args(size), dtype=dtype, layout=layout, device=device), requires_grad)
 
 
@@ -34,17 +37,20 @@ def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: Any = No
                   device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """An uninitialised tensor of ``size`` with ``stride`` (sequences of ints, strides in elements) on cpu
     or meta (od::empty_strided; its errors). PyTorch: torch.empty_strided."""
+    dtype = _dtype_arg("empty_strided", dtype)
     return _finish(factories.empty_strided(list(size), list(stride), dtype=dtype, layout=layout, device=device),
                    requires_grad)
 
 
 def zeros(*size: Any, dtype: Any = None, layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of zeros of ``size`` (varargs or a sequence)."""
+    dtype = _dtype_arg("zeros", dtype)
     return _finish(factories.zeros(_shape_args(size), dtype=dtype, layout=layout, device=device), requires_grad)
 
 
 def ones(*size: Any, dtype: Any = None, layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of ones of ``size`` (varargs or a sequence)."""
+    dtype = _dtype_arg("ones", dtype)
     return _finish(factories.ones(_shape_args(size), dtype=dtype, layout=layout, device=device), requires_grad)
 
 
@@ -52,6 +58,7 @@ def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, layout: Any
          requires_grad: bool = False) -> Tensor:
     """A tensor of ``size`` filled with ``fill_value``; dtype inferred from it
     (bool, int64, or float32) unless given."""
+    dtype = _dtype_arg("full", dtype)
     return _finish(factories.full(list(size), fill_value, dtype=dtype, layout=layout, device=device), requires_grad)
 
 
@@ -60,6 +67,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, lay
     """``[start, end)`` in steps of ``step`` (``arange(end)`` starts at 0); int64
     for integer arguments, else float32. RuntimeError for step 0 or a step of
     the wrong sign."""
+    dtype = _dtype_arg("arange", dtype)
     if end is None:
         start, end = 0, start
     return _finish(
@@ -68,6 +76,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, lay
 
 def rand(*size: Any, dtype: Any = None, layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1) (see manual_seed)."""
+    dtype = _dtype_arg("rand", dtype)
     return _finish(random.rand(_shape_args(size), dtype=dtype, layout=layout, device=device), requires_grad)
 
 
@@ -75,27 +84,35 @@ def randperm(n: int, *, dtype: Any = None, layout: Any = None, device: Any = Non
              pin_memory: bool = False) -> Tensor:
     """A random permutation of 0 .. n-1 (int64 unless ``dtype``; see manual_seed), od::randperm; its errors.
     PyTorch: torch.randperm."""
+    dtype = _dtype_arg("randperm", dtype)
     kwargs = {} if dtype is None else {"dtype": dtype}
     return _finish(random.randperm(n, layout=layout, device=device, **kwargs), requires_grad)
 
 
 def randn(*size: Any, dtype: Any = None, layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples (see manual_seed)."""
+    dtype = _dtype_arg("randn", dtype)
     return _finish(random.randn(_shape_args(size), dtype=dtype, layout=layout, device=device), requires_grad)
 
 
 def empty_like(input: Tensor, *, dtype: Any = None, layout: Any = None,
                device: Any = None, requires_grad: bool = False) -> Tensor:
+    """An uninitialised tensor of ``input``'s size, with its dtype and device unless given."""
+    dtype = _dtype_arg("empty_like", dtype)
     return _finish(factories.empty_like(input, dtype=dtype, layout=layout, device=device), requires_grad)
 
 
 def zeros_like(input: Tensor, *, dtype: Any = None, layout: Any = None,
                device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of zeros of ``input``'s size, with its dtype and device unless given."""
+    dtype = _dtype_arg("zeros_like", dtype)
     return _finish(factories.zeros_like(input, dtype=dtype, layout=layout, device=device), requires_grad)
 
 
 def ones_like(input: Tensor, *, dtype: Any = None, layout: Any = None,
               device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ones of ``input``'s size, with its dtype and device unless given."""
+    dtype = _dtype_arg("ones_like", dtype)
     return _finish(factories.ones_like(input, dtype=dtype, layout=layout, device=device), requires_grad)
 
 
@@ -105,9 +122,10 @@ def tensor(data: Any, *, dtype: Any = None, layout: Any = None,
     NumPy array, or a tensor). Without ``dtype``: Python floats give float32,
     ints int64, bools bool (PyTorch's defaults); arrays and tensors keep theirs.
     On ``device`` (cpu or meta). TypeError for data that is not numeric."""
+    dtype = _dtype_arg("tensor", dtype)
     if isinstance(data, _C.TensorBase):
         data = data.numpy(force=True)
-    np_dtype = dtype.to_numpy() if isinstance(dtype, _C.dtype) else dtype
+    np_dtype = None if dtype is None else dtype.to_numpy()
     a = np.array(data, dtype=np_dtype, copy=True)
     if dtype is None and not isinstance(data, (np.ndarray, np.generic)):
         a = a.astype({"f": np.float32, "c": np.complex64}.get(a.dtype.kind, a.dtype), copy=False)

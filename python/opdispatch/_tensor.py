@@ -637,6 +637,7 @@ class Tensor(PointwiseMethods, _C.TensorBase):
 
     def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
         """Sum over ``dim`` (an int, a sequence, or None for all); ints and bools sum to int64."""
+        dtype = _dtype_arg("sum", dtype)
         if dim is None and not keepdim:
             return _red.sum_(self) if dtype is None else _red.sum_(self, dtype=dtype)
         dims = None if dim is None else _dims(dim)
@@ -953,6 +954,7 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         """An uninitialised tensor of ``size`` (varargs or a sequence) with
         self's dtype and device unless given (od::empty.memory_format): how
         fake impls make outputs on the inputs' device."""
+        dtype = _dtype_arg("new_empty", dtype)
         out = _fac.empty(_shape_args(size), dtype=self.dtype if dtype is None else dtype,
                          device=self.device if device is None else device)
         return out.requires_grad_() if requires_grad else out
@@ -1004,6 +1006,7 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other_tensor)``
         or keywords: self when nothing changes (and copy is False), else a
         converted copy (od::to.dtype_layout, which calls od::_to_copy)."""
+        dtype = _dtype_arg("to", dtype)
         for arg in args:
             if isinstance(arg, _C.TensorBase):
                 dtype, device = arg.dtype, arg.device
@@ -1020,12 +1023,14 @@ class Tensor(PointwiseMethods, _C.TensorBase):
 
     def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> "Tensor":
         """Zeros of ``size`` (varargs or a sequence), with self's dtype and device unless given (od::zeros)."""
+        dtype = _dtype_arg("new_zeros", dtype)
         out = _fac.zeros(_shape_args(size), dtype=self.dtype if dtype is None else dtype,
                          device=self.device if device is None else device)
         return out.requires_grad_() if requires_grad else out
 
     def new_ones(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> "Tensor":
         """Ones of ``size`` (varargs or a sequence), with self's dtype and device unless given (od::ones)."""
+        dtype = _dtype_arg("new_ones", dtype)
         out = _fac.ones(_shape_args(size), dtype=self.dtype if dtype is None else dtype,
                         device=self.device if device is None else device)
         return out.requires_grad_() if requires_grad else out
@@ -1034,6 +1039,7 @@ class Tensor(PointwiseMethods, _C.TensorBase):
                  requires_grad: bool = False) -> "Tensor":
         """``fill_value`` in a tensor of ``size`` (a sequence), with self's dtype
         and device unless given (od::full). TypeError if ``size`` is not a sequence."""
+        dtype = _dtype_arg("new_full", dtype)
         if not isinstance(size, (tuple, list)):
             raise TypeError(f"new_full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
         out = _fac.full(list(size), fill_value, dtype=self.dtype if dtype is None else dtype,
@@ -1046,6 +1052,7 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         device unless given (integer data in a float tensor's new_tensor is
         float, as in PyTorch). Copying a tensor warns UserWarning, as PyTorch:
         use ``src.detach().clone()``."""
+        dtype = _dtype_arg("new_tensor", dtype)
         from ._functional import tensor
 
         if isinstance(data, Tensor):
@@ -1346,6 +1353,17 @@ def _shape_args(args: Sequence[Any]) -> list[int]:
         # (A subclass: copied by list.copy / tuple slicing, which read the items held, so its __len__ sizes nothing.)
         return list.copy(seq) if isinstance(seq, list) else list(tuple.__getitem__(seq, _ALL))
     return list(args)
+
+
+def _dtype_arg(function: str, dtype: Any) -> Any:
+    """``dtype`` as a public function or method ``function`` takes it: None or
+    an opdispatch.dtype, else _C.ArgumentTypeError (a TypeError) naming
+    ``function``: an int or a str is refused although the od operators take
+    a ScalarType's int, as PyTorch's Python argument parser refuses them
+    above torch.ops (PyTorch: "argument 'dtype' must be torch.dtype")."""
+    if dtype is not None and not isinstance(dtype, _C.dtype):
+        raise _C.ArgumentTypeError(f"{function}(): argument 'dtype' must be opdispatch.dtype, not {type(dtype).__name__}")
+    return dtype
 
 
 def _dims(dim: Any) -> list[int]:
