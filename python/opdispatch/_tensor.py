@@ -237,23 +237,28 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         """NumPy-style text with the dtype, device and autograd state:
         ``tensor([[1., 2.]], dtype=opdispatch.float32, grad_fn=<od::mul.TensorBackward>)``;
         a subclass's starts with its class name instead of ``tensor``. A
-        tensor without data (meta, a wrapper subclass) shows ``...`` and its
-        size instead of values. ``tensor_contents`` (a str) replaces the
-        values part, as a wrapper subclass's own ``__repr__`` passes its inner
-        tensor's text (``super().__repr__(tensor_contents=f"{self.elem}")``):
-        then the data is never read and no operator runs. Nothing printed is
-        seen by a dispatch mode. PyTorch: Tensor.__repr__ / _tensor_str._str
-        (whose default reads a wrapper subclass's values through its
-        operators, which fails for most of them)."""
+        meta tensor shows ``...`` and its size instead of values; an empty
+        tensor ``[]`` and its size unless it is 1-D. ``tensor_contents`` (a
+        str) replaces the values part, as a wrapper subclass's own
+        ``__repr__`` passes its inner tensor's text
+        (``super().__repr__(tensor_contents=f"{self.elem}")``): then the data
+        is never read and no operator runs. Without it, a wrapper subclass
+        (no data of its own) has its values read through its operators, as
+        PyTorch 2.13's does: a 0-d one's by ``item()`` (od::_local_scalar_dense,
+        which its ``__torch_dispatch__`` and a dispatch mode see), any other
+        by ``tolist()``, which raises RuntimeError for a subclass with
+        ``__torch_dispatch__``. Printing a tensor with data is seen by no
+        dispatch mode. PyTorch: Tensor.__repr__ / _tensor_str._str."""
         cpu = str(self.device) == "cpu"
         device = [] if cpu and not self.is_meta else [f"device='{self.device}'"]
         if tensor_contents is not None:
             parts = [tensor_contents, *device] + ([f"size={tuple(self.shape)}"] if self.is_meta else [])
-        elif self.is_meta or not self._has_storage():
+        elif self.is_meta:
             parts = ["...", f"device='{self.device}'", f"size={tuple(self.shape)}"]
+        elif self.numel() == 0:
+            parts = ["[]", *device] + ([f"size={tuple(self.shape)}"] if self.ndim != 1 else [])
         else:
-            data = self.numpy(force=True)
-            text = np.array2string(data, separator=", ", prefix="tensor(", threshold=1000) if data.size else "[]"
+            text = np.array2string(self._values_to_print(), separator=", ", prefix="tensor(", threshold=1000)
             parts = [text, *device]
         parts.append(f"dtype={self.dtype!r}")
         if self.grad_fn is not None:
@@ -262,6 +267,14 @@ class Tensor(PointwiseMethods, _C.TensorBase):
             parts.append("requires_grad=True")
         name = "tensor" if type(self) is Tensor else type(self).__name__
         return f"{name}({', '.join(parts)})"
+
+    def _values_to_print(self) -> np.ndarray:
+        """The values __repr__ prints: the data, or for a tensor without data
+        (a wrapper subclass) what its operators give (see __repr__)."""
+        if self._has_storage():
+            return self.numpy(force=True)
+        values = self.item() if self.ndim == 0 else self.tolist()
+        return np.asarray(values, dtype=self.dtype.to_numpy())
 
     def __len__(self) -> int:
         if self.ndim == 0:
