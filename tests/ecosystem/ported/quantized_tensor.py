@@ -28,7 +28,7 @@ def compare_dtype(d1, d2):
         return d1
     if d2.is_floating_point:
         return d2
-    assert False, "NYI"
+    raise AssertionError("NYI")
 
 
 class QuantizedTensor(torch.Tensor):
