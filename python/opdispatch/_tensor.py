@@ -17,8 +17,6 @@ import numpy as np
 
 from . import _C, _layout, overrides
 from ._builtins import binary_math as _bm
-from .autograd import graph as _graph
-from .autograd.grad_mode import is_grad_enabled as _is_grad_enabled
 from ._builtins import comparison as _cmp
 from ._builtins import copy as _copy
 from ._builtins import elementwise as _ew
@@ -198,6 +196,20 @@ class Tensor(PointwiseMethods, _C.TensorBase):
     def is_leaf(self) -> bool:
         """True unless the tensor was computed by a recorded operation."""
         return graph.is_leaf(self)
+
+    @property
+    def _base(self) -> Optional["Tensor"]:
+        """The tensor this view views, the root of a chain of views (a view
+        of a view has the first one's base); None for a tensor no view
+        operator made (detach's result included). Kept alive by the view.
+        PyTorch: Tensor._base (Note [Views know their base] in
+        _builtins/_registry.py)."""
+        meta = self._autograd_meta
+        return None if meta is None else meta.view_base
+
+    def _is_view(self) -> bool:
+        """Whether a view operator made this tensor (``_base`` is not None). PyTorch: Tensor._is_view."""
+        return self._base is not None
 
     @property
     def retains_grad(self) -> bool:
@@ -481,10 +493,6 @@ class Tensor(PointwiseMethods, _C.TensorBase):
             return
         # True alone: the value goes to a new leading dim of size 1 (THPVariable_setitem, set_item).
         sliced, advanced = (_views.unsqueeze(self, 0), []) if index is True else _apply_slicing(self, index)
-        if sliced is not self and value.requires_grad and not sliced.requires_grad and _is_grad_enabled():
-            # The view was not recorded (self does not require grad): name its base, so
-            # that the update gives self its history too, as PyTorch's views always know theirs.
-            _graph.meta_for_write(sliced).view_base = self
         if advanced:
             stripped = _strip_leading_ones(value.shape)
             _indexing.index_put_(sliced, advanced,
