@@ -80,6 +80,7 @@ DTYPE_CALLS = {
     "empty_strided": lambda d: opdispatch.empty_strided((2,), (1,), dtype=d),
     "ones_like": lambda d: opdispatch.ones_like(_T, dtype=d), "zeros_like": lambda d: opdispatch.zeros_like(_T, dtype=d),
     "empty_like": lambda d: opdispatch.empty_like(_T, dtype=d), "to": lambda d: _T.to(dtype=d),
+    "full_like": lambda d: opdispatch.full_like(_T, 1, dtype=d),
     "sum": lambda d: _T.sum(dtype=d), "new_ones": lambda d: _T.new_ones(2, dtype=d),
     "new_zeros": lambda d: _T.new_zeros(2, dtype=d), "new_empty": lambda d: _T.new_empty(2, dtype=d),
     "new_full": lambda d: _T.new_full((2,), 1, dtype=d), "new_tensor": lambda d: _T.new_tensor([1], dtype=d),

@@ -575,3 +575,13 @@ def test_t_is_an_operator_as_in_pytorch():
     x = opdispatch.arange(6.0).view(2, 3).requires_grad_()
     (x.t() * opdispatch.arange(6.0).view(3, 2)).sum().backward()
     assert x.grad.tolist() == [[0.0, 2.0, 4.0], [1.0, 3.0, 5.0]]
+
+
+def test_full_like_as_pytorch():
+    # PyTorch 2.13: the fill value is cast to the dtype; input's dtype unless given; requires_grad honoured.
+    x = opdispatch.ones(2, 3, dtype=opdispatch.int32)
+    filled = opdispatch.full_like(x, 2.7)
+    assert filled.dtype is opdispatch.int32 and filled.tolist() == [[2, 2, 2], [2, 2, 2]]
+    wide = opdispatch.full_like(x, 2.5, dtype=opdispatch.float64)
+    assert wide.dtype is opdispatch.float64 and wide.tolist() == [[2.5] * 3] * 2
+    assert opdispatch.full_like(opdispatch.ones(2), 1.0, requires_grad=True).requires_grad

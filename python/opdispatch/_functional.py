@@ -116,6 +116,15 @@ def ones_like(input: Tensor, *, dtype: Any = None, layout: Any = None,
     return _finish(factories.ones_like(input, dtype=dtype, layout=layout, device=device), requires_grad)
 
 
+def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, layout: Any = None,
+              device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ``input``'s size filled with ``fill_value`` (a number,
+    cast to the dtype: 2.7 in an int32 tensor is 2), with input's dtype and
+    device unless given (od::full_like). PyTorch: torch.full_like."""
+    dtype = _dtype_arg("full_like", dtype)
+    return _finish(factories.full_like(input, fill_value, dtype=dtype, layout=layout, device=device), requires_grad)
+
+
 def tensor(data: Any, *, dtype: Any = None, layout: Any = None,
            device: Any = None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested sequences of numbers, a
@@ -362,7 +371,7 @@ logical_or = _method(Tensor.logical_or)
 logical_xor = _method(Tensor.logical_xor)
 
 __all__ = [
-    "arange", "cat", "empty", "empty_like", "empty_strided", "from_dlpack", "full", "is_tensor", "manual_seed", "nll_loss", "ones", "ones_like",
+    "arange", "cat", "empty", "empty_like", "empty_strided", "from_dlpack", "full", "full_like", "is_tensor", "manual_seed", "nll_loss", "ones", "ones_like",
     "rand", "randn", "randperm", "stack", "tensor", "where", "zeros", "zeros_like",
     # functional forms of Tensor methods
     "add", "sub", "mul", "div", "pow", "neg", "conj_physical", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "sqrt",
