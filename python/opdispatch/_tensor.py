@@ -988,9 +988,11 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         """``copy.deepcopy(t)``: a leaf with its own memory (``clone()``, made
         without recording), the same class, ``requires_grad``, a deep copy of
         ``grad``, and deep copies of the object's ``__slots__`` and
-        attributes, once per object in ``memo``. A subclass's copy goes
-        through its ``__torch_function__`` / ``__torch_dispatch__`` (clone),
-        which must give the same class. Raises RuntimeError for a tensor that
+        attributes, once per object in ``memo``. A subclass with data of its
+        own is made by its ``new_empty([])`` and given a copy of the data, as
+        PyTorch's (which must give the same class); a wrapper subclass's copy
+        goes through its ``__torch_function__`` / ``__torch_dispatch__``
+        (clone), which must give the same class. Raises RuntimeError for a tensor that
         is not a graph leaf, or if the copy is of another class. Unlike
         PyTorch, which copies storages (so that views copied together stay
         views of one copy), each tensor is copied on its own, C-contiguous.
@@ -1002,7 +1004,20 @@ class Tensor(PointwiseMethods, _C.TensorBase):
             result: Tensor = memo[id(self)]
             return result
         with _no_grad():
-            new = self.clone()
+            if type(self) is not Tensor and self._has_storage():
+                # PyTorch makes the copy with new_empty([]) and gives it a copy of the data (set_).
+                new = self.new_empty([])
+                if type(new) is not type(self):
+                    raise RuntimeError(
+                        "The default implementation of __deepcopy__() for non-wrapper subclasses only works for "
+                        "subclass types that implement new_empty() and for which that function returns another "
+                        f"instance of the same subclass (new_empty gave {type(new).__name__} for "
+                        f"{type(self).__name__}). Implement new_empty() for your subclass or override __deepcopy__().")
+                data = _copy.clone(self.as_subclass(Tensor))
+                _C._functionalize_unsafe_set(new, data)
+                _C._set_sizes_and_strides(new, data.shape, data.stride(), data.storage_offset())
+            else:
+                new = self.clone()
             if type(new) is not type(self):
                 raise RuntimeError(f"The default implementation of __deepcopy__() copies with clone(), which gave "
                                    f"{type(new).__name__} for {type(self).__name__}: make clone() return the same "
