@@ -448,3 +448,12 @@ def test_assert_close_needs_both_tolerances():
 
 def test_dtype_objects_are_the_c_objects():
     assert opdispatch.float32 is _C.float32
+
+
+def test_to_takes_none_for_its_device_and_dtype():
+    # PyTorch 2.13: x.to(None) is x; to(None, float64) converts; to('cpu', None) is float32; a third None is refused.
+    x = opdispatch.ones(2)
+    assert x.to(None) is x and x.to("cpu", None).dtype is opdispatch.float32
+    assert x.to(None, opdispatch.float64).dtype is opdispatch.float64
+    with pytest.raises(TypeError):
+        x.to(None, None, None)

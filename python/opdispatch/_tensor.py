@@ -1043,7 +1043,9 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         or keywords: self when nothing changes (and copy is False), else a
         converted copy (od::to.dtype_layout, which calls od::_to_copy)."""
         dtype = _dtype_arg("to", dtype)
-        for arg in args:
+        for position, arg in enumerate(args):
+            if arg is None and position < 2:  # to(None), to(device, None): PyTorch's device and dtype default None
+                continue
             if isinstance(arg, _C.TensorBase):
                 dtype, device = arg.dtype, arg.device
             elif isinstance(arg, _C.dtype):
