@@ -459,6 +459,7 @@ OPS: list[OpInfo] = [
            error_samples=[S(a(4), [2], [-1]), S(a(4), [-1], [1]), S(a(4), [2], [1, 1]), S(a(4), [2], [1], -1)]),
     OpInfo("reshape", [S(a(2, 3), [6]), S(a(2, 3, 2), [2, -1])], ref=lambda x, s: x.reshape(s)),
     OpInfo("transpose.int", [S(a(2, 3), 0, 1), S(a(2, 3, 2), -1, 0)], ref=lambda x, d0, d1: np.swapaxes(x, d0, d1)),
+    OpInfo("t", [S(a(2, 3)), S(a(3)), S(a())], ref=lambda x: x.T),
     OpInfo("permute", [S(a(2, 3, 2), [2, 0, 1]), S(a(2, 3), [-1, 0])], ref=np.transpose),
     OpInfo("expand", [S(a(3, 1), [2, 3, 4]), S(a(3), [2, -1])],
            ref=lambda x, s: np.broadcast_to(x, [d if d != -1 else x.shape[i - len(s) + x.ndim]

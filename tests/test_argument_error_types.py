@@ -42,7 +42,7 @@ CASES = [
      "argument 'device' (position 4) must be Device?, not float"),
     # PyTorch's Python argument parser raises TypeError for these; ours is that and a RuntimeError too.
     (lambda: opdispatch.empty(2, dtype="float32"), TypeError, _C.ArgumentTypeError,
-     "argument 'dtype' (position 2) must be ScalarType?, not str"),
+     "empty(): argument 'dtype' must be opdispatch.dtype, not str"),
     (lambda: opdispatch.ones(1.5), TypeError, _C.ArgumentTypeError,
      "argument 'size' (position 1) must be SymInt[], not list: element 0 is float"),
     (lambda: opdispatch.empty(2, layout="strided"), TypeError, _C.ArgumentTypeError,
@@ -64,3 +64,36 @@ def test_the_classes_keep_the_python_convention():
         opdispatch.empty(2, device="bogus")
     with pytest.raises(TypeError, match="must be Tensor, not str"):
         od.add.Tensor(opdispatch.ones(1), "x")
+
+
+_T = opdispatch.ones(2)
+# Public factories and methods given an int or str dtype. PyTorch 2.13 raises TypeError for each, with
+# "<name>(): argument 'dtype' must be torch.dtype, not <type>" where the function has one signature (for
+# arange, rand, randn, randperm, to and sum, whose several signatures give "received an invalid combination of
+# arguments"); the od operators below them take a ScalarType's int, as torch.ops.aten's do.
+DTYPE_CALLS = {
+    "ones": lambda d: opdispatch.ones(2, dtype=d), "zeros": lambda d: opdispatch.zeros(2, dtype=d),
+    "empty": lambda d: opdispatch.empty(2, dtype=d), "full": lambda d: opdispatch.full((2,), 1.0, dtype=d),
+    "arange": lambda d: opdispatch.arange(3, dtype=d), "tensor": lambda d: opdispatch.tensor([1, 2], dtype=d),
+    "rand": lambda d: opdispatch.rand(2, dtype=d), "randn": lambda d: opdispatch.randn(2, dtype=d),
+    "randperm": lambda d: opdispatch.randperm(3, dtype=d),
+    "empty_strided": lambda d: opdispatch.empty_strided((2,), (1,), dtype=d),
+    "ones_like": lambda d: opdispatch.ones_like(_T, dtype=d), "zeros_like": lambda d: opdispatch.zeros_like(_T, dtype=d),
+    "empty_like": lambda d: opdispatch.empty_like(_T, dtype=d), "to": lambda d: _T.to(dtype=d),
+    "full_like": lambda d: opdispatch.full_like(_T, 1, dtype=d),
+    "sum": lambda d: _T.sum(dtype=d), "new_ones": lambda d: _T.new_ones(2, dtype=d),
+    "new_zeros": lambda d: _T.new_zeros(2, dtype=d), "new_empty": lambda d: _T.new_empty(2, dtype=d),
+    "new_full": lambda d: _T.new_full((2,), 1, dtype=d), "new_tensor": lambda d: _T.new_tensor([1], dtype=d),
+}
+
+
+@pytest.mark.parametrize("name", DTYPE_CALLS)
+@pytest.mark.parametrize("dtype", [6, 1, "float32"])
+def test_public_functions_refuse_a_dtype_that_is_not_a_dtype(name, dtype):
+    with pytest.raises(TypeError) as info:
+        DTYPE_CALLS[name](dtype)
+    assert type(info.value) is _C.ArgumentTypeError
+    assert str(info.value) == f"{name}(): argument 'dtype' must be opdispatch.dtype, not {type(dtype).__name__}"
+    assert DTYPE_CALLS[name](None).dtype is (opdispatch.int64 if name in ("arange", "tensor", "randperm")
+                                            else opdispatch.float32)
+    assert od.ones.default([2], dtype=6).dtype is opdispatch.float32  # the operator takes the int, as aten::ones

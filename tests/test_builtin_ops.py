@@ -59,7 +59,7 @@ PYTORCH_TAGS = {
     ("pt2_compliant_tag",):
         "_log_softmax_backward_data _softmax_backward_data arange arange.start contiguous detach empty_like "
         "flatten.using_ints log_softmax.int matmul nll_loss nll_loss_backward nll_loss_forward ones ones_like reshape "
-        "select_backward slice_backward softmax.int squeeze stack to.device to.dtype to.dtype_layout transpose.int "
+        "select_backward slice_backward softmax.int squeeze stack to.device to.dtype to.dtype_layout transpose.int t "
         "zeros zeros_like masked_scatter_backward cumprod "
         "elu_backward hardtanh_backward leaky_relu_backward "
         "floor_divide floor_divide.Scalar hardswish hardsigmoid_backward hardswish_backward softplus_backward "
@@ -544,3 +544,44 @@ def test_helpers_called_directly():
     assert reduction.sum_to(opdispatch.ones(2, 3, 4), (3, 1)).tolist() == [[8.0]] * 3
     assert factories.arange(3, dtype=opdispatch.float64).dtype is opdispatch.float64
     assert elementwise.pow_scalar(2, opdispatch.arange(3)).tolist() == [1, 2, 4]
+
+
+def test_t_is_an_operator_as_in_pytorch():
+    # Values from PyTorch 2.13 (aten::t: its own schema, CompositeExplicitAutograd, a formula of its own).
+    from opdispatch.utils._python_dispatch import TorchDispatchMode
+
+    class Log(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.log = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.log.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    op = opdispatch.ops.od.t.default
+    assert str(op._schema) == "od::t(Tensor(a) self) -> Tensor(a)" and op.is_view
+    assert [str(tag) for tag in op.tags] == ["Tag.pt2_compliant_tag"]
+    x, v = opdispatch.arange(6.0).view(2, 3), opdispatch.arange(3.0)
+    with Log() as mode:
+        y = x.t()
+        opdispatch.t(x)
+        v.t()
+        op(x)
+    assert mode.log == ["od.t.default"] * 4
+    assert y.tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]] and y.stride() == (1, 3) and y.storage_offset() == 0
+    with pytest.raises(RuntimeError, match=r"^t\(\) expects a tensor with <= 2 dimensions, but self is 3D$"):
+        opdispatch.ones(2, 3, 4).t()
+    x = opdispatch.arange(6.0).view(2, 3).requires_grad_()
+    (x.t() * opdispatch.arange(6.0).view(3, 2)).sum().backward()
+    assert x.grad.tolist() == [[0.0, 2.0, 4.0], [1.0, 3.0, 5.0]]
+
+
+def test_full_like_as_pytorch():
+    # PyTorch 2.13: the fill value is cast to the dtype; input's dtype unless given; requires_grad honoured.
+    x = opdispatch.ones(2, 3, dtype=opdispatch.int32)
+    filled = opdispatch.full_like(x, 2.7)
+    assert filled.dtype is opdispatch.int32 and filled.tolist() == [[2, 2, 2], [2, 2, 2]]
+    wide = opdispatch.full_like(x, 2.5, dtype=opdispatch.float64)
+    assert wide.dtype is opdispatch.float64 and wide.tolist() == [[2.5] * 3] * 2
+    assert opdispatch.full_like(opdispatch.ones(2), 1.0, requires_grad=True).requires_grad

@@ -307,7 +307,7 @@ def test_repr():
     assert repr(x * x) == "tensor([[1., 4.]], dtype=opdispatch.float32, grad_fn=<od::mul.TensorBackward>)"
     assert repr(opdispatch.tensor([1, 2])) == "tensor([1, 2], dtype=opdispatch.int64)"
     assert repr(opdispatch.tensor(2.5, dtype=opdispatch.float64)) == "tensor(2.5, dtype=opdispatch.float64)"
-    assert repr(opdispatch.zeros(0, 2)) == "tensor([], dtype=opdispatch.float32)"
+    assert repr(opdispatch.zeros(0, 2)) == "tensor([], size=(0, 2), dtype=opdispatch.float32)"  # PyTorch: tensor([], size=(0, 2))
     assert repr(opdispatch.ones(2, 3, device="meta", dtype=opdispatch.int8)) == \
         "tensor(..., device='meta', size=(2, 3), dtype=opdispatch.int8)"
     assert repr(opdispatch.tensor([[1, 2], [3, 4]])) == "tensor([[1, 2],\n        [3, 4]], dtype=opdispatch.int64)"
@@ -358,13 +358,23 @@ def test_subclass_repr_with_tensor_contents_runs_no_operator():
         "tensor(<x>, device='meta', size=(2,), dtype=opdispatch.float32)"
 
 
-def test_subclass_repr_without_contents_reads_no_storage():
-    # PyTorch 2.13 reads a wrapper's values through its operators here (tolist() refuses subclasses, so a 1-D
-    # wrapper fails to print); opdispatch shows what a tensor without data shows.
-    w = _Wrapper(opdispatch.ones(2))
+def test_subclass_repr_without_contents_reads_values_through_operators():
+    # As PyTorch 2.13's _tensor_str: a 0-d wrapper prints item() (its handler sees _local_scalar_dense), an empty
+    # one prints [] and runs nothing, any other fails at tolist(), which refuses subclasses. PyTorch 2.13 gave
+    # _Wrapper(3.) (its handler saw view, then _local_scalar_dense: its formatter reshapes first),
+    # _Wrapper([], size=(2, 0)), _Wrapper([], dtype=torch.int64) and the same error.
     _Wrapper.calls = []
-    assert opdispatch.Tensor.__repr__(w) == "_Wrapper(..., device='cpu', size=(2,), dtype=opdispatch.float32)"
+    assert opdispatch.Tensor.__repr__(_Wrapper(opdispatch.tensor(3.0))) == "_Wrapper(3., dtype=opdispatch.float32)"
+    assert _Wrapper.calls == ["od._local_scalar_dense.default"]
+    _Wrapper.calls = []
+    assert opdispatch.Tensor.__repr__(_Wrapper(opdispatch.ones(2, 0))) == \
+        "_Wrapper([], size=(2, 0), dtype=opdispatch.float32)"
+    assert opdispatch.Tensor.__repr__(_Wrapper(opdispatch.ones(0, dtype=opdispatch.int64))) == \
+        "_Wrapper([], dtype=opdispatch.int64)"
     assert _Wrapper.calls == []
+    with pytest.raises(RuntimeError, match=r"^\.tolist\(\) is not supported for tensor subclasses, got _Wrapper$"):
+        opdispatch.Tensor.__repr__(_Wrapper(opdispatch.ones(2)))
+    assert repr(opdispatch.ones(2, 0)) == "tensor([], size=(2, 0), dtype=opdispatch.float32)"  # PyTorch: size too
 
 
 # --- top-level functions ---------------------------------------------------------------------------------
@@ -439,3 +449,12 @@ def test_assert_close_needs_both_tolerances():
 
 def test_dtype_objects_are_the_c_objects():
     assert opdispatch.float32 is _C.float32
+
+
+def test_to_takes_none_for_its_device_and_dtype():
+    # PyTorch 2.13: x.to(None) is x; to(None, float64) converts; to('cpu', None) is float32; a third None is refused.
+    x = opdispatch.ones(2)
+    assert x.to(None) is x and x.to("cpu", None).dtype is opdispatch.float32
+    assert x.to(None, opdispatch.float64).dtype is opdispatch.float64
+    with pytest.raises(TypeError):
+        x.to(None, None, None)

@@ -1,6 +1,8 @@
 """Top-level functions of opdispatch (``opdispatch.zeros``, ``opdispatch.matmul``,
 ...): factories taking sizes as varargs or a sequence, and functional forms
-of the Tensor methods. All call ``od`` operators through the dispatcher."""
+of the Tensor methods. All call ``od`` operators through the dispatcher.
+A factory's ``dtype`` is None or an opdispatch.dtype: anything else is a
+TypeError naming the factory, as in PyTorch (``_dtype_arg``)."""
 from __future__ import annotations
 
 import ctypes
@@ -11,7 +13,7 @@ import numpy as np
 
 from . import _C, overrides
 from ._builtins import _numpy, elementwise, factories, loss, random, shape, views
-from ._tensor import Tensor, _shape_args
+from ._tensor import Tensor, _dtype_arg, _shape_args
 
 manual_seed = random.manual_seed
 
@@ -27,6 +29,7 @@ def _finish(t: Tensor, requires_grad: bool) -> Tensor:
 
 def empty(*size: Any, dtype: Any = None, layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor of ``size`` (varargs or a sequence); dtype default float32, device default cpu."""
+    dtype = _dtype_arg("empty", dtype)
     return _finish(factories.empty(_shape_args(size), dtype=dtype, layout=layout, device=device), requires_grad)
 
 
@@ -34,17 +37,20 @@ def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: Any = No
                   device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """An uninitialised tensor of ``size`` with ``stride`` (sequences of ints, strides in elements) on cpu
     or meta (od::empty_strided; its errors). PyTorch: torch.empty_strided."""
+    dtype = _dtype_arg("empty_strided", dtype)
     return _finish(factories.empty_strided(list(size), list(stride), dtype=dtype, layout=layout, device=device),
                    requires_grad)
 
 
 def zeros(*size: Any, dtype: Any = None, layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of zeros of ``size`` (varargs or a sequence)."""
+    dtype = _dtype_arg("zeros", dtype)
     return _finish(factories.zeros(_shape_args(size), dtype=dtype, layout=layout, device=device), requires_grad)
 
 
 def ones(*size: Any, dtype: Any = None, layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of ones of ``size`` (varargs or a sequence)."""
+    dtype = _dtype_arg("ones", dtype)
     return _finish(factories.ones(_shape_args(size), dtype=dtype, layout=layout, device=device), requires_grad)
 
 
@@ -52,6 +58,7 @@ def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, layout: Any
          requires_grad: bool = False) -> Tensor:
     """A tensor of ``size`` filled with ``fill_value``; dtype inferred from it
     (bool, int64, or float32) unless given."""
+    dtype = _dtype_arg("full", dtype)
     return _finish(factories.full(list(size), fill_value, dtype=dtype, layout=layout, device=device), requires_grad)
 
 
@@ -60,6 +67,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, lay
     """``[start, end)`` in steps of ``step`` (``arange(end)`` starts at 0); int64
     for integer arguments, else float32. RuntimeError for step 0 or a step of
     the wrong sign."""
+    dtype = _dtype_arg("arange", dtype)
     if end is None:
         start, end = 0, start
     return _finish(
@@ -68,6 +76,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, lay
 
 def rand(*size: Any, dtype: Any = None, layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1) (see manual_seed)."""
+    dtype = _dtype_arg("rand", dtype)
     return _finish(random.rand(_shape_args(size), dtype=dtype, layout=layout, device=device), requires_grad)
 
 
@@ -75,28 +84,45 @@ def randperm(n: int, *, dtype: Any = None, layout: Any = None, device: Any = Non
              pin_memory: bool = False) -> Tensor:
     """A random permutation of 0 .. n-1 (int64 unless ``dtype``; see manual_seed), od::randperm; its errors.
     PyTorch: torch.randperm."""
+    dtype = _dtype_arg("randperm", dtype)
     kwargs = {} if dtype is None else {"dtype": dtype}
     return _finish(random.randperm(n, layout=layout, device=device, **kwargs), requires_grad)
 
 
 def randn(*size: Any, dtype: Any = None, layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples (see manual_seed)."""
+    dtype = _dtype_arg("randn", dtype)
     return _finish(random.randn(_shape_args(size), dtype=dtype, layout=layout, device=device), requires_grad)
 
 
 def empty_like(input: Tensor, *, dtype: Any = None, layout: Any = None,
                device: Any = None, requires_grad: bool = False) -> Tensor:
+    """An uninitialised tensor of ``input``'s size, with its dtype and device unless given."""
+    dtype = _dtype_arg("empty_like", dtype)
     return _finish(factories.empty_like(input, dtype=dtype, layout=layout, device=device), requires_grad)
 
 
 def zeros_like(input: Tensor, *, dtype: Any = None, layout: Any = None,
                device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of zeros of ``input``'s size, with its dtype and device unless given."""
+    dtype = _dtype_arg("zeros_like", dtype)
     return _finish(factories.zeros_like(input, dtype=dtype, layout=layout, device=device), requires_grad)
 
 
 def ones_like(input: Tensor, *, dtype: Any = None, layout: Any = None,
               device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ones of ``input``'s size, with its dtype and device unless given."""
+    dtype = _dtype_arg("ones_like", dtype)
     return _finish(factories.ones_like(input, dtype=dtype, layout=layout, device=device), requires_grad)
+
+
+def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, layout: Any = None,
+              device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ``input``'s size filled with ``fill_value`` (a number,
+    cast to the dtype: 2.7 in an int32 tensor is 2), with input's dtype and
+    device unless given (od::full_like). PyTorch: torch.full_like."""
+    dtype = _dtype_arg("full_like", dtype)
+    return _finish(factories.full_like(input, fill_value, dtype=dtype, layout=layout, device=device), requires_grad)
 
 
 def tensor(data: Any, *, dtype: Any = None, layout: Any = None,
@@ -107,10 +133,12 @@ def tensor(data: Any, *, dtype: Any = None, layout: Any = None,
     On ``device`` (cpu or meta). The new tensor passes through od::lift_fresh,
     so that a mode sees the constant (make_fx records it as
     od::lift_fresh_copy, FakeTensorMode makes it fake). TypeError for data
-    that is not numeric. PyTorch: torch.tensor (internal_new_from_data's at::lift_fresh)."""
+    that is not numeric or a ``dtype`` that is not an opdispatch.dtype.
+    PyTorch: torch.tensor (internal_new_from_data's at::lift_fresh)."""
+    dtype = _dtype_arg("tensor", dtype)
     if isinstance(data, _C.TensorBase):
         data = data.numpy(force=True)
-    np_dtype = dtype.to_numpy() if isinstance(dtype, _C.dtype) else dtype
+    np_dtype = None if dtype is None else dtype.to_numpy()
     a = np.array(data, dtype=np_dtype, copy=True)
     if dtype is None and not isinstance(data, (np.ndarray, np.generic)):
         a = a.astype({"f": np.float32, "c": np.complex64}.get(a.dtype.kind, a.dtype), copy=False)
@@ -286,6 +314,7 @@ softmax = _method(Tensor.softmax)
 log_softmax = _method(Tensor.log_softmax)
 reshape = _method(Tensor.reshape)
 transpose = _method(Tensor.transpose)
+t = _method(Tensor.t)
 permute = _method(Tensor.permute)
 squeeze = _method(Tensor.squeeze)
 unsqueeze = _method(Tensor.unsqueeze)
@@ -347,14 +376,14 @@ logical_or = _method(Tensor.logical_or)
 logical_xor = _method(Tensor.logical_xor)
 
 __all__ = [
-    "arange", "cat", "empty", "empty_like", "empty_strided", "from_dlpack", "full", "is_tensor", "manual_seed", "nll_loss", "ones", "ones_like",
+    "arange", "cat", "empty", "empty_like", "empty_strided", "from_dlpack", "full", "full_like", "is_tensor", "manual_seed", "nll_loss", "ones", "ones_like",
     "rand", "randn", "randperm", "stack", "tensor", "where", "zeros", "zeros_like",
     # functional forms of Tensor methods
     "add", "sub", "mul", "div", "pow", "neg", "conj_physical", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "sqrt",
     "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "amax", "max", "argmax", "amin", "min", "argmin", "any", "cumsum", "cumprod", "prod", "sort", "topk", "nonzero", "split", "var", "flip", "diagonal", "as_strided", "index_select", "gather", "scatter", "scatter_reduce", "masked_scatter",
     "scatter_add", "index_put",
     "matmul", "mm",
-    "bmm", "softmax", "log_softmax", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "select", "flatten",
+    "bmm", "softmax", "log_softmax", "reshape", "transpose", "t", "permute", "squeeze", "unsqueeze", "select", "flatten",
     "clone", "acos", "asin", "atan", "acosh", "asinh", "atanh", "cosh", "sinh",
     "tan", "expm1", "log1p", "log2", "log10", "reciprocal", "rsqrt", "sign",
     "ceil", "floor", "round", "trunc", "isnan", "isinf", "logical_not", "bitwise_not",

@@ -17,8 +17,6 @@ import numpy as np
 
 from . import _C, _layout, overrides
 from ._builtins import binary_math as _bm
-from .autograd import graph as _graph
-from .autograd.grad_mode import is_grad_enabled as _is_grad_enabled
 from ._builtins import comparison as _cmp
 from ._builtins import copy as _copy
 from ._builtins import elementwise as _ew
@@ -200,6 +198,20 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         return graph.is_leaf(self)
 
     @property
+    def _base(self) -> Optional["Tensor"]:
+        """The tensor this view views, the root of a chain of views (a view
+        of a view has the first one's base); None for a tensor no view
+        operator made (detach's result included). Kept alive by the view.
+        PyTorch: Tensor._base (Note [Views know their base] in
+        _builtins/_registry.py)."""
+        meta = self._autograd_meta
+        return None if meta is None else meta.view_base
+
+    def _is_view(self) -> bool:
+        """Whether a view operator made this tensor (``_base`` is not None). PyTorch: Tensor._is_view."""
+        return self._base is not None
+
+    @property
     def retains_grad(self) -> bool:
         meta = graph.get_meta(self)
         return meta is not None and meta.retains_grad
@@ -237,23 +249,28 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         """NumPy-style text with the dtype, device and autograd state:
         ``tensor([[1., 2.]], dtype=opdispatch.float32, grad_fn=<od::mul.TensorBackward>)``;
         a subclass's starts with its class name instead of ``tensor``. A
-        tensor without data (meta, a wrapper subclass) shows ``...`` and its
-        size instead of values. ``tensor_contents`` (a str) replaces the
-        values part, as a wrapper subclass's own ``__repr__`` passes its inner
-        tensor's text (``super().__repr__(tensor_contents=f"{self.elem}")``):
-        then the data is never read and no operator runs. Nothing printed is
-        seen by a dispatch mode. PyTorch: Tensor.__repr__ / _tensor_str._str
-        (whose default reads a wrapper subclass's values through its
-        operators, which fails for most of them)."""
+        meta tensor shows ``...`` and its size instead of values; an empty
+        tensor ``[]`` and its size unless it is 1-D. ``tensor_contents`` (a
+        str) replaces the values part, as a wrapper subclass's own
+        ``__repr__`` passes its inner tensor's text
+        (``super().__repr__(tensor_contents=f"{self.elem}")``): then the data
+        is never read and no operator runs. Without it, a wrapper subclass
+        (no data of its own) has its values read through its operators, as
+        PyTorch 2.13's does: a 0-d one's by ``item()`` (od::_local_scalar_dense,
+        which its ``__torch_dispatch__`` and a dispatch mode see), any other
+        by ``tolist()``, which raises RuntimeError for a subclass with
+        ``__torch_dispatch__``. Printing a tensor with data is seen by no
+        dispatch mode. PyTorch: Tensor.__repr__ / _tensor_str._str."""
         cpu = str(self.device) == "cpu"
         device = [] if cpu and not self.is_meta else [f"device='{self.device}'"]
         if tensor_contents is not None:
             parts = [tensor_contents, *device] + ([f"size={tuple(self.shape)}"] if self.is_meta else [])
-        elif self.is_meta or not self._has_storage():
+        elif self.is_meta:
             parts = ["...", f"device='{self.device}'", f"size={tuple(self.shape)}"]
+        elif self.numel() == 0:
+            parts = ["[]", *device] + ([f"size={tuple(self.shape)}"] if self.ndim != 1 else [])
         else:
-            data = self.numpy(force=True)
-            text = np.array2string(data, separator=", ", prefix="tensor(", threshold=1000) if data.size else "[]"
+            text = np.array2string(self._values_to_print(), separator=", ", prefix="tensor(", threshold=1000)
             parts = [text, *device]
         parts.append(f"dtype={self.dtype!r}")
         if self.grad_fn is not None:
@@ -262,6 +279,14 @@ class Tensor(PointwiseMethods, _C.TensorBase):
             parts.append("requires_grad=True")
         name = "tensor" if type(self) is Tensor else type(self).__name__
         return f"{name}({', '.join(parts)})"
+
+    def _values_to_print(self) -> np.ndarray:
+        """The values __repr__ prints: the data, or for a tensor without data
+        (a wrapper subclass) what its operators give (see __repr__)."""
+        if self._has_storage():
+            return self.numpy(force=True)
+        values = self.item() if self.ndim == 0 else self.tolist()
+        return np.asarray(values, dtype=self.dtype.to_numpy())
 
     def __len__(self) -> int:
         if self.ndim == 0:
@@ -468,10 +493,6 @@ class Tensor(PointwiseMethods, _C.TensorBase):
             return
         # True alone: the value goes to a new leading dim of size 1 (THPVariable_setitem, set_item).
         sliced, advanced = (_views.unsqueeze(self, 0), []) if index is True else _apply_slicing(self, index)
-        if sliced is not self and value.requires_grad and not sliced.requires_grad and _is_grad_enabled():
-            # The view was not recorded (self does not require grad): name its base, so
-            # that the update gives self its history too, as PyTorch's views always know theirs.
-            _graph.meta_for_write(sliced).view_base = self
         if advanced:
             stripped = _strip_leading_ones(value.shape)
             _indexing.index_put_(sliced, advanced,
@@ -637,6 +658,7 @@ class Tensor(PointwiseMethods, _C.TensorBase):
 
     def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
         """Sum over ``dim`` (an int, a sequence, or None for all); ints and bools sum to int64."""
+        dtype = _dtype_arg("sum", dtype)
         if dim is None and not keepdim:
             return _red.sum_(self) if dtype is None else _red.sum_(self, dtype=dtype)
         dims = None if dim is None else _dims(dim)
@@ -894,10 +916,9 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         return _views.transpose(self, dim0, dim1)
 
     def t(self) -> "Tensor":
-        """The transpose of a matrix (tensors of fewer than 2 dims are returned as views of themselves)."""
-        if self.ndim > 2:
-            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
-        return _views.transpose(self, 0, -1) if self.ndim == 2 else _views.view(self, list(self.shape))
+        """The transpose of a matrix (tensors of fewer than 2 dims are
+        returned as views of themselves; od::t). RuntimeError beyond 2 dims."""
+        return _views.t(self)
 
     def permute(self, *dims: Any) -> "Tensor":
         """A view with the dims reordered (od::permute)."""
@@ -954,6 +975,7 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         """An uninitialised tensor of ``size`` (varargs or a sequence) with
         self's dtype and device unless given (od::empty.memory_format): how
         fake impls make outputs on the inputs' device."""
+        dtype = _dtype_arg("new_empty", dtype)
         out = _fac.empty(_shape_args(size), dtype=self.dtype if dtype is None else dtype,
                          device=self.device if device is None else device)
         return out.requires_grad_() if requires_grad else out
@@ -966,9 +988,11 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         """``copy.deepcopy(t)``: a leaf with its own memory (``clone()``, made
         without recording), the same class, ``requires_grad``, a deep copy of
         ``grad``, and deep copies of the object's ``__slots__`` and
-        attributes, once per object in ``memo``. A subclass's copy goes
-        through its ``__torch_function__`` / ``__torch_dispatch__`` (clone),
-        which must give the same class. Raises RuntimeError for a tensor that
+        attributes, once per object in ``memo``. A subclass with data of its
+        own is made by its ``new_empty([])`` and given a copy of the data, as
+        PyTorch's (which must give the same class); a wrapper subclass's copy
+        goes through its ``__torch_function__`` / ``__torch_dispatch__``
+        (clone), which must give the same class. Raises RuntimeError for a tensor that
         is not a graph leaf, or if the copy is of another class. Unlike
         PyTorch, which copies storages (so that views copied together stay
         views of one copy), each tensor is copied on its own, C-contiguous.
@@ -980,7 +1004,20 @@ class Tensor(PointwiseMethods, _C.TensorBase):
             result: Tensor = memo[id(self)]
             return result
         with _no_grad():
-            new = self.clone()
+            if type(self) is not Tensor and self._has_storage():
+                # PyTorch makes the copy with new_empty([]) and gives it a copy of the data (set_).
+                new = self.new_empty([])
+                if type(new) is not type(self):
+                    raise RuntimeError(
+                        "The default implementation of __deepcopy__() for non-wrapper subclasses only works for "
+                        "subclass types that implement new_empty() and for which that function returns another "
+                        f"instance of the same subclass (new_empty gave {type(new).__name__} for "
+                        f"{type(self).__name__}). Implement new_empty() for your subclass or override __deepcopy__().")
+                data = _copy.clone(self.as_subclass(Tensor))
+                _C._functionalize_unsafe_set(new, data)
+                _C._set_sizes_and_strides(new, data.shape, data.stride(), data.storage_offset())
+            else:
+                new = self.clone()
             if type(new) is not type(self):
                 raise RuntimeError(f"The default implementation of __deepcopy__() copies with clone(), which gave "
                                    f"{type(new).__name__} for {type(self).__name__}: make clone() return the same "
@@ -1005,7 +1042,10 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other_tensor)``
         or keywords: self when nothing changes (and copy is False), else a
         converted copy (od::to.dtype_layout, which calls od::_to_copy)."""
-        for arg in args:
+        dtype = _dtype_arg("to", dtype)
+        for position, arg in enumerate(args):
+            if arg is None and position < 2:  # to(None), to(device, None): PyTorch's device and dtype default None
+                continue
             if isinstance(arg, _C.TensorBase):
                 dtype, device = arg.dtype, arg.device
             elif isinstance(arg, _C.dtype):
@@ -1021,12 +1061,14 @@ class Tensor(PointwiseMethods, _C.TensorBase):
 
     def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> "Tensor":
         """Zeros of ``size`` (varargs or a sequence), with self's dtype and device unless given (od::zeros)."""
+        dtype = _dtype_arg("new_zeros", dtype)
         out = _fac.zeros(_shape_args(size), dtype=self.dtype if dtype is None else dtype,
                          device=self.device if device is None else device)
         return out.requires_grad_() if requires_grad else out
 
     def new_ones(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> "Tensor":
         """Ones of ``size`` (varargs or a sequence), with self's dtype and device unless given (od::ones)."""
+        dtype = _dtype_arg("new_ones", dtype)
         out = _fac.ones(_shape_args(size), dtype=self.dtype if dtype is None else dtype,
                         device=self.device if device is None else device)
         return out.requires_grad_() if requires_grad else out
@@ -1035,6 +1077,7 @@ class Tensor(PointwiseMethods, _C.TensorBase):
                  requires_grad: bool = False) -> "Tensor":
         """``fill_value`` in a tensor of ``size`` (a sequence), with self's dtype
         and device unless given (od::full). TypeError if ``size`` is not a sequence."""
+        dtype = _dtype_arg("new_full", dtype)
         if not isinstance(size, (tuple, list)):
             raise TypeError(f"new_full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
         out = _fac.full(list(size), fill_value, dtype=self.dtype if dtype is None else dtype,
@@ -1047,6 +1090,7 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         device unless given (integer data in a float tensor's new_tensor is
         float, as in PyTorch). Copying a tensor warns UserWarning, as PyTorch:
         use ``src.detach().clone()``."""
+        dtype = _dtype_arg("new_tensor", dtype)
         from ._functional import tensor
 
         if isinstance(data, Tensor):
@@ -1347,6 +1391,17 @@ def _shape_args(args: Sequence[Any]) -> list[int]:
         # (A subclass: copied by list.copy / tuple slicing, which read the items held, so its __len__ sizes nothing.)
         return list.copy(seq) if isinstance(seq, list) else list(tuple.__getitem__(seq, _ALL))
     return list(args)
+
+
+def _dtype_arg(function: str, dtype: Any) -> Any:
+    """``dtype`` as a public function or method ``function`` takes it: None or
+    an opdispatch.dtype, else _C.ArgumentTypeError (a TypeError) naming
+    ``function``: an int or a str is refused although the od operators take
+    a ScalarType's int, as PyTorch's Python argument parser refuses them
+    above torch.ops (PyTorch: "argument 'dtype' must be torch.dtype")."""
+    if dtype is not None and not isinstance(dtype, _C.dtype):
+        raise _C.ArgumentTypeError(f"{function}(): argument 'dtype' must be opdispatch.dtype, not {type(dtype).__name__}")
+    return dtype
 
 
 def _dims(dim: Any) -> list[int]:

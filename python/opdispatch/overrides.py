@@ -244,12 +244,12 @@ def is_tensor_method_or_property(func: Callable[..., Any]) -> bool:
 @functools.lru_cache(None)
 def get_default_nowrap_functions() -> set[Callable[..., Any]]:
     """The public functions whose results Tensor.__torch_function__ returns
-    as they are instead of converting tensors to the subclass (the getter of
-    ``Tensor.grad``). PyTorch: same name (also ``_base`` and ``_grad``, which
-    opdispatch tensors do not have)."""
+    as they are instead of converting tensors to the subclass (the getters of
+    ``Tensor.grad`` and ``Tensor._base``). PyTorch: same name (also ``_grad``,
+    which opdispatch tensors do not have)."""
     from ._tensor import Tensor
 
-    return {Tensor.grad.__get__}
+    return {Tensor.grad.__get__, Tensor._base.__get__}
 
 
 @contextlib.contextmanager

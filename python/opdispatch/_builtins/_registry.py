@@ -109,12 +109,13 @@ def defop(
         LIB.define(schema, tags=tags)
         name = schema.split("(", 1)[0]
         base, _, overload = name.partition(".")
+        op = _C._DispatchOperator("od::" + base, overload)
+        records_base = _makes_views(op._schema)
         for kernel, key in ((cpu, "CPU"), (meta, "Meta"), (backend, "CompositeExplicitAutograd")):
             if kernel is not None:
-                LIB.impl(name, kernel, key)
+                LIB.impl(name, _recording_base(kernel) if records_base else kernel, key)
         if composite is not None:
             LIB.impl(name, composite, "CompositeImplicitAutograd")
-        op = _C._DispatchOperator("od::" + base, overload)
         if op._schema.is_mutable and Tag.inplace not in tags and Tag.out not in tags:
             LIB.impl(name, fallthrough_kernel, "ADInplaceOrView")
         if _is_factory(op._schema):
@@ -128,6 +129,44 @@ def defop(
         elif not differentiable:
             LIB.impl(name, _below_autograd(op), "Autograd", with_keyset=True)
     return op
+
+
+# Note [Views know their base]
+# As in PyTorch, a tensor made by a view operator knows the tensor it views
+# (Tensor._base, the root of a chain of views; Tensor._is_view()) whether or
+# not autograd records anything, and a later in-place update of the view
+# that autograd records rebases that base's history (Note [In-place updates
+# of views] in autograd/graph.py). PyTorch sets it in the ADInplaceOrView
+# kernels (as_view), which run for every tensor; here that key is only on
+# tensors that require grad (Note [Tensor key sets]), so the backend kernels
+# of a view operator (a returned alias, no write: OpOverload.is_view's rule)
+# set it on their results. Decompositions (reshape, flatten) need nothing:
+# their views come from such operators. detach is a view that autograd does
+# not track, and PyTorch's _base leaves it out (make_variable_non_differentiable_view).
+
+
+def _makes_views(schema: Any) -> bool:
+    if schema.name == "od::detach":
+        return False
+    alias = [a.alias_info for a in schema.arguments if a.alias_info is not None]
+    return bool(alias) and not any(info.is_write for info in alias)
+
+
+def _recording_base(kernel: Kernel) -> Kernel:
+    """``kernel`` (of a view operator, self first) that records self's base
+    on the tensors it returns (Note [Views know their base])."""
+    from ..autograd import graph  # imports the built-ins
+
+    def with_base(self: Any, *args: Any, **kwargs: Any) -> Any:
+        out = kernel(self, *args, **kwargs)
+        self_meta = self._autograd_meta
+        root = self if self_meta is None or self_meta.view_base is None else self_meta.view_base
+        for t in out if isinstance(out, (list, tuple)) else (out,):
+            if t is not self and t._shares_memory(self):  # (reshape's copy of a tensor it cannot view is none)
+                graph.meta_for_write(t).view_base = root
+        return out
+
+    return with_base
 
 
 def no_derivative(name: str) -> Kernel:

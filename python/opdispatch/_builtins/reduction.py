@@ -154,16 +154,28 @@ def _reducer(name: str, fn: Callable[..., np.ndarray], out_dtype: Callable[[Tens
     return {"cpu": cpu, "meta": meta}
 
 
-def _sum_backward(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
+def _expanded_grad(ctx: Any, grad: Tensor) -> Tensor:
+    """The gradient of a sum or mean spread over its input's shape with the
+    calls PyTorch's sum_backward makes (FunctionsManual.cpp): over dims given
+    without keepdim, each reduced dim is put back by unsqueeze, in increasing
+    order, then expanded; a full reduction's 0-d gradient is expanded as it is."""
     dims, keepdim = _reduced_dims(ctx)
-    return (views.expand(_restore(grad, ctx.shape, dims, keepdim), ctx.shape),) + _no_grads(ctx)
+    dim_args = _dim_args(ctx)
+    dims_given = bool(dim_args) and dim_args[0] is not None and (isinstance(dim_args[0], int) or len(dim_args[0]) > 0)
+    if not keepdim and ctx.shape and dims_given:
+        for d in sorted(dims):
+            grad = views.unsqueeze(grad, d)
+    return views.expand(grad, ctx.shape)
+
+
+def _sum_backward(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
+    return (_expanded_grad(ctx, grad),) + _no_grads(ctx)
 
 
 def _mean_backward(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
-    dims, keepdim = _reduced_dims(ctx)
+    dims, _ = _reduced_dims(ctx)
     count = int(np.prod([ctx.shape[d] for d in dims]))
-    g = views.expand(_restore(grad, ctx.shape, dims, keepdim), ctx.shape)
-    return (elementwise.div_scalar(g, count),) + _no_grads(ctx)
+    return (elementwise.div_scalar(_expanded_grad(ctx, grad), count),) + _no_grads(ctx)
 
 
 def _mean_of(a: np.ndarray, axis: Any, dtype: np.dtype, out: None, keepdims: bool) -> np.ndarray:

@@ -187,6 +187,22 @@ def _permute_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     ctx.inverse = [int(i) for i in np.argsort(_permutation(inputs[0], inputs[1]))]
 
 
+def _t_of(name: str) -> Any:
+    """The kernel of ``name`` (t or t_): a matrix transposed, a tensor of
+    fewer dims viewed as it is; RuntimeError beyond 2 dims, as PyTorch's
+    check_t (aten/src/ATen/native/TensorShape.cpp)."""
+
+    def kernel(self: Tensor) -> Tensor:
+        if self.ndim > 2:
+            raise RuntimeError(f"{name}() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+        return _transpose(self, 0, -1) if self.ndim == 2 else _strided(self, self.shape, self.stride())
+
+    return kernel
+
+
+# PyTorch 2.13: aten::t is CompositeExplicitAutograd with its own formula (TBackward0), not a decomposition.
+t: Op = defop("t(Tensor(a) self) -> Tensor(a)", tags=PT2, backend=_t_of("t"), backward=lambda ctx, grad: (t(grad),))
+
 permute: Op = defop("permute(Tensor(a) self, int[] dims) -> Tensor(a)", tags=CORE, backend=_permute,
                     backward=lambda ctx, grad: (permute(grad, ctx.inverse), None), setup_context=_permute_setup)
 
@@ -741,18 +757,12 @@ def _in_place_view_autograd(op: Any) -> Any:
     return kernel
 
 
-def _t(self: Tensor) -> Tensor:
-    if self.ndim > 2:
-        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
-    return _transpose(self, 0, -1) if self.ndim == 2 else _strided(self, self.shape, self.stride())
-
-
 def _define_in_place_view(schema: str, view_of: Any) -> Op:
     return defop(schema, tags=INPLACE_VIEW, backend=_in_place(view_of), autograd=_in_place_view_autograd)
 
 
 transpose_: Op = _define_in_place_view("transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)", _transpose)
-t_: Op = _define_in_place_view("t_(Tensor(a!) self) -> Tensor(a!)", _t)
+t_: Op = _define_in_place_view("t_(Tensor(a!) self) -> Tensor(a!)", _t_of("t_"))
 unsqueeze_: Op = _define_in_place_view("unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)", _unsqueeze)
 squeeze_: Op = _define_in_place_view("squeeze_(Tensor(a!) self) -> Tensor(a!)",
                                      lambda self: _squeeze_dims(self, range(self.ndim)))
