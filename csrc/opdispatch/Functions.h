@@ -41,6 +41,13 @@ inline std::tuple<Tensor, Tensor> min(const Tensor& self, int64_t dim, bool keep
 inline Tensor argmax(const Tensor& self, std::optional<int64_t> dim = std::nullopt, bool keepdim = false) {
   return self.argmax(dim, keepdim);
 }
+/// The elementwise minimum / maximum of two tensors (self.min(other)). PyTorch: at::min(self, other), at::max.
+inline Tensor min(const Tensor& self, const Tensor& other) { return self.min(other); }
+inline Tensor max(const Tensor& self, const Tensor& other) { return self.max(other); }
+/// self.pow(exponent), self.ceil(). PyTorch: at::pow, at::ceil.
+inline Tensor pow(const Tensor& self, const Scalar& exponent) { return self.pow(exponent); }
+inline Tensor pow(const Tensor& self, const Tensor& exponent) { return self.pow(exponent); }
+inline Tensor ceil(const Tensor& self) { return self.ceil(); }
 inline Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode) {
   return self.div(other, rounding_mode);
 }

@@ -290,3 +290,26 @@ TEST(TensorApi, ParallelForRunsTheRangeAsOneChunkInARegion) {
   EXPECT_EQ(sum, 110);
   EXPECT_NE(errorOf([] { parallel_for(0, 1, -1, [](int64_t, int64_t) {}); }).find("grain_size"), std::string::npos);
 }
+
+TEST(TensorApi, FromBlobWithOptionsWrapsTheCallersMemory) {
+  std::vector<double> values{1.0, 2.0, 3.0, 4.0, 5.0, 6.0};
+  Tensor t = from_blob(values.data(), {2, 3}, dtype(kDouble).requires_grad(true));
+  EXPECT_EQ(t.data_ptr(), values.data());
+  EXPECT_EQ(t.sizes().vec(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(t.strides().vec(), (std::vector<int64_t>{3, 1}));
+  EXPECT_EQ(t.scalar_type(), kDouble);
+  EXPECT_TRUE(t.requires_grad());
+  EXPECT_EQ((t.accessor<double, 2>()[1][2]), 6.0);
+  float f = 0.5f;
+  EXPECT_EQ(from_blob(&f, {}).scalar_type(), kFloat);  // float32 unless set
+  EXPECT_NE(errorOf([&] { from_blob(&f, {1}, device(kMeta)); }).find("from_blob(): opdispatch wraps host memory only"),
+            std::string::npos);
+}
+
+TEST(TensorApi, FpsMethodsNeedTheBuiltinOperators) {
+  Tensor t = empty({2, 2}, kFloat);
+  EXPECT_NE(errorOf([&] { (void)t[0]; }).find("od::select.int is not registered"), std::string::npos);
+  EXPECT_NE(errorOf([&] { t.pow_(2); }).find("od::pow_.Scalar is not registered"), std::string::npos);
+  EXPECT_NE(errorOf([&] { (void)t.ceil(); }).find("od::ceil is not registered"), std::string::npos);
+  EXPECT_NE(errorOf([&] { (void)min(t, t); }).find("od::min.other is not registered"), std::string::npos);
+}

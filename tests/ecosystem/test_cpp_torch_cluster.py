@@ -1,10 +1,15 @@
-"""torch_cluster's voxel grid clustering (rusty1s/pytorch_cluster @ 3d1d9e39,
-csrc/grid.cpp, csrc/cpu/grid_cpu.cpp, csrc/cpu/utils.h), ported with the name
-map: `torch::RegisterOperators().op("torch_cluster::grid", &grid)` (the older
-registration API, inferring the schema), AT_ASSERTM / AT_ERROR checks, and a
-CPU kernel of min/max with a dim, true_divide, toType, cumprod, cat, narrow,
-*= and sum. Built against the installed headers; the values, schema and
-messages are PyTorch 2.13's for upstream's code built with torch."""
+"""torch_cluster's CPU kernels (rusty1s/pytorch_cluster @ 3d1d9e39), ported
+with the name map, each registered as upstream does with
+`torch::RegisterOperators().op("torch_cluster::<name>", &fn)` (the older
+registration API, inferring the schema), checked with AT_ASSERTM / AT_ERROR:
+
+- voxel grid clustering (csrc/grid.cpp, cpu/grid_cpu.cpp, cpu/utils.h): min/max
+  with a dim, true_divide, toType, cumprod, cat, narrow, *= and sum;
+- farthest point sampling (csrc/fps.cpp, cpu/fps_cpu.cpp): x[i], pow_, sum
+  over a dim, ceil, cumsum, argmax, the two-tensor min, parallel_for.
+
+Built against the installed headers; the values, schemas and messages are
+PyTorch 2.13's for upstream's code built with torch."""
 from __future__ import annotations
 
 import numpy as np
@@ -16,7 +21,7 @@ from opdispatch.utils._python_dispatch import TorchDispatchMode
 
 from _cpp_ports import build, t
 
-SOURCES = ["csrc/grid.cpp", "csrc/cpu/grid_cpu.cpp"]
+SOURCES = ["csrc/grid.cpp", "csrc/cpu/grid_cpu.cpp", "csrc/fps.cpp", "csrc/cpu/fps_cpu.cpp"]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -70,4 +75,59 @@ def test_the_kernels_calls_are_od_operators_a_mode_sees():
         out = ops.torch_cluster.grid(opdispatch.from_numpy(POS).requires_grad_(), t(SIZE), None, None)
     assert out.tolist() == [0, 1, 5, 3, 1]
     for name in ("od.min.dim", "od.max.dim", "od.cumprod.default", "od.cat.default", "od.div.Tensor"):
+        assert name in seen, (name, seen)
+
+
+# --- fps ---------------------------------------------------------------------------------------------------------
+
+FPS_SRC = np.array([[-1.0, -1.0], [-1.0, 1.0], [1.0, -1.0], [1.0, 1.0], [0.2, 0.1], [3.0, 2.0], [2.5, -1.0], [0.0, 0.0]],
+                   np.float32)
+
+
+def test_fps_schema_is_upstreams():
+    assert str(ops.torch_cluster.fps.default._schema) == (  # PyTorch 2.13's inferred schema
+        "torch_cluster::fps(Tensor _0, Tensor _1, Tensor _2, bool _3) -> Tensor _0")
+
+
+@pytest.mark.parametrize("src, ptr, ratio, expected", [  # PyTorch 2.13's values for upstream's code
+    (FPS_SRC, [0, 4, 8], np.array(0.5, np.float32), [0, 3, 4, 5]),
+    (FPS_SRC, [0, 8], np.array(0.6, np.float32), [0, 5, 6, 3, 1]),
+    (FPS_SRC.astype(np.float64), [0, 4, 8], np.array([0.25, 0.75], np.float32), [0, 4, 5, 6]),
+    (np.arange(12.0, dtype=np.float32).reshape(6, 2, 1) ** 1.5, [0, 2, 6], np.array(1.0, np.float32),
+     [0, 1, 2, 5, 4, 3]),
+])
+def test_fps_keeps_the_farthest_points_of_each_example(src, ptr, ratio, expected):
+    out = ops.torch_cluster.fps(t(src), t(np.array(ptr)), t(ratio), False)
+    assert out.dtype == opdispatch.int64
+    assert out.tolist() == expected
+
+
+def test_fps_with_a_random_start_keeps_one_point_of_each_example_first():
+    out = ops.torch_cluster.fps(t(FPS_SRC), t(np.array([0, 4, 8])), t(np.array(0.5, np.float32)), True).tolist()
+    assert len(out) == 4 and 0 <= out[0] < 4 and 4 <= out[2] < 8  # the start is rand()'s; the rest follows from it
+
+
+def test_fps_checks_ptr_with_at_assertm():
+    # PyTorch 2.13: 'ptr.dim() == 1 INTERNAL ASSERT FAILED at "<file>":20, ... Input mismatch'.
+    with pytest.raises(RuntimeError, match=r"INTERNAL ASSERT FAILED at .*fps_cpu\.cpp:\d+: ptr\.dim\(\) == 1\. "
+                                           r"Input mismatch$"):
+        ops.torch_cluster.fps(t(FPS_SRC), t(np.array([[0, 8]])), t(np.array(0.5, np.float32)), False)
+
+
+def test_fps_calls_are_od_operators_a_mode_sees():
+    seen = []
+
+    class Record(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    with Record():  # requires_grad: the catch-all kernel runs above the Python key, so its calls reach the mode
+        out = ops.torch_cluster.fps(opdispatch.from_numpy(FPS_SRC).requires_grad_(), t(np.array([0, 4, 8])),
+                                    t(np.array(0.5, np.float32)), False)
+    assert out.tolist() == [0, 3, 4, 5]
+    # pow_ of a tensor requiring grad is recorded as pow and copy_ (Autograd's in-place formula); min.other is
+    # CompositeImplicitAutograd, so the mode sees the minimum it calls, as PyTorch's modes do.
+    for name in ("od.select.int", "od.pow.Tensor_Scalar", "od.copy_.default", "od.ceil.default", "od.cumsum.default",
+                 "od.argmax.default", "od.minimum.default"):
         assert name in seen, (name, seen)
