@@ -144,7 +144,11 @@ Tensor blob_squares(int64_t n) {
   return from_blob(values.data(), {n}, dtype(kLong)).clone();
 }
 
+// A factory asked for kBFloat16, which names no opdispatch dtype.
+Tensor bfloat16_zeros(int64_t n) { return zeros({n}, dtype(kBFloat16)); }
+
 OPDISPATCH_LIBRARY(tapi, m) {
+  m.def("bfloat16_zeros(int n) -> Tensor");
   m.def("row_ops(Tensor x) -> Tensor");
   m.def("blob_squares(int n) -> Tensor");
   m.def("voxel_index(Tensor pos, Tensor size) -> Tensor");
@@ -180,6 +184,7 @@ OPDISPATCH_LIBRARY_IMPL(tapi, CompositeImplicitAutograd, m) {
   m.impl("total", total);
   m.impl("row_ops", row_ops);
   m.impl("blob_squares", blob_squares);
+  m.impl("bfloat16_zeros", bfloat16_zeros);
 }
 """
 
@@ -358,3 +363,10 @@ def test_index_pow_ceil_and_two_tensor_min_max(tapi):
 def test_from_blob_with_options(tapi):
     out = tapi.blob_squares(5)
     assert out.dtype == opdispatch.int64 and out.tolist() == [0, 1, 4, 9, 16]
+
+
+def test_kbfloat16_compiles_and_says_at_use_that_there_are_no_bfloat16_tensors(tapi):
+    # PyTorch 2.13 returns bfloat16 zeros; opdispatch has no bfloat16 dtype (README, differences).
+    with pytest.raises(ValueError, match=r"^od::zeros\(\): argument 'dtype' \(position 2\): opdispatch has no "
+                                         r"bfloat16 tensors \(NumPy has no bfloat16\)"):
+        tapi.bfloat16_zeros(2)

@@ -313,3 +313,23 @@ TEST(TensorApi, FpsMethodsNeedTheBuiltinOperators) {
   EXPECT_NE(errorOf([&] { (void)t.ceil(); }).find("od::ceil is not registered"), std::string::npos);
   EXPECT_NE(errorOf([&] { (void)min(t, t); }).find("od::min.other is not registered"), std::string::npos);
 }
+
+TEST(TensorApi, BFloat16IsANameWithoutTensors) {
+  EXPECT_EQ(static_cast<int>(kBFloat16), 15);  // PyTorch's number
+  EXPECT_STREQ(toString(kBFloat16), "BFloat16");
+  EXPECT_FALSE(isValidScalarType(15));
+  EXPECT_NE(errorOf([] { empty({2}, kBFloat16); }).find("opdispatch has no bfloat16 tensors"), std::string::npos);
+  // Its C++ type rounds as c10::BFloat16: bits and values from PyTorch 2.13's float32 -> bfloat16.
+  const float in[] = {1.0f,        3.14159f,   -2.5f, 1e-40f, 65504.0f, 3.0e38f, std::numeric_limits<float>::infinity(),
+                      1.00390625f, 1.01171875f};
+  const uint16_t bits[] = {16256, 16457, 49184, 1, 18304, 32610, 32640, 16256, 16258};
+  for (size_t i = 0; i < std::size(in); ++i) {
+    EXPECT_EQ(BFloat16(in[i]).x, bits[i]) << in[i];
+  }
+  EXPECT_EQ(float(BFloat16(3.14159f)), 3.140625f);
+  EXPECT_TRUE(std::isnan(float(BFloat16(std::numeric_limits<float>::quiet_NaN()))));
+  // The _AND forms take it (graclus' AT_DISPATCH_ALL_TYPES_AND2(Half, BFloat16, ...)); its scalar_t is BFloat16.
+  bool is_bfloat16 = OPDISPATCH_DISPATCH_FLOATING_TYPES_AND(kBFloat16, kBFloat16, "f",
+                                                            [&] { return std::is_same_v<scalar_t, BFloat16>; });
+  EXPECT_TRUE(is_bfloat16);
+}

@@ -7,6 +7,10 @@ registration API, inferring the schema), checked with AT_ASSERTM / AT_ERROR:
   with a dim, true_divide, toType, cumprod, cat, narrow, *= and sum;
 - farthest point sampling (csrc/fps.cpp, cpu/fps_cpu.cpp): x[i], pow_, sum
   over a dim, ceil, cumsum, argmax, the two-tensor min, parallel_for.
+- Graclus matching (csrc/graclus.cpp, cpu/graclus_cpu.cpp): full, randperm,
+  AT_DISPATCH_ALL_TYPES_AND2(Half, BFloat16, ...);
+- neighbour sampling (csrc/sampler.cpp, cpu/sampler_cpu.cpp): randperm and
+  from_blob(data, sizes, options).clone().
 
 Built against the installed headers; the values, schemas and messages are
 PyTorch 2.13's for upstream's code built with torch."""
@@ -21,7 +25,8 @@ from opdispatch.utils._python_dispatch import TorchDispatchMode
 
 from _cpp_ports import build, t
 
-SOURCES = ["csrc/grid.cpp", "csrc/cpu/grid_cpu.cpp", "csrc/fps.cpp", "csrc/cpu/fps_cpu.cpp"]
+SOURCES = ["csrc/grid.cpp", "csrc/cpu/grid_cpu.cpp", "csrc/fps.cpp", "csrc/cpu/fps_cpu.cpp", "csrc/graclus.cpp",
+           "csrc/cpu/graclus_cpu.cpp", "csrc/sampler.cpp", "csrc/cpu/sampler_cpu.cpp"]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -131,3 +136,59 @@ def test_fps_calls_are_od_operators_a_mode_sees():
     for name in ("od.select.int", "od.pow.Tensor_Scalar", "od.copy_.default", "od.ceil.default", "od.cumsum.default",
                  "od.argmax.default", "od.minimum.default"):
         assert name in seen, (name, seen)
+
+
+# --- graclus and neighbor_sampler: random (randperm, rand()), so the graphs are ones whose result does not depend on
+# the draws; PyTorch 2.13's values for upstream's code on the same graphs.
+
+def test_graclus_and_sampler_schemas_are_upstreams():
+    assert str(ops.torch_cluster.graclus.default._schema) == (
+        "torch_cluster::graclus(Tensor _0, Tensor _1, Tensor? _2) -> Tensor _0")
+    assert str(ops.torch_cluster.neighbor_sampler.default._schema) == (
+        "torch_cluster::neighbor_sampler(Tensor _0, Tensor _1, int _2, float _3) -> Tensor _0")
+
+
+def test_graclus_matches_the_pairs_of_a_graph_of_pairs():
+    rowptr, col = np.array([0, 1, 2, 3, 4, 4]), np.array([1, 0, 3, 2])  # 0-1, 2-3, and 4 alone
+    assert ops.torch_cluster.graclus(t(rowptr), t(col), None).tolist() == [0, 0, 2, 2, 4]
+
+
+# A square 0-1-3-2-0 whose edges 0-1 and 2-3 weigh 5 and the others 1: in any visiting order each node picks its
+# heavy edge, so the pairs are {0, 1} and {2, 3}.
+SQUARE = (np.array([0, 2, 4, 6, 8]), np.array([1, 2, 0, 3, 0, 3, 1, 2]), np.array([5, 1, 5, 1, 1, 5, 1, 5]))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int64, np.int32, np.uint8])
+def test_graclus_follows_the_heaviest_edges(dtype):
+    rowptr, col, weight = SQUARE
+    out = ops.torch_cluster.graclus(t(rowptr), t(col), t(weight.astype(dtype)))
+    assert out.tolist() == [0, 0, 2, 2]
+
+
+def test_graclus_checks_the_weights_with_at_assertm():
+    # PyTorch 2.13: 'optional_weight.value().numel() == col.numel() INTERNAL ASSERT FAILED at "<file>":13, ...'.
+    rowptr, col, _ = SQUARE
+    with pytest.raises(RuntimeError, match=r"INTERNAL ASSERT FAILED at .*graclus_cpu\.cpp:\d+: "
+                                           r"optional_weight\.value\(\)\.numel\(\) == col\.numel\(\)\. Input mismatch$"):
+        ops.torch_cluster.graclus(t(rowptr), t(col), t(np.ones(3, np.float32)))
+
+
+def test_graclus_refuses_complex_weights_as_at_dispatch_does():
+    rowptr, col, weight = SQUARE
+    with pytest.raises(NotImplementedError, match="^\"graclus_cpu\" not implemented for 'ComplexFloat'$"):
+        ops.torch_cluster.graclus(t(rowptr), t(col), t(weight.astype(np.complex64)))
+
+
+@pytest.mark.parametrize("count, factor", [(10, 1.0), (0, 1.0), (3, 0.0)])
+def test_neighbor_sampler_takes_every_edge_when_asked_for_all(count, factor):
+    # Nodes 0, 1, 3 have edges 0..1, 2..4 and 5; asked for at least their degree, each gives all its edges, in
+    # randperm's order (PyTorch 2.13 gave [1, 0, 3, 4, 2, 5] and [0, 1, 3, 2, 4, 5]).
+    out = ops.torch_cluster.neighbor_sampler(t(np.array([0, 1, 3])), t(np.array([0, 2, 5, 5, 6])), count, factor)
+    assert out.dtype == opdispatch.int64
+    ids = out.tolist()
+    assert sorted(ids[:2]) == [0, 1] and sorted(ids[2:5]) == [2, 3, 4] and ids[5:] == [5]
+
+
+def test_neighbor_sampler_picks_few_edges_without_replacement():
+    out = ops.torch_cluster.neighbor_sampler(t(np.array([0])), t(np.array([0, 10])), 2, 1.0).tolist()
+    assert len(out) == 2 and len(set(out)) == 2 and all(0 <= e < 10 for e in out)
