@@ -27,6 +27,9 @@ Tensor ones_like(const Tensor& self, TensorOptions options = {});
 /// from the Python package's generator). The default is kLong, as ATen's
 /// generated `randperm(int64_t n, TensorOptions options = at::kLong)`.
 Tensor randperm(int64_t n, TensorOptions options = kLong);
+/// Uniform random numbers in [0, 1) of `options`' dtype (float32 unless set),
+/// drawn from the Python package's generator (od::rand). PyTorch: at::rand(size, options).
+Tensor rand(IntArrayRef size, TensorOptions options = {});
 /// The tensors joined along `dim`: all of one rank, equal sizes but along `dim`
 /// (od::cat, which also promotes their dtypes).
 Tensor cat(TensorList tensors, int64_t dim = 0);

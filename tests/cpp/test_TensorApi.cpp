@@ -312,6 +312,8 @@ TEST(TensorApi, FpsMethodsNeedTheBuiltinOperators) {
   EXPECT_NE(errorOf([&] { t.pow_(2); }).find("od::pow_.Scalar is not registered"), std::string::npos);
   EXPECT_NE(errorOf([&] { (void)t.ceil(); }).find("od::ceil is not registered"), std::string::npos);
   EXPECT_NE(errorOf([&] { (void)min(t, t); }).find("od::min.other is not registered"), std::string::npos);
+  EXPECT_NE(errorOf([&] { (void)rand({2}); }).find("od::rand is not registered"), std::string::npos);
+  EXPECT_EQ(internal::GRAIN_SIZE, 32768);  // ATen's
 }
 
 TEST(TensorApi, BFloat16IsANameWithoutTensors) {

@@ -11,6 +11,8 @@ registration API, inferring the schema), checked with AT_ASSERTM / AT_ERROR:
   AT_DISPATCH_ALL_TYPES_AND2(Half, BFloat16, ...);
 - neighbour sampling (csrc/sampler.cpp, cpu/sampler_cpu.cpp): randperm and
   from_blob(data, sizes, options).clone().
+- random walks (csrc/rw.cpp, cpu/rw_cpu.cpp): rand, empty with options,
+  parallel_for with at::internal::GRAIN_SIZE.
 
 Built against the installed headers; the values, schemas and messages are
 PyTorch 2.13's for upstream's code built with torch."""
@@ -26,7 +28,7 @@ from opdispatch.utils._python_dispatch import TorchDispatchMode
 from _cpp_ports import build, t
 
 SOURCES = ["csrc/grid.cpp", "csrc/cpu/grid_cpu.cpp", "csrc/fps.cpp", "csrc/cpu/fps_cpu.cpp", "csrc/graclus.cpp",
-           "csrc/cpu/graclus_cpu.cpp", "csrc/sampler.cpp", "csrc/cpu/sampler_cpu.cpp"]
+           "csrc/cpu/graclus_cpu.cpp", "csrc/sampler.cpp", "csrc/cpu/sampler_cpu.cpp", "csrc/rw.cpp", "csrc/cpu/rw_cpu.cpp"]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -192,3 +194,36 @@ def test_neighbor_sampler_takes_every_edge_when_asked_for_all(count, factor):
 def test_neighbor_sampler_picks_few_edges_without_replacement():
     out = ops.torch_cluster.neighbor_sampler(t(np.array([0])), t(np.array([0, 10])), 2, 1.0).tolist()
     assert len(out) == 2 and len(set(out)) == 2 and all(0 <= e < 10 for e in out)
+
+
+# --- random_walk: on a cycle 0 -> 1 -> 2 -> 0 (one edge each) and a node 3 without edges every walk is determined.
+
+def test_random_walk_schema_is_upstreams():
+    assert str(ops.torch_cluster.random_walk.default._schema) == (  # PyTorch 2.13's inferred schema
+        "torch_cluster::random_walk(Tensor _0, Tensor _1, Tensor _2, int _3, float _4, float _5) -> (Tensor _0, "
+        "Tensor _1)")
+
+
+@pytest.mark.parametrize("p, q", [(1.0, 1.0), (2.0, 0.5)])  # uniform (rand), and node2vec's rejection sampling
+def test_random_walk_follows_the_only_edges(p, q):
+    nodes, edges = ops.torch_cluster.random_walk(t(np.array([0, 1, 2, 3, 3])), t(np.array([1, 2, 0])),
+                                                 t(np.array([0, 2, 3])), 4, p, q)
+    # PyTorch 2.13's values for upstream's code.
+    assert nodes.tolist() == [[0, 1, 2, 0, 1], [2, 0, 1, 2, 0], [3, 3, 3, 3, 3]]
+    assert edges.tolist() == [[0, 1, 2, 0], [2, 0, 1, 2], [-1, -1, -1, -1]]
+
+
+def test_random_walk_steps_stay_on_edges():
+    rowptr, col = np.array([0, 3, 5, 6, 8]), np.array([1, 2, 3, 0, 2, 3, 0, 1])
+    nodes, edges = ops.torch_cluster.random_walk(t(rowptr), t(col), t(np.array([0, 1, 2, 3] * 5)), 6, 1.0, 1.0)
+    for walk, taken in zip(nodes.tolist(), edges.tolist()):
+        for a, b, e in zip(walk, walk[1:], taken):
+            assert rowptr[a] <= e < rowptr[a + 1] and col[e] == b
+
+
+def test_random_walk_checks_with_at_assertm():
+    # PyTorch 2.13: 'col.dim() == 1 INTERNAL ASSERT FAILED at "<file>":..., please report a bug to PyTorch. Input
+    # mismatch'.
+    with pytest.raises(RuntimeError, match=r"INTERNAL ASSERT FAILED at .*rw_cpu\.cpp:\d+: col\.dim\(\) == 1\. "
+                                           r"Input mismatch$"):
+        ops.torch_cluster.random_walk(t(np.array([0, 1])), t(np.array([[0]])), t(np.array([0])), 2, 1.0, 1.0)

@@ -358,6 +358,11 @@ Tensor ones(IntArrayRef size, TensorOptions options) {
   return op.call(size, options.dtype_opt(), layoutArg(options), options.device_opt(), std::nullopt);
 }
 
+Tensor rand(IntArrayRef size, TensorOptions options) {
+  static const auto op = builtin<Factory>("rand", "");
+  return op.call(size, options.dtype_opt(), layoutArg(options), options.device_opt(), std::nullopt);
+}
+
 Tensor full(IntArrayRef size, const Scalar& fill_value, TensorOptions options) {
   static const auto op = builtin<Tensor(IntArrayRef, const Scalar&, std::optional<ScalarType>, std::optional<int64_t>,
                                         std::optional<Device>, std::optional<bool>)>("full", "");
