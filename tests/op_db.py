@@ -335,6 +335,8 @@ OPS: list[OpInfo] = [
     OpInfo("maximum", [S(a(2, 3), a(3)), S(ints(3), a(3).astype(np.float32)).promotes_to(np.float32)],
            ref=np.maximum),
     OpInfo("minimum", [S(a(2, 3), a(2, 1)), S(ints(3), ints(3))], ref=np.minimum),
+    OpInfo("min.other", [S(a(2, 3), a(2, 1)), S(ints(3), ints(3))], ref=np.minimum),
+    OpInfo("max.other", [S(a(2, 3), a(3)), S(ints(3), ints(3))], ref=np.maximum),
     OpInfo("where.self", [S(mask(2, 3), a(2, 3), a(3)), S(mask(3), ints(3), a(2, 1))], ref=np.where),
     *[OpInfo(f"{name}.{overload}", samples, ref=fn, grad=False)
       for name, fn in COMPARISONS.items()
@@ -530,6 +532,9 @@ OPS: list[OpInfo] = [
            ref=lambda x, y, alpha=1: (x - alpha * y).astype(x.dtype), inplace=True),
     OpInfo("mul_.Scalar", [S(a(2, 3), 0.5), S(ints(3), 3)], ref=lambda x, y: (x * y).astype(x.dtype), inplace=True),
     OpInfo("div_.Scalar", [S(a(2, 3), 4.0), S(a(3).astype(np.float32), 3)], ref=lambda x, y: (x / y).astype(x.dtype),
+           inplace=True),
+    OpInfo("pow_.Tensor", [S(pos(2, 3), a(3)), S(ints(3), np.array([2, 3, 0]))], ref=np.power, inplace=True),
+    OpInfo("pow_.Scalar", [S(a(2, 3), 2), S(pos(3), 0.5), S(ints(3), 3)], ref=lambda x, y: np.power(x, y).astype(x.dtype),
            inplace=True),
     OpInfo("zero_", [S(a(2, 3)), S(ints(3))], ref=np.zeros_like, inplace=True),
     OpInfo("fill_.Scalar", [S(a(2, 3), 2.5), S(ints(3), 7)], ref=lambda x, v: np.full_like(x, v), inplace=True),

@@ -103,7 +103,7 @@ PYTORCH_TAGS = {
         "add_.Scalar add_.Tensor div_.Scalar div_.Tensor mul_.Scalar mul_.Tensor sub_.Scalar sub_.Tensor "
         "clamp_ clamp_.Tensor fmod_.Scalar fmod_.Tensor remainder_.Scalar remainder_.Tensor clamp_min_ clamp_max_ "
         "bitwise_and_.Tensor bitwise_and_.Scalar bitwise_or_.Tensor bitwise_or_.Scalar bitwise_xor_.Tensor "
-        "bitwise_xor_.Scalar",
+        "bitwise_xor_.Scalar pow_.Tensor pow_.Scalar",
     ("core", "pt2_compliant_tag", "reduction"): "amax argmax max.dim mean mean.dim sum.dim_IntList amin argmin min.dim "
         "any any.dim any.dims var.correction var.dim prod prod.dim_int",
     ("inplace", "pt2_compliant_tag"): "copy_ fill_.Scalar fill_.Tensor index_put_ zero_ floor_divide_.Tensor "
@@ -114,7 +114,7 @@ PYTORCH_TAGS = {
     ("pointwise", "pt2_compliant_tag"):
         "rsub.Scalar threshold_backward gelu_backward clamp_min clamp_min.Tensor clamp_max clamp_max.Tensor exp2 "
         "silu silu_backward hardsigmoid softplus square true_divide.Tensor positive clip clip.Tensor relu6 selu "
-        "native_dropout_backward",
+        "native_dropout_backward min.other max.other",
     ("maybe_aliasing_or_mutating", "pt2_compliant_tag"): "batch_norm",
     ("maybe_aliasing_or_mutating", "pointwise", "pt2_compliant_tag"): "conj_physical",
     ("maybe_aliasing_or_mutating", "nondeterministic_seeded", "pt2_compliant_tag"): "dropout",

@@ -127,7 +127,30 @@ Tensor total(const Tensor& x) {
   return full({}, sum, dtype(kDouble));
 }
 
+// torch_cluster's fps names: x[i], pow_ / pow, ceil, and min / max of two tensors (methods and functions).
+Tensor row_ops(const Tensor& x) {
+  Tensor r = x[1].clone();
+  OPDISPATCH_CHECK(r.pow_(2).is_same(r));
+  Tensor c = r.ceil();
+  return cat({min(c, x[0]), c.max(x[-1]), x[0].pow(x[2]), pow(x[0], 2), ceil(x[-1])});
+}
+
+// i * i for i < n, through from_blob over a vector (options: int64) and clone, as torch_cluster's sampler returns.
+Tensor blob_squares(int64_t n) {
+  std::vector<int64_t> values(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    values[static_cast<size_t>(i)] = i * i;
+  }
+  return from_blob(values.data(), {n}, dtype(kLong)).clone();
+}
+
+// A factory asked for kBFloat16, which names no opdispatch dtype.
+Tensor bfloat16_zeros(int64_t n) { return zeros({n}, dtype(kBFloat16)); }
+
 OPDISPATCH_LIBRARY(tapi, m) {
+  m.def("bfloat16_zeros(int n) -> Tensor");
+  m.def("row_ops(Tensor x) -> Tensor");
+  m.def("blob_squares(int n) -> Tensor");
   m.def("voxel_index(Tensor pos, Tensor size) -> Tensor");
   m.def("divide_modes(Tensor x, Tensor y) -> Tensor");
   m.def("extreme_indices(Tensor x) -> Tensor");
@@ -159,6 +182,9 @@ OPDISPATCH_LIBRARY_IMPL(tapi, CompositeImplicitAutograd, m) {
   m.impl("squares", squares);
   m.impl("doubled", doubled);
   m.impl("total", total);
+  m.impl("row_ops", row_ops);
+  m.impl("blob_squares", blob_squares);
+  m.impl("bfloat16_zeros", bfloat16_zeros);
 }
 """
 
@@ -317,3 +343,30 @@ def test_the_new_methods_are_dispatcher_calls(tapi):
     for name in ("od.min.dim", "od.max.dim", "od.div.Tensor_mode", "od.cumprod.default", "od.cat.default",
                  "od.div.Tensor", "od._to_copy.default", "od.argmax.default", "od.cumsum.default"):
         assert name in mode.seen, (name, mode.seen)
+
+
+# --- x[i], pow_ / pow, ceil, min / max of two tensors, from_blob with options (torch_cluster's fps and sampler)
+
+def test_index_pow_ceil_and_two_tensor_min_max(tapi):
+    x = opdispatch.tensor([[1.5, -2.0, 0.3], [1.2, -0.7, 2.0], [2.0, 0.5, 3.0]])
+    expected = [1.5, -2.0, 0.30000001192092896, 2.0, 1.0, 4.0, 2.25, float("nan"), 0.027000002562999725, 2.25, 4.0,
+                0.09000000357627869, 2.0, 1.0, 3.0]  # PyTorch 2.13, the same calls in Python
+    # (0.3 ** 3 in float32: NumPy's power and PyTorch's differ in the last place)
+    np.testing.assert_allclose(tapi.row_ops(x).numpy(), np.array(expected, np.float32), rtol=1e-6)
+    with Record() as mode:
+        tapi.row_ops(x.requires_grad_())
+    for name in ("od.select.int", "od.pow.Tensor_Scalar", "od.pow.Tensor_Tensor", "od.ceil.default",
+                 "od.minimum.default", "od.maximum.default"):
+        assert name in mode.seen, (name, mode.seen)
+
+
+def test_from_blob_with_options(tapi):
+    out = tapi.blob_squares(5)
+    assert out.dtype == opdispatch.int64 and out.tolist() == [0, 1, 4, 9, 16]
+
+
+def test_kbfloat16_compiles_and_says_at_use_that_there_are_no_bfloat16_tensors(tapi):
+    # PyTorch 2.13 returns bfloat16 zeros; opdispatch has no bfloat16 dtype (README, differences).
+    with pytest.raises(ValueError, match=r"^od::zeros\(\): argument 'dtype' \(position 2\): opdispatch has no "
+                                         r"bfloat16 tensors \(NumPy has no bfloat16\)"):
+        tapi.bfloat16_zeros(2)

@@ -225,12 +225,24 @@ OPDISPATCH_LIBRARY(rel_unload, m) {
 }
 """
 
+# The same operator through the older API: RegisterOperators owns its registrations (a kernel wrapping a function
+# pointer, whose destructor is code of this module) and must drain the Reclaimer on unload as a library block does.
+UNLOADABLE_REGISTER_OPERATORS = r"""
+#include <opdispatch/library.h>
 
-def test_unloading_an_extension_then_churning_the_registry(tmp_path):
+static opdispatch::Tensor ident(opdispatch::Tensor x) { return x; }
+
+static auto registry = opdispatch::RegisterOperators().op("rel_unload::ident", &ident);
+"""
+
+
+@pytest.mark.parametrize("extension", [UNLOADABLE_EXTENSION, UNLOADABLE_REGISTER_OPERATORS],
+                         ids=["library_block", "register_operators"])
+def test_unloading_an_extension_then_churning_the_registry(tmp_path, extension):
     # Item 6: before the fix, dlclose unmapped the module while its retired kernel waited in the Reclaimer, and the
     # next reclamation ran the kernel's destructor there (SIGSEGV). PyTorch 2.13 survives the same sequence.
     source = tmp_path / "rel_unload.cpp"
-    source.write_text(UNLOADABLE_EXTENSION)
+    source.write_text(extension)
     out = run(f"""
 import _ctypes, ctypes, os
 os.environ["OPDISPATCH_EXTENSIONS_DIR"] = {str(tmp_path / "cache")!r}

@@ -188,6 +188,15 @@ def test_methods_call_the_od_operators():
     assert t.mul(2).div(2).eq(t).tolist() == [[True] * 3] * 2
     assert t.maximum(opdispatch.full([3], 2.0)).tolist() == [[2, 2, 2], [3, 4, 5]]
     assert t.minimum(opdispatch.full([3], 2.0)).tolist() == [[0, 1, 2], [2, 2, 2]]
+    # min/max of two tensors (od::min.other / max.other) and pow_; the same with PyTorch 2.13.
+    assert t.min(opdispatch.full([3], 2.0)).tolist() == [[0, 1, 2], [2, 2, 2]]
+    assert opdispatch.max(t, opdispatch.full([3], 2.0)).tolist() == [[2, 2, 2], [3, 4, 5]]
+    u = t.clone()
+    assert u.pow_(2) is u and u.tolist() == [[0, 1, 4], [9, 16, 25]] and u._version == 1
+    u **= 0.5
+    assert u.tolist() == t.tolist() and u._version == 2
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        opdispatch.tensor([1, 2]).pow_(0.5)
     assert t.where(t > 2, opdispatch.zeros(())).tolist() == [[0, 0, 0], [3, 4, 5]]
     assert t.softmax(1).sum(1).tolist() == pytest.approx([1.0, 1.0])
     assert t.log_softmax(0).exp().sum(0).tolist() == pytest.approx([1.0, 1.0, 1.0])

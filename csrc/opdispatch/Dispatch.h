@@ -3,11 +3,13 @@
 // `dtype`, or throws NotImplementedError "\"name\" not implemented for 'Int'".
 // PyTorch: AT_DISPATCH_FLOATING_TYPES and its kin (ATen/Dispatch.h,
 // Dispatch_v2.h's predecessors); the name map takes AT_ to OPDISPATCH_. The
-// _AND forms add the listed ScalarTypes (kHalf's scalar_t is opdispatch::Half).
+// _AND forms add the listed ScalarTypes (kHalf's scalar_t is opdispatch::Half,
+// kBFloat16's opdispatch::BFloat16, a case no opdispatch tensor reaches).
 #pragma once
 
 #include <cstdint>
 
+#include <opdispatch/core/BFloat16.h>
 #include <opdispatch/core/Exception.h>
 #include <opdispatch/core/Half.h>
 #include <opdispatch/core/ScalarType.h>
@@ -31,6 +33,7 @@ OPDISPATCH_SCALAR_TYPE_TO_CPP(Half, Half)
 OPDISPATCH_SCALAR_TYPE_TO_CPP(Float, float)
 OPDISPATCH_SCALAR_TYPE_TO_CPP(Double, double)
 OPDISPATCH_SCALAR_TYPE_TO_CPP(Bool, bool)
+OPDISPATCH_SCALAR_TYPE_TO_CPP(BFloat16, BFloat16)
 #undef OPDISPATCH_SCALAR_TYPE_TO_CPP
 template <ScalarType T>
 using ScalarTypeToCPPTypeT = typename ScalarTypeToCPPType<T>::type;

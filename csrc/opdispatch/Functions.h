@@ -27,6 +27,9 @@ Tensor ones_like(const Tensor& self, TensorOptions options = {});
 /// from the Python package's generator). The default is kLong, as ATen's
 /// generated `randperm(int64_t n, TensorOptions options = at::kLong)`.
 Tensor randperm(int64_t n, TensorOptions options = kLong);
+/// Uniform random numbers in [0, 1) of `options`' dtype (float32 unless set),
+/// drawn from the Python package's generator (od::rand). PyTorch: at::rand(size, options).
+Tensor rand(IntArrayRef size, TensorOptions options = {});
 /// The tensors joined along `dim`: all of one rank, equal sizes but along `dim`
 /// (od::cat, which also promotes their dtypes).
 Tensor cat(TensorList tensors, int64_t dim = 0);
@@ -41,6 +44,13 @@ inline std::tuple<Tensor, Tensor> min(const Tensor& self, int64_t dim, bool keep
 inline Tensor argmax(const Tensor& self, std::optional<int64_t> dim = std::nullopt, bool keepdim = false) {
   return self.argmax(dim, keepdim);
 }
+/// The elementwise minimum / maximum of two tensors (self.min(other)). PyTorch: at::min(self, other), at::max.
+inline Tensor min(const Tensor& self, const Tensor& other) { return self.min(other); }
+inline Tensor max(const Tensor& self, const Tensor& other) { return self.max(other); }
+/// self.pow(exponent), self.ceil(). PyTorch: at::pow, at::ceil.
+inline Tensor pow(const Tensor& self, const Scalar& exponent) { return self.pow(exponent); }
+inline Tensor pow(const Tensor& self, const Tensor& exponent) { return self.pow(exponent); }
+inline Tensor ceil(const Tensor& self) { return self.ceil(); }
 inline Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode) {
   return self.div(other, rounding_mode);
 }

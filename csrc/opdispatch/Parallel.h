@@ -13,6 +13,11 @@
 namespace opdispatch {
 
 namespace internal {
+/// The number of elements ATen deems worth a task of its own; kernels divide
+/// it to pick their grain_size (`GRAIN_SIZE / walk_length`). PyTorch:
+/// at::internal::GRAIN_SIZE (ATen/Parallel.h), 32768.
+constexpr int64_t GRAIN_SIZE = 32768;
+
 inline thread_local bool in_parallel_region_ = false;
 
 /// Marks the calling thread as inside a parallel region for its lifetime.

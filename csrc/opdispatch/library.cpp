@@ -241,13 +241,16 @@ LibraryInit::LibraryInit(Library::Kind kind, InitFn* fn, const char* ns, std::op
 // may still use a retired kernel to return and frees it now; what it cannot
 // free in time it abandons, leaking it rather than running unmapped code.
 // PyTorch frees a deregistered kernel at once (its calls hold no lock-free
-// references), so unloading is safe there too.
+// references), so unloading is safe there too. The same holds for the
+// registrations a RegisterOperators object owns.
+void reclaimBeforeUnload() { Reclaimer::singleton().drain(std::chrono::milliseconds(200)); }
+
 LibraryInit::~LibraryInit() {
   if (!lib_) {
     return;
   }
   lib_.reset();
-  Reclaimer::singleton().drain(std::chrono::milliseconds(200));
+  reclaimBeforeUnload();
 }
 
 std::vector<std::string> takeStaticRegistrationErrors() {
@@ -258,4 +261,15 @@ std::vector<std::string> takeStaticRegistrationErrors() {
 }
 
 } // namespace detail
+
+RegisterOperators::~RegisterOperators() {
+  if (libraries_.empty()) {
+    return;  // moved from, or registered nothing
+  }
+  while (!libraries_.empty()) {
+    libraries_.pop_back();  // newest first
+  }
+  detail::reclaimBeforeUnload();
+}
+
 } // namespace opdispatch

@@ -324,6 +324,12 @@ const char* toString(Library::Kind kind);
 class RegisterOperators final {
  public:
   RegisterOperators() = default;
+  RegisterOperators(RegisterOperators&&) noexcept = default;
+  RegisterOperators& operator=(RegisterOperators&&) noexcept = default;
+  /// Undoes the registrations, newest first, and frees what they retired
+  /// before the code of the module holding the object can be unmapped, as a
+  /// library block does (Note [Unloading an extension]).
+  ~RegisterOperators();
 
   template <class FuncType>
   RegisterOperators&& op(const std::string& schemaOrName, FuncType* func) && {
@@ -341,6 +347,11 @@ class RegisterOperators final {
 };
 
 namespace detail {
+/// Frees the kernels that undone registrations retired, waiting briefly for
+/// calls still using them: what a module's static registrations run when it
+/// is unloaded (Note [Unloading an extension]).
+void reclaimBeforeUnload();
+
 /// Runs a library block at static-initialisation time. An error is caught,
 /// the block's registrations are undone, and the message is recorded for
 /// takeStaticRegistrationErrors() (so loading a bad extension raises in

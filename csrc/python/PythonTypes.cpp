@@ -39,6 +39,7 @@ constexpr NumpyCode kNumpyCodes[] = {
 
 PyObject* dtypeObject(ScalarType t) {
   auto i = static_cast<int>(t);
+  OPDISPATCH_CHECK_VALUE(t != ScalarType::BFloat16, kNoBFloat16Tensors);
   OPDISPATCH_CHECK_VALUE(i >= 0 && i < kMaxScalarType && gDtypeObjects[i], "no dtype object for ", t);
   Py_INCREF(gDtypeObjects[i]);
   return gDtypeObjects[i];

@@ -23,6 +23,7 @@ from ._builtins import elementwise as _ew
 from ._builtins import factories as _fac
 from ._builtins import indexing as _indexing
 from ._builtins import linalg as _linalg
+from ._builtins import pointwise_decompositions as _pd
 from ._builtins import softmax as _softmax
 from ._builtins import sorting as _sorting
 from ._builtins import reduction as _red
@@ -429,6 +430,9 @@ class Tensor(PointwiseMethods, _C.TensorBase):
     def __itruediv__(self, other: Any) -> "Tensor":
         return _binary(self, other, _ew.div_, _ew.div_scalar_)
 
+    def __ipow__(self, exponent: Any) -> "Tensor":
+        return _binary(self, exponent, _ew.pow_, _ew.pow_scalar_)
+
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
         return _binary(self, other, _cmp.eq, _cmp.eq_scalar)
 
@@ -537,6 +541,11 @@ class Tensor(PointwiseMethods, _C.TensorBase):
     def pow(self, exponent: Union["Tensor", Number]) -> "Tensor":
         """``self ** exponent`` (od::pow.Tensor_Tensor / od::pow.Tensor_Scalar)."""
         return self ** exponent
+
+    def pow_(self, exponent: Union["Tensor", Number]) -> "Tensor":
+        """``self **= exponent`` in self's memory (od::pow_.Tensor / od::pow_.Scalar); RuntimeError when the result's
+        dtype cannot be written to self's (an integer self with a float exponent), as PyTorch's pow_."""
+        return _binary(self, exponent, _ew.pow_, _ew.pow_scalar_)
 
     def neg(self) -> "Tensor":
         """``-self`` (od::neg)."""
@@ -676,10 +685,13 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         """Maximum over ``dim`` (an int, a sequence, or () for all) (od::amax)."""
         return _red.amax(self, _dims(dim), True) if keepdim else _red.amax(self, _dims(dim))
 
-    def max(self, dim: Optional[int] = None, keepdim: bool = False) -> Any:
-        """The maximum (a 0-d tensor) or, with ``dim``, ``(values, indices)`` along it (od::max.dim)."""
+    def max(self, dim: Any = None, keepdim: bool = False) -> Any:
+        """The maximum (a 0-d tensor); with an int ``dim``, ``(values, indices)`` along it (od::max.dim); with a
+        Tensor, the elementwise maximum of the two (od::max.other)."""
         if dim is None:
             return _red.amax(self)
+        if isinstance(dim, _TensorBase):
+            return _pd.max_other(self, dim)
         return MaxResult(*(_red.max_dim(self, dim, True) if keepdim else _red.max_dim(self, dim)))
 
     def argmax(self, dim: Optional[int] = None, keepdim: bool = False) -> "Tensor":
@@ -766,10 +778,13 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         """Minimum over ``dim`` (an int, a sequence, or () for all) (od::amin)."""
         return _red.amin(self, _dims(dim), True) if keepdim else _red.amin(self, _dims(dim))
 
-    def min(self, dim: Optional[int] = None, keepdim: bool = False) -> Any:
-        """The minimum (a 0-d tensor) or, with ``dim``, ``(values, indices)`` along it (od::min.dim)."""
+    def min(self, dim: Any = None, keepdim: bool = False) -> Any:
+        """The minimum (a 0-d tensor); with an int ``dim``, ``(values, indices)`` along it (od::min.dim); with a
+        Tensor, the elementwise minimum of the two (od::min.other)."""
         if dim is None:
             return _red.amin(self)
+        if isinstance(dim, _TensorBase):
+            return _pd.min_other(self, dim)
         return MinResult(*(_red.min_dim(self, dim, True) if keepdim else _red.min_dim(self, dim)))
 
     def any(self, dim: Any = None, keepdim: bool = False) -> "Tensor":

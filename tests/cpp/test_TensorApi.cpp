@@ -290,3 +290,48 @@ TEST(TensorApi, ParallelForRunsTheRangeAsOneChunkInARegion) {
   EXPECT_EQ(sum, 110);
   EXPECT_NE(errorOf([] { parallel_for(0, 1, -1, [](int64_t, int64_t) {}); }).find("grain_size"), std::string::npos);
 }
+
+TEST(TensorApi, FromBlobWithOptionsWrapsTheCallersMemory) {
+  std::vector<double> values{1.0, 2.0, 3.0, 4.0, 5.0, 6.0};
+  Tensor t = from_blob(values.data(), {2, 3}, dtype(kDouble).requires_grad(true));
+  EXPECT_EQ(t.data_ptr(), values.data());
+  EXPECT_EQ(t.sizes().vec(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(t.strides().vec(), (std::vector<int64_t>{3, 1}));
+  EXPECT_EQ(t.scalar_type(), kDouble);
+  EXPECT_TRUE(t.requires_grad());
+  EXPECT_EQ((t.accessor<double, 2>()[1][2]), 6.0);
+  float f = 0.5f;
+  EXPECT_EQ(from_blob(&f, {}).scalar_type(), kFloat);  // float32 unless set
+  EXPECT_NE(errorOf([&] { from_blob(&f, {1}, device(kMeta)); }).find("from_blob(): opdispatch wraps host memory only"),
+            std::string::npos);
+}
+
+TEST(TensorApi, FpsMethodsNeedTheBuiltinOperators) {
+  Tensor t = empty({2, 2}, kFloat);
+  EXPECT_NE(errorOf([&] { (void)t[0]; }).find("od::select.int is not registered"), std::string::npos);
+  EXPECT_NE(errorOf([&] { t.pow_(2); }).find("od::pow_.Scalar is not registered"), std::string::npos);
+  EXPECT_NE(errorOf([&] { (void)t.ceil(); }).find("od::ceil is not registered"), std::string::npos);
+  EXPECT_NE(errorOf([&] { (void)min(t, t); }).find("od::min.other is not registered"), std::string::npos);
+  EXPECT_NE(errorOf([&] { (void)rand({2}); }).find("od::rand is not registered"), std::string::npos);
+  EXPECT_EQ(internal::GRAIN_SIZE, 32768);  // ATen's
+}
+
+TEST(TensorApi, BFloat16IsANameWithoutTensors) {
+  EXPECT_EQ(static_cast<int>(kBFloat16), 15);  // PyTorch's number
+  EXPECT_STREQ(toString(kBFloat16), "BFloat16");
+  EXPECT_FALSE(isValidScalarType(15));
+  EXPECT_NE(errorOf([] { empty({2}, kBFloat16); }).find("opdispatch has no bfloat16 tensors"), std::string::npos);
+  // Its C++ type rounds as c10::BFloat16: bits and values from PyTorch 2.13's float32 -> bfloat16.
+  const float in[] = {1.0f,        3.14159f,   -2.5f, 1e-40f, 65504.0f, 3.0e38f, std::numeric_limits<float>::infinity(),
+                      1.00390625f, 1.01171875f};
+  const uint16_t bits[] = {16256, 16457, 49184, 1, 18304, 32610, 32640, 16256, 16258};
+  for (size_t i = 0; i < std::size(in); ++i) {
+    EXPECT_EQ(BFloat16(in[i]).x, bits[i]) << in[i];
+  }
+  EXPECT_EQ(float(BFloat16(3.14159f)), 3.140625f);
+  EXPECT_TRUE(std::isnan(float(BFloat16(std::numeric_limits<float>::quiet_NaN()))));
+  // The _AND forms take it (graclus' AT_DISPATCH_ALL_TYPES_AND2(Half, BFloat16, ...)); its scalar_t is BFloat16.
+  bool is_bfloat16 = OPDISPATCH_DISPATCH_FLOATING_TYPES_AND(kBFloat16, kBFloat16, "f",
+                                                            [&] { return std::is_same_v<scalar_t, BFloat16>; });
+  EXPECT_TRUE(is_bfloat16);
+}

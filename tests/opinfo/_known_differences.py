@@ -87,6 +87,8 @@ KNOWN_DIFFERENCES: dict[str, tuple[str, str]] = {
     "pow.Tensor_Tensor#1/column_major": ("strides", _LAYOUT),
     "maximum#0/column_major": ("strides", _LAYOUT),
     "minimum#0/column_major": ("strides", _LAYOUT),
+    "min.other#0/column_major": ("strides", _LAYOUT),
+    "max.other#0/column_major": ("strides", _LAYOUT),
     "where.self#0/column_major": ("strides", _LAYOUT),
     "eq.Tensor#0/column_major": ("strides", _LAYOUT),
     "eq.Tensor#1/column_major": ("strides", _LAYOUT),

@@ -40,10 +40,16 @@ size_t elementSize(ScalarType t) {
   return i ? i->size : 0;
 }
 const char* toString(ScalarType t) {
+  if (t == ScalarType::BFloat16) {
+    return "BFloat16";
+  }
   auto* i = find(t);
   return i ? i->cpp_name : "Undefined";
 }
 const char* toPythonName(ScalarType t) {
+  if (t == ScalarType::BFloat16) {
+    return "bfloat16";
+  }
   auto* i = find(t);
   return i ? i->py_name : "undefined";
 }
@@ -61,7 +67,9 @@ ScalarType parseScalarType(const std::string& name) {
   throw ValueError(detail::str("unknown dtype '", name, "'; valid dtypes are: ", valid));
 }
 bool isValidScalarType(int64_t v) { return v >= -128 && v < 128 && find(static_cast<ScalarType>(v)) != nullptr; }
-bool isFloatingType(ScalarType t) { return t == ScalarType::Half || t == ScalarType::Float || t == ScalarType::Double; }
+bool isFloatingType(ScalarType t) {
+  return t == ScalarType::Half || t == ScalarType::Float || t == ScalarType::Double || t == ScalarType::BFloat16;
+}
 bool isComplexType(ScalarType t) { return t == ScalarType::ComplexFloat || t == ScalarType::ComplexDouble; }
 bool isIntegralType(ScalarType t, bool include_bool) {
   switch (t) {

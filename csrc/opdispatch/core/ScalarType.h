@@ -22,6 +22,9 @@ enum class ScalarType : int8_t {
   ComplexFloat = 9, ///< complex64
   ComplexDouble = 10, ///< complex128
   Bool = 11, ///< bool
+  /// bfloat16: a name only, as PyTorch numbers it. opdispatch has no bfloat16
+  /// tensors (NumPy has no bfloat16): making one raises (kNoBFloat16Tensors).
+  BFloat16 = 15,
   Undefined = -1,
 };
 
@@ -38,8 +41,15 @@ constexpr ScalarType kDouble = ScalarType::Double;
 constexpr ScalarType kComplexFloat = ScalarType::ComplexFloat;
 constexpr ScalarType kComplexDouble = ScalarType::ComplexDouble;
 constexpr ScalarType kBool = ScalarType::Bool;
+/// For kernels written for ATen that name it (`AT_DISPATCH_..._AND2(kHalf, kBFloat16, ...)`); not a dtype of
+/// any opdispatch tensor, and not in kAllScalarTypes. PyTorch: c10::kBFloat16.
+constexpr ScalarType kBFloat16 = ScalarType::BFloat16;
+/// What an error meeting kBFloat16 where a tensor's dtype is needed says.
+constexpr const char* kNoBFloat16Tensors =
+    "opdispatch has no bfloat16 tensors (NumPy has no bfloat16); kBFloat16 exists so that kernels written for ATen "
+    "compile";
 
-/// Every defined scalar type, in enum order.
+/// Every scalar type of a tensor, in enum order (not BFloat16).
 constexpr ScalarType kAllScalarTypes[] = {ScalarType::Byte,          ScalarType::Char,   ScalarType::Short,
                                           ScalarType::Int,           ScalarType::Long,   ScalarType::Half,
                                           ScalarType::Float,         ScalarType::Double, ScalarType::ComplexFloat,

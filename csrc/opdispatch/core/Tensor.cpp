@@ -128,4 +128,16 @@ Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, ScalarType 
   return Tensor(make_intrusive<TensorImpl>(std::move(storage), dtype, Device(), sizes, strides, 0));
 }
 
+Tensor from_blob(void* data, IntArrayRef sizes, const TensorOptions& options) {
+  OPDISPATCH_CHECK(options.device().is_cpu(),
+                   "from_blob(): opdispatch wraps host memory only, so the device must be "
+                   "cpu; got ",
+                   options.device());
+  Tensor t = from_blob(data, sizes, contiguousStrides(sizes), options.dtype());
+  if (options.requires_grad()) {
+    t.set_requires_grad(true);
+  }
+  return t;
+}
+
 } // namespace opdispatch

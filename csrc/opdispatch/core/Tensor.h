@@ -169,6 +169,25 @@ class Tensor {
   Tensor cumprod(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
   /// to(dtype), by ATen's older name.
   Tensor toType(ScalarType dtype) const { return to(dtype); }
+  /// select(0, index): entry `index` (negative counts from the end) of the
+  /// first dimension, a view. PyTorch: Tensor::operator[](int64_t).
+  Tensor operator[](int64_t index) const { return select(0, index); }
+  /// Each element raised to `exponent`, with PyTorch's type promotion
+  /// (od::pow.Tensor_Scalar / od::pow.Tensor_Tensor). PyTorch: Tensor::pow.
+  Tensor pow(const Scalar& exponent) const;
+  Tensor pow(const Tensor& exponent) const;
+  /// pow in place; throws Error when the result's dtype cannot be written to
+  /// this tensor's (an integral tensor, a float exponent) (od::pow_.Scalar /
+  /// od::pow_.Tensor). PyTorch: Tensor::pow_.
+  const Tensor& pow_(const Scalar& exponent) const;
+  const Tensor& pow_(const Tensor& exponent) const;
+  /// The smallest integral value >= each element; integral tensors are
+  /// returned as they are (od::ceil). PyTorch: Tensor::ceil.
+  Tensor ceil() const;
+  /// The elementwise minimum (maximum) of this tensor and `other`, broadcast
+  /// and promoted (od::min.other / od::max.other). PyTorch: Tensor::min(other), Tensor::max(other).
+  Tensor min(const Tensor& other) const;
+  Tensor max(const Tensor& other) const;
   const Tensor& fill_(const Scalar& value) const;
   const Tensor& zero_() const;
   const Tensor& copy_(const Tensor& src, bool non_blocking = false) const;
@@ -230,5 +249,11 @@ Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype = 
 /// geometry it refuses (as empty_strided does).
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,
                  StorageImpl::Deleter deleter = nullptr, void* ctx = nullptr);
+/// A contiguous tensor of `sizes` over memory the caller owns and keeps
+/// alive for as long as the tensor (no copy, nothing freed), of `options`'
+/// dtype (float32 unless set); requires_grad if `options` asks. Throws Error
+/// for a device other than cpu, and as empty() for sizes it refuses.
+/// PyTorch: at::from_blob(void* data, IntArrayRef sizes, const TensorOptions& options).
+Tensor from_blob(void* data, IntArrayRef sizes, const TensorOptions& options = {});
 
 } // namespace opdispatch

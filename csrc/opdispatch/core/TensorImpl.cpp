@@ -189,6 +189,7 @@ int64_t computeStorageNbytes(IntArrayRef sizes, IntArrayRef strides, int64_t sto
   OPDISPATCH_CHECK_VALUE(sizes.size() == strides.size(), "a tensor needs one stride per dimension; got ", sizes.size(),
                          " sizes and ", strides.size(), " strides");
   auto itemsize = static_cast<int64_t>(elementSize(dtype));
+  OPDISPATCH_CHECK_VALUE(dtype != ScalarType::BFloat16, kNoBFloat16Tensors);
   OPDISPATCH_CHECK_VALUE(itemsize != 0, "a tensor needs a defined dtype");
   OPDISPATCH_CHECK_VALUE(storage_offset >= 0, "storage_offset must be >= 0, got ", storage_offset);
   bool empty = false;

@@ -212,6 +212,41 @@ Tensor Tensor::cumprod(int64_t dim, std::optional<ScalarType> dtype) const {
   return op.call(*this, dim, dtype);
 }
 
+Tensor Tensor::pow(const Scalar& exponent) const {
+  static const auto op = builtin<WithScalar>("pow", "Tensor_Scalar");
+  return op.call(*this, exponent);
+}
+
+Tensor Tensor::pow(const Tensor& exponent) const {
+  static const auto op = builtin<Binary>("pow", "Tensor_Tensor");
+  return op.call(*this, exponent);
+}
+
+Tensor Tensor::ceil() const {
+  static const auto op = builtin<Unary>("ceil", "");
+  return op.call(*this);
+}
+
+Tensor Tensor::min(const Tensor& other) const {
+  static const auto op = builtin<Binary>("min", "other");
+  return op.call(*this, other);
+}
+
+Tensor Tensor::max(const Tensor& other) const {
+  static const auto op = builtin<Binary>("max", "other");
+  return op.call(*this, other);
+}
+
+const Tensor& Tensor::pow_(const Scalar& exponent) const {
+  static const auto op = builtin<InplaceWithScalar>("pow_", "Scalar");
+  return inplace(op, *this, exponent);
+}
+
+const Tensor& Tensor::pow_(const Tensor& exponent) const {
+  static const auto op = builtin<InplaceBinary>("pow_", "Tensor");
+  return inplace(op, *this, exponent);
+}
+
 const Tensor& Tensor::fill_(const Scalar& value) const {
   static const auto op = builtin<InplaceWithScalar>("fill_", "Scalar");
   return inplace(op, *this, value);
@@ -320,6 +355,11 @@ Tensor zeros(IntArrayRef size, TensorOptions options) {
 
 Tensor ones(IntArrayRef size, TensorOptions options) {
   static const auto op = builtin<Factory>("ones", "");
+  return op.call(size, options.dtype_opt(), layoutArg(options), options.device_opt(), std::nullopt);
+}
+
+Tensor rand(IntArrayRef size, TensorOptions options) {
+  static const auto op = builtin<Factory>("rand", "");
   return op.call(size, options.dtype_opt(), layoutArg(options), options.device_opt(), std::nullopt);
 }
 

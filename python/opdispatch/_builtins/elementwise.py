@@ -428,3 +428,6 @@ sub_scalar_: Op = _define_inplace("sub_.Scalar(Tensor(a!) self, Scalar other, Sc
 mul_scalar_: Op = _define_inplace("mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", np.multiply, mul_scalar)
 div_scalar_: Op = _define_inplace("div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", np.true_divide,
                                   div_scalar)
+pow_: Op = _define_inplace("pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)", np.power, pow_tensor_tensor)
+pow_scalar_: Op = _define_inplace("pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)", np.power,
+                                  pow_tensor_scalar)

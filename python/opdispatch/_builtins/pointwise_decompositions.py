@@ -3,7 +3,7 @@ CompositeImplicitAutograd kernels, here the same way: a decomposition into
 core ``od`` operators that serves every dispatch key (autograd comes from
 the operators it calls) and that ``OpOverload.decompose()`` runs. The
 aliases (negative, absolute, fix, arccos, divide, multiply, subtract,
-true_divide, clip, ...) call their operator; square, relu6 and selu
+true_divide, clip, min.other, ...) call their operator; square, relu6 and selu
 compute with core operators as PyTorch's kernels do.
 PyTorch: the CompositeImplicitAutograd entries of native_functions.yaml."""
 from __future__ import annotations
@@ -45,6 +45,10 @@ true_divide: Op = defop("true_divide.Tensor(Tensor self, Tensor other) -> Tensor
                         composite=elementwise.div)
 true_divide_scalar: Op = defop("true_divide.Scalar(Tensor self, Scalar other) -> Tensor", tags=PT2,
                                composite=elementwise.div_scalar)
+min_other: Op = defop("min.other(Tensor self, Tensor other) -> Tensor", tags=NONCORE_POINTWISE,
+                      composite=elementwise.minimum)
+max_other: Op = defop("max.other(Tensor self, Tensor other) -> Tensor", tags=NONCORE_POINTWISE,
+                      composite=elementwise.maximum)
 divide: Op = defop("divide.Tensor(Tensor self, Tensor other) -> Tensor", tags=PT2, composite=elementwise.div)
 divide_scalar: Op = defop("divide.Scalar(Tensor self, Scalar other) -> Tensor", tags=PT2,
                           composite=elementwise.div_scalar)
