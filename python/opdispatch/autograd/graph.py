@@ -495,7 +495,7 @@ class CopySlices(_OverBase):
             return [None] * len(self.next_functions)
         result, grad_slice = self._base_and_slice()
         copy.copy_(result, grad)
-        res = self.fn.apply([copy.clone(grad_slice)])
+        res = self.fn.apply([copy.clone(grad_slice, memory_format=copy.CONTIGUOUS_FORMAT)])
         if res[0] is None:
             copy.zero_(grad_slice)
         else:
