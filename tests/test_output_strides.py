@@ -95,3 +95,28 @@ def test_contiguous_and_reshape_copy_to_c_order():
     assert od.ops.od.zeros_like(x, memory_format=0).stride() == x.contiguous().stride() == (4, 1)
     assert od.ops.od.clone(x, memory_format=0).stride() == (4, 1)
     np.testing.assert_array_equal(x.reshape(12).numpy(), np.arange(12, dtype=np.float32))
+
+
+SPREAD = ((3, 4), (8, 2))  # torch.ones(3, 8)[:, ::2]
+EXPANDED = ((3, 4), (1, 0))  # torch.ones(3, 1).expand(3, 4)
+
+COPIES = [
+    # torch.ops.aten.copy(x, torch.zeros(3, 4)).stride(): self's strides, dense or not, unless self overlaps itself
+    ("copy spread", lambda x: od.ops.od.copy(x, od.zeros(3, 4)), SPREAD, (8, 2)),
+    ("copy column_major", lambda x: od.ops.od.copy(x, od.zeros(3, 4)), F, (1, 3)),
+    ("copy expanded", lambda x: od.ops.od.copy(x, od.zeros(3, 4)), EXPANDED, (4, 1)),
+    # torch.select_scatter(x, torch.zeros(4), 0, 1), torch.slice_scatter(x, torch.zeros(3, 2), 1, 0, 2)
+    ("select_scatter", lambda x: od.ops.od.select_scatter(x, od.zeros(4), 0, 1), SPREAD, (8, 2)),
+    ("slice_scatter", lambda x: od.ops.od.slice_scatter(x, od.zeros(3, 2), 1, 0, 2), SPREAD, (8, 2)),
+    # torch.ops.aten.index_put(F, [torch.tensor([0])], torch.tensor(5.)), torch.flip(F, [0]), torch.ops.aten.fill(F, 2.)
+    ("index_put", lambda x: od.ops.od.index_put(x, [od.tensor([0])], od.tensor(5.0)), F, (1, 3)),
+    ("flip", lambda x: od.ops.od.flip(x, [0]), F, (1, 3)),
+    ("fill", lambda x: od.ops.od.fill.Scalar(x, 2.0), F, (1, 3)),
+]
+
+
+@pytest.mark.parametrize("name, call, geometry, expected", COPIES, ids=[c[0] for c in COPIES])
+def test_copies_of_self_keep_its_strides_on_cpu_and_meta(name, call, geometry, expected):
+    x, m = both(*geometry)
+    assert call(x).stride() == expected
+    assert call(m).stride() == expected

@@ -23,7 +23,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from .. import _C
-from ._numpy import PRESERVE_FORMAT, call_numpy
+from ._numpy import PRESERVE_FORMAT, call_numpy, contiguous_strides
 from .._tensor_type import Tensor
 
 Strides = Optional[list[int]]
@@ -158,20 +158,42 @@ def like_strides(t: Tensor, memory_format: Any) -> Strides:
     return preserved_strides(t) if memory_format in _PRESERVE_FORMATS else None
 
 
-def _physical(order: list[int], fn: Callable[..., Any], *args: Any, **kwargs: Any) -> np.ndarray:
-    """``fn``'s result with its dimensions transposed to ``order``, C-contiguous (copied only if it is not)."""
-    return np.ascontiguousarray(np.transpose(fn(*args, **kwargs), order))
+def kept_strides(t: Tensor) -> list[int]:
+    """The strides of a copy of ``t`` that keeps them, dense or not
+    (select_scatter's, slice_scatter's and copy's result), unless elements of
+    ``t`` share memory (a zero stride): then :func:`preserved_strides`.
+    PyTorch: clone_preserve_strides."""
+    shape, strides = t.shape, t.stride()
+    if any(s == 0 and n > 1 for n, s in zip(shape, strides)):
+        return preserved_strides(t) or contiguous_strides(shape)
+    return list(strides)
 
 
-def call_numpy_strided(shape: Sequence[int], strides: Strides, fn: Callable[..., Any], *args: Any,
-                       **kwargs: Any) -> Tensor:
-    """``call_numpy(fn, *args, **kwargs)`` for an ``fn`` returning one new
-    array of ``shape``: the tensor of its values laid out in ``strides``
-    (dense; None: C-contiguous, as call_numpy gives). The values are copied
-    only when NumPy laid them out otherwise (Note [Output strides])."""
+def _physical(order: list[int], fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``fn``'s result (an array or a tuple of arrays) with its dimensions
+    transposed to ``order``, C-contiguous (copied only if it is not)."""
+    result = fn(*args, **kwargs)
+    if isinstance(result, tuple):
+        return tuple(np.ascontiguousarray(np.transpose(r, order)) for r in result)
+    return np.ascontiguousarray(np.transpose(result, order))
+
+
+def _call_numpy_strided(shape: Sequence[int], strides: Strides, fn: Callable[..., Any], *args: Any,
+                        **kwargs: Any) -> Any:
+    """``call_numpy(fn, *args, **kwargs)`` for an ``fn`` returning new arrays
+    of ``shape`` (one, or a tuple): their tensors, values laid out in
+    ``strides`` (dense; None: C-contiguous, as call_numpy gives). The values
+    are copied only when NumPy laid them out otherwise (Note [Output strides])."""
     if strides is None:
         return call_numpy(fn, *args, **kwargs)
     order = sorted(range(len(shape)), key=lambda d: -strides[d])
     result = call_numpy(_physical, order, fn, *args, **kwargs)
-    _C._set_sizes_and_strides(result, list(shape), strides, 0)
+    for t in result if isinstance(result, tuple) else (result,):
+        _C._set_sizes_and_strides(t, list(shape), strides, 0)
     return result
+
+
+#: _call_numpy_strided for an fn that returns one array, and for one that returns two (the same function; the
+#: names say what the caller's fn returns, as _numpy.call_numpy's do).
+call_numpy_strided: Callable[..., Tensor] = _call_numpy_strided
+call_numpy_strided_pair: Callable[..., tuple[Tensor, Tensor]] = _call_numpy_strided

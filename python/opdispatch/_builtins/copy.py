@@ -11,7 +11,7 @@ from .. import _C
 from . import factories, reduction
 from ._numpy import (CONTIGUOUS_FORMAT, broadcast_shape, call_numpy, check_fits, check_memory_format,
                      check_no_internal_overlap, meta_like)
-from ._output_strides import call_numpy_strided, like_strides
+from ._output_strides import call_numpy_strided, kept_strides, like_strides, preserved_strides
 from ._registry import CORE, INPLACE, POINTWISE, PT2, Op, defop, no_derivative
 from .._tensor_type import Tensor
 
@@ -227,8 +227,9 @@ def _fill_functional(a: np.ndarray, value: Any) -> np.ndarray:
 
 
 fill: Op = defop("fill.Scalar(Tensor self, Scalar value) -> Tensor", tags=CORE,
-                 cpu=lambda self, value: call_numpy(_fill_functional, self, value),
-                 meta=lambda self, value: meta_like(self.shape, self.dtype),
+                 cpu=lambda self, value: call_numpy_strided(self.shape, preserved_strides(self), _fill_functional,
+                                                            self, value),
+                 meta=lambda self, value: meta_like(self.shape, self.dtype, preserved_strides(self)),
                  backward=lambda ctx, grad: (factories.zeros_like(grad), None))
 
 # --- copy, the functional copy_ --------------------------------------------------------------
@@ -240,17 +241,14 @@ def _functional_copy_check(self: Tensor, src: Tensor) -> None:
 
 
 def _functional_copy_cpu(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
+    """src broadcast to a new tensor with self's strides (Note [Output strides]). PyTorch: at::native::copy."""
     _functional_copy_check(self, src)
-    return call_numpy(_broadcast_copy, src, tuple(self.shape), self.dtype.to_numpy())
-
-
-def _broadcast_copy(src: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    return np.broadcast_to(src, shape).astype(dtype)
+    return call_numpy(_copy_into, _C.empty_strided(self.shape, kept_strides(self), self.dtype), src)
 
 
 def _functional_copy_meta(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     _functional_copy_check(self, src)
-    return meta_like(self.shape, self.dtype)
+    return meta_like(self.shape, self.dtype, kept_strides(self))
 
 
 # PyTorch 2.13 has no derivative for aten::copy (copy_ has one).

@@ -14,8 +14,9 @@ from .. import _C
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import check_inplace as check_inplace_autograd
 from . import comparison, copy, factories, reduction
-from ._numpy import call_numpy, check_inplace, meta_like
+from ._numpy import check_inplace, meta_like
 from ._pointwise import call_elementwise, fast_path, inplace, operands, pointwise, unary, with_alpha
+from ._output_strides import elementwise_strides
 from ._registry import INPLACE_POINTWISE, NONCORE_POINTWISE, POINTWISE, Op, defop
 from .._ops import Tag
 from .._tensor_type import Tensor
@@ -237,11 +238,11 @@ neg: Op = _unary("neg(Tensor self) -> Tensor", np.negative, lambda ctx, grad: ne
 def _conj_physical_cpu(self: Tensor) -> Tensor:
     """The conjugate of a complex tensor, in new memory; any other tensor is returned itself (PyTorch:
     conj_physical, whence the maybe_aliasing_or_mutating tag)."""
-    return call_numpy(np.conjugate, self) if self.dtype.is_complex else self
+    return call_elementwise("od::conj_physical", np.conjugate, self) if self.dtype.is_complex else self
 
 
 def _conj_physical_meta(self: Tensor) -> Tensor:
-    return meta_like(self.shape, self.dtype) if self.dtype.is_complex else self
+    return meta_like(self.shape, self.dtype, elementwise_strides(self.shape, [self])) if self.dtype.is_complex else self
 
 
 conj_physical: Op = defop("conj_physical(Tensor self) -> Tensor",

@@ -11,6 +11,7 @@ from .. import _C
 from . import copy, elementwise, factories, indexing, reduction
 from . import shape as shape_ops
 from ._numpy import CONTIGUOUS_FORMAT, call_numpy, contiguous_strides, meta_like, tensor, wrap_dim
+from ._output_strides import kept_strides
 from ._registry import CORE, PT2, Op, defop
 from .._ops import Tag
 from .._tensor_type import Tensor
@@ -431,7 +432,8 @@ def _embedded(op: str, self: Tensor, src: Tensor, view_of: Any) -> Tensor:
     if list(src.shape) != part_shape:
         raise RuntimeError(f"{op}: expected src to have a size equal to the slice of self. src size = "
                            f"{list(src.shape)}, slice size = {part_shape}")
-    out = copy.clone(self)
+    out = factories.empty_strided(self.shape, kept_strides(self), dtype=self.dtype, device=self.device)
+    copy.copy_(out, self)
     copy.copy_(view_of(out), src)
     return out
 
