@@ -12,9 +12,6 @@ _SOFTMAX_BACKWARD_DTYPE = "PyTorch returns grad_output's dtype, od input_dtype"
 # pointwise output the strides of its inputs' dimension order, and *_like, clone and _to_copy keep them
 # (memory_format=preserve_format); od's NumPy kernels return C-contiguous outputs.
 _LAYOUT = "a column-major input: PyTorch's output is column-major too, od's C-contiguous"
-# aten::copy(self, src), select_scatter and slice_scatter return a tensor with self's strides (empty_strided of
-# self's, even where self is not dense); od's is C-contiguous.
-_COPY_STRIDES = "PyTorch's result keeps self's strides, od's is C-contiguous"
 
 # Kernels of several NumPy steps (convolution, pooling, upsampling, normalisation, softmax, matrix products) round
 # float16 after each step; PyTorch's CPU kernels accumulate in float32 and round once (a few last-digit differences).
