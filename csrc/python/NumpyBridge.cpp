@@ -368,6 +368,7 @@ struct NumpyKernelObject {
   PyObject* fallback;     ///< the Python kernel (also __wrapped__)
   Py_ssize_t nargs;       ///< positional arguments of the fast path; -1: any call (keywords too)
   int ndim;               ///< dimensions every tensor argument must have; -1: any
+  bool contiguous;        ///< every tensor argument must be C-contiguous (Note [Output strides])
   FastPathDtypes dtypes;  ///< the operands' dtypes the fast path takes
 };
 
@@ -378,9 +379,13 @@ bool numpyKernelFits(const NumpyKernelObject* k, PyObject* const* args, Py_ssize
   if (k->nargs >= 0 && (n != k->nargs || kwnames != nullptr)) {
     return false;
   }
-  if (k->ndim >= 0) {
+  if (k->ndim >= 0 || k->contiguous) {
     for (Py_ssize_t i = 0; i < n; ++i) {
-      if (isTensor(args[i]) && unpackImpl(args[i])->dim() != k->ndim) {
+      if (!isTensor(args[i])) {
+        continue;
+      }
+      const TensorImpl* impl = unpackImpl(args[i]);
+      if ((k->ndim >= 0 && impl->dim() != k->ndim) || (k->contiguous && !impl->is_contiguous())) {
         return false;
       }
     }
@@ -403,13 +408,14 @@ PyObject* numpyKernelCall(PyObject* self, PyObject* const* args, size_t nargsf, 
 }
 
 PyObject* numpyKernelNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
-  static const char* kwlist[] = {"fn", "fallback", "nargs", "ndim", "dtypes", nullptr};
+  static const char* kwlist[] = {"fn", "fallback", "nargs", "ndim", "dtypes", "contiguous", nullptr};
   PyObject *fn, *fallback;
   Py_ssize_t nargs = -1;
   int ndim = -1;
   int dtypes = static_cast<int>(FastPathDtypes::Any);
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|nii:_NumpyKernel", const_cast<char**>(kwlist), &fn, &fallback,
-                                   &nargs, &ndim, &dtypes)) {
+  int contiguous = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|niip:_NumpyKernel", const_cast<char**>(kwlist), &fn, &fallback,
+                                   &nargs, &ndim, &dtypes, &contiguous)) {
     return nullptr;
   }
   if (!PyCallable_Check(fn) || !PyCallable_Check(fallback)) {
@@ -436,6 +442,7 @@ PyObject* numpyKernelNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   k->nargs = nargs;
   k->ndim = ndim;
   k->dtypes = static_cast<FastPathDtypes>(dtypes);
+  k->contiguous = contiguous != 0;
   return reinterpret_cast<PyObject*>(k);
 }
 
@@ -599,9 +606,12 @@ void initNumpyBridgeBindings(py::module_& m) {
   t.tp_basicsize = sizeof(NumpyKernelObject);
   t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL;
   t.tp_doc =
-      "_NumpyKernel(fn, fallback, nargs=-1, ndim=-1, dtypes=0): a CPU kernel that runs fn through _call_numpy "
-      "when called with exactly nargs positional arguments and no keywords (-1: any call) whose tensors all have "
-      "ndim dimensions (-1: any) and whose operands' dtypes fit dtypes (0: any; 1: one dtype for every tensor "
+      "_NumpyKernel(fn, fallback, nargs=-1, ndim=-1, dtypes=0, contiguous=False): a CPU kernel that runs fn "
+      "through _call_numpy when called with exactly nargs positional arguments and no keywords (-1: any call) whose "
+      "tensors all have ndim dimensions (-1: any), are all C-contiguous if contiguous is true (an elementwise "
+      "operator's output follows a non-contiguous input's layout, which the fallback lays out: Note [Output "
+      "strides] in _builtins/_output_strides.py), and whose operands' dtypes fit dtypes (0: any; 1: one dtype for "
+      "every tensor "
       "and no Python number of a higher category; 2: as 1, and that dtype floating or complex: Note [Promotion "
       "on the fast path]), and calls fallback, the same kernel written in Python, for every other call and when "
       "fn raises ValueError or OverflowError (Note [NumPy kernels]). TypeError if fn or fallback is not "

@@ -234,7 +234,7 @@ class _PlainAutogradKernel:
 @typing.final
 class _NumpyKernel:
     """
-    _NumpyKernel(fn, fallback, nargs=-1, ndim=-1, dtypes=0): a CPU kernel that runs fn through _call_numpy when called with exactly nargs positional arguments and no keywords (-1: any call) whose tensors all have ndim dimensions (-1: any) and whose operands' dtypes fit dtypes (0: any; 1: one dtype for every tensor and no Python number of a higher category; 2: as 1, and that dtype floating or complex: Note [Promotion on the fast path]), and calls fallback, the same kernel written in Python, for every other call and when fn raises ValueError or OverflowError (Note [NumPy kernels]). TypeError if fn or fallback is not callable; ValueError if nargs or ndim is below -1 or dtypes is not 0, 1 or 2.
+    _NumpyKernel(fn, fallback, nargs=-1, ndim=-1, dtypes=0, contiguous=False): a CPU kernel that runs fn through _call_numpy when called with exactly nargs positional arguments and no keywords (-1: any call) whose tensors all have ndim dimensions (-1: any), are all C-contiguous if contiguous is true (an elementwise operator's output follows a non-contiguous input's layout, which the fallback lays out: Note [Output strides] in _builtins/_output_strides.py), and whose operands' dtypes fit dtypes (0: any; 1: one dtype for every tensor and no Python number of a higher category; 2: as 1, and that dtype floating or complex: Note [Promotion on the fast path]), and calls fallback, the same kernel written in Python, for every other call and when fn raises ValueError or OverflowError (Note [NumPy kernels]). TypeError if fn or fallback is not callable; ValueError if nargs or ndim is below -1 or dtypes is not 0, 1 or 2.
     """
     __name__: str
     @property
@@ -247,7 +247,7 @@ class _NumpyKernel:
         """
         The kernel written in Python, which takes every other call.
         """
-    def __new__(cls, fn: collections.abc.Callable[..., typing.Any], fallback: collections.abc.Callable[..., typing.Any], nargs: int = -1, ndim: int = -1, dtypes: int = 0) -> Self:
+    def __new__(cls, fn: collections.abc.Callable[..., typing.Any], fallback: collections.abc.Callable[..., typing.Any], nargs: int = -1, ndim: int = -1, dtypes: int = 0, contiguous: builtins.bool = False) -> Self:
         """
         Create and return a new object.  See help(type) for accurate signature.
         """

@@ -996,7 +996,7 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         return out.requires_grad_() if requires_grad else out
 
     def clone(self) -> "Tensor":
-        """A contiguous copy (od::clone)."""
+        """A copy laid out as ``self`` is (od::clone with memory_format=preserve_format)."""
         return _copy.clone(self)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> "Tensor":

@@ -4,7 +4,7 @@ broadcasting, and metadata-only outputs."""
 from __future__ import annotations
 
 import contextvars
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -23,7 +23,7 @@ call_numpy: Callable[..., Tensor] = _C._call_numpy
 call_numpy_pair: Callable[..., tuple[Tensor, Tensor]] = _C._call_numpy
 #: call_numpy for an fn that returns three arrays (the normalisations and the gradient operators with output_mask).
 call_numpy_triple: Callable[..., tuple[Tensor, Tensor, Tensor]] = _C._call_numpy
-#: ``numpy_kernel(fn, fallback, nargs=-1, ndim=-1)``: the CPU kernel ``fallback``
+#: ``numpy_kernel(fn, fallback, nargs=-1, ndim=-1, dtypes=0, contiguous=False)``: the CPU kernel ``fallback``
 #: (a Python function around ``call_numpy(fn, ...)``) with its common calls
 #: made in C (see opdispatch._C._NumpyKernel, Note [NumPy kernels] in csrc/python/NumpyBridge.cpp).
 numpy_kernel = _C._NumpyKernel
@@ -135,9 +135,11 @@ def broadcast_shape(op: str, *shapes: Sequence[int]) -> tuple[int, ...]:
         raise RuntimeError(f"{op}: the shapes {listed} are not broadcastable") from None
 
 
-def meta_like(shape: Sequence[int], dtype: Any) -> Tensor:
-    """A contiguous meta tensor: the output of a Meta kernel."""
-    return _C.empty(tuple(shape), dtype=dtype, device="meta")
+def meta_like(shape: Sequence[int], dtype: Any, strides: Optional[Sequence[int]] = None) -> Tensor:
+    """A meta tensor, the output of a Meta kernel: C-contiguous, or of ``strides`` (in elements) when given."""
+    if strides is None:
+        return _C.empty(tuple(shape), dtype=dtype, device="meta")
+    return _C.empty_strided(tuple(shape), tuple(strides), dtype=dtype, device="meta")
 
 
 def check_device(op: str, *tensors: _C.TensorBase) -> None:
@@ -185,7 +187,8 @@ def check_inplace(op: str, self: _C.TensorBase, result_shape: Sequence[int], res
 
 
 #: MemoryFormat enum values (PyTorch's c10::MemoryFormat): contiguous_format, preserve_format.
-_DENSE_FORMATS = (None, 0, 1)
+CONTIGUOUS_FORMAT, PRESERVE_FORMAT = 0, 1
+_DENSE_FORMATS = (None, CONTIGUOUS_FORMAT, PRESERVE_FORMAT)
 
 
 def check_memory_format(op: str, memory_format: Any) -> None:

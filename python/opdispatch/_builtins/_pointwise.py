@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import _C
 from ._numpy import broadcast_shape, call_numpy, check_device, check_inplace, meta_like, numpy_kernel, opmath
+from ._output_strides import Strides, call_numpy_strided, elementwise_strides
 from ._registry import Kernels
 from .._tensor_type import Tensor
 
@@ -85,26 +86,61 @@ def _names(name: str, cpu: Callable[..., Any], meta: Callable[..., Any]) -> Kern
 
 
 def fast_path(kernels: Kernels, fn: Callable[..., Any], nargs: int = -1, ndim: int = -1,
-              dtypes: int = ANY_DTYPES) -> Kernels:
+              dtypes: int = ANY_DTYPES, contiguous: bool = False) -> Kernels:
     """``kernels`` with the CPU kernel's calls of ``nargs`` positional
-    arguments (-1: every call) on tensors of ``ndim`` dims (-1: any) whose
-    operands fit ``dtypes`` (ANY_DTYPES, SAME_DTYPE, SAME_FLOATING_DTYPE)
-    running ``fn`` in C (numpy_kernel; the CPU kernel must compute
-    ``call_numpy(fn, *args)`` for them and have no side effects): the Python
-    kernel still takes every other call and names the operator in errors."""
-    cpu = numpy_kernel(fn, kernels["cpu"], nargs, ndim, dtypes)
+    arguments (-1: every call) on tensors of ``ndim`` dims (-1: any), all
+    C-contiguous if ``contiguous``, whose operands fit ``dtypes``
+    (ANY_DTYPES, SAME_DTYPE, SAME_FLOATING_DTYPE) running ``fn`` in C
+    (numpy_kernel; the CPU kernel must compute ``call_numpy(fn, *args)``
+    for them and have no side effects): the Python kernel still takes every
+    other call and names the operator in errors."""
+    cpu = numpy_kernel(fn, kernels["cpu"], nargs, ndim, dtypes, contiguous)
     cpu.__name__ = kernels["cpu"].__name__
     return {"cpu": cpu, "meta": kernels["meta"]}
 
 
+def output_strides(name: str, tensors: Sequence[Tensor]) -> tuple[tuple[int, ...], Strides]:
+    """The broadcast shape of ``tensors`` (RuntimeError naming ``name`` and
+    the shapes if they do not broadcast) and the strides of an elementwise
+    operator's output of that shape (Note [Output strides])."""
+    shapes = [t.shape for t in tensors]
+    shape = shapes[0] if shapes and shapes.count(shapes[0]) == len(shapes) else broadcast_shape(name, *shapes)
+    return shape, elementwise_strides(shape, tensors)
+
+
+def call_contiguous(name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Tensor:
+    """``call_numpy(fn, *args, **kwargs)`` for the NumPy function ``fn`` of
+    the elementwise operator ``name``, its output C-contiguous. RuntimeError
+    naming ``name`` and the shapes if the tensors do not broadcast."""
+    try:
+        return call_numpy(fn, *args, **kwargs)
+    except ValueError:
+        broadcast_shape(name, *(t.shape for t in operands(args)))  # names the shapes
+        raise
+
+
+def call_elementwise(name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Tensor:
+    """As :func:`call_contiguous`, the output laid out as PyTorch's
+    TensorIterator lays it out (Note [Output strides]; C-contiguous when
+    every tensor argument is)."""
+    tensors = operands(args)
+    if all(t.is_contiguous() for t in tensors):
+        return call_contiguous(name, fn, *args, **kwargs)
+    shape, strides = output_strides(name, tensors)
+    return call_numpy_strided(shape, strides, fn, *args, **kwargs)
+
+
 def pointwise(name: str, fn: Callable[..., Any], *, int_to_float: bool = False, promoted: slice = _ALL,
-              nargs: int = -1) -> Kernels:
+              nargs: int = -1, follows_inputs: bool = True) -> Kernels:
     """``{"cpu": ..., "meta": ...}`` kernels of the elementwise operator
     ``name`` computed by the NumPy function ``fn`` over tensor and
     Python-number arguments, of which ``args[promoted]`` take part in type
     promotion (see Note [Elementwise type promotion]; ``int_to_float``:
     integer operands compute in the default float dtype). ``nargs``: the
-    positional arguments of the calls the fast path takes (-1: all). Both
+    positional arguments of the calls the fast path takes (-1: all).
+    ``follows_inputs``: the output's strides follow the tensors' layout as
+    TensorIterator's do (Note [Output strides]); else it is C-contiguous
+    (PyTorch's pow.Scalar allocates its output so). Both
     kernels raise RuntimeError naming ``name`` and the shapes if the tensors
     do not broadcast, or the devices if they differ."""
     if not isinstance(fn, np.ufunc):
@@ -113,21 +149,18 @@ def pointwise(name: str, fn: Callable[..., Any], *, int_to_float: bool = False, 
     def cpu(*args: Any, **kwargs: Any) -> Tensor:
         # Every tensor reaching a CPU kernel is on cpu (a higher backend key would have won).
         dtype = compute_dtype(args[promoted], int_to_float).to_numpy()
-        try:
-            return call_numpy(_in_dtype, fn, dtype, promoted, *args, **kwargs)
-        except ValueError:
-            broadcast_shape(name, *(t.shape for t in operands(args)))  # names the shapes
-            raise
+        return call(name, _in_dtype, fn, dtype, promoted, *args, **kwargs)
 
     def meta(*args: Any, **kwargs: Any) -> Tensor:
         tensors = operands(args)
         check_device(name, *tensors)
-        shape = broadcast_shape(name, *(t.shape for t in tensors))
+        shape, strides = output_strides(name, tensors)
         dtype = compute_dtype(args[promoted], int_to_float).to_numpy()
-        return meta_like(shape, _sample_dtype(fn, dtype, promoted, args, kwargs))
+        return meta_like(shape, _sample_dtype(fn, dtype, promoted, args, kwargs), strides if follows_inputs else None)
 
+    call = call_elementwise if follows_inputs else call_contiguous
     dtypes = SAME_FLOATING_DTYPE if int_to_float else SAME_DTYPE
-    return fast_path(_names(name, cpu, meta), fn, nargs, dtypes=dtypes)
+    return fast_path(_names(name, cpu, meta), fn, nargs, dtypes=dtypes, contiguous=follows_inputs)
 
 
 def unary(name: str, fn: Callable[[Any], Any], *, int_to_float: bool = False) -> Kernels:
@@ -152,21 +185,17 @@ def with_alpha(name: str, ufunc: np.ufunc) -> Kernels:
     def cpu(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
         dtype = compute_dtype((self, other))
         check_alpha(name, dtype, alpha)
-        try:
-            return call_numpy(_in_dtype, _scaled, dtype.to_numpy(), slice(1, 3), ufunc, self, other, alpha)
-        except ValueError:
-            broadcast_shape(name, *(t.shape for t in operands((self, other))))
-            raise
+        return call_elementwise(name, _in_dtype, _scaled, dtype.to_numpy(), slice(1, 3), ufunc, self, other, alpha)
 
     def meta(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
         check_device(name, *operands((self, other)))
-        shape = broadcast_shape(name, *(t.shape for t in operands((self, other))))
+        shape, strides = output_strides(name, operands((self, other)))
         dtype = compute_dtype((self, other))
         check_alpha(name, dtype, alpha)
-        return meta_like(shape, dtype)
+        return meta_like(shape, dtype, strides)
 
     # alpha == 1 is not passed (Note [Calling operators from methods]): the fast path takes (self, other).
-    return fast_path(_names(name, cpu, meta), ufunc, 2, dtypes=SAME_DTYPE)
+    return fast_path(_names(name, cpu, meta), ufunc, 2, dtypes=SAME_DTYPE, contiguous=True)
 
 
 def _scaled(ufunc: np.ufunc, a: Any, b: Any, alpha: Any, out: Any = None, **kwargs: Any) -> Any:

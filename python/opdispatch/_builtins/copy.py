@@ -9,32 +9,35 @@ import numpy as np
 
 from .. import _C
 from . import factories, reduction
-from ._numpy import broadcast_shape, call_numpy, check_fits, check_memory_format, check_no_internal_overlap, meta_like
+from ._numpy import (CONTIGUOUS_FORMAT, broadcast_shape, call_numpy, check_fits, check_memory_format,
+                     check_no_internal_overlap, meta_like)
+from ._output_strides import call_numpy_strided, kept_strides, like_strides, preserved_strides
 from ._registry import CORE, INPLACE, POINTWISE, PT2, Op, defop, no_derivative
 from .._tensor_type import Tensor
 
 
 def _clone_cpu(self: Tensor, *, memory_format: Any = None) -> Tensor:
     check_memory_format("od::clone", memory_format)
-    return call_numpy(_copy_of, self)
+    return call_numpy_strided(self.shape, like_strides(self, memory_format), _copy_of, self)
 
 
 def _copy_of(a: np.ndarray, dtype: Any = None) -> np.ndarray:
-    return np.array(a, dtype=dtype, order="C", copy=True)
+    # order="K": a copy of a dense array keeps its layout, which call_numpy_strided then need not change.
+    return np.array(a, dtype=dtype, order="K", copy=True)
 
 
 def _clone_meta(self: Tensor, *, memory_format: Any = None) -> Tensor:
     check_memory_format("od::clone", memory_format)
-    return meta_like(self.shape, self.dtype)
+    return meta_like(self.shape, self.dtype, like_strides(self, memory_format))
 
 
 clone: Op = defop("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", tags=POINTWISE, cpu=_clone_cpu, meta=_clone_meta,
                   backward=lambda ctx, grad: grad)
 
 
-def _contiguous(self: Tensor, *, memory_format: int = 0) -> Tensor:
+def _contiguous(self: Tensor, *, memory_format: int = CONTIGUOUS_FORMAT) -> Tensor:
     check_memory_format("od::contiguous", memory_format)
-    return self if self.is_contiguous() else clone(self)
+    return self if self.is_contiguous() else clone(self, memory_format=memory_format)
 
 
 contiguous: Op = defop("contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)", tags=PT2,
@@ -112,10 +115,11 @@ def _to_copy_kernel(self: Tensor, *, dtype: Any = None, layout: Any = None, devi
         # A device plugin's tensor on either side (Note [Copies to and from a device plugin]).
         out = factories.empty(self.shape, dtype=dtype, device=device)
         return copy_(out, self, non_blocking)
+    strides = like_strides(self, memory_format)
     if device.type == "cpu" and not self.is_meta:
-        return call_numpy(_copy_of, self, dtype.to_numpy())
+        return call_numpy_strided(self.shape, strides, _copy_of, self, dtype.to_numpy())
     return factories.make("od::_to_copy", self.shape, dtype, device,
-                          lambda shape, dt: np.array(self.numpy(force=True), dtype=dt, order="C", copy=True))
+                          lambda shape, dt: _copy_of(self.numpy(force=True), dt), strides)
 
 
 def _to_copy_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
@@ -223,8 +227,9 @@ def _fill_functional(a: np.ndarray, value: Any) -> np.ndarray:
 
 
 fill: Op = defop("fill.Scalar(Tensor self, Scalar value) -> Tensor", tags=CORE,
-                 cpu=lambda self, value: call_numpy(_fill_functional, self, value),
-                 meta=lambda self, value: meta_like(self.shape, self.dtype),
+                 cpu=lambda self, value: call_numpy_strided(self.shape, preserved_strides(self), _fill_functional,
+                                                            self, value),
+                 meta=lambda self, value: meta_like(self.shape, self.dtype, preserved_strides(self)),
                  backward=lambda ctx, grad: (factories.zeros_like(grad), None))
 
 # --- copy, the functional copy_ --------------------------------------------------------------
@@ -236,17 +241,14 @@ def _functional_copy_check(self: Tensor, src: Tensor) -> None:
 
 
 def _functional_copy_cpu(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
+    """src broadcast to a new tensor with self's strides (Note [Output strides]). PyTorch: at::native::copy."""
     _functional_copy_check(self, src)
-    return call_numpy(_broadcast_copy, src, tuple(self.shape), self.dtype.to_numpy())
-
-
-def _broadcast_copy(src: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    return np.broadcast_to(src, shape).astype(dtype)
+    return call_numpy(_copy_into, _C.empty_strided(self.shape, kept_strides(self), self.dtype), src)
 
 
 def _functional_copy_meta(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     _functional_copy_check(self, src)
-    return meta_like(self.shape, self.dtype)
+    return meta_like(self.shape, self.dtype, kept_strides(self))
 
 
 # PyTorch 2.13 has no derivative for aten::copy (copy_ has one).

@@ -11,7 +11,9 @@ import numpy as np
 
 from .. import _C
 from . import random
-from ._numpy import call_numpy, call_numpy_pair, check_device, meta_like
+from ._numpy import check_device, meta_like
+from ._output_strides import call_numpy_strided_pair, elementwise_strides, preserved_strides
+from ._pointwise import call_elementwise
 from ._registry import NONCORE_POINTWISE, RANDOM, Op, PairOp, defop
 from .._ops import Tag
 from .._tensor_type import Tensor
@@ -44,13 +46,15 @@ def _dropout_of(x: np.ndarray, p: float, train: Optional[bool], rng: np.random.G
 def _native_dropout_cpu(input: Tensor, p: float, train: Optional[bool]) -> tuple[Tensor, Tensor]:
     """train None drops as train=True does. PyTorch: native_dropout_cpu."""
     _check_dropout("od::native_dropout", input, p)
-    result = call_numpy_pair(_dropout_of, input, p, train, random._rng())
-    return result
+    # The output and the mask are laid out as input (PyTorch: empty_like and a TensorIterator product).
+    return call_numpy_strided_pair(input.shape, preserved_strides(input), _dropout_of, input, p, train, random._rng())
 
 
 def _native_dropout_meta(input: Tensor, p: float, train: Optional[bool]) -> tuple[Tensor, Tensor]:
     _check_dropout("od::native_dropout", input, p)
-    return meta_like(input.shape, input.dtype), meta_like(input.shape, _C.bool if input.numel() else input.dtype)
+    strides = preserved_strides(input)
+    return (meta_like(input.shape, input.dtype, strides),
+            meta_like(input.shape, _C.bool if input.numel() else input.dtype, strides))
 
 
 def _native_dropout_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
@@ -87,13 +91,13 @@ def _masked_scaled(g: np.ndarray, mask: np.ndarray, scale: float) -> np.ndarray:
 
 def _native_dropout_backward_cpu(grad_output: Tensor, mask: Tensor, scale: float) -> Tensor:
     _check_mask(grad_output, mask)
-    return call_numpy(_masked_scaled, grad_output, mask, scale)
+    return call_elementwise("od::native_dropout_backward", _masked_scaled, grad_output, mask, scale)
 
 
 def _native_dropout_backward_meta(grad_output: Tensor, mask: Tensor, scale: float) -> Tensor:
     check_device("od::native_dropout_backward", grad_output, mask)
     _check_mask(grad_output, mask)
-    return meta_like(grad_output.shape, grad_output.dtype)
+    return meta_like(grad_output.shape, grad_output.dtype, elementwise_strides(grad_output.shape, [grad_output, mask]))
 
 
 def _backward_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:

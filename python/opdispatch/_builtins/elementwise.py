@@ -14,8 +14,9 @@ from .. import _C
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import check_inplace as check_inplace_autograd
 from . import comparison, copy, factories, reduction
-from ._numpy import call_numpy, check_inplace, meta_like
-from ._pointwise import inplace, operands, pointwise, unary, with_alpha
+from ._numpy import check_inplace, meta_like
+from ._pointwise import call_elementwise, fast_path, inplace, operands, pointwise, unary, with_alpha
+from ._output_strides import elementwise_strides
 from ._registry import INPLACE_POINTWISE, NONCORE_POINTWISE, POINTWISE, Op, defop
 from .._ops import Tag
 from .._tensor_type import Tensor
@@ -216,7 +217,7 @@ pow_tensor_tensor: Op = defop("pow.Tensor_Tensor(Tensor self, Tensor exponent) -
                               **pointwise("od::pow.Tensor_Tensor", np.power),
                               backward=_pow_tensor_tensor_backward, setup_context=_pow_tensor_tensor_setup)
 pow_scalar: Op = defop("pow.Scalar(Scalar self, Tensor exponent) -> Tensor", tags=POINTWISE,
-                       **pointwise("od::pow.Scalar", np.power),
+                       **pointwise("od::pow.Scalar", np.power, follows_inputs=False),
                        backward=_pow_scalar_backward, setup_context=_pow_scalar_setup)
 
 # --- unary ---------------------------------------------------------------------------
@@ -262,11 +263,11 @@ neg: Op = _unary("neg(Tensor self) -> Tensor", np.negative, lambda ctx, grad: ne
 def _conj_physical_cpu(self: Tensor) -> Tensor:
     """The conjugate of a complex tensor, in new memory; any other tensor is returned itself (PyTorch:
     conj_physical, whence the maybe_aliasing_or_mutating tag)."""
-    return call_numpy(np.conjugate, self) if self.dtype.is_complex else self
+    return call_elementwise("od::conj_physical", np.conjugate, self) if self.dtype.is_complex else self
 
 
 def _conj_physical_meta(self: Tensor) -> Tensor:
-    return meta_like(self.shape, self.dtype) if self.dtype.is_complex else self
+    return meta_like(self.shape, self.dtype, elementwise_strides(self.shape, [self])) if self.dtype.is_complex else self
 
 
 conj_physical: Op = defop("conj_physical(Tensor self) -> Tensor",
@@ -314,24 +315,27 @@ threshold_backward: Op = defop("threshold_backward(Tensor grad_output, Tensor se
                                backward=_threshold_backward_backward, setup_context=_threshold_backward_setup)
 
 
-#: A read-only 0-d zero of each dtype: relu's other operand (a Python 0 costs NumPy a scalar conversion per call).
-_ZEROS = {d: np.zeros((), d.to_numpy()) for d in (getattr(_C, n) for n in (
-    "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64", "complex64", "complex128"))}
+#: A read-only 0-d zero of each dtype, by its NumPy character code: relu's other operand (a Python 0 costs
+#: NumPy a scalar conversion per call).
+_ZEROS = {np.dtype(d).char: np.zeros((), d) for d in (
+    np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64, np.float16, np.float32, np.float64, np.complex64,
+    np.complex128)}
 for _zero in _ZEROS.values():
     _zero.flags.writeable = False
 
 
-def _relu_cpu(self: Tensor) -> Tensor:
-    return call_numpy(np.maximum, self, _ZEROS[self.dtype])
-
-
 def _relu(a: np.ndarray) -> np.ndarray:
-    relu: np.ndarray = np.maximum(a, np.zeros((), a.dtype))
+    relu: np.ndarray = np.maximum(a, _ZEROS[a.dtype.char])
     return relu
 
 
+def _relu_cpu(self: Tensor) -> Tensor:
+    return call_elementwise("od::relu", _relu, self)
+
+
 # relu(x) <= 0 exactly where x <= 0: the formula keeps the input (PyTorch keeps the result, for relu_).
-relu: Op = defop("relu(Tensor self) -> Tensor", tags=POINTWISE, cpu=_relu_cpu, meta=unary("od::relu", _relu)["meta"],
+relu: Op = defop("relu(Tensor self) -> Tensor", tags=POINTWISE,
+                 **fast_path({"cpu": _relu_cpu, "meta": unary("od::relu", _relu)["meta"]}, _relu, 1, contiguous=True),
                  backward=lambda ctx, grad: threshold_backward(grad, _saved(ctx), 0), setup_context=_save_self)
 
 # --- maximum, minimum, where ------------------------------------------------------------

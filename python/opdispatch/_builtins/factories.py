@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import _C
 from ._numpy import check_memory_format, meta_like, tensor
+from ._output_strides import Strides, call_numpy_strided, like_strides
 from ._registry import CORE, PT2, Op, defop
 from .._tensor_type import Tensor
 
@@ -20,9 +21,10 @@ _LIKE_KW = FACTORY_KW + ", MemoryFormat? memory_format=None"
 Fill = Callable[[tuple[int, ...], np.dtype], np.ndarray]
 
 
-def make(op: str, size: Sequence[int], dtype: Any, device: Any, fill: Fill) -> Tensor:
+def make(op: str, size: Sequence[int], dtype: Any, device: Any, fill: Fill, strides: Strides = None) -> Tensor:
     """A new tensor of ``size`` on ``device`` (default cpu) with dtype (default
-    float32), its values ``fill(shape, numpy_dtype)``. On a device plugin's
+    float32), its values ``fill(shape, numpy_dtype)``, laid out in ``strides``
+    (dense, in elements; None: C-contiguous) on cpu and meta. On a device plugin's
     device (one opdispatch holds no memory for) the values are made on cpu
     and copied with od::_to_copy, which makes the result with the plugin's
     empty.memory_format and copy_ kernels (Note [Copies to and from a device
@@ -35,7 +37,7 @@ def make(op: str, size: Sequence[int], dtype: Any, device: Any, fill: Fill) -> T
     if device is not None and device != _CPU:
         device = _C.device(str(device))
         if device.type == "meta":
-            return meta_like(size, dtype)
+            return meta_like(size, dtype, strides)
         if device.type != "cpu" and op == "od::empty.memory_format":
             raise NotImplementedError(f"{op}: device {device} has no memory in opdispatch and no device plugin "
                                       f"registered a kernel making its tensors; use cpu or meta")
@@ -46,7 +48,7 @@ def make(op: str, size: Sequence[int], dtype: Any, device: Any, fill: Fill) -> T
                 return to_copy(tensor(fill(size, dtype.to_numpy())), device=device)
             except NotImplementedError as e:
                 raise NotImplementedError(f"{op}: {e}") from e
-    return tensor(fill(size, dtype.to_numpy()))
+    return call_numpy_strided(size, strides, fill, size, dtype.to_numpy())
 
 
 _CPU = _C.device("cpu")
@@ -67,7 +69,7 @@ def _like(name: str, fill: Fill) -> Any:
                pin_memory: Any = None, memory_format: Any = None) -> Tensor:
         check_memory_format(name, memory_format)
         return make(name, self.shape, self.dtype if dtype is None else dtype,
-                    self.device if device is None else device, fill)
+                    self.device if device is None else device, fill, like_strides(self, memory_format))
 
     kernel.__name__ = name.replace("od::", "")
     return kernel
@@ -113,7 +115,7 @@ def _full_like(self: Tensor, fill_value: Any, *, dtype: Any = None, layout: Any 
     check_memory_format("od::full_like", memory_format)
     return make("od::full_like", self.shape, self.dtype if dtype is None else dtype,
                 self.device if device is None else device,
-                lambda shape, dt: np.full(shape, fill_value, dtype=dt))
+                lambda shape, dt: np.full(shape, fill_value, dtype=dt), like_strides(self, memory_format))
 
 
 full_like: Op = defop(f"full_like(Tensor self, Scalar fill_value, {_LIKE_KW}) -> Tensor", tags=CORE,

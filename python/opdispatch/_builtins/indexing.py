@@ -10,6 +10,7 @@ import numpy as np
 from .. import _C
 from . import comparison, elementwise, factories, reduction
 from ._numpy import broadcast_shape, call_numpy, check_device, meta_like, wrap_dim
+from ._output_strides import call_numpy_strided, preserved_strides
 from ._pointwise import _names
 from ._registry import CORE, DYNAMIC_OUTPUT_SHAPE, INPLACE, PT2, Kernels, Op, defop
 from .._ops import Tag
@@ -640,7 +641,7 @@ def _check_values_shape(values_shape: Sequence[int], target_shape: Sequence[int]
 
 
 def _put(a: np.ndarray, values: np.ndarray, items: tuple[Any, ...], accumulate: bool) -> np.ndarray:
-    return _put_into(np.array(a, order="C", copy=True), values, items, accumulate)
+    return _put_into(np.array(a, order="K", copy=True), values, items, accumulate)
 
 
 def _put_into(out: np.ndarray, values: np.ndarray, items: tuple[Any, ...], accumulate: bool) -> np.ndarray:
@@ -658,7 +659,8 @@ def _index_put_cpu(self: Tensor, indices: Sequence[Optional[Tensor]], values: Te
                    ) -> Tensor:
     _check_index_put("od::index_put", self, indices, values, accumulate)
     items = _numpy_index("od::index_put", self.shape, _arrays(indices))
-    return call_numpy(_put, self, values, items, accumulate)
+    # PyTorch: self.clone(preserve_format).index_put_(...)
+    return call_numpy_strided(self.shape, preserved_strides(self), _put, self, values, items, accumulate)
 
 
 def _check_index_put_meta(op: str, self: Tensor, indices: Sequence[Optional[Tensor]], values: Tensor,
@@ -671,7 +673,7 @@ def _check_index_put_meta(op: str, self: Tensor, indices: Sequence[Optional[Tens
 def _index_put_meta(self: Tensor, indices: Sequence[Optional[Tensor]], values: Tensor, accumulate: bool = False
                     ) -> Tensor:
     _check_index_put_meta("od::index_put", self, indices, values, accumulate)
-    return meta_like(self.shape, self.dtype)
+    return meta_like(self.shape, self.dtype, preserved_strides(self))
 
 
 def _index_put_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:

@@ -8,6 +8,7 @@ import numpy as np
 
 from . import views
 from ._numpy import call_numpy, check_device, meta_like, result_dtype, wrap_dim
+from ._output_strides import call_numpy_strided, preserved_strides
 from ._registry import CORE, PT2, Op, defop
 from .._tensor_type import Tensor
 
@@ -110,12 +111,14 @@ def _flip_dims(self: Tensor, dims: Sequence[int]) -> tuple[int, ...]:
 
 
 def _flip_cpu(self: Tensor, dims: Sequence[int]) -> Tensor:
-    return call_numpy(np.flip, self, _flip_dims(self, dims) if self.ndim else None)
+    """A copy laid out as self (PyTorch: empty_like with preserve_format, then a TensorIterator copy)."""
+    return call_numpy_strided(self.shape, preserved_strides(self), np.flip, self,
+                              _flip_dims(self, dims) if self.ndim else None)
 
 
 def _flip_meta(self: Tensor, dims: Sequence[int]) -> Tensor:
     _flip_dims(self, dims)
-    return meta_like(self.shape, self.dtype)
+    return meta_like(self.shape, self.dtype, preserved_strides(self))
 
 
 def _flip_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:

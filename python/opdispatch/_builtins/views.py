@@ -10,7 +10,8 @@ import numpy as np
 from .. import _C
 from . import copy, elementwise, factories, indexing, reduction
 from . import shape as shape_ops
-from ._numpy import call_numpy, contiguous_strides, meta_like, tensor, wrap_dim
+from ._numpy import CONTIGUOUS_FORMAT, call_numpy, contiguous_strides, meta_like, tensor, wrap_dim
+from ._output_strides import kept_strides
 from ._registry import CORE, PT2, Op, defop
 from .._ops import Tag
 from .._tensor_type import Tensor
@@ -99,7 +100,7 @@ def _reshape(self: Tensor, shape: Sequence[int]) -> Tensor:
     size = _infer_size("od::reshape", shape, self.numel())
     if _view_strides(self.shape, self.stride(), size) is not None:
         return _view(self, size)
-    return _view(copy.clone(self), size)
+    return _view(copy.clone(self, memory_format=CONTIGUOUS_FORMAT), size)
 
 
 reshape: Op = defop("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", tags=PT2, backend=_reshape,
@@ -447,7 +448,8 @@ def _embedded(op: str, self: Tensor, src: Tensor, view_of: Any) -> Tensor:
     if list(src.shape) != part_shape:
         raise RuntimeError(f"{op}: expected src to have a size equal to the slice of self. src size = "
                            f"{list(src.shape)}, slice size = {part_shape}")
-    out = copy.clone(self)
+    out = factories.empty_strided(self.shape, kept_strides(self), dtype=self.dtype, device=self.device)
+    copy.copy_(out, self)
     copy.copy_(view_of(out), src)
     return out
 
@@ -504,7 +506,7 @@ lift_fresh: Op = defop("lift_fresh(Tensor(a) self) -> Tensor(a)", tags=PT2, back
 #: in-place update of the lifted tensor cannot change the constant the traced
 #: module keeps (Note [Lifted constants in a trace] in tracing.py). PyTorch: aten::lift_fresh_copy.
 lift_fresh_copy: Op = defop("lift_fresh_copy(Tensor self) -> Tensor", tags=(Tag.pt2_compliant_tag, Tag.view_copy),
-                            backend=lambda self: copy.clone(self), differentiable=False)
+                            backend=lambda self: copy.clone(self, memory_format=CONTIGUOUS_FORMAT), differentiable=False)
 
 select_backward: Op = defop(
     "select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor", tags=PT2,

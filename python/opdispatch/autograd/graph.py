@@ -489,13 +489,14 @@ class CopySlices(_OverBase):
 
     def apply(self, grad_outputs: list[Any]) -> list[Any]:
         from .._builtins import copy  # the built-ins import this module
+        from .._builtins._numpy import CONTIGUOUS_FORMAT
 
         grad = grad_outputs[0]
         if grad is None:
             return [None] * len(self.next_functions)
         result, grad_slice = self._base_and_slice()
         copy.copy_(result, grad)
-        res = self.fn.apply([copy.clone(grad_slice)])
+        res = self.fn.apply([copy.clone(grad_slice, memory_format=CONTIGUOUS_FORMAT)])
         if res[0] is None:
             copy.zero_(grad_slice)
         else:
