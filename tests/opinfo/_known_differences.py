@@ -22,7 +22,11 @@ _LAYOUT = "a column-major input: PyTorch's index result is column-major too, od'
 _FLOAT16_STEPS = "float16: PyTorch's kernel rounds to float16 between its steps, od computes in float32 and rounds once"
 
 # Note [Gradients not asked for] (python/opdispatch/_builtins/convolution.py): PyTorch returns None for outputs
-# output_mask does not ask for; an od Tensor return cannot be None, so od returns an empty tensor.
+# output_mask does not ask for (an undefined Tensor); an od Tensor return cannot be None (a Python kernel returning
+# None for a Tensor return is refused in csrc/python/IValueConversion.cpp), so od returns an empty tensor. Closing
+# this needs undefined tensors through the whole call path: None accepted and passed back for a Tensor return, and
+# every consumer of results (autograd's output wrapping, version and alias checks, make_fx, FakeTensorMode, the
+# C++ typed calls) made to handle an undefined Tensor, as PyTorch's do.
 _UNASKED_GRADIENTS = "output_mask False: PyTorch returns None, od an empty tensor"
 # PyTorch's resize_ bumps the version only when the sizes change (resize_ to the same sizes returns before any
 # change, and no layer above bumps it); od's dispatcher bumps every argument a schema marks written (Tensor(a!)) after every call
