@@ -70,15 +70,21 @@ def test_a_size_per_dimension_is_checked_with_at_assertm():
         ops.torch_cluster.grid(t(POS), t(np.ones(1, np.float32)), None, None)
 
 
+class _Record(TorchDispatchMode):
+    """A mode that appends the name of each operator it sees to ``seen``."""
+
+    def __init__(self, seen):
+        super().__init__()
+        self.seen = seen
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.seen.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+
 def test_the_kernels_calls_are_od_operators_a_mode_sees():
     seen = []
-
-    class Record(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            seen.append(str(func))
-            return func(*args, **(kwargs or {}))
-
-    with Record():  # requires_grad: the catch-all kernel runs above the Python key, so its calls reach the mode
+    with _Record(seen):  # requires_grad: the catch-all kernel runs above the Python key, so its calls reach the mode
         out = ops.torch_cluster.grid(opdispatch.from_numpy(POS).requires_grad_(), t(SIZE), None, None)
     assert out.tolist() == [0, 1, 5, 3, 1]
     for name in ("od.min.dim", "od.max.dim", "od.cumprod.default", "od.cat.default", "od.div.Tensor"):
@@ -123,13 +129,7 @@ def test_fps_checks_ptr_with_at_assertm():
 
 def test_fps_calls_are_od_operators_a_mode_sees():
     seen = []
-
-    class Record(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            seen.append(str(func))
-            return func(*args, **(kwargs or {}))
-
-    with Record():  # requires_grad: the catch-all kernel runs above the Python key, so its calls reach the mode
+    with _Record(seen):  # requires_grad: the catch-all kernel runs above the Python key, so its calls reach the mode
         out = ops.torch_cluster.fps(opdispatch.from_numpy(FPS_SRC).requires_grad_(), t(np.array([0, 4, 8])),
                                     t(np.array(0.5, np.float32)), False)
     assert out.tolist() == [0, 3, 4, 5]
