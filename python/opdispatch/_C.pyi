@@ -1266,9 +1266,9 @@ def _set_accumulate_grad_class(cls: type) -> None:
     """
     Sets the class of leaves' nodes (a Python class whose instances hold their leaf as `variable`): _gradient_edge makes one for a leaf without one.
     """
-def _set_engine_callbacks(validate: collections.abc.Callable[..., typing.Any], accumulate_retained: collections.abc.Callable[..., typing.Any], op_node_input_metadata: collections.abc.Callable[..., typing.Any]) -> None:
+def _set_engine_callbacks(accumulate_retained: collections.abc.Callable[..., typing.Any], op_node_input_metadata: collections.abc.Callable[..., typing.Any]) -> None:
     """
-    Installs what _run_backward calls: validate(node, index, next_node, input_nr, grad) -> grad (the check of a gradient its fast path does not pass), accumulate_retained(node, grads, create_graph) (a node with outputs that retain_grad()), and the input_metadata function of the nodes whose outputs_meta it reads.
+    Installs what _run_backward calls: accumulate_retained(node, grads, create_graph) (a node with outputs that retain_grad()), and the input_metadata function of the nodes whose outputs_meta it reads.
     """
 def _set_autograd_fallback(fn: collections.abc.Callable[..., typing.Any] | None) -> None:
     """
