@@ -15,7 +15,9 @@
 #include <opdispatch/dispatch/Dispatcher.h>
 
 #include "AutogradMeta.h"
+#include "CheckedCApi.h"
 #include "Exceptions.h"
+#include "OpNode.h"
 #include "PythonTensor.h"
 #include "PythonTypes.h"
 #include "StaticType.h"
@@ -42,33 +44,6 @@ PyObject* gOutputsMeta = nullptr;
 PyObject* gVariable = nullptr;
 PyObject* gName = nullptr;
 PyObject* gTo = nullptr;
-
-py::object steal(PyObject* obj) {
-  if (obj == nullptr) {
-    throw py::error_already_set();
-  }
-  return py::reinterpret_steal<py::object>(obj);
-}
-
-py::object attr(PyObject* obj, PyObject* name) { return steal(PyObject_GetAttr(obj, name)); }
-
-bool truth(PyObject* obj) {
-  int t = PyObject_IsTrue(obj);
-  if (t < 0) {
-    throw py::error_already_set();
-  }
-  return t != 0;
-}
-
-/// obj.name() or obj.name(arg).
-py::object callMethod(PyObject* obj, PyObject* name, PyObject* arg = nullptr) {
-  PyObject* args[] = {obj, arg};
-  size_t n = arg == nullptr ? 1 : 2;
-  return steal(PyObject_VectorcallMethod(name, args, n | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr));
-}
-
-/// A tuple or list with the items of iterable `obj` (PySequence_Fast).
-py::object fastSequence(PyObject* obj, const char* what) { return steal(PySequence_Fast(obj, what)); }
 
 /// `existing + g`, or `g` where there is nothing yet (None).
 py::object accumulate(PyObject* existing, PyObject* g) {
@@ -176,16 +151,6 @@ bool passesAsIs(PyObject* nxt, Py_ssize_t nr, PyObject* g) {
     }
   }
   return true;
-}
-
-/// str(obj) as UTF-8.
-std::string strOf(PyObject* obj) {
-  py::object s = steal(PyObject_Str(obj));
-  const char* utf8 = PyUnicode_AsUTF8(s.ptr());
-  if (utf8 == nullptr) {
-    throw py::error_already_set();
-  }
-  return utf8;
 }
 
 /// `sizes` as Python prints a list of ints: "[2, 3]".
@@ -445,10 +410,16 @@ class Backward {
     }
     py::object outs;
     if (!all_none || truth(attr(node, gRunsWithoutGrads).ptr())) {
-      outs = fastSequence(callMethod(node, gApply, grad_list).ptr(), "a node's apply must return a sequence");
+      py::object result = runsOpNodeApply(Py_TYPE(node)) ? applyOpNode(node, grad_list)
+                                                         : callMethod(node, gApply, grad_list);
+      outs = fastSequence(result.ptr(), "a node's apply must return a sequence");
     }
     if (!retain_graph_) {
-      callMethod(node, gRelease);
+      if (runsOpNodeRelease(Py_TYPE(node))) {
+        releaseOpNode(node);
+      } else {
+        callMethod(node, gRelease);
+      }
     }
     py::object fns = fastSequence(attr(node, gNextFunctions).ptr(), "next_functions must be a sequence");
     Py_ssize_t n_edges = PySequence_Fast_GET_SIZE(fns.ptr());
