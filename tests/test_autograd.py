@@ -546,3 +546,47 @@ def test_roots_that_share_a_node_count_its_edges_once():
     ga, gc = opdispatch.autograd.grad([x, y], (a, c), [opdispatch.ones_like(x), opdispatch.ones_like(y)])
     np.testing.assert_array_equal(ga.numpy(), np.full(3, 2.0))
     np.testing.assert_array_equal(gc.numpy(), np.full(3, 3.0))
+
+
+def test_broadcast_gradients_are_summed_by_sum_dim_through_the_dispatcher():
+    # PyTorch 2.13: a logging TorchDispatchMode around backward of (x + b + c).sum(), x (2, 3), b (3,),
+    # c (2, 1), sees aten.sum.dim_IntList once per broadcast input; b.grad = [2, 2, 2], c.grad = [[3], [3]].
+    from opdispatch.utils._python_dispatch import TorchDispatchMode
+
+    class Log(TorchDispatchMode):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ops: list[str] = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    x = opdispatch.ones(2, 3, requires_grad=True)
+    b = opdispatch.zeros(3, requires_grad=True)
+    c = opdispatch.zeros(2, 1, requires_grad=True)
+    y = (x + b + c).sum()
+    with Log() as mode:
+        y.backward()
+    assert mode.ops.count("od.sum.dim_IntList") == 2
+    assert b.grad.tolist() == [2.0, 2.0, 2.0]
+    assert c.grad.tolist() == [[3.0], [3.0]]
+
+
+def test_broadcast_gradient_sum_is_recorded_with_create_graph():
+    # PyTorch 2.13: grad((x * x * b).sum(), b, create_graph=True) = [2, 2, 2] with a grad_fn, and the
+    # gradient of its sum with respect to x is 2 everywhere.
+    x = opdispatch.ones(2, 3, requires_grad=True)
+    b = opdispatch.ones(3, requires_grad=True)
+    (g,) = opdispatch.autograd.grad((x * x * b).sum(), b, create_graph=True)
+    assert g.tolist() == [2.0, 2.0, 2.0] and g.grad_fn is not None
+    (gg,) = opdispatch.autograd.grad(g.sum(), x)
+    assert gg.tolist() == [[2.0] * 3] * 2
+
+
+def test_op_node_apply_is_callable_from_python():
+    # A node's apply stays callable (CopySlices calls its wrapped node's), as PyTorch's grad_fn(...) is:
+    # sin's node maps a gradient of ones to cos(x).
+    x = opdispatch.ones(3, requires_grad=True)
+    (g,) = x.sin().grad_fn.apply([opdispatch.ones(3)])
+    assert np.allclose(g.detach().numpy(), np.cos(np.ones(3)))

@@ -4,15 +4,20 @@
 #include "Engine.h"
 
 #include <algorithm>
+#include <numeric>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include <opdispatch/core/Exception.h>
 #include <opdispatch/core/GradMode.h>
+#include <opdispatch/dispatch/Dispatcher.h>
 
 #include "AutogradMeta.h"
+#include "CheckedCApi.h"
 #include "Exceptions.h"
+#include "OpNode.h"
 #include "PythonTensor.h"
 #include "PythonTypes.h"
 #include "StaticType.h"
@@ -24,7 +29,6 @@ namespace opdispatch::python {
 namespace {
 
 // What _set_engine_callbacks installs (engine.py, at import).
-PyObject* gValidate = nullptr;            ///< engine._validate(node, index, nxt, nr, g) -> g
 PyObject* gAccumulateRetained = nullptr;  ///< engine._accumulate_retained(node, grads, create_graph)
 PyObject* gOpNodeInputMetadata = nullptr; ///< graph.OpNode.input_metadata: its nodes' metadata are read here
 
@@ -38,33 +42,8 @@ PyObject* gRunsWithoutGrads = nullptr;
 PyObject* gInputMetadata = nullptr;
 PyObject* gOutputsMeta = nullptr;
 PyObject* gVariable = nullptr;
-
-py::object steal(PyObject* obj) {
-  if (obj == nullptr) {
-    throw py::error_already_set();
-  }
-  return py::reinterpret_steal<py::object>(obj);
-}
-
-py::object attr(PyObject* obj, PyObject* name) { return steal(PyObject_GetAttr(obj, name)); }
-
-bool truth(PyObject* obj) {
-  int t = PyObject_IsTrue(obj);
-  if (t < 0) {
-    throw py::error_already_set();
-  }
-  return t != 0;
-}
-
-/// obj.name() or obj.name(arg).
-py::object callMethod(PyObject* obj, PyObject* name, PyObject* arg = nullptr) {
-  PyObject* args[] = {obj, arg};
-  size_t n = arg == nullptr ? 1 : 2;
-  return steal(PyObject_VectorcallMethod(name, args, n | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr));
-}
-
-/// A tuple or list with the items of iterable `obj` (PySequence_Fast).
-py::object fastSequence(PyObject* obj, const char* what) { return steal(PySequence_Fast(obj, what)); }
+PyObject* gName = nullptr;
+PyObject* gTo = nullptr;
 
 /// `existing + g`, or `g` where there is nothing yet (None).
 py::object accumulate(PyObject* existing, PyObject* g) {
@@ -172,6 +151,121 @@ bool passesAsIs(PyObject* nxt, Py_ssize_t nr, PyObject* g) {
     }
   }
   return true;
+}
+
+/// `sizes` as Python prints a list of ints: "[2, 3]".
+std::string listString(IntArrayRef sizes) {
+  std::string out = "[";
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    out += (d ? ", " : "") + std::to_string(sizes[d]);
+  }
+  return out + "]";
+}
+
+/// What a gradient arriving at one input of a node must be: (shape, dtype[,
+/// device]) from the node's input_metadata (`known` false where it gives None).
+struct ExpectedGrad {
+  bool known = false;
+  std::vector<int64_t> sizes;
+  py::object dtype;
+  py::object device; ///< null where the metadata gives no device
+};
+
+/// The metadata of input `nr` of `nxt`: read from an AccumulateGrad's leaf and
+/// an OpNode's outputs_meta directly, else nxt.input_metadata(nr).
+ExpectedGrad expectedGrad(PyObject* nxt, PyObject* nr_obj, Py_ssize_t nr) {
+  ExpectedGrad e;
+  PyTypeObject* type = Py_TYPE(nxt);
+  if (reinterpret_cast<PyObject*>(type) == accumulateGradClass()) {
+    py::object variable = attr(nxt, gVariable);
+    if (isTensor(variable.ptr())) {
+      TensorImpl* vi = unpackImpl(variable.ptr());
+      e.known = true;
+      e.sizes = vi->sizes().vec();
+      e.dtype = steal(dtypeObject(vi->dtype()));
+      e.device = steal(deviceObject(vi->device()));
+      return e;
+    }
+  }
+  py::object meta;
+  if (nr >= 0 && gOpNodeInputMetadata != nullptr && _PyType_Lookup(type, gInputMetadata) == gOpNodeInputMetadata) {
+    py::object metas = attr(nxt, gOutputsMeta);
+    if (PyTuple_Check(metas.ptr()) && nr < PyTuple_GET_SIZE(metas.ptr())) {
+      meta = py::reinterpret_borrow<py::object>(PyTuple_GET_ITEM(metas.ptr(), nr));
+    }
+  }
+  if (!meta) {
+    meta = callMethod(nxt, gInputMetadata, nr_obj);
+  }
+  if (meta.ptr() == Py_None) {
+    return e;
+  }
+  py::object items = fastSequence(meta.ptr(), "a node's input_metadata must return (shape, dtype[, device]) or None");
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(items.ptr());
+  OPDISPATCH_CHECK_VALUE(n == 2 || n == 3,
+                         "a node's input_metadata must return (shape, dtype[, device]) or None, "
+                         "got a sequence of length ",
+                         n);
+  py::object shape = fastSequence(PySequence_Fast_GET_ITEM(items.ptr(), 0), "input_metadata: shape must be a sequence");
+  for (Py_ssize_t d = 0; d < PySequence_Fast_GET_SIZE(shape.ptr()); ++d) {
+    Py_ssize_t s = PyNumber_AsSsize_t(PySequence_Fast_GET_ITEM(shape.ptr(), d), PyExc_OverflowError);
+    if (s == -1 && PyErr_Occurred()) {
+      throw py::error_already_set();
+    }
+    e.sizes.push_back(s);
+  }
+  e.known = true;
+  e.dtype = py::reinterpret_borrow<py::object>(PySequence_Fast_GET_ITEM(items.ptr(), 1));
+  if (n == 3) {
+    e.device = py::reinterpret_borrow<py::object>(PySequence_Fast_GET_ITEM(items.ptr(), 2));
+  }
+  return e;
+}
+
+/// Whether a tensor of sizes `shape` broadcasts to `to`.
+bool expandable(IntArrayRef shape, IntArrayRef to) {
+  if (shape.size() > to.size()) {
+    return false;
+  }
+  size_t lead = to.size() - shape.size();
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] != 1 && shape[d] != to[lead + d]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// od::sum.dim_IntList(t, dims, keepdim), called through the dispatcher (a
+/// mode, a subclass and create_graph's recording see it, as at::sum_to's sum).
+Tensor sumDims(Tensor t, std::vector<int64_t> dims, bool keepdim) {
+  static const OperatorHandle op = Dispatcher::singleton().findSchemaOrThrow("od::sum", "dim_IntList");
+  Stack stack{IValue(std::move(t)), IValue(std::move(dims)), IValue(keepdim), IValue()};
+  op.callBoxed(&stack);
+  OPDISPATCH_INTERNAL_ASSERT(stack.size() == 1 && stack[0].isTensor(), "od::sum.dim_IntList returned no tensor");
+  return stack[0].toTensor();
+}
+
+/// `g` summed over the dimensions broadcasting added to or stretched in
+/// `shape` (precondition: expandable(shape, g's sizes)). PyTorch: at::sum_to.
+Tensor sumTo(Tensor g, IntArrayRef shape) {
+  IntArrayRef sizes = g.sizes();
+  int64_t lead = static_cast<int64_t>(sizes.size() - shape.size());
+  std::vector<int64_t> stretched;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1 && sizes[lead + d] != 1) {
+      stretched.push_back(lead + static_cast<int64_t>(d));
+    }
+  }
+  if (!stretched.empty()) {
+    g = sumDims(std::move(g), std::move(stretched), true);
+  }
+  if (lead > 0) {
+    std::vector<int64_t> leading(static_cast<size_t>(lead));
+    std::iota(leading.begin(), leading.end(), 0);
+    g = sumDims(std::move(g), std::move(leading), false);
+  }
+  return g;
 }
 
 /// What the engine keeps per node reached from the roots.
@@ -316,10 +410,16 @@ class Backward {
     }
     py::object outs;
     if (!all_none || truth(attr(node, gRunsWithoutGrads).ptr())) {
-      outs = fastSequence(callMethod(node, gApply, grad_list).ptr(), "a node's apply must return a sequence");
+      py::object result = runsOpNodeApply(Py_TYPE(node)) ? applyOpNode(node, grad_list)
+                                                         : callMethod(node, gApply, grad_list);
+      outs = fastSequence(result.ptr(), "a node's apply must return a sequence");
     }
     if (!retain_graph_) {
-      callMethod(node, gRelease);
+      if (runsOpNodeRelease(Py_TYPE(node))) {
+        releaseOpNode(node);
+      } else {
+        callMethod(node, gRelease);
+      }
     }
     py::object fns = fastSequence(attr(node, gNextFunctions).ptr(), "next_functions must be a sequence");
     Py_ssize_t n_edges = PySequence_Fast_GET_SIZE(fns.ptr());
@@ -347,8 +447,14 @@ class Backward {
     }
   }
 
-  /// `g` (gradient `index` of `node`) checked, and summed or cast where needed,
-  /// as the gradient of input `nr_obj` of `nxt` (engine._validate).
+  /// `g` (gradient `index` of `node`) as the gradient of input `nr_obj` of
+  /// `nxt`: summed down to that tensor's shape if the tensor broadcasts to it
+  /// (a formula may return the gradient of a broadcast input unreduced), cast
+  /// to its dtype (a float32 input of a float64 result gets a float32
+  /// gradient). RuntimeError naming `node` and `index` for any other shape, or
+  /// a device other than the tensor's (a meta gradient of a CPU tensor), with
+  /// PyTorch's messages; TypeError for a gradient that is not a tensor.
+  /// PyTorch: validate_outputs in torch/csrc/autograd/engine.cpp.
   py::object validate(PyObject* node, Py_ssize_t index, PyObject* nxt, PyObject* nr_obj, PyObject* g) {
     Py_ssize_t nr = PyLong_Check(nr_obj) ? PyLong_AsSsize_t(nr_obj) : -1;
     if (nr == -1 && PyErr_Occurred()) {
@@ -357,9 +463,37 @@ class Backward {
     if (nr >= 0 && passesAsIs(nxt, nr, g)) {
       return py::reinterpret_borrow<py::object>(g);
     }
-    py::object index_obj = steal(PyLong_FromSsize_t(index));
-    PyObject* args[] = {node, index_obj.ptr(), nxt, nr_obj, g};
-    return steal(PyObject_Vectorcall(gValidate, args, 5, nullptr));
+    ExpectedGrad expected = expectedGrad(nxt, nr_obj, nr);
+    if (!expected.known) {
+      return py::reinterpret_borrow<py::object>(g);
+    }
+    auto invalid = [&](const std::string& what) {
+      return "Function " + strOf(callMethod(node, gName).ptr()) + " returned an invalid gradient at index " +
+             std::to_string(index) + " - " + what;
+    };
+    OPDISPATCH_CHECK_TYPE(isTensor(g), invalid(std::string("got ") + Py_TYPE(g)->tp_name + ", expected a Tensor"));
+    py::object out = py::reinterpret_borrow<py::object>(g);
+    IntArrayRef sizes = unpackImpl(g)->sizes();
+    if (!(sizes == IntArrayRef(expected.sizes))) {
+      OPDISPATCH_CHECK(
+          expandable(expected.sizes, sizes),
+          invalid("got " + listString(sizes) + " but expected shape compatible with " + listString(expected.sizes)));
+      out = steal(wrapTensor(sumTo(unpackTensor(g), expected.sizes)));
+    }
+    if (steal(dtypeObject(unpackImpl(out.ptr())->dtype())).ptr() != expected.dtype.ptr()) {
+      out = callMethod(out.ptr(), gTo, expected.dtype.ptr());
+      OPDISPATCH_CHECK_TYPE(isTensor(out.ptr()), "Tensor.to returned ", Py_TYPE(out.ptr())->tp_name);
+    }
+    if (expected.device) {
+      py::object device = steal(deviceObject(unpackImpl(out.ptr())->device()));
+      int same = PyObject_RichCompareBool(device.ptr(), expected.device.ptr(), Py_EQ);
+      if (same < 0) {
+        throw py::error_already_set();
+      }
+      OPDISPATCH_CHECK(same,
+                       invalid("expected device " + strOf(expected.device.ptr()) + " but got " + strOf(device.ptr())));
+    }
+    return out;
   }
 
   /// autograd.grad and backward(inputs=...): the gradients arriving at `node`'s
@@ -401,7 +535,7 @@ PyObject* runBackward(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
                               (args[4] == Py_None || PyDict_Check(args[4])),
                           "_run_backward(roots, root_grads, retain_graph: bool, create_graph: bool, "
                           "captures: dict | None)");
-    OPDISPATCH_CHECK(gValidate != nullptr && gAccumulateRetained != nullptr,
+    OPDISPATCH_CHECK(gAccumulateRetained != nullptr,
                      "_run_backward: no engine callbacks are installed (opdispatch.autograd.engine installs them)");
     Backward backward(args[2] == Py_True, args[3] == Py_True, args[4] == Py_None ? nullptr : args[4]);
     backward.run(args[0], args[1]);
@@ -432,20 +566,20 @@ void initEngineBindings(py::module_& m) {
   intern(gInputMetadata, "input_metadata");
   intern(gOutputsMeta, "outputs_meta");
   intern(gVariable, "variable");
+  intern(gName, "name");
+  intern(gTo, "to");
   if (PyModule_AddFunctions(m.ptr(), kModuleMethods) < 0) {
     throw py::error_already_set();
   }
   m.def(
       "_set_engine_callbacks",
-      [](py::object validate, py::object accumulate_retained, py::object op_node_input_metadata) {
-        Py_XSETREF(gValidate, validate.release().ptr());
+      [](py::object accumulate_retained, py::object op_node_input_metadata) {
         Py_XSETREF(gAccumulateRetained, accumulate_retained.release().ptr());
         Py_XSETREF(gOpNodeInputMetadata, op_node_input_metadata.release().ptr());
       },
-      py::arg("validate"), py::arg("accumulate_retained"), py::arg("op_node_input_metadata"),
-      "Installs what _run_backward calls: validate(node, index, next_node, input_nr, grad) -> grad (the check "
-      "of a gradient its fast path does not pass), accumulate_retained(node, grads, create_graph) (a node with "
-      "outputs that retain_grad()), and the input_metadata function of the nodes whose outputs_meta it reads.");
+      py::arg("accumulate_retained"), py::arg("op_node_input_metadata"),
+      "Installs what _run_backward calls: accumulate_retained(node, grads, create_graph) (a node with outputs "
+      "that retain_grad()), and the input_metadata function of the nodes whose outputs_meta it reads.");
 }
 
 } // namespace opdispatch::python

@@ -8,6 +8,7 @@
 #include "Engine.h"
 #include "Exceptions.h"
 #include "NumpyBridge.h"
+#include "OpNode.h"
 #include "PythonDispatcher.h"
 #include "PythonFallbackKernel.h"
 #include "PythonOperator.h"
@@ -79,6 +80,7 @@ PYBIND11_MODULE(_C, m) {
   opdispatch::python::initTopKBindings(m);
   opdispatch::python::initAutogradMetaBindings(m);
   opdispatch::python::initAutogradKernelBindings(m);
+  opdispatch::python::initOpNodeBindings(m);
   opdispatch::python::initEngineBindings(m);
   opdispatch::python::initSchemaBindings(m);
   opdispatch::python::initDispatchBindings(m);

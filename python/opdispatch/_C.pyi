@@ -1258,7 +1258,11 @@ def _dispatch_set_call_site_skip_paths(paths: collections.abc.Sequence[str]) -> 
     """
     Sets the source files (and directories, ending in '/') whose frames are not a user's registration site (_python_call_site and the 'registered at' of Python kernels skip them); returns the previous list.
     """
+def _apply_op_node(node: typing.Any, grad_outputs: list[typing.Any], /) -> list[typing.Any]:
+    ...
 def _run_backward(roots: collections.abc.Sequence[tuple[typing.Any, int]], root_grads: collections.abc.Sequence[typing.Any], retain_graph: builtins.bool, create_graph: builtins.bool, captures: dict[tuple[typing.Any, int], typing.Any] | None, /) -> None:
+    ...
+def _saved_tensors(ctx: typing.Any, /) -> tuple[typing.Any, ...]:
     ...
 def _saved_versions(values: tuple[object, ...]) -> tuple[int, ...]:
     ...
@@ -1266,9 +1270,13 @@ def _set_accumulate_grad_class(cls: type) -> None:
     """
     Sets the class of leaves' nodes (a Python class whose instances hold their leaf as `variable`): _gradient_edge makes one for a leaf without one.
     """
-def _set_engine_callbacks(validate: collections.abc.Callable[..., typing.Any], accumulate_retained: collections.abc.Callable[..., typing.Any], op_node_input_metadata: collections.abc.Callable[..., typing.Any]) -> None:
+def _set_engine_callbacks(accumulate_retained: collections.abc.Callable[..., typing.Any], op_node_input_metadata: collections.abc.Callable[..., typing.Any]) -> None:
     """
-    Installs what _run_backward calls: validate(node, index, next_node, input_nr, grad) -> grad (the check of a gradient its fast path does not pass), accumulate_retained(node, grads, create_graph) (a node with outputs that retain_grad()), and the input_metadata function of the nodes whose outputs_meta it reads.
+    Installs what _run_backward calls: accumulate_retained(node, grads, create_graph) (a node with outputs that retain_grad()), and the input_metadata function of the nodes whose outputs_meta it reads.
+    """
+def _set_op_node_class(cls: typing.Any) -> None:
+    """
+    Installs graph.OpNode: the engine runs its apply and release in C (_apply_op_node, and dropping the saved tensors) for nodes whose class keeps them; its output_layout is the layout of one Tensor return.
     """
 def _set_autograd_fallback(fn: collections.abc.Callable[..., typing.Any] | None) -> None:
     """

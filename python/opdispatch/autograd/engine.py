@@ -53,47 +53,6 @@ def _root_grads(outputs: tuple[Any, ...], grad_outputs: tuple[Any, ...], create_
     return grads
 
 
-def _expandable(shape: tuple[int, ...], to: tuple[int, ...]) -> bool:
-    """Whether ``shape`` broadcasts to ``to``."""
-    return len(shape) <= len(to) and all(s in (1, t) for s, t in zip(reversed(shape), reversed(to)))
-
-
-def _sum_to(g: Any, shape: tuple[int, ...]) -> Any:
-    """``g`` summed over the dimensions broadcasting added to or stretched in ``shape``. PyTorch: at::sum_to."""
-    lead = g.dim() - len(shape)
-    stretched = [lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1]
-    if stretched:
-        g = g.sum(stretched, keepdim=True)
-    return g.sum(list(range(lead))) if lead else g
-
-
-def _validate(node: graph.Node, index: int, nxt: graph.Node, nr: int, g: Any) -> Any:
-    """``g`` (gradient ``index`` returned by ``node``) as the gradient of input
-    ``nr`` of ``nxt``: summed down to that tensor's shape if the tensor
-    broadcasts to it (a formula may return the gradient of a broadcast input
-    unreduced), cast to its dtype (a float32 input of a float64 result gets a
-    float32 gradient). RuntimeError naming ``node`` and ``index`` for any
-    other shape, or a device other than the tensor's (a meta gradient of a
-    CPU tensor), with PyTorch's messages.
-    PyTorch: validate_outputs in torch/csrc/autograd/engine.cpp."""
-    expected = nxt.input_metadata(nr)
-    if expected is None:
-        return g
-    shape, dtype = expected[0], expected[1]
-    if g.shape != shape:
-        shape = tuple(shape)
-        if not _expandable(shape, g.shape):
-            raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {index} - got "
-                               f"{list(g.shape)} but expected shape compatible with {list(shape)}")
-        g = _sum_to(g, shape)
-    if g.dtype is not dtype:
-        g = g.to(dtype)
-    if len(expected) > 2 and g.device != expected[2]:
-        raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {index} - expected device "
-                           f"{expected[2]} but got {g.device}")
-    return g
-
-
 #: ``_accumulate_into(t, g, create_graph)``: adds ``g`` to ``t.grad`` (out of
 #: place: a .grad handed out is never changed). Without create_graph,
 #: gradients carry no history already (grad mode is off); one that is a
@@ -131,7 +90,9 @@ def _run(
 ) -> None:
     """Runs backward from ``roots``: nodes in dependency order (a node runs
     once every node that feeds it a gradient has run), gradients arriving at
-    one node output summed, each checked by ``_validate``, leaves accumulating
+    one node output summed, each checked against the input it reaches (summed
+    down to a broadcast input's shape, cast to its dtype; PyTorch:
+    validate_outputs), leaves accumulating
     into ``.grad``, grad mode set to ``create_graph``, nodes released after
     they ran unless ``retain_graph``. With ``captures`` (autograd.grad), the
     gradients reaching those edges are stored there and no ``.grad`` changes.
@@ -221,4 +182,4 @@ def grad(
     return tuple(result)
 
 
-_C._set_engine_callbacks(_validate, _accumulate_retained, graph.OpNode.input_metadata)
+_C._set_engine_callbacks(_accumulate_retained, graph.OpNode.input_metadata)

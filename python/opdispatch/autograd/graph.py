@@ -13,7 +13,6 @@ from typing import Any, Callable, Optional, Sequence
 
 from .. import _C
 from .._tensor_type import Tensor
-from .grad_mode import is_grad_enabled
 
 Edge = tuple[Optional["Node"], int]
 
@@ -187,32 +186,13 @@ class BackwardContext:
         as their gradients. PyTorch: FunctionCtx.mark_non_differentiable."""
         self._non_differentiable = self._non_differentiable + outputs
 
-    @property
-    def saved_tensors(self) -> tuple[Any, ...]:
-        saved = self._saved
-        if saved is None:
-            raise RuntimeError(
-                f"Trying to backward through the graph a second time (or directly access saved tensors after "
-                f"they have already been freed): the tensors saved by {self._op_name} were freed by the first "
-                f"backward. Specify retain_graph=True on the first backward() or autograd.grad() call if you "
-                f"need to backward through the graph a second time."
-            )
-        for t, version in zip(saved, self._versions):
-            if isinstance(t, _TensorBase) and t._version != version:
-                raise RuntimeError(
-                    f"one of the variables needed for gradient computation has been modified by an inplace "
-                    f"operation: a tensor of shape {tuple(t.shape)} saved by {self._op_name} is at version "
-                    f"{t._version}; expected version {version} instead. Hint: clone the tensor before "
-                    f"modifying it in place, or do the in-place update after calling backward."
-                )
-        if self._saved_outputs and is_grad_enabled():
-            # Differentiating the backward pass: a saved output needs its place in the graph again.
-            relinked = list(saved)
-            for i, nr in self._saved_outputs:
-                relinked[i] = relinked[i].detach()
-                set_history(relinked[i], self, nr)
-            saved = tuple(relinked)
-        return saved
+    #: The saved values (``save_for_backward``'s arguments); RuntimeError if a
+    #: backward without retain_graph freed them, or if a saved tensor was
+    #: modified in place since it was saved. While grad mode is on (backward
+    #: with create_graph), a saved output of this context's node is given its
+    #: history again. In C (_C._saved_tensors): formulas read it on every
+    #: backward. PyTorch: SavedVariable::unpack.
+    saved_tensors = property(_C._saved_tensors)
 
     def _is_non_differentiable(self, t: Any) -> bool:
         return bool(self._non_differentiable) and any(t is m for m in self._non_differentiable)
@@ -329,51 +309,15 @@ class OpNode(Node, BackwardContext):
         return grads
 
     def apply(self, grad_outputs: list[Any]) -> list[Any]:
-        formula = self.formula
-        if formula.materialize is None and self.output_layout is _ONE_TENSOR:
-            grads = grad_outputs  # what _grads_per_output gives then, without its frame
-        else:
-            grads = self._grads_per_output(grad_outputs)
-        result = formula.backward(self, *grads)
-        n_inputs = len(self.input_layout)
-        if not isinstance(result, tuple):
-            result = (result,)
-        if len(result) not in (self.num_passed, n_inputs):
-            expected = str(n_inputs) if self.num_passed == n_inputs else f"{self.num_passed} or {n_inputs}"
-            raise RuntimeError(
-                f"The backward formula for {formula.op_name} returned an incorrect number of gradients (expected "
-                f"{expected}, got {len(result)}). Expected one gradient for each forward input, or for each "
-                f"positional input to the operator. Use None for inputs that do not require a gradient."
-            )
-        flat: list[Any] = []
-        for i, layout in enumerate(self.input_layout):
-            g = result[i] if i < len(result) else None
-            if layout is None:
-                if g is not None:
-                    raise RuntimeError(
-                        f"The backward formula for {formula.op_name} returned a gradient for input "
-                        f"'{formula.input_names[i]}', which is not a Tensor: return None for non-Tensor inputs."
-                    )
-            elif layout == TENSOR:
-                if g is not None and not isinstance(g, _TensorBase):
-                    _bad_grad(formula.op_name, formula.input_names[i], g)
-                flat.append(g)
-            else:
-                name = formula.input_names[i]
-                items = [None] * layout if g is None else g
-                if not isinstance(items, (list, tuple)) or len(items) != layout:
-                    raise RuntimeError(
-                        f"The backward formula for {formula.op_name} must return a list of {layout} gradients (or "
-                        f"None) for the Tensor[] input '{name}', got {type(g).__name__}"
-                        + (f" of length {len(g)}" if isinstance(g, (list, tuple)) else "") + "."
-                    )
-                for k, item in enumerate(items):
-                    if item is not None and not isinstance(item, _TensorBase):
-                        _bad_grad(formula.op_name, f"{name}[{k}]", item)
-                flat.extend(items)
-        return flat
+        """Calls ``formula.backward(self, *grads)`` (one gradient per output,
+        grouped and materialized by _grads_per_output) and flattens what it
+        returns into one gradient per ``next_functions`` entry. RuntimeError,
+        naming the operator, for a wrong number of gradients, a gradient for a
+        non-Tensor input, or one that is not a Tensor or None. In C
+        (_C._apply_op_node; the engine calls it without this frame)."""
+        return _C._apply_op_node(self, grad_outputs)
 
-    #: Frees the saved tensors (the engine calls it on every node: one frame, not two).
+    #: Frees the saved tensors (the engine does it in C for nodes that keep this method).
     release = BackwardContext._release
 
 
@@ -381,14 +325,8 @@ class OpNode(Node, BackwardContext):
 _ONE_TENSOR = OpNode.output_layout
 
 
-def _bad_grad(op_name: str, name: str, g: Any) -> None:
-    raise RuntimeError(
-        f"The backward formula for {op_name} returned {type(g).__name__} as the gradient of input '{name}'; "
-        f"expected a Tensor or None."
-    )
-
-
 _C._set_accumulate_grad_class(AccumulateGrad)
+_C._set_op_node_class(OpNode)
 
 
 def check_inplace(op_name: str, t: Any, *, rebases_views: bool = False) -> None:
