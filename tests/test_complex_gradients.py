@@ -105,3 +105,13 @@ def test_the_sigmoid_of_a_complex_tensor():
     out = od.sigmoid(od.tensor(Z))
     assert out.dtype == od.complex128
     np.testing.assert_allclose(out.numpy(), 1 / (1 + np.exp(-Z)), rtol=1e-12)
+
+
+def test_the_gradient_of_the_magnitude_of_a_complex_tensor_is_grad_times_sgn():
+    # PyTorch 2.13: abs's gradient is grad * sgn(z) = grad * z / |z|, and 0 at z = 0 (a complex gradient of a real
+    # output).
+    z = od.tensor(np.array([0.5 + 0.25j, -0.3 + 0.8j, 0j]), requires_grad=True)
+    z.abs().backward(od.tensor([1.0, -2.0, 3.0], dtype=od.float64))
+    assert z.grad.dtype == od.complex128
+    np.testing.assert_allclose(z.grad.numpy(), [0.8944271909999159 + 0.4472135954999579j,
+                                                0.7022468831767834 - 1.872658355138089j, 0j], rtol=1e-12)

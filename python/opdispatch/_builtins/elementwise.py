@@ -252,8 +252,12 @@ def _saved(ctx: Any) -> Tensor:
 
 
 def _abs_backward(ctx: Any, grad: Tensor) -> Tensor:
-    """grad * sign(self), 0 at 0."""
+    """grad * sgn(self), 0 at 0: sign(self) for a real self, self / |self| for a complex one
+    (PyTorch: abs_backward's sgn, FunctionsManual.cpp)."""
     self = _saved(ctx)
+    if self.dtype.is_complex:
+        magnitude = abs(self)
+        return mul(grad, div(self, add(magnitude, comparison.eq_scalar(magnitude, 0))))  # 0 / (0 + 1) at 0
     return sub(mul(grad, comparison.gt_scalar(self, 0)), mul(grad, comparison.lt_scalar(self, 0)))
 
 
