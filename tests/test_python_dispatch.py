@@ -95,6 +95,23 @@ def test_logging_mode_sees_each_call_with_its_overload_and_arguments():
     assert z.tolist() == [4.0, 4.0] and type(z) is Tensor
 
 
+def test_arange_calls_the_overload_its_arguments_name():
+    # PyTorch 2.13 logs aten.arange.default (3.0,), .start (1, 4), .start_step (1, 4) (the default step left out),
+    # .start_step (0, 6, 2), .default (4,) and .start (1, 4) for these calls, and refuses a step without an end.
+    with LoggingMode() as m:
+        opdispatch.arange(3.0)
+        opdispatch.arange(1, 4)
+        opdispatch.arange(1, 4, 1)
+        opdispatch.arange(0, 6, step=2)
+        opdispatch.arange(end=4)
+        opdispatch.arange(start=1, end=4)
+    assert [e[1] for e in m.log] == ["od.arange.default", "od.arange.start", "od.arange.start_step",
+                                     "od.arange.start_step", "od.arange.default", "od.arange.start"]
+    assert opdispatch.arange(3.0).tolist() == [0.0, 1.0, 2.0] and opdispatch.arange(1, 4).tolist() == [1, 2, 3]
+    with pytest.raises(TypeError, match="arange"):
+        opdispatch.arange(5, step=2)
+
+
 def test_func_is_the_opoverload_and_kwargs_drop_defaults():
     x = opdispatch.ones(2)
     seen = []

@@ -62,16 +62,29 @@ def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, layout: Any
     return _finish(factories.full(list(size), fill_value, dtype=dtype, layout=layout, device=device), requires_grad)
 
 
-def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, layout: Any = None,
+def arange(start: Any = None, end: Any = None, step: Any = None, *, dtype: Any = None, layout: Any = None,
            device: Any = None, requires_grad: bool = False) -> Tensor:
     """``[start, end)`` in steps of ``step`` (``arange(end)`` starts at 0); int64
-    for integer arguments, else float32. RuntimeError for step 0 or a step of
-    the wrong sign."""
+    for integer arguments, else float32. The overload called is the one the
+    arguments name, as PyTorch's argument parser picks it: od::arange for
+    ``end`` alone, od::arange.start for ``start, end``, od::arange.start_step
+    once ``step`` is given. TypeError for ``step`` without ``end`` or no
+    ``end`` at all; RuntimeError for step 0 or a step of the wrong sign.
+    PyTorch: torch.arange."""
     dtype = _dtype_arg("arange", dtype)
-    if end is None:
-        start, end = 0, start
-    return _finish(
-        factories.arange_start_step(start, end, step, dtype=dtype, layout=layout, device=device), requires_grad)
+    kwargs = {"dtype": dtype, "layout": layout, "device": device}
+    if step is not None:
+        if start is None or end is None:
+            raise TypeError("arange() received an invalid combination of arguments: step is given without both "
+                            "start and end; call arange(start, end, step)")
+        made = factories.arange_start_step(start, end, step, **kwargs)
+    elif start is not None and end is not None:
+        made = factories.arange_start(start, end, **kwargs)
+    elif start is not None or end is not None:
+        made = factories.arange(end if start is None else start, **kwargs)
+    else:
+        raise TypeError("arange() missing its end: call arange(end), arange(start, end) or arange(start, end, step)")
+    return _finish(made, requires_grad)
 
 
 def rand(*size: Any, dtype: Any = None, layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
