@@ -649,6 +649,17 @@ OPS: list[OpInfo] = [
            ref=lambda ts, dim=0: np.concatenate(ts, axis=dim)),
     OpInfo("stack", [S([a(2, 3), a(2, 3)], 1), S([a(2), a(2), a(2)]), S([ints(2), a(2)], -1)],
            ref=lambda ts, dim=0: np.stack(ts, axis=dim)),
+    OpInfo("split.Tensor", [S(a(5, 2), 2), S(a(2, 3), 3, 1), S(a(3, 4), 1, -1), S(ints(4), 4), S(a(0, 2), 0)],
+           ref=lambda x, size, dim=0: tuple(np.split(x, range(size, x.shape[dim], size), axis=dim))
+           if x.shape[dim] else (x,),
+           error_samples=[S(a(2, 3), -1), S(a(2, 3), 0), S(a(), 1), S(a(2, 3), 1, 2)]),
+    OpInfo("chunk", [S(a(5, 2), 2), S(a(5, 2), 3), S(a(2, 3), 3, 1), S(a(3, 2), 5), S(a(0, 2), 3), S(ints(4), 2, -1)],
+           error_samples=[S(a(2, 3), 0), S(a(), 1), S(a(2, 3), 2, 2)]),
+    OpInfo("narrow", [S(a(5, 2), 0, 1, 2), S(a(5, 2), 1, -1, 1), S(a(4, 3), -2, 0, 0), S(ints(3), 0, 3, 0)],
+           ref=lambda x, d, start, n: np.take(x, range(start % x.shape[d] if start < 0 else start,
+                                                       (start % x.shape[d] if start < 0 else start) + n), axis=d),
+           error_samples=[S(a(), 0, 0, 1), S(a(5, 2), 0, 6, 1), S(a(5, 2), 0, -6, 1), S(a(5, 2), 0, 3, 3),
+                          S(a(5, 2), 0, 1, -1), S(a(5, 2), 2, 0, 1)]),
 ]
 
 # The families' samples (tests/opinfo/): imported here, after the helpers they use are defined.

@@ -60,7 +60,7 @@ PYTORCH_TAGS = {
         "_log_softmax_backward_data _softmax_backward_data arange arange.start contiguous detach empty_like "
         "flatten.using_ints log_softmax.int matmul nll_loss nll_loss_backward nll_loss_forward ones ones_like reshape "
         "select_backward slice_backward softmax.int squeeze stack to.device to.dtype to.dtype_layout transpose.int t "
-        "zeros zeros_like masked_scatter_backward cumprod "
+        "zeros zeros_like masked_scatter_backward cumprod split.Tensor chunk narrow "
         "elu_backward hardtanh_backward leaky_relu_backward "
         "floor_divide floor_divide.Scalar hardswish hardsigmoid_backward hardswish_backward softplus_backward "
         "true_divide.Scalar divide.Tensor divide.Scalar divide.Tensor_mode multiply.Tensor subtract.Tensor "

@@ -309,6 +309,8 @@ sort = _method(Tensor.sort)
 topk = _method(Tensor.topk)
 nonzero = _method(Tensor.nonzero)
 split = _method(Tensor.split)
+chunk = _method(Tensor.chunk)
+narrow = _method(Tensor.narrow)
 scatter = _method(Tensor.scatter)
 scatter_reduce = _method(Tensor.scatter_reduce)
 masked_scatter = _method(Tensor.masked_scatter)
@@ -393,7 +395,7 @@ __all__ = [
     "rand", "randn", "randperm", "stack", "tensor", "where", "zeros", "zeros_like",
     # functional forms of Tensor methods
     "add", "sub", "mul", "div", "pow", "neg", "conj_physical", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "sqrt",
-    "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "amax", "max", "argmax", "amin", "min", "argmin", "any", "cumsum", "cumprod", "prod", "sort", "topk", "nonzero", "split", "var", "flip", "diagonal", "as_strided", "index_select", "gather", "scatter", "scatter_reduce", "masked_scatter",
+    "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "amax", "max", "argmax", "amin", "min", "argmin", "any", "cumsum", "cumprod", "prod", "sort", "topk", "nonzero", "split", "chunk", "narrow", "var", "flip", "diagonal", "as_strided", "index_select", "gather", "scatter", "scatter_reduce", "masked_scatter",
     "scatter_add", "index_put",
     "matmul", "mm",
     "bmm", "softmax", "log_softmax", "reshape", "transpose", "t", "permute", "squeeze", "unsqueeze", "select", "flatten",

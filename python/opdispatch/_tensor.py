@@ -31,7 +31,6 @@ from ._builtins import scalar_queries as _scalar_queries
 from ._builtins import shape as _shape
 from ._builtins import views as _views
 from ._builtins import _numpy
-from ._builtins._numpy import wrap_dim as _wrap_dim
 from ._tensor_pointwise import PointwiseMethods
 from ._tensor_pointwise import binary as _binary
 from ._tensor_pointwise import is_scalar as _is_scalar
@@ -748,23 +747,24 @@ class Tensor(PointwiseMethods, _C.TensorBase):
     def split(self, split_size: Any, dim: int = 0) -> tuple["Tensor", ...]:
         """Views of consecutive pieces along ``dim``: of the sizes in
         ``split_size`` (a sequence, od::split_with_sizes), or each of
-        ``split_size`` (an int) with a smaller last one, as PyTorch's
-        split.Tensor computes them. RuntimeError for a negative size, for 0
-        along a nonempty dimension, or for sizes not summing to the dimension's."""
+        ``split_size`` (an int, od::split.Tensor) with a smaller last one.
+        RuntimeError for a negative size, for 0 along a nonempty dimension, or
+        for sizes not summing to the dimension's."""
         if not _is_int(split_size):
             return tuple(_views.split_with_sizes(self, list(split_size), dim))
-        if self.ndim == 0:
-            raise RuntimeError("od::split.Tensor: split expects at least a 1-dimensional tensor")
-        n = self.shape[_wrap_dim("od::split.Tensor", dim, self.ndim)]
-        if split_size < 0:
-            raise RuntimeError(f"od::split.Tensor: split expects split_size be non-negative, but got "
-                               f"split_size={split_size}")
-        if split_size == 0 and n:
-            raise RuntimeError(f"od::split.Tensor: split_size can only be 0 if dimension size is 0, but got "
-                               f"dimension size of {n}")
-        count = max(-(-n // split_size), 1) if split_size else 1
-        sizes = [split_size] * (count - 1) + [n - split_size * (count - 1)]
-        return tuple(_views.split_with_sizes(self, sizes, dim))
+        return tuple(_views.split(self, split_size, dim))
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple["Tensor", ...]:
+        """``chunks`` views of equal size along ``dim`` but the last (fewer when
+        the dimension is shorter), od::chunk; RuntimeError for ``chunks`` < 1 or
+        a 0-d tensor."""
+        return tuple(_views.chunk(self, chunks, dim))
+
+    def narrow(self, dim: int, start: int, length: int) -> "Tensor":
+        """The view of ``length`` elements of ``dim`` from ``start`` (negative
+        counts from the end), od::narrow; RuntimeError for a 0-d tensor or a
+        length past the end, IndexError for ``dim`` or ``start`` out of range."""
+        return _views.narrow(self, dim, start, length)
 
     def cumsum(self, dim: int, *, dtype: Any = None) -> "Tensor":
         """Running sums along ``dim``; integer and bool inputs give int64 unless ``dtype`` is given (od::cumsum)."""

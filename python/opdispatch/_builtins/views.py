@@ -568,6 +568,81 @@ def _split_backward(ctx: Any, grads: Sequence[Optional[Tensor]]) -> tuple[Any, N
 split_with_sizes: Op = defop("split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]",
                              tags=CORE, backend=_split_with_sizes, backward=_split_backward,
                              setup_context=_split_setup)
+
+
+# --- split, chunk, narrow: pieces of one dimension -------------------------------------------------------------
+
+
+def _split_sizes(self: Tensor, split_size: int, dim: int) -> list[int]:
+    """The sizes of split.Tensor's pieces: ``split_size`` each, the last one
+    smaller, after PyTorch's checks (RuntimeError; IndexError for ``dim``).
+    PyTorch: at::native::split (TensorShape.cpp)."""
+    op = "od::split.Tensor"
+    if self.ndim == 0:
+        raise RuntimeError(f"{op}: split expects at least a 1-dimensional tensor")
+    n = self.shape[wrap_dim(op, dim, self.ndim)]
+    if split_size < 0:
+        raise RuntimeError(f"{op}: split expects split_size be non-negative, but got split_size={split_size}")
+    if split_size == 0 and n:
+        raise RuntimeError(f"{op}: split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+    count = max(-(-n // split_size), 1) if split_size else 1
+    return [split_size] * (count - 1) + [n - split_size * (count - 1)]
+
+
+def _split(self: Tensor, split_size: int, dim: int = 0) -> list[Tensor]:
+    return _split_with_sizes(self, _split_sizes(self, split_size, dim), dim)
+
+
+def _split_tensor_setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+    self, split_size = inputs[0], inputs[1]
+    dim = inputs[2] if len(inputs) > 2 else 0
+    _split_setup(ctx, (self, _split_sizes(self, split_size, dim), dim), output)
+
+
+split: Op = defop("split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]", tags=PT2,
+                  backend=_split, backward=_split_backward, setup_context=_split_tensor_setup)
+
+
+def _chunk(self: Tensor, chunks: int, dim: int = 0) -> list[Tensor]:
+    """``chunks`` pieces (fewer when the dimension is too short) of equal size
+    but the last, as split.Tensor of the size rounded up; an empty dimension
+    gives ``chunks`` empty pieces (split_with_sizes). PyTorch: at::native::chunk
+    (CompositeImplicitAutograd), with its checks (RuntimeError)."""
+    if self.ndim == 0:
+        raise RuntimeError("od::chunk: chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"od::chunk: chunk expects `chunks` to be greater than 0, got: {chunks}")
+    n = self.shape[wrap_dim("od::chunk", dim, self.ndim)]
+    size = -(-n // chunks)
+    if size == 0:
+        return list(split_with_sizes(self, [0] * chunks, dim))
+    return list(split(self, size, dim))
+
+
+chunk: Op = defop("chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]", tags=PT2, composite=_chunk)
+
+
+def _narrow(self: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """``length`` elements of ``dim`` from ``start`` (negative counts from the
+    end): slice.Tensor. RuntimeError for a 0-d tensor, a negative length or
+    one past the end; IndexError for ``dim`` or ``start`` out of range.
+    PyTorch: at::native::narrow_symint (CompositeImplicitAutograd)."""
+    op = "od::narrow"
+    if self.ndim == 0:
+        raise RuntimeError(f"{op}: narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:
+        raise RuntimeError(f"{op}: narrow(): length must be non-negative.")
+    n = self.shape[wrap_dim(op, dim, self.ndim)]
+    if not -n <= start <= n:
+        raise IndexError(f"{op}: start out of range (expected to be in range of [{-n}, {n}], but got {start})")
+    start = start + n if start < 0 else start
+    if start + length > n:
+        raise RuntimeError(f"{op}: start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return slice_(self, dim, start, start + length)
+
+
+narrow: Op = defop("narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)", tags=PT2,
+                   composite=_narrow)
 # --- as_strided ---------------------------------------------------------------------------
 
 
