@@ -542,8 +542,8 @@ class Tensor(PointwiseMethods, _C.TensorBase):
         return self ** exponent
 
     def pow_(self, exponent: Union["Tensor", Number]) -> "Tensor":
-        """``self **= exponent`` in self's memory (od::pow_.Tensor / od::pow_.Scalar); RuntimeError when the result's
-        dtype cannot be written to self's (an integer self with a float exponent), as PyTorch's pow_."""
+        """``self **= exponent`` in self's memory (``od::pow_.Tensor`` / ``od::pow_.Scalar``); RuntimeError when the
+        result's dtype cannot be written to self's (an integer self with a float exponent), as PyTorch's ``pow_``."""
         return _binary(self, exponent, _ew.pow_, _ew.pow_scalar_)
 
     def neg(self) -> "Tensor":
